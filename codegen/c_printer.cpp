@@ -1,0 +1,347 @@
+// C-like printing of Loop IR. Buffers are flat arrays: a multi-dimensional index
+// becomes a row-major offset in Horner form, computed in the 64-bit type when the
+// buffer has more than 2^31 - 1 elements. Private buffers of one element print as
+// scalars. Integer division prints as C's `/` and `%` when the numerator is proven
+// non-negative and the divisor a positive constant, else through floor helpers.
+#include "codegen/c_printer.h"
+
+#include <charconv>
+#include <cmath>
+
+#include "ir/visitor.h"
+
+namespace ks {
+
+namespace {
+
+// C precedence levels (higher binds tighter).
+constexpr int kTernary = 3, kOr = 4, kAnd = 5, kEquality = 9, kRelational = 10, kAdditive = 12,
+              kMultiplicative = 13, kUnary = 14, kPrimary = 16;
+
+int c_precedence(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Or: return kOr;
+    case BinaryOp::And: return kAnd;
+    case BinaryOp::Eq: case BinaryOp::Ne: return kEquality;
+    case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge: return kRelational;
+    case BinaryOp::Add: case BinaryOp::Sub: return kAdditive;
+    case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Mod: return kMultiplicative;
+    case BinaryOp::Min: case BinaryOp::Max: return kPrimary;
+  }
+  return kPrimary;
+}
+
+std::string format_f32(double value, const CTarget &t) {
+  if (std::isnan(value)) return t.nan;
+  if (std::isinf(value)) return value > 0 ? t.infinity : "(-" + t.infinity + ")";
+  char buffer[64];
+  auto result = std::to_chars(buffer, buffer + sizeof buffer, static_cast<float>(value));
+  std::string text(buffer, result.ptr);
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  return text + t.f32_suffix;
+}
+
+}  // namespace
+
+struct CPrinter::Impl : public IRVisitorStrict {
+  CPrinter &p;
+  std::ostringstream out;
+  int indent = 0;
+  BoundsScope scope;
+  // Buffers visible in the body: globals from the program, allocations as met.
+  std::map<std::string, TensorDecl> buffers;
+  std::map<std::string, MemoryScope> scopes;
+  // Result of the last expression visit, with its C precedence.
+  std::string text;
+  int precedence = kPrimary;
+
+  explicit Impl(CPrinter &printer) : p(printer) {
+    for (const TensorDecl &b : p.program_.buffers) {
+      buffers[b.name] = b;
+      scopes[b.name] = MemoryScope::Global;
+      if (is_int(b.type) && b.range)
+        scope.buffer_values[b.name] = Interval::of(static_cast<int64_t>(std::ceil(b.range->lo)),
+                                                   static_cast<int64_t>(std::ceil(b.range->hi)) - 1);
+    }
+  }
+
+  std::string line() { return std::string(static_cast<size_t>(indent) * 2, ' '); }
+
+  std::string sub(const Expr &e, int min_precedence) {
+    dispatch(e);
+    return precedence < min_precedence ? "(" + text + ")" : text;
+  }
+  void set(std::string t, int prec) {
+    text = std::move(t);
+    precedence = prec;
+  }
+
+  std::string use_helper(Builtin fn) {
+    const BuiltinSpelling &s = p.target_.builtins.at(fn);
+    if (!s.helper_definition.empty()) {
+      p.helpers_used_.insert(s.function);
+      p.helper_text_[s.function] = s.helper_definition;
+    }
+    return s.function;
+  }
+
+  std::string floor_helper(bool mod, DType type) {
+    const std::string &t = p.type_name(type);
+    std::string name = std::string(mod ? "ks_floormod_" : "ks_floordiv_") + dtype_name(type);
+    std::string q = "a / b";
+    std::string def = p.target_.helper_qualifier + " " + t + " " + name + "(" + t + " a, " + t + " b) {\n" +
+                      "  " + t + " q = " + q + ";\n" +
+                      "  if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;\n" +
+                      (mod ? "  return a - q * b;\n" : "  return q;\n") + "}\n";
+    p.helpers_used_.insert(name);
+    p.helper_text_[name] = def;
+    return name;
+  }
+
+  // The flat offset of indices into a buffer of the given shape.
+  std::string offset(const std::string &buffer, const std::vector<Expr> &indices) {
+    const TensorDecl &b = buffers.at(buffer);
+    if (indices.empty()) return "0";
+    bool wide = b.numel() > INT32_MAX;
+    DType type = wide ? DType::I64 : DType::I32;
+    Expr flat;
+    for (size_t d = 0; d < indices.size(); ++d) {
+      Expr index = cast_to(type, indices[d]);
+      if (!flat.defined()) {
+        flat = index;
+      } else {
+        flat = Binary::make(BinaryOp::Add, Binary::make(BinaryOp::Mul, flat, make_int(b.shape[d], type)), index);
+      }
+    }
+    return sub(flat, 0);
+  }
+
+  std::string access(const std::string &buffer, const std::vector<Expr> &indices) {
+    const TensorDecl &b = buffers.at(buffer);
+    std::string name = p.c_name(buffer);
+    if (scopes.at(buffer) == MemoryScope::Private && b.numel() == 1) return name;
+    return name + "[" + offset(buffer, indices) + "]";
+  }
+
+  // ---- expressions ----
+  void visit(const IntImm *n) override {
+    std::string v = std::to_string(n->value);
+    if (n->type == DType::I64) {
+      // The most negative value has no literal: write it as an expression.
+      v = n->value == INT64_MIN ? "(-9223372036854775807" + p.target_.i64_suffix + " - 1)" : v + p.target_.i64_suffix;
+    } else if (n->value == INT32_MIN) {
+      v = "(-2147483647 - 1)";
+    }
+    set(v, n->value < 0 ? kUnary : kPrimary);
+  }
+  void visit(const FloatImm *n) override {
+    std::string v = format_f32(n->value, p.target_);
+    set(v, v[0] == '-' ? kUnary : kPrimary);
+  }
+  void visit(const Var *n) override { set(p.c_name(n->name), kPrimary); }
+  void visit(const Unary *n) override {
+    std::string a = sub(n->a, kUnary);
+    // Keep "- -x" from becoming the decrement operator.
+    set(std::string(n->op == UnaryOp::Neg ? "-" : "!") + (a[0] == '-' ? " " : "") + a, kUnary);
+  }
+  void visit(const Binary *n) override {
+    const DType type = n->a.type();
+    if (n->op == BinaryOp::Min || n->op == BinaryOp::Max) {
+      const CTarget &t = p.target_;
+      std::string fn = is_float(type) ? (n->op == BinaryOp::Min ? t.float_min : t.float_max)
+                                      : (n->op == BinaryOp::Min ? t.int_min : t.int_max);
+      std::string a = sub(n->a, 0), b = sub(n->b, 0);
+      set(fn + "(" + a + ", " + b + ")", kPrimary);
+      return;
+    }
+    if ((n->op == BinaryOp::Div || n->op == BinaryOp::Mod) && is_int(type)) {
+      auto divisor = as_const_int(n->b);
+      bool plain = divisor && *divisor > 0 && bounds_of(n->a, scope).within(0, INT64_MAX);
+      if (!plain) {
+        std::string fn = floor_helper(n->op == BinaryOp::Mod, type);
+        std::string a = sub(n->a, 0), b = sub(n->b, 0);
+        set(fn + "(" + a + ", " + b + ")", kPrimary);
+        return;
+      }
+    }
+    if (n->op == BinaryOp::Mod && is_float(type)) {
+      std::string a = sub(n->a, 0), b = sub(n->b, 0);
+      set(p.target_.float_mod + "(" + a + ", " + b + ")", kPrimary);
+      return;
+    }
+    int prec = c_precedence(n->op);
+    std::string a = sub(n->a, prec), b = sub(n->b, prec + 1);
+    set(a + " " + binary_op_symbol(n->op) + " " + b, prec);
+  }
+  void visit(const Call *n) override {
+    std::string fn = use_helper(n->fn);
+    std::string args;
+    for (size_t i = 0; i < n->args.size(); ++i) args += (i ? ", " : "") + sub(n->args[i], 0);
+    set(fn + "(" + args + ")", kPrimary);
+  }
+  void visit(const Cast *n) override {
+    if (n->type == DType::Bool) {
+      set(sub(n->value, kEquality + 1) + " != 0", kEquality);
+      return;
+    }
+    set("(" + p.type_name(n->type) + ")" + sub(n->value, kUnary), kUnary);
+  }
+  void visit(const Select *n) override {
+    std::string c = sub(n->condition, kTernary + 1), a = sub(n->true_value, kTernary + 1),
+                b = sub(n->false_value, kTernary);
+    set(c + " ? " + a + " : " + b, kTernary);
+  }
+  void visit(const Load *n) override {
+    std::string read = access(n->buffer, n->indices);
+    if (!n->pad) {
+      set(read, kPrimary);
+      return;
+    }
+    // Test only the dimensions the index may leave.
+    const TensorDecl &b = buffers.at(n->buffer);
+    std::vector<std::string> tests;
+    for (size_t d = 0; d < n->indices.size(); ++d) {
+      Interval range = bounds_of(n->indices[d], scope);
+      std::string index = sub(n->indices[d], kRelational + 1);
+      if (!range.bounded || range.lo < 0) tests.push_back(index + " >= 0");
+      if (!range.bounded || range.hi > b.shape[d] - 1) tests.push_back(index + " < " + std::to_string(b.shape[d]));
+    }
+    if (tests.empty()) {
+      set(read, kPrimary);
+      return;
+    }
+    std::string condition;
+    for (size_t i = 0; i < tests.size(); ++i) condition += (i ? " && " : "") + tests[i];
+    std::string pad = is_int(n->type) ? std::to_string(static_cast<int64_t>(*n->pad)) : format_f32(*n->pad, p.target_);
+    set("(" + condition + ") ? " + read + " : " + pad, kTernary);
+  }
+
+  // ---- statements ----
+  void body(const Stmt &s) { dispatch(s); }
+
+  void visit(const For *n) override {
+    const std::string var = p.c_name(n->var);
+    const std::string type = p.type_name(index_type_for(n->extent));
+    scope.vars[n->var] = Interval::of(0, n->extent - 1);
+    int dim = hardware_dim(n->kind);
+    if (dim >= 0) {
+      const std::string &fn = is_group(n->kind) ? p.target_.group_id : p.target_.local_id;
+      out << line() << "const " << type << " " << var << " = (" << type << ")" << fn << "(" << dim << ");\n";
+      body(n->body);
+    } else {
+      if (n->kind == ForKind::Unrolled) out << line() << p.target_.unroll_pragma << "\n";
+      out << line() << "for (" << type << " " << var << " = 0; " << var << " < " << n->extent << "; ++" << var
+          << ") {\n";
+      ++indent;
+      body(n->body);
+      --indent;
+      out << line() << "}\n";
+    }
+    scope.vars.erase(n->var);
+  }
+  void visit(const Block *n) override {
+    out << line() << "{  // " << n->stage << "\n";
+    ++indent;
+    body(n->body);
+    --indent;
+    out << line() << "}\n";
+  }
+  void visit(const Allocate *n) override {
+    TensorDecl decl{n->buffer, n->type, n->shape, TensorRole::Temp, std::nullopt};
+    buffers[n->buffer] = decl;
+    scopes[n->buffer] = n->scope;
+    if (n->scope == MemoryScope::Private) {
+      out << line() << p.type_name(n->type) << " " << p.c_name(n->buffer);
+      if (decl.numel() != 1) out << "[" << decl.numel() << "]";
+      out << ";\n";
+    }
+    // Local buffers are declared at kernel scope (local_declarations()).
+    body(n->body);
+  }
+  void visit(const Barrier *n) override {
+    out << line() << (n->scope == MemoryScope::Local ? p.target_.local_barrier : p.target_.global_barrier) << "\n";
+  }
+  void visit(const IfThenElse *n) override {
+    out << line() << "if (" << sub(n->condition, 0) << ") {\n";
+    ++indent;
+    BoundsScope outside = scope;
+    refine_with_condition(n->condition, &scope);
+    body(n->then_case);
+    scope = outside;
+    --indent;
+    if (n->else_case.defined()) {
+      out << line() << "} else {\n";
+      ++indent;
+      body(n->else_case);
+      --indent;
+    }
+    out << line() << "}\n";
+  }
+  void visit(const LetStmt *n) override {
+    out << line() << "const " << p.type_name(n->value.type()) << " " << p.c_name(n->var) << " = " << sub(n->value, 0)
+        << ";\n";
+    if (is_int(n->value.type())) scope.vars[n->var] = bounds_of(n->value, scope);
+    body(n->body);
+    scope.vars.erase(n->var);
+  }
+  void visit(const Store *n) override {
+    out << line() << access(n->buffer, n->indices) << " = " << sub(n->value, 0) << ";\n";
+  }
+  void visit(const Seq *n) override {
+    for (const Stmt &s : n->stmts) body(s);
+  }
+};
+
+CPrinter::CPrinter(const CTarget &target, const Program &program) : target_(target), program_(program) {}
+
+std::string CPrinter::c_name(const std::string &name) const {
+  if (target_.reserved.count(name) || name.rfind("ks_", 0) == 0 || name.rfind("__", 0) == 0) return name + "_";
+  return name;
+}
+
+std::string CPrinter::type_name(DType type) const {
+  switch (type) {
+    case DType::F32: return target_.f32_type;
+    case DType::I32: return target_.i32_type;
+    case DType::I64: return target_.i64_type;
+    case DType::Bool: return target_.bool_type;
+  }
+  return "?";
+}
+
+std::string CPrinter::kernel_body(const Stmt &body, int indent) {
+  Impl impl(*this);
+  impl.indent = indent;
+  impl.body(body);
+  return impl.out.str();
+}
+
+std::string CPrinter::local_declarations(const Stmt &body, int indent) {
+  struct Collect : IRVisitor {
+    std::vector<const Allocate *> locals;
+    using IRVisitor::visit;
+    void visit(const Allocate *n) override {
+      if (n->scope == MemoryScope::Local) locals.push_back(n);
+      IRVisitor::visit(n);
+    }
+  } collect;
+  collect.dispatch(body);
+  std::string out;
+  for (const Allocate *a : collect.locals)
+    out += std::string(static_cast<size_t>(indent) * 2, ' ') + target_.local_qualifier + " " + type_name(a->type) +
+           " " + c_name(a->buffer) + "[" + std::to_string(shape_numel(a->shape)) + "];\n";
+  return out;
+}
+
+std::string CPrinter::helpers() const {
+  std::string out;
+  for (const std::string &name : helpers_used_) out += helper_text_.at(name) + "\n";
+  return out;
+}
+
+std::string CPrinter::expr(const Expr &e) {
+  Impl impl(*this);
+  return impl.sub(e, 0);
+}
+
+}  // namespace ks

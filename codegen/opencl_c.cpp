@@ -1,0 +1,117 @@
+// The OpenCL C target: its spellings (data) and the assembly of a program.
+#include "codegen/opencl_c.h"
+
+#include <sstream>
+
+#include "codegen/c_printer.h"
+#include "ir/visitor.h"
+
+namespace ks {
+
+namespace {
+
+const CTarget &opencl_target() {
+  static const CTarget target = [] {
+    CTarget t;
+    auto direct = [&](Builtin b, const char *name) { t.builtins[b] = {name, ""}; };
+    auto helper = [&](Builtin b, const char *name, const char *body) {
+      t.builtins[b] = {name, std::string("inline float ") + name + body};
+    };
+    direct(Builtin::Exp, "exp");
+    direct(Builtin::Exp2, "exp2");
+    direct(Builtin::Log, "log");
+    direct(Builtin::Log2, "log2");
+    direct(Builtin::Log1p, "log1p");
+    direct(Builtin::Expm1, "expm1");
+    direct(Builtin::Sqrt, "sqrt");
+    direct(Builtin::Rsqrt, "rsqrt");
+    direct(Builtin::Tanh, "tanh");
+    direct(Builtin::Erf, "erf");
+    direct(Builtin::Sin, "sin");
+    direct(Builtin::Cos, "cos");
+    direct(Builtin::Abs, "fabs");
+    direct(Builtin::Floor, "floor");
+    direct(Builtin::Ceil, "ceil");
+    direct(Builtin::Sign, "sign");
+    direct(Builtin::Pow, "pow");
+    helper(Builtin::Clamp, "ks_clamp", "(float x, float lo, float hi) { return fmin(fmax(x, lo), hi); }\n");
+    helper(Builtin::Sigmoid, "ks_sigmoid", "(float x) { return 1.0f / (1.0f + exp(-x)); }\n");
+    helper(Builtin::Relu, "ks_relu", "(float x) { return x > 0.0f ? x : 0.0f; }\n");
+    helper(Builtin::LeakyRelu, "ks_leaky_relu", "(float x, float a) { return x >= 0.0f ? x : x * a; }\n");
+    helper(Builtin::Gelu, "ks_gelu", "(float x) { return 0.5f * x * (1.0f + erf(x * 0.70710678118654752f)); }\n");
+    helper(Builtin::GeluTanh, "ks_gelu_tanh",
+           "(float x) {\n  return 0.5f * x * (1.0f + tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));\n}\n");
+    helper(Builtin::Softplus, "ks_softplus", "(float x) { return x > 20.0f ? x : log1p(exp(x)); }\n");
+    helper(Builtin::Silu, "ks_silu", "(float x) { return x / (1.0f + exp(-x)); }\n");
+    helper(Builtin::Mish, "ks_mish", "(float x) { return x * tanh(x > 20.0f ? x : log1p(exp(x))); }\n");
+    helper(Builtin::Elu, "ks_elu", "(float x, float a) { return x > 0.0f ? x : a * expm1(x); }\n");
+    helper(Builtin::Selu, "ks_selu",
+           "(float x) {\n  return 1.05070098735548049f * (x > 0.0f ? x : 1.67326324235437728f * expm1(x));\n}\n");
+    helper(Builtin::Hardtanh, "ks_hardtanh", "(float x, float lo, float hi) { return fmin(fmax(x, lo), hi); }\n");
+    helper(Builtin::Hardsigmoid, "ks_hardsigmoid", "(float x) { return fmin(fmax(x / 6.0f + 0.5f, 0.0f), 1.0f); }\n");
+    helper(Builtin::Hardswish, "ks_hardswish", "(float x) { return x * fmin(fmax(x + 3.0f, 0.0f), 6.0f) / 6.0f; }\n");
+    for (const BuiltinInfo &info : all_builtins())
+      if (!t.builtins.count(info.id)) throw InternalError(std::string("OpenCL spelling missing for ") + info.name);
+    t.reserved = {
+        // C keywords
+        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+        "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+        "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while",
+        // OpenCL C keywords, types and qualifiers
+        "bool", "half", "uchar", "ushort", "uint", "ulong", "size_t", "ptrdiff_t", "intptr_t", "uintptr_t",
+        "global", "local", "constant", "private", "kernel", "read_only", "write_only", "read_write", "image2d_t",
+        "image3d_t", "sampler_t", "event_t", "true", "false", "NULL", "INFINITY", "NAN", "MAXFLOAT", "HUGE_VALF",
+        // functions the generated code calls
+        "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "tanh", "erf", "sin", "cos", "fabs",
+        "floor", "ceil", "sign", "pow", "fmin", "fmax", "fmod", "min", "max", "get_group_id", "get_local_id",
+        "get_global_id", "barrier", "mad", "fma", "select", "clamp", "vload4", "vstore4"};
+    for (const char *base : {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float", "double",
+                             "half"})
+      for (int n : {2, 3, 4, 8, 16}) t.reserved.insert(std::string(base) + std::to_string(n));
+    return t;
+  }();
+  return target;
+}
+
+// Whether a kernel writes the buffer: read-only parameters are declared const.
+bool writes(const Kernel &kernel, const std::string &buffer) {
+  for (const std::string &name : kernel_written_buffers(kernel))
+    if (name == buffer) return true;
+  return false;
+}
+
+}  // namespace
+
+GeneratedProgram generate_opencl_c(const Program &program) {
+  const CTarget &target = opencl_target();
+  CPrinter printer(target, program);
+  GeneratedProgram generated;
+  std::ostringstream kernels;
+  for (const Kernel &kernel : program.kernels) {
+    GeneratedKernel info;
+    info.name = printer.c_name(kernel.name);
+    info.buffers = kernel_buffers(program, kernel);
+    info.shape = launch_shape(kernel);
+    kernels << "\n__kernel __attribute__((reqd_work_group_size(" << info.shape.local[0] << ", " << info.shape.local[1]
+            << ", " << info.shape.local[2] << ")))\nvoid " << info.name << "(";
+    for (size_t i = 0; i < info.buffers.size(); ++i) {
+      const TensorDecl &b = *program.find_buffer(info.buffers[i]);
+      kernels << (i ? ",\n    " : "") << "__global " << (writes(kernel, b.name) ? "" : "const ")
+              << printer.type_name(b.type) << " *restrict " << printer.c_name(b.name);
+    }
+    kernels << ") {\n";
+    kernels << printer.local_declarations(kernel.body, 1);
+    kernels << printer.kernel_body(kernel.body, 1);
+    kernels << "}\n";
+    generated.kernels.push_back(info);
+  }
+  std::ostringstream source;
+  source << "// " << program.name << ": generated by kernelsmith\n";
+  std::string helpers = printer.helpers();
+  if (!helpers.empty()) source << "\n" << helpers;
+  source << kernels.str();
+  generated.source = source.str();
+  return generated;
+}
+
+}  // namespace ks

@@ -1,0 +1,60 @@
+#include "evolve/compare.h"
+
+#include <cmath>
+#include <limits>
+
+namespace ks {
+
+double tolerance_for(DType type) {
+  switch (type) {
+    case DType::F32: return 1e-4;  // float32 arithmetic against a float64 reference
+    case DType::I32: case DType::I64: case DType::Bool: return 0.0;
+  }
+  return 0.0;
+}
+
+std::vector<int64_t> unflatten(int64_t flat, const std::vector<int64_t> &shape) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return index;
+}
+
+Mismatch compare(const HostBuffer &got, const TensorData &expected) {
+  Mismatch m;
+  const int64_t n = got.numel();
+  double sum_squares = 0;
+  for (double v : expected.values) sum_squares += v * v;
+  const double rms = n > 0 ? std::sqrt(sum_squares / static_cast<double>(n)) : 0;
+  const double tolerance = tolerance_for(got.type);
+  int64_t worst = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    double g = got.at(i), e = expected.values[static_cast<size_t>(i)];
+    double error;
+    if (std::isnan(g) || std::isnan(e) || (is_int(got.type) && g == static_cast<double>(got.type == DType::I32 ? INT32_MIN : INT64_MIN))) {
+      error = std::numeric_limits<double>::infinity();
+    } else if (g == e) {
+      error = 0;  // also equal infinities
+    } else {
+      double scale = std::max(std::fabs(e), rms);
+      error = scale > 0 ? std::fabs(g - e) / scale : std::numeric_limits<double>::infinity();
+      if (std::isnan(error)) error = std::numeric_limits<double>::infinity();
+    }
+    if (error > tolerance) ++m.bad_elements;
+    if (worst < 0 || error > m.worst_error) {
+      m.worst_error = error;
+      worst = i;
+    }
+  }
+  m.passed = m.bad_elements == 0;
+  if (worst >= 0) {
+    m.index = unflatten(worst, got.shape);
+    m.expected = expected.values[static_cast<size_t>(worst)];
+    m.got = got.at(worst);
+  }
+  return m;
+}
+
+}  // namespace ks

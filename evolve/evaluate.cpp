@@ -1,0 +1,185 @@
+// Compile, check and time one spec.
+#include "evolve/evaluate.h"
+
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "evolve/compare.h"
+#include "evolve/inputs.h"
+#include "ir/interpreter.h"
+#include "passes/pipeline.h"
+
+namespace ks {
+
+Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const frontend::SizeOverrides &overrides) {
+  Compiled c;
+  c.graph = frontend::elaborate(spec, sizes, overrides);
+  c.program = run_pipeline(c.graph);
+  c.code = generate_opencl_c(c.program);
+  return c;
+}
+
+std::string describe_sizes(const Graph &graph) {
+  std::string out;
+  for (const SizeBinding &s : graph.sizes) out += (out.empty() ? "" : ", ") + s.name + "=" + std::to_string(s.value);
+  return out;
+}
+
+namespace {
+
+// Device buffers for every global buffer of a program, and the launch plan.
+struct Bound {
+  std::map<std::string, runtime::BufferId> ids;
+  runtime::LaunchPlan plan;
+};
+
+Bound bind(const Compiled &c, runtime::Device &device) {
+  Bound b;
+  for (const TensorDecl &t : c.program.buffers) b.ids[t.name] = device.allocate(static_cast<size_t>(t.bytes()));
+  for (const GeneratedKernel &k : c.code.kernels) {
+    runtime::KernelLaunch launch;
+    launch.kernel = k.name;
+    for (int d = 0; d < 3; ++d) {
+      launch.local[d] = static_cast<size_t>(k.shape.local[d]);
+      launch.global[d] = static_cast<size_t>(k.shape.groups[d] * k.shape.local[d]);
+    }
+    for (const std::string &name : k.buffers) launch.args.push_back(b.ids.at(name));
+    b.plan.launches.push_back(launch);
+  }
+  return b;
+}
+
+uint64_t fresh_seed() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+// Writes random inputs and poisons everything else; returns the inputs.
+std::map<std::string, HostBuffer> prepare(const Compiled &c, runtime::Device &device, const Bound &b, uint64_t seed) {
+  std::map<std::string, HostBuffer> inputs;
+  uint64_t n = 0;
+  for (const TensorDecl &t : c.program.buffers) {
+    HostBuffer buffer = t.role == TensorRole::Input ? random_input(t, seed + 1000003 * ++n) : poisoned(t);
+    device.write(b.ids.at(t.name), buffer.bytes.data(), buffer.bytes.size());
+    if (t.role == TensorRole::Input) inputs[t.name] = std::move(buffer);
+  }
+  return inputs;
+}
+
+HostBuffer read_back(const TensorDecl &t, runtime::Device &device, const Bound &b) {
+  HostBuffer out{t.type, t.shape, std::vector<unsigned char>(static_cast<size_t>(t.bytes()))};
+  device.read(b.ids.at(t.name), out.bytes.data(), out.bytes.size());
+  return out;
+}
+
+}  // namespace
+
+EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, runtime::Device &device,
+                    const EvalOptions &options) {
+  EvalRecord record;
+  record.spec = spec_label;
+  record.kernel = spec.name;
+  record.device = device.info();
+  const uint64_t base_seed = options.seed ? *options.seed : fresh_seed();
+
+  // Correctness at the check sizes, against the interpreter.
+  {
+    Compiled c = compile_spec(spec, frontend::SizeSet::Check, options.check_sizes);
+    record.check.sizes = describe_sizes(c.graph);
+    device.build(c.code.source);
+    Bound b = bind(c, device);
+    record.check.passed = true;
+    for (int trial = 0; trial < options.trials; ++trial) {
+      std::map<std::string, HostBuffer> inputs = prepare(c, device, b, base_seed + static_cast<uint64_t>(trial));
+      device.run(b.plan);
+      TensorMap reference_inputs;
+      for (const auto &[name, buffer] : inputs) reference_inputs[name] = to_tensor_data(buffer);
+      TensorMap expected = interpret(c.graph, reference_inputs);
+      for (const TensorDecl &t : c.program.buffers) {
+        if (t.role != TensorRole::Output) continue;
+        Mismatch m = compare(read_back(t, device, b), expected.at(t.name));
+        if (!m.passed) record.check.passed = false;
+        if (record.check.tensor.empty() || m.worst_error > record.check.worst_error) {
+          record.check.worst_error = m.worst_error;
+          record.check.tensor = t.name;
+          record.check.index = m.index;
+          record.check.expected = m.expected;
+          record.check.got = m.got;
+        }
+        record.check.bad_elements = std::max(record.check.bad_elements, m.bad_elements);
+      }
+      ++record.check.trials;
+    }
+  }
+  if (!options.time || !record.check.passed) return record;
+
+  // Time at the timed sizes.
+  Compiled c = compile_spec(spec, frontend::SizeSet::Default, options.sizes);
+  TimeRecord time;
+  time.sizes = describe_sizes(c.graph);
+  time.cost = graph_cost(c.graph);
+  device.build(c.code.source);
+  Bound b = bind(c, device);
+  prepare(c, device, b, base_seed + 7777);
+  time.timing = device.time(b.plan, options.timing);
+  for (const TensorDecl &t : c.program.buffers) {
+    if (t.role != TensorRole::Output) continue;
+    HostBuffer out = read_back(t, device, b);
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      double v = out.at(i);
+      bool poison = std::isnan(v) || (is_int(t.type) && v == (t.type == DType::I32 ? double(INT32_MIN) : double(INT64_MIN)));
+      if (poison) {
+        time.outputs_written = false;
+        std::string index;
+        for (int64_t x : unflatten(i, t.shape)) index += (index.empty() ? "" : ", ") + std::to_string(x);
+        time.problem = "after timing, " + t.name + "[" + index + "] holds NaN or was never written";
+        break;
+      }
+    }
+  }
+  record.time = time;
+  return record;
+}
+
+nlohmann::json EvalRecord::to_json() const {
+  nlohmann::json j;
+  j["spec"] = spec;
+  j["kernel"] = kernel;
+  j["ok"] = ok();
+  j["device"] = {{"api", device.api},          {"selector", device.selector()}, {"name", device.name},
+                 {"platform", device.platform}, {"version", device.version},     {"driver", device.driver_version}};
+  auto finite = [](double v) -> nlohmann::json {
+    if (std::isfinite(v)) return v;
+    return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+  };
+  j["check"] = {{"sizes", check.sizes},
+                {"passed", check.passed},
+                {"trials", check.trials},
+                {"worst_error", finite(check.worst_error)},
+                {"tensor", check.tensor},
+                {"index", check.index},
+                {"expected", finite(check.expected)},
+                {"got", finite(check.got)},
+                {"bad_elements", check.bad_elements}};
+  if (time) {
+    const runtime::Timing &t = time->timing;
+    double seconds = t.median_ms * 1e-3;
+    j["time"] = {{"sizes", time->sizes},
+                 {"median_ms", t.median_ms},
+                 {"min_ms", t.min_ms},
+                 {"max_ms", t.max_ms},
+                 {"cv", t.cv},
+                 {"batches", t.batches},
+                 {"runs_per_batch", t.runs_per_batch},
+                 {"flops", time->cost.flops},
+                 {"bytes", time->cost.bytes},
+                 {"gflops_per_s", seconds > 0 ? time->cost.flops / seconds * 1e-9 : 0.0},
+                 {"gbytes_per_s", seconds > 0 ? time->cost.bytes / seconds * 1e-9 : 0.0},
+                 {"outputs_written", time->outputs_written}};
+    if (!time->problem.empty()) j["time"]["problem"] = time->problem;
+  }
+  return j;
+}
+
+}  // namespace ks

@@ -1,0 +1,76 @@
+// The evaluation of one spec on one device: compile, check against the float64
+// interpreter on fresh random inputs at the check sizes, then time at the timed
+// sizes. The result is one structured record (EvalRecord), printable as JSON.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/opencl_c.h"
+#include "frontend/ast.h"
+#include "frontend/elaborate.h"
+#include "ir/cost.h"
+#include "ir/graph.h"
+#include "ir/loop_ir.h"
+#include "runtime/device.h"
+
+namespace ks {
+
+/// A spec taken through the whole compiler at one set of sizes.
+struct Compiled {
+  Graph graph;
+  Program program;
+  GeneratedProgram code;
+};
+
+Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const frontend::SizeOverrides &overrides);
+
+struct EvalOptions {
+  frontend::SizeOverrides sizes;        // timed run (--size)
+  frontend::SizeOverrides check_sizes;  // correctness check (--check-size)
+  std::optional<uint64_t> seed;         // fixed inputs; fresh random ones when absent
+  int trials = 2;                       // check runs, each with fresh inputs
+  bool time = true;
+  runtime::TimingOptions timing;
+};
+
+struct CheckRecord {
+  std::string sizes;  // "M=64, N=48"
+  bool passed = false;
+  double worst_error = 0;
+  std::string tensor;  // of the worst element
+  std::vector<int64_t> index;
+  double expected = 0, got = 0;
+  int64_t bad_elements = 0;
+  int trials = 0;
+};
+
+struct TimeRecord {
+  std::string sizes;
+  runtime::Timing timing;
+  Cost cost;
+  bool outputs_written = true;  // no poisoned (never written) element after timing
+  std::string problem;          // set when outputs_written is false
+};
+
+struct EvalRecord {
+  std::string spec;    // path or name
+  std::string kernel;  // the spec's kernel name
+  runtime::DeviceInfo device;
+  CheckRecord check;
+  std::optional<TimeRecord> time;
+  bool ok() const { return check.passed && (!time || time->outputs_written); }
+  nlohmann::json to_json() const;
+};
+
+/// Evaluates spec on device. Throws UserError for a bad spec or sizes and
+/// runtime::DeviceError when the device fails.
+EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, runtime::Device &device,
+                    const EvalOptions &options);
+
+/// "M=64, N=48"
+std::string describe_sizes(const Graph &graph);
+
+}  // namespace ks

@@ -1,0 +1,110 @@
+#include "evolve/inputs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <thread>
+
+namespace ks {
+
+double HostBuffer::at(int64_t i) const {
+  const unsigned char *p = bytes.data() + static_cast<size_t>(i) * static_cast<size_t>(dtype_bytes(type));
+  switch (type) {
+    case DType::F32: {
+      float v;
+      std::memcpy(&v, p, sizeof v);
+      return v;
+    }
+    case DType::I32: {
+      int32_t v;
+      std::memcpy(&v, p, sizeof v);
+      return v;
+    }
+    case DType::I64: {
+      int64_t v;
+      std::memcpy(&v, p, sizeof v);
+      return static_cast<double>(v);
+    }
+    case DType::Bool: return p[0];
+  }
+  return 0;
+}
+
+namespace {
+
+constexpr int64_t kChunk = int64_t{1} << 20;
+
+template <typename T, typename Fill>
+void fill_parallel(HostBuffer &buffer, uint64_t seed, Fill fill) {
+  const int64_t n = buffer.numel();
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  T *data = reinterpret_cast<T *>(buffer.bytes.data());
+  auto work = [&](int64_t first_chunk, int64_t step) {
+    for (int64_t c = first_chunk; c < chunks; c += step) {
+      // Each chunk has its own stream, so the values do not depend on threading.
+      std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(c));
+      int64_t end = std::min(n, (c + 1) * kChunk);
+      for (int64_t i = c * kChunk; i < end; ++i) data[i] = fill(rng);
+    }
+  };
+  int64_t threads = std::min<int64_t>(chunks, std::max(1u, std::thread::hardware_concurrency()));
+  if (threads <= 1) {
+    work(0, 1);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int64_t t = 0; t < threads; ++t) pool.emplace_back(work, t, threads);
+  for (std::thread &t : pool) t.join();
+}
+
+}  // namespace
+
+HostBuffer random_input(const TensorDecl &tensor, uint64_t seed) {
+  HostBuffer buffer{tensor.type, tensor.shape, {}};
+  buffer.bytes.resize(static_cast<size_t>(tensor.bytes()));
+  double lo = tensor.range ? tensor.range->lo : -1.0;
+  double hi = tensor.range ? tensor.range->hi : 1.0;
+  switch (tensor.type) {
+    case DType::F32:
+      fill_parallel<float>(buffer, seed, [lo, hi](std::mt19937_64 &rng) {
+        return static_cast<float>(std::uniform_real_distribution<double>(lo, hi)(rng));
+      });
+      break;
+    case DType::I32:
+      fill_parallel<int32_t>(buffer, seed, [lo, hi](std::mt19937_64 &rng) {
+        return static_cast<int32_t>(std::uniform_int_distribution<int64_t>(static_cast<int64_t>(lo),
+                                                                            static_cast<int64_t>(hi) - 1)(rng));
+      });
+      break;
+    case DType::I64:
+      fill_parallel<int64_t>(buffer, seed, [lo, hi](std::mt19937_64 &rng) {
+        return std::uniform_int_distribution<int64_t>(static_cast<int64_t>(lo), static_cast<int64_t>(hi) - 1)(rng);
+      });
+      break;
+    case DType::Bool: break;
+  }
+  return buffer;
+}
+
+HostBuffer poisoned(const TensorDecl &tensor) {
+  HostBuffer buffer{tensor.type, tensor.shape, {}};
+  buffer.bytes.resize(static_cast<size_t>(tensor.bytes()));
+  const int64_t n = tensor.numel();
+  switch (tensor.type) {
+    case DType::F32: std::fill_n(reinterpret_cast<float *>(buffer.bytes.data()), n, std::numeric_limits<float>::quiet_NaN()); break;
+    case DType::I32: std::fill_n(reinterpret_cast<int32_t *>(buffer.bytes.data()), n, INT32_MIN); break;
+    case DType::I64: std::fill_n(reinterpret_cast<int64_t *>(buffer.bytes.data()), n, INT64_MIN); break;
+    case DType::Bool: break;
+  }
+  return buffer;
+}
+
+TensorData to_tensor_data(const HostBuffer &buffer) {
+  TensorData t{buffer.type, buffer.shape, std::vector<double>(static_cast<size_t>(buffer.numel()))};
+  for (int64_t i = 0; i < buffer.numel(); ++i) t.values[static_cast<size_t>(i)] = buffer.at(i);
+  return t;
+}
+
+}  // namespace ks

@@ -1,0 +1,33 @@
+// Host-side tensors for evaluation: random inputs, poisoned outputs, and the
+// conversion to the interpreter's float64 values.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/interpreter.h"
+
+namespace ks {
+
+/// A tensor's bytes as the device holds them (f32, i32 or i64, row-major).
+struct HostBuffer {
+  DType type = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<unsigned char> bytes;
+  int64_t numel() const { return shape_numel(shape); }
+  double at(int64_t i) const;
+};
+
+/// Random values for an input: uniform over its declared range, else over [-1, 1]
+/// (floats; mixed signs). Deterministic in seed, whatever the number of threads.
+HostBuffer random_input(const TensorDecl &tensor, uint64_t seed);
+
+/// A buffer every element of which is the poison value: NaN for floats, the most
+/// negative integer for integers. An element still poisoned after a run was never
+/// written.
+HostBuffer poisoned(const TensorDecl &tensor);
+
+TensorData to_tensor_data(const HostBuffer &buffer);
+
+}  // namespace ks

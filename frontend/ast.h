@@ -1,0 +1,71 @@
+// The syntax tree of a .ks spec, as written: names unresolved, sizes symbolic,
+// every node with its source location (errors point at it).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/diagnostic.h"
+
+namespace ks::frontend {
+
+struct AstExpr {
+  enum class Kind { Int, Float, Name, Call, Access, Unary, Binary };
+  Kind kind = Kind::Int;
+  SourceLoc loc;
+  std::string text;  // Name: the name; Call/Access: the callee or tensor; Unary/Binary: the operator
+  int64_t int_value = 0;
+  double float_value = 0;
+  std::vector<std::unique_ptr<AstExpr>> args;  // call arguments, indices, or operands
+  std::unique_ptr<AstExpr> pad;                // Access: the value read outside the tensor
+};
+using AstExprPtr = std::unique_ptr<AstExpr>;
+
+/// `x: f32[M, K] in -1.0..1.0`
+struct AstTensor {
+  std::string name;
+  SourceLoc loc;
+  std::string dtype;
+  SourceLoc dtype_loc;
+  std::vector<AstExprPtr> shape;
+  AstExprPtr range_lo, range_hi;
+};
+
+/// An index variable, with its extent when written (`k` or `k: K`).
+struct AstIndexVar {
+  std::string name;
+  SourceLoc loc;
+  AstExprPtr extent;
+};
+
+/// `acc[m, n] = sum(k) x[m, k] * w[n, k]`
+struct AstStatement {
+  std::string tensor;
+  SourceLoc loc;
+  std::vector<AstIndexVar> indices;
+  std::string reduce;  // empty when there is no reduction
+  SourceLoc reduce_loc;
+  std::vector<AstIndexVar> reduce_vars;
+  AstExprPtr body;
+};
+
+/// `M = 1024`
+struct AstSize {
+  std::string name;
+  SourceLoc loc;
+  AstExprPtr value;
+};
+
+struct Spec {
+  std::shared_ptr<const SourceFile> file;
+  std::string name;
+  SourceLoc loc;
+  std::vector<AstTensor> inputs, outputs;
+  std::vector<AstSize> sizes;        // `where`: defaults, in order
+  std::vector<AstSize> check_sizes;  // `check`: sizes for the correctness check
+  std::vector<AstStatement> statements;
+};
+
+}  // namespace ks::frontend

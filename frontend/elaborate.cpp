@@ -1,0 +1,497 @@
+// Name resolution, size binding, extent inference and type checking of a spec.
+//
+// Algorithm:
+//  1. Bind sizes in `where` order; each value is an integer expression over the
+//     sizes before it. The chosen size set and overrides replace values by name.
+//  2. Declare inputs and outputs with their shapes evaluated.
+//  3. For each statement in order:
+//     a. spatial extents: written (`i: N`), else the output's declared shape, else
+//        the extent of a dimension the variable indexes bare (`x[i, k]`);
+//     b. reduction extents: written, else inferred the same way;
+//     c. convert the body to IR: resolve names, insert casts, check every read is
+//        of a defined tensor with the right rank and (without `else`) in bounds;
+//     d. declare an intermediate with the inferred shape and type, or check the
+//        declared output's type.
+//  4. Every output must have been defined.
+#include "frontend/elaborate.h"
+
+#include <cmath>
+#include <set>
+
+#include "ir/bounds.h"
+#include "ir/builtins.h"
+#include "ir/lexer.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+
+namespace ks::frontend {
+
+void parse_size_assignments(const std::string &text, SizeOverrides *out) {
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    std::string item = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw UserError("error: " + out->flag + " expects NAME=VALUE, got '" + item + "'");
+    std::string name = item.substr(0, eq), value = item.substr(eq + 1);
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+      v = std::stoll(value, &used);
+    } catch (const std::exception &) {
+      used = 0;
+    }
+    if (used != value.size() || v < 0)
+      throw UserError("error: " + out->flag + " " + name + "=" + value + ": the value must be a non-negative integer");
+    out->values[name] = v;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+}
+
+namespace {
+
+using Kind = AstExpr::Kind;
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+std::string describe(const std::vector<std::string> &names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + names[i];
+  return out.empty() ? "none" : out;
+}
+
+class Elaborator {
+ public:
+  Elaborator(const Spec &spec, SizeSet which, const SizeOverrides &overrides)
+      : spec_(spec), which_(which), overrides_(overrides) {}
+
+  Graph run() {
+    graph_.name = spec_.name;
+    bind_sizes();
+    for (const AstTensor &t : spec_.inputs) declare(t, TensorRole::Input);
+    for (const AstTensor &t : spec_.outputs) declare(t, TensorRole::Output);
+    for (const AstStatement &s : spec_.statements) statement(s);
+    for (const AstTensor &t : spec_.outputs)
+      if (!defined_.count(t.name)) error_at(t.loc, "output '" + t.name + "' is never defined");
+    verify_graph(graph_);
+    return graph_;
+  }
+
+ private:
+  const Spec &spec_;
+  SizeSet which_;
+  const SizeOverrides &overrides_;
+  Graph graph_;
+  std::map<std::string, int64_t> sizes_;
+  std::map<std::string, SourceLoc> tensor_locs_;
+  std::set<std::string> defined_;     // inputs and tensors defined so far
+  BoundsScope values_;                // value ranges of integer tensors
+  // The statement being elaborated.
+  std::map<std::string, int64_t> vars_;
+  std::string current_;
+
+  // ---- sizes ----
+  int64_t size_expr(const AstExpr &e) {
+    switch (e.kind) {
+      case Kind::Int: return e.int_value;
+      case Kind::Name: {
+        auto it = sizes_.find(e.text);
+        if (it != sizes_.end()) return it->second;
+        error_at(e.loc, "unknown size '" + e.text + "'" + known_sizes_hint());
+      }
+      case Kind::Unary:
+        if (e.text == "-") return -size_expr(*e.args[0]);
+        break;
+      case Kind::Binary: {
+        int64_t a = size_expr(*e.args[0]), b = size_expr(*e.args[1]);
+        if (e.text == "+") return a + b;
+        if (e.text == "-") return a - b;
+        if (e.text == "*") return a * b;
+        if (e.text == "/" || e.text == "%") {
+          if (b == 0) error_at(e.loc, "division by zero in a size expression");
+          return e.text == "/" ? floor_div(a, b) : a - b * floor_div(a, b);
+        }
+        break;
+      }
+      case Kind::Call:
+        if ((e.text == "min" || e.text == "max") && e.args.size() == 2) {
+          int64_t a = size_expr(*e.args[0]), b = size_expr(*e.args[1]);
+          return e.text == "min" ? std::min(a, b) : std::max(a, b);
+        }
+        break;
+      default: break;
+    }
+    error_at(e.loc, "a size must be an integer expression of sizes (+ - * / % min max)");
+  }
+
+  std::string known_sizes_hint() const {
+    std::vector<std::string> names;
+    for (const AstSize &s : spec_.sizes) names.push_back(s.name);
+    return "; sizes are " + describe(names);
+  }
+
+  void bind_sizes() {
+    std::set<std::string> declared;
+    for (const AstSize &s : spec_.sizes) {
+      if (!declared.insert(s.name).second) error_at(s.loc, "size '" + s.name + "' is defined twice");
+    }
+    std::map<std::string, const AstSize *> check;
+    for (const AstSize &s : spec_.check_sizes) {
+      if (!declared.count(s.name))
+        error_at(s.loc, "check names size '" + s.name + "', which 'where' does not define");
+      if (check.count(s.name)) error_at(s.loc, "size '" + s.name + "' is checked twice");
+      check[s.name] = &s;
+    }
+    for (const auto &[name, value] : overrides_.values)
+      if (!declared.count(name)) {
+        std::vector<std::string> names;
+        for (const AstSize &s : spec_.sizes) names.push_back(s.name);
+        throw UserError("error: " + overrides_.flag + " names unknown size '" + name + "'; sizes of " +
+                        spec_.name + " are " + describe(names));
+      }
+    for (const AstSize &s : spec_.sizes) {
+      int64_t value;
+      auto over = overrides_.values.find(s.name);
+      if (over != overrides_.values.end()) value = over->second;
+      else if (which_ == SizeSet::Check && check.count(s.name)) value = size_expr(*check[s.name]->value);
+      else value = size_expr(*s.value);
+      if (value < 0) error_at(s.loc, "size '" + s.name + "' is " + std::to_string(value) + "; sizes cannot be negative");
+      sizes_[s.name] = value;
+      graph_.sizes.push_back({s.name, value});
+    }
+  }
+
+  // ---- tensors ----
+  void declare(const AstTensor &t, TensorRole role) {
+    check_new_name(t.name, t.loc);
+    TensorDecl decl;
+    decl.name = t.name;
+    decl.role = role;
+    auto type = parse_dtype(t.dtype);
+    if (!type || *type == DType::Bool) error_at(t.dtype_loc, "unknown type '" + t.dtype + "'; types are f32, i32, i64");
+    decl.type = *type;
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+      int64_t extent = size_expr(*t.shape[d]);
+      if (extent < 1)
+        error_at(t.shape[d]->loc, "dimension " + std::to_string(d) + " of '" + t.name + "' is " +
+                                      std::to_string(extent) + "; dimensions must be at least 1");
+      decl.shape.push_back(extent);
+    }
+    if (t.range_lo) {
+      if (role != TensorRole::Input) error_at(t.loc, "only inputs have a value range");
+      ValueRange range{range_bound(*t.range_lo, decl.type), range_bound(*t.range_hi, decl.type)};
+      if (!(range.lo < range.hi)) error_at(t.range_lo->loc, "the value range of '" + t.name + "' is empty");
+      decl.range = range;
+    } else if (role == TensorRole::Input && is_int(decl.type)) {
+      error_at(t.loc, "integer input '" + t.name + "' needs a value range, e.g. '" + t.name + ": " + t.dtype +
+                          "[...] in 0..N'");
+    }
+    graph_.tensors.push_back(decl);
+    tensor_locs_[t.name] = t.loc;
+    if (role == TensorRole::Input) {
+      defined_.insert(t.name);
+      if (is_int(decl.type)) values_.buffer_values[t.name] = tensor_value_interval(decl);
+    }
+  }
+
+  double range_bound(const AstExpr &e, DType type) {
+    if (e.kind == Kind::Float || (e.kind == Kind::Unary && e.text == "-" && e.args[0]->kind == Kind::Float)) {
+      if (is_int(type)) error_at(e.loc, "the value range of an integer tensor must be integers");
+      return e.kind == Kind::Float ? e.float_value : -e.args[0]->float_value;
+    }
+    return static_cast<double>(size_expr(e));
+  }
+
+  void check_new_name(const std::string &name, const SourceLoc &loc) {
+    if (sizes_.count(name)) error_at(loc, "'" + name + "' is already a size");
+    if (tensor_locs_.count(name)) error_at(loc, "tensor '" + name + "' is already declared");
+  }
+
+  TensorDecl *find_tensor(const std::string &name) {
+    for (TensorDecl &t : graph_.tensors)
+      if (t.name == name) return &t;
+    return nullptr;
+  }
+
+  // ---- statements ----
+  // The extent of a variable that indexes a dimension bare, e.g. `k` in x[m, k].
+  void infer_extents(const AstExpr &e, std::map<std::string, std::pair<int64_t, SourceLoc>> *found) {
+    if (e.kind == Kind::Access) {
+      if (const TensorDecl *t = find_tensor(e.text); t && t->shape.size() == e.args.size())
+        for (size_t d = 0; d < e.args.size(); ++d)
+          if (e.args[d]->kind == Kind::Name && !found->count(e.args[d]->text))
+            (*found)[e.args[d]->text] = {t->shape[d], e.args[d]->loc};
+    }
+    for (const AstExprPtr &arg : e.args) infer_extents(*arg, found);
+    if (e.pad) infer_extents(*e.pad, found);
+  }
+
+  IterVar iter_var(const AstIndexVar &v, std::optional<int64_t> known,
+                   const std::map<std::string, std::pair<int64_t, SourceLoc>> &inferred) {
+    if (sizes_.count(v.name)) error_at(v.loc, "'" + v.name + "' is a size and cannot be an index variable");
+    if (tensor_locs_.count(v.name)) error_at(v.loc, "'" + v.name + "' is a tensor and cannot be an index variable");
+    if (vars_.count(v.name)) error_at(v.loc, "index variable '" + v.name + "' is used twice in this definition");
+    IterVar out{v.name, 0};
+    if (v.extent) {
+      out.extent = size_expr(*v.extent);
+      if (out.extent < 1) error_at(v.extent->loc, "the extent of '" + v.name + "' must be at least 1");
+      if (known && *known != out.extent)
+        error_at(v.extent->loc, "'" + v.name + "' is given extent " + std::to_string(out.extent) + " but '" +
+                                    current_ + "' has extent " + std::to_string(*known) + " there");
+    } else if (known) {
+      out.extent = *known;
+    } else if (auto it = inferred.find(v.name); it != inferred.end()) {
+      out.extent = it->second.first;
+    } else {
+      error_at(v.loc, "cannot infer the extent of '" + v.name + "'; write it as '" + v.name + ": EXTENT'");
+    }
+    vars_[v.name] = out.extent;
+    return out;
+  }
+
+  void statement(const AstStatement &s) {
+    vars_.clear();
+    current_ = s.tensor;
+    TensorDecl *declared = find_tensor(s.tensor);
+    if (declared && declared->role == TensorRole::Input) error_at(s.loc, "cannot assign to input '" + s.tensor + "'");
+    if (defined_.count(s.tensor)) error_at(s.loc, "tensor '" + s.tensor + "' is defined twice");
+    if (!declared) check_new_name(s.tensor, s.loc);
+    if (declared && declared->shape.size() != s.indices.size())
+      error_at(s.loc, "'" + s.tensor + "' has " + std::to_string(declared->shape.size()) + " dimensions but " +
+                          std::to_string(s.indices.size()) + " indices are given");
+
+    std::map<std::string, std::pair<int64_t, SourceLoc>> inferred;
+    infer_extents(*s.body, &inferred);
+
+    Stage stage;
+    stage.output = s.tensor;
+    for (size_t d = 0; d < s.indices.size(); ++d) {
+      std::optional<int64_t> known;
+      if (declared) known = declared->shape[d];
+      stage.spatial.push_back(iter_var(s.indices[d], known, inferred));
+    }
+    if (!s.reduce.empty()) {
+      auto op = parse_reduce_op(s.reduce);
+      if (!op) error_at(s.reduce_loc, "unknown reduction '" + s.reduce + "'");
+      stage.reduce = *op;
+      for (const AstIndexVar &v : s.reduce_vars) {
+        if (vars_.count(v.name))
+          error_at(v.loc, "reduction variable '" + v.name + "' is already an index of '" + s.tensor + "'");
+        stage.reduce_vars.push_back(iter_var(v, std::nullopt, inferred));
+      }
+    }
+
+    Expr body = expr(*s.body);
+    if (body.type() == DType::Bool)
+      error_at(s.body->loc, "a tensor cannot hold a comparison; use select(condition, a, b)");
+    bool arg = stage.reduce == ReduceOp::ArgMax || stage.reduce == ReduceOp::ArgMin;
+    DType type;
+    if (declared) {
+      type = declared->type;
+      if (!arg) {
+        if (is_int(type) && is_float(body.type()))
+          error_at(s.body->loc, "'" + s.tensor + "' is " + dtype_name(type) + " but the expression is " +
+                                    dtype_name(body.type()) + "; convert it with " + dtype_name(type) + "(...)");
+        body = cast_to(type, body);
+      } else if (!is_int(type)) {
+        error_at(s.reduce_loc, std::string(reduce_op_name(stage.reduce)) + " yields an index, but '" + s.tensor +
+                                   "' is " + dtype_name(type));
+      }
+    } else {
+      type = arg ? DType::I64 : body.type();
+      TensorDecl decl;
+      decl.name = s.tensor;
+      decl.type = type;
+      decl.role = TensorRole::Temp;
+      for (const IterVar &v : stage.spatial) decl.shape.push_back(v.extent);
+      graph_.tensors.push_back(decl);
+      tensor_locs_[s.tensor] = s.loc;
+    }
+    stage.body = body;
+    if (is_int(type)) {
+      BoundsScope scope = values_;
+      for (const auto &[name, extent] : vars_) scope.vars[name] = Interval::of(0, extent - 1);
+      values_.buffer_values[s.tensor] = stage_value_interval(stage, scope);
+    }
+    graph_.stages.push_back(stage);
+    defined_.insert(s.tensor);
+  }
+
+  // ---- expressions ----
+  static Expr fold(BinaryOp op, const Expr &a, const Expr &b) {
+    auto x = as_const_int(a), y = as_const_int(b);
+    if (x && y && a.type() == b.type()) {
+      int64_t v;
+      switch (op) {
+        case BinaryOp::Add: v = *x + *y; break;
+        case BinaryOp::Sub: v = *x - *y; break;
+        case BinaryOp::Mul: v = *x * *y; break;
+        default: return Binary::make(op, a, b);
+      }
+      if (a.type() == DType::I64 || (v >= INT32_MIN && v <= INT32_MAX)) return IntImm::make(a.type(), v);
+    }
+    if (op == BinaryOp::Add && y == 0) return a;
+    if (op == BinaryOp::Add && x == 0) return b;
+    if (op == BinaryOp::Sub && y == 0) return a;
+    if (op == BinaryOp::Mul && y == 1) return a;
+    if (op == BinaryOp::Mul && x == 1) return b;
+    return Binary::make(op, a, b);
+  }
+
+  Expr numeric(const AstExpr &e, const char *what) {
+    Expr v = expr(e);
+    if (v.type() == DType::Bool) error_at(e.loc, std::string(what) + " must be a number, not a comparison");
+    return v;
+  }
+
+  Expr condition(const AstExpr &e) {
+    Expr v = expr(e);
+    if (v.type() != DType::Bool) error_at(e.loc, "expected a condition (a comparison), found a number");
+    return v;
+  }
+
+  Expr arithmetic(BinaryOp op, const AstExpr &e) {
+    Expr a = numeric(*e.args[0], "an operand");
+    Expr b = numeric(*e.args[1], "an operand");
+    DType type = common_type(a.type(), b.type());
+    a = cast_to(type, a);
+    b = cast_to(type, b);
+    if ((op == BinaryOp::Div || op == BinaryOp::Mod) && is_int(type) && as_const_int(b) == 0)
+      error_at(e.loc, "division by zero");
+    return fold(op, a, b);
+  }
+
+  Expr expr(const AstExpr &e) {
+    switch (e.kind) {
+      case Kind::Int:
+        return IntImm::make(e.int_value > INT32_MAX || e.int_value < INT32_MIN ? DType::I64 : DType::I32, e.int_value);
+      case Kind::Float: return make_f32(e.float_value);
+      case Kind::Name: return name(e);
+      case Kind::Unary: {
+        if (e.text == "!") return Unary::make(UnaryOp::Not, condition(*e.args[0]));
+        Expr a = numeric(*e.args[0], "the operand of '-'");
+        if (const IntImm *imm = a.as<IntImm>()) return IntImm::make(a.type(), -imm->value);
+        if (const FloatImm *imm = a.as<FloatImm>()) return FloatImm::make(a.type(), -imm->value);
+        return Unary::make(UnaryOp::Neg, a);
+      }
+      case Kind::Binary: return binary(e);
+      case Kind::Call: return call(e);
+      case Kind::Access: return access(e);
+    }
+    throw InternalError("unknown syntax node");
+  }
+
+  Expr name(const AstExpr &e) {
+    if (auto it = vars_.find(e.text); it != vars_.end()) return Var::make(index_type_for(it->second), e.text);
+    if (auto it = sizes_.find(e.text); it != sizes_.end())
+      return IntImm::make(it->second > INT32_MAX ? DType::I64 : DType::I32, it->second);
+    if (e.text == "inf") return make_f32(INFINITY);
+    if (tensor_locs_.count(e.text)) error_at(e.loc, "tensor '" + e.text + "' needs indices: " + e.text + "[...]");
+    std::vector<std::string> names;
+    for (const auto &[n, extent] : vars_) names.push_back(n);
+    error_at(e.loc, "unknown name '" + e.text + "'; index variables here are " + describe(names));
+  }
+
+  Expr binary(const AstExpr &e) {
+    static const std::pair<const char *, BinaryOp> table[] = {
+        {"+", BinaryOp::Add}, {"-", BinaryOp::Sub}, {"*", BinaryOp::Mul}, {"/", BinaryOp::Div},
+        {"%", BinaryOp::Mod}, {"<", BinaryOp::Lt},  {"<=", BinaryOp::Le}, {">", BinaryOp::Gt},
+        {">=", BinaryOp::Ge}, {"==", BinaryOp::Eq}, {"!=", BinaryOp::Ne}, {"&&", BinaryOp::And},
+        {"||", BinaryOp::Or}};
+    BinaryOp op = BinaryOp::Add;
+    for (const auto &[text, o] : table)
+      if (e.text == text) op = o;
+    if (op == BinaryOp::And || op == BinaryOp::Or) {
+      Expr a = condition(*e.args[0]), b = condition(*e.args[1]);
+      return Binary::make(op, a, b);
+    }
+    return arithmetic(op, e);
+  }
+
+  Expr call(const AstExpr &e) {
+    auto need = [&](size_t n) {
+      if (e.args.size() != n)
+        error_at(e.loc, "'" + e.text + "' takes " + std::to_string(n) + " argument" + (n == 1 ? "" : "s") + ", " +
+                            std::to_string(e.args.size()) + " given");
+    };
+    if (e.text == "min" || e.text == "max") {
+      need(2);
+      return arithmetic(e.text == "min" ? BinaryOp::Min : BinaryOp::Max, e);
+    }
+    if (e.text == "select") {
+      need(3);
+      Expr c = condition(*e.args[0]);
+      Expr a = numeric(*e.args[1], "a value of select"), b = numeric(*e.args[2], "a value of select");
+      DType type = common_type(a.type(), b.type());
+      return Select::make(c, cast_to(type, a), cast_to(type, b));
+    }
+    if (auto type = parse_dtype(e.text)) {
+      need(1);
+      if (*type == DType::Bool) error_at(e.loc, "cannot convert to bool; use a comparison");
+      return cast_to(*type, numeric(*e.args[0], "the converted value"));
+    }
+    if (auto fn = find_builtin(e.text)) {
+      need(static_cast<size_t>(builtin_info(*fn).arity));
+      std::vector<Expr> args;
+      for (const AstExprPtr &arg : e.args) args.push_back(cast_to(DType::F32, numeric(*arg, "an argument")));
+      return Call::make(*fn, args);
+    }
+    if (parse_reduce_op(e.text))
+      error_at(e.loc, "a reduction like '" + e.text + "(k) ...' must come right after '=', over new variables");
+    error_at(e.loc, "unknown function '" + e.text + "'");
+  }
+
+  Expr access(const AstExpr &e) {
+    TensorDecl *t = find_tensor(e.text);
+    if (!t) error_at(e.loc, "unknown tensor '" + e.text + "'");
+    if (e.text == current_) error_at(e.loc, "'" + e.text + "' is read in its own definition");
+    if (!defined_.count(e.text)) error_at(e.loc, "'" + e.text + "' is used before it is defined");
+    if (t->shape.size() != e.args.size())
+      error_at(e.loc, "'" + e.text + "' has " + std::to_string(t->shape.size()) + " dimensions but " +
+                          std::to_string(e.args.size()) + " indices are given");
+    std::vector<Expr> indices;
+    for (const AstExprPtr &index : e.args) {
+      Expr i = expr(*index);
+      if (!is_int(i.type()))
+        error_at(index->loc, std::string("an index must be an integer, not ") + dtype_name(i.type()));
+      indices.push_back(i);
+    }
+    std::optional<double> pad;
+    if (e.pad) {
+      Expr p = expr(*e.pad);
+      const FloatImm *f = p.as<FloatImm>();
+      const IntImm *n = p.as<IntImm>();
+      if (!f && !n) error_at(e.pad->loc, "the value after 'else' must be a constant");
+      if (is_int(t->type) && !n) error_at(e.pad->loc, "'" + e.text + "' holds integers; its pad value must be one");
+      pad = f ? f->value : static_cast<double>(n->value);
+    } else {
+      BoundsScope scope = values_;
+      for (const auto &[name, extent] : vars_) scope.vars[name] = Interval::of(0, extent - 1);
+      for (size_t d = 0; d < indices.size(); ++d) {
+        Interval range = bounds_of(indices[d], scope);
+        if (!range.within(0, t->shape[d] - 1)) {
+          std::string ranges = range.bounded ? "ranges over [" + std::to_string(range.lo) + ", " +
+                                                   std::to_string(range.hi) + "]"
+                                             : "has no bound the compiler can prove";
+          error_at(e.args[d]->loc, "index " + print_expr(indices[d]) + " of '" + e.text + "' " + ranges +
+                                       " but dimension " + std::to_string(d) + " has extent " +
+                                       std::to_string(t->shape[d]) + "; add 'else VALUE' to read padding outside");
+        }
+      }
+    }
+    return Load::make(t->type, t->name, indices, pad);
+  }
+};
+
+}  // namespace
+
+Graph elaborate(const Spec &spec, SizeSet which, const SizeOverrides &overrides) {
+  return Elaborator(spec, which, overrides).run();
+}
+
+}  // namespace ks::frontend

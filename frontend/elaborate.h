@@ -1,0 +1,33 @@
+// Elaboration: a parsed spec plus size values -> Graph IR. Binds every size to a
+// number, infers the extents of index variables and the shapes of intermediates,
+// checks types (inserting the implicit int-to-float conversions), and proves every
+// read without a pad value inside its tensor. Every error points at the source.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "frontend/ast.h"
+#include "ir/graph.h"
+
+namespace ks::frontend {
+
+/// Size values given on the command line (`--size M=64`), by name.
+struct SizeOverrides {
+  std::map<std::string, int64_t> values;
+  std::string flag = "--size";  // named in errors
+};
+
+/// Parses `M=64` or `M=64,N=32` into overrides; throws UserError on bad text.
+void parse_size_assignments(const std::string &text, SizeOverrides *out);
+
+enum class SizeSet {
+  Default,  // the `where` values, replaced by overrides
+  Check,    // the `check` values where given, else the `where` values; then overrides
+};
+
+/// Elaborates spec with the chosen sizes. The result passes verify_graph().
+Graph elaborate(const Spec &spec, SizeSet which, const SizeOverrides &overrides);
+
+}  // namespace ks::frontend

@@ -1,0 +1,263 @@
+// Recursive-descent parser of the DSL. Grammar:
+//
+//   spec      := 'kernel' NAME '(' [tensor {',' tensor}] ')' '->' outputs
+//                {('where' | 'check') size {',' size}} '{' {statement} '}'
+//   outputs   := tensor | '(' tensor {',' tensor} ')'
+//   tensor    := NAME ':' TYPE '[' [expr {',' expr}] ']' ['in' expr '..' expr]
+//   size      := NAME '=' expr
+//   statement := NAME '[' [ivar {',' ivar}] ']' '=' [REDUCE '(' ivar {',' ivar} ')'] expr
+//   ivar      := NAME [':' expr]
+//   expr      := C-like precedence: || && (== !=) (< <= > >=) (+ -) (* / %) unary primary
+//   primary   := NUMBER | NAME | NAME '(' args ')' | NAME '[' args ']' ['else' expr] | '(' expr ')'
+//
+// `min(...)`/`max(...)` right after '=' is a reduction when every name in the
+// parentheses is new (not an index of the left side, a size or a tensor); otherwise
+// it is the two-argument function.
+#include "frontend/parser.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "ir/lexer.h"
+
+namespace ks::frontend {
+
+namespace {
+
+class Parser {
+ public:
+  explicit Parser(const std::shared_ptr<const SourceFile> &file) : file_(file), ts_(tokenize(file)) {}
+
+  Spec spec() {
+    Spec s;
+    s.file = file_;
+    if (ts_.at_end()) ts_.fail("empty spec: expected 'kernel'");
+    s.loc = ts_.expect("kernel", "at the start of a spec").loc;
+    s.name = name("the kernel's name");
+    ts_.expect("(", "after the kernel's name");
+    if (!ts_.peek().is(")")) {
+      do s.inputs.push_back(tensor());
+      while (ts_.accept(","));
+    }
+    ts_.expect(")", "after the parameters");
+    ts_.expect("->", "before the outputs");
+    if (ts_.accept("(")) {
+      do s.outputs.push_back(tensor());
+      while (ts_.accept(","));
+      ts_.expect(")", "after the outputs");
+    } else {
+      s.outputs.push_back(tensor());
+    }
+    for (const AstTensor &t : s.inputs) known_.insert(t.name);
+    for (const AstTensor &t : s.outputs) known_.insert(t.name);
+    while (ts_.peek().is("where") || ts_.peek().is("check")) {
+      bool is_check = ts_.next().is("check");
+      do {
+        AstSize size;
+        size.loc = ts_.peek().loc;
+        size.name = name("a size name");
+        ts_.expect("=", "after the size's name");
+        size.value = expr();
+        known_.insert(size.name);
+        (is_check ? s.check_sizes : s.sizes).push_back(std::move(size));
+      } while (ts_.accept(","));
+    }
+    ts_.expect("{", "to open the kernel's body");
+    while (!ts_.peek().is("}")) {
+      if (ts_.at_end()) ts_.fail("expected '}' to close the kernel's body");
+      s.statements.push_back(statement());
+    }
+    ts_.next();
+    if (!ts_.at_end()) ts_.fail("unexpected " + TokenStream::describe(ts_.peek()) + " after the kernel's body");
+    return s;
+  }
+
+ private:
+  std::shared_ptr<const SourceFile> file_;
+  TokenStream ts_;
+  std::set<std::string> known_;  // tensors and sizes, for the reduction rule
+
+  std::string name(const char *what) {
+    const Token &t = ts_.expect_identifier(what);
+    if (is_reserved_word(t.text)) error_at(t.loc, "'" + t.text + "' is a reserved word and cannot be used as a name");
+    return t.text;
+  }
+
+  AstTensor tensor() {
+    AstTensor t;
+    t.loc = ts_.peek().loc;
+    t.name = name("a tensor name");
+    ts_.expect(":", "after the tensor's name");
+    t.dtype_loc = ts_.peek().loc;
+    t.dtype = ts_.expect_identifier("a type (f32, i32, i64)").text;
+    ts_.expect("[", "to open the tensor's shape");
+    if (!ts_.peek().is("]")) {
+      do t.shape.push_back(expr());
+      while (ts_.accept(","));
+    }
+    ts_.expect("]", "to close the tensor's shape");
+    if (ts_.accept("in")) {
+      t.range_lo = expr();
+      ts_.expect("..", "in the value range");
+      t.range_hi = expr();
+    }
+    return t;
+  }
+
+  AstIndexVar index_var() {
+    AstIndexVar v;
+    v.loc = ts_.peek().loc;
+    v.name = name("an index variable");
+    if (ts_.accept(":")) v.extent = expr();
+    return v;
+  }
+
+  // Whether the tokens after '=' open a reduction (see the rule at the top).
+  bool starts_reduction(const std::set<std::string> &lhs_vars) const {
+    const Token &op = ts_.peek();
+    if (op.kind != TokenKind::Identifier || !ts_.peek(1).is("(")) return false;
+    bool always = op.is("sum") || op.is("prod") || op.is("argmax") || op.is("argmin");
+    if (always) return true;
+    if (!op.is("max") && !op.is("min")) return false;
+    for (int i = 2;; i += 2) {
+      const Token &v = ts_.peek(i);
+      if (v.kind != TokenKind::Identifier || lhs_vars.count(v.text) || known_.count(v.text)) return false;
+      const Token &after = ts_.peek(i + 1);
+      if (after.is(":")) return true;  // an extent annotation only appears in a reduction
+      if (after.is(")")) return true;
+      if (!after.is(",")) return false;
+    }
+  }
+
+  AstStatement statement() {
+    AstStatement s;
+    s.loc = ts_.peek().loc;
+    s.tensor = name("a tensor to define");
+    ts_.expect("[", "after the defined tensor's name");
+    std::set<std::string> lhs_vars;
+    if (!ts_.peek().is("]")) {
+      do {
+        s.indices.push_back(index_var());
+        lhs_vars.insert(s.indices.back().name);
+      } while (ts_.accept(","));
+    }
+    ts_.expect("]", "to close the defined tensor's indices");
+    ts_.expect("=", "in a definition");
+    if (starts_reduction(lhs_vars)) {
+      s.reduce_loc = ts_.peek().loc;
+      s.reduce = ts_.next().text;
+      ts_.expect("(");
+      do s.reduce_vars.push_back(index_var());
+      while (ts_.accept(","));
+      ts_.expect(")", "to close the reduction's variables");
+    }
+    s.body = expr();
+    return s;
+  }
+
+  static int precedence(const Token &t) {
+    if (t.kind != TokenKind::Punct) return 0;
+    static const std::pair<const char *, int> table[] = {
+        {"||", 1}, {"&&", 2}, {"==", 3}, {"!=", 3}, {"<", 4}, {"<=", 4}, {">", 4},
+        {">=", 4}, {"+", 5},  {"-", 5},  {"*", 6},  {"/", 6},  {"%", 6}};
+    for (const auto &[text, p] : table)
+      if (t.text == text) return p;
+    return 0;
+  }
+
+  AstExprPtr expr(int min_precedence = 1) {
+    AstExprPtr lhs = unary();
+    for (;;) {
+      int p = precedence(ts_.peek());
+      if (p == 0 || p < min_precedence) return lhs;
+      auto node = std::make_unique<AstExpr>();
+      node->kind = AstExpr::Kind::Binary;
+      node->loc = ts_.peek().loc;
+      node->text = ts_.next().text;
+      node->args.push_back(std::move(lhs));
+      node->args.push_back(expr(p + 1));
+      lhs = std::move(node);
+    }
+  }
+
+  AstExprPtr unary() {
+    if (ts_.peek().is("-") || ts_.peek().is("!")) {
+      auto node = std::make_unique<AstExpr>();
+      node->kind = AstExpr::Kind::Unary;
+      node->loc = ts_.peek().loc;
+      node->text = ts_.next().text;
+      node->args.push_back(unary());
+      return node;
+    }
+    return primary();
+  }
+
+  std::vector<AstExprPtr> list(const char *open, const char *close) {
+    std::vector<AstExprPtr> items;
+    ts_.expect(open);
+    if (!ts_.peek().is(close)) {
+      do items.push_back(expr());
+      while (ts_.accept(","));
+    }
+    ts_.expect(close);
+    return items;
+  }
+
+  AstExprPtr primary() {
+    const Token &t = ts_.peek();
+    auto node = std::make_unique<AstExpr>();
+    node->loc = t.loc;
+    if (t.kind == TokenKind::Integer) {
+      node->kind = AstExpr::Kind::Int;
+      try {
+        node->int_value = std::stoll(t.text);
+      } catch (const std::exception &) {
+        ts_.fail("integer " + t.text + " is too large");
+      }
+      ts_.next();
+      return node;
+    }
+    if (t.kind == TokenKind::Float) {
+      node->kind = AstExpr::Kind::Float;
+      node->float_value = std::strtod(t.text.c_str(), nullptr);
+      ts_.next();
+      return node;
+    }
+    if (t.is("(")) {
+      ts_.next();
+      AstExprPtr inner = expr();
+      ts_.expect(")", "to close the parenthesis");
+      return inner;
+    }
+    if (t.kind != TokenKind::Identifier) ts_.fail("expected an expression, found " + TokenStream::describe(t));
+    node->text = ts_.next().text;
+    if (ts_.peek().is("(")) {
+      node->kind = AstExpr::Kind::Call;
+      node->args = list("(", ")");
+    } else if (ts_.peek().is("[")) {
+      node->kind = AstExpr::Kind::Access;
+      node->args = list("[", "]");
+      if (ts_.accept("else")) node->pad = unary();
+    } else {
+      node->kind = AstExpr::Kind::Name;
+    }
+    return node;
+  }
+};
+
+}  // namespace
+
+Spec parse_spec(const std::shared_ptr<const SourceFile> &file) { return Parser(file).spec(); }
+
+Spec load_spec(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError("error: cannot open spec '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw UserError("error: cannot read spec '" + path + "'");
+  auto file = std::make_shared<SourceFile>(SourceFile{path, text.str()});
+  return parse_spec(file);
+}
+
+}  // namespace ks::frontend

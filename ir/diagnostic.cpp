@@ -1,0 +1,31 @@
+// Clang-style diagnostics: the location, the message, the quoted line and a caret.
+#include "ir/diagnostic.h"
+
+namespace ks {
+
+std::string format_diagnostic(const SourceLoc &loc, const std::string &message) {
+  if (!loc.file) return "error: " + message;
+  std::string out = loc.file->name + ":" + std::to_string(loc.line) + ":" +
+                    std::to_string(loc.column) + ": error: " + message;
+  // Quote the line so the caret has something to point at.
+  const std::string &text = loc.file->text;
+  size_t start = 0;
+  for (int line = 1; line < loc.line && start != std::string::npos; ++line) {
+    start = text.find('\n', start);
+    if (start != std::string::npos) ++start;
+  }
+  if (start == std::string::npos || start > text.size()) return out;
+  size_t end = text.find('\n', start);
+  std::string source_line = text.substr(start, end == std::string::npos ? end : end - start);
+  std::string caret;
+  for (int i = 1; i < loc.column && i - 1 < static_cast<int>(source_line.size()); ++i)
+    caret += source_line[i - 1] == '\t' ? '\t' : ' ';
+  out += "\n" + source_line + "\n" + caret + "^";
+  return out;
+}
+
+void error_at(const SourceLoc &loc, const std::string &message) {
+  throw UserError(format_diagnostic(loc, message));
+}
+
+}  // namespace ks

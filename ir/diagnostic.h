@@ -1,0 +1,50 @@
+// Errors of two kinds, kept apart (STYLE.md): the user's, which point at a place in
+// a source text (`file:line:col: error: message`, the line, a caret), and the
+// compiler's own broken invariants. Neither aborts the process: both are exceptions.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace ks {
+
+/// A source text with its name; diagnostics quote lines from it.
+struct SourceFile {
+  std::string name;
+  std::string text;
+};
+
+/// A position in a source file (1-based line and column).
+struct SourceLoc {
+  std::shared_ptr<const SourceFile> file;
+  int line = 0;
+  int column = 0;
+};
+
+/// The user's error: a bad spec, schedule, printed IR or flag. what() is the full,
+/// clang-style message, ready to print.
+class UserError : public std::runtime_error {
+ public:
+  explicit UserError(const std::string &message) : std::runtime_error(message) {}
+};
+
+/// A broken invariant inside the compiler (a bug in kernelsmith, not in the input).
+class InternalError : public std::runtime_error {
+ public:
+  explicit InternalError(const std::string &message)
+      : std::runtime_error("internal error: " + message), detail_(message) {}
+  /// The message without the "internal error: " prefix.
+  const std::string &detail() const { return detail_; }
+
+ private:
+  std::string detail_;
+};
+
+/// Formats `file:line:col: error: message`, the source line and a caret.
+std::string format_diagnostic(const SourceLoc &loc, const std::string &message);
+
+/// Throws a UserError at loc.
+[[noreturn]] void error_at(const SourceLoc &loc, const std::string &message);
+
+}  // namespace ks

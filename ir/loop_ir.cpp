@@ -1,0 +1,76 @@
+#include "ir/loop_ir.h"
+
+#include <set>
+
+#include "ir/visitor.h"
+
+namespace ks {
+
+const TensorDecl *Program::find_buffer(const std::string &name) const {
+  for (const TensorDecl &b : buffers)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+int64_t LaunchShape::work_items() const {
+  int64_t n = 1;
+  for (int d = 0; d < 3; ++d) n *= groups[d] * local[d];
+  return n;
+}
+
+namespace {
+struct CollectBound : IRVisitor {
+  LaunchShape shape;
+  using IRVisitor::visit;
+  void visit(const For *n) override {
+    int dim = hardware_dim(n->kind);
+    if (is_group(n->kind)) shape.groups[dim] = n->extent;
+    if (is_local(n->kind)) shape.local[dim] = n->extent;
+    IRVisitor::visit(n);
+  }
+};
+
+struct CollectBuffers : IRVisitor {
+  std::set<std::string> used, written, allocated;
+  using IRVisitor::visit;
+  void visit(const Load *n) override {
+    used.insert(n->buffer);
+    IRVisitor::visit(n);
+  }
+  void visit(const Store *n) override {
+    used.insert(n->buffer);
+    written.insert(n->buffer);
+    IRVisitor::visit(n);
+  }
+  void visit(const Allocate *n) override {
+    allocated.insert(n->buffer);
+    IRVisitor::visit(n);
+  }
+};
+}  // namespace
+
+LaunchShape launch_shape(const Kernel &kernel) {
+  CollectBound collect;
+  collect.dispatch(kernel.body);
+  return collect.shape;
+}
+
+std::vector<std::string> kernel_buffers(const Program &program, const Kernel &kernel) {
+  CollectBuffers collect;
+  collect.dispatch(kernel.body);
+  std::vector<std::string> out;
+  for (const TensorDecl &b : program.buffers)
+    if (collect.used.count(b.name) && !collect.allocated.count(b.name)) out.push_back(b.name);
+  return out;
+}
+
+std::vector<std::string> kernel_written_buffers(const Kernel &kernel) {
+  CollectBuffers collect;
+  collect.dispatch(kernel.body);
+  std::vector<std::string> out;
+  for (const std::string &name : collect.written)
+    if (!collect.allocated.count(name)) out.push_back(name);
+  return out;
+}
+
+}  // namespace ks

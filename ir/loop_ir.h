@@ -1,0 +1,47 @@
+// Loop IR: the tiling/fusion IR. A program is a list of global buffers (inputs,
+// outputs, temporaries) and a list of kernels, launched in order. Each kernel is a
+// statement tree (ir/ir.h): loops bound to group.* are the work-groups of the
+// launch, loops bound to local.* the work-items of a group; every other loop runs
+// inside one work-item. A bound loop of extent E launches E groups (or work-items)
+// along its dimension; each dimension is bound at most once per kernel, group
+// loops enclose local loops, and both enclose everything else.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/ir.h"
+
+namespace ks {
+
+struct Kernel {
+  std::string name;
+  Stmt body;
+};
+
+struct Program {
+  std::string name;
+  std::vector<TensorDecl> buffers;
+  std::vector<Kernel> kernels;
+  const TensorDecl *find_buffer(const std::string &name) const;
+};
+
+/// The launch geometry of a kernel, read off its bound loops.
+struct LaunchShape {
+  std::array<int64_t, 3> groups{1, 1, 1};
+  std::array<int64_t, 3> local{1, 1, 1};
+  int64_t work_items() const;
+};
+
+LaunchShape launch_shape(const Kernel &kernel);
+
+/// The global buffers a kernel reads or writes, in the program's buffer order: the
+/// kernel's parameters, in this order, for every code generator and launcher.
+std::vector<std::string> kernel_buffers(const Program &program, const Kernel &kernel);
+
+/// The global buffers a kernel writes.
+std::vector<std::string> kernel_written_buffers(const Kernel &kernel);
+
+}  // namespace ks

@@ -1,0 +1,245 @@
+// The verifier of both IRs.
+#include "ir/verifier.h"
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "ir/printer.h"
+#include "ir/visitor.h"
+
+namespace ks {
+
+Interval tensor_value_interval(const TensorDecl &tensor) {
+  if (!tensor.range || !is_int(tensor.type)) return Interval::everything();
+  return Interval::of(static_cast<int64_t>(std::ceil(tensor.range->lo)),
+                      static_cast<int64_t>(std::ceil(tensor.range->hi)) - 1);
+}
+
+Interval stage_value_interval(const Stage &stage, const BoundsScope &scope) {
+  int64_t points = 1;
+  for (const IterVar &v : stage.reduce_vars) points *= v.extent;
+  switch (stage.reduce) {
+    case ReduceOp::ArgMax: case ReduceOp::ArgMin: return Interval::of(0, points - 1);
+    case ReduceOp::None: case ReduceOp::Max: case ReduceOp::Min: return bounds_of(stage.body, scope);
+    case ReduceOp::Sum: case ReduceOp::Prod: return Interval::everything();
+  }
+  return Interval::everything();
+}
+
+namespace {
+
+// Walks an expression: every load names a known tensor with the right rank, every
+// variable is in scope, and unpadded loads stay in bounds.
+class ExprChecker : public IRVisitor {
+ public:
+  ExprChecker(const std::map<std::string, const TensorDecl *> &tensors, const BoundsScope &scope,
+              std::string *problem)
+      : tensors_(tensors), scope_(scope), problem_(problem) {}
+
+  using IRVisitor::visit;
+  void visit(const Var *n) override {
+    if (!scope_.vars.count(n->name)) fail("variable '" + n->name + "' is not in scope");
+  }
+  void visit(const Load *n) override {
+    IRVisitor::visit(n);
+    auto it = tensors_.find(n->buffer);
+    if (it == tensors_.end()) return fail("load of unknown buffer '" + n->buffer + "'");
+    const TensorDecl &t = *it->second;
+    if (t.type != n->type) return fail("load of " + n->buffer + " has the wrong type");
+    if (t.shape.size() != n->indices.size()) return fail("load of " + n->buffer + " has the wrong rank");
+    if (n->pad) return;
+    for (size_t d = 0; d < n->indices.size(); ++d)
+      if (!bounds_of(n->indices[d], scope_).within(0, t.shape[d] - 1))
+        return fail("index " + print_expr(n->indices[d]) + " of " + n->buffer +
+                    " may leave [0, " + std::to_string(t.shape[d]) + ")");
+  }
+
+ private:
+  void fail(const std::string &message) {
+    if (problem_->empty()) *problem_ = message;
+  }
+  const std::map<std::string, const TensorDecl *> &tensors_;
+  const BoundsScope &scope_;
+  std::string *problem_;
+};
+
+[[noreturn]] void broken(const std::string &rule, const std::string &ir) {
+  throw InternalError("IR verification failed: " + rule + "\n" + ir);
+}
+
+class ProgramChecker : public IRVisitor {
+ public:
+  ProgramChecker(const Program &program, std::string *problem) : problem_(problem) {
+    for (const TensorDecl &b : program.buffers) {
+      tensors_[b.name] = &b;
+      if (is_int(b.type)) scope_.buffer_values[b.name] = tensor_value_interval(b);
+    }
+  }
+
+  void kernel(const Kernel &k) {
+    bound_.clear();
+    serial_depth_ = 0;
+    local_seen_ = 0;
+    dispatch(k.body);
+  }
+
+  using IRVisitor::visit;
+
+ protected:
+  void check(const Expr &e) {
+    ExprChecker checker(tensors_, scope_, problem_);
+    checker.dispatch(e);
+  }
+  void fail(const std::string &message) {
+    if (problem_->empty()) *problem_ = message;
+  }
+  void bind_var(const std::string &name, Interval range) {
+    if (scope_.vars.count(name)) fail("variable '" + name + "' is defined twice");
+    scope_.vars[name] = range;
+  }
+
+  void visit(const For *n) override {
+    if (n->kind != ForKind::Serial && n->kind != ForKind::Unrolled && n->kind != ForKind::Vectorized) {
+      if (bound_.count(n->kind)) fail(std::string("loop kind ") + for_kind_name(n->kind) + " is bound twice");
+      if (serial_depth_ > 0) fail(std::string("loop ") + n->var + " is bound inside a serial loop");
+      if (is_group(n->kind) && local_seen_ > 0) fail("group loop " + n->var + " is inside a local loop");
+      bound_.insert(n->kind);
+    }
+    bool serial = n->kind == ForKind::Serial || n->kind == ForKind::Unrolled || n->kind == ForKind::Vectorized;
+    serial_depth_ += serial;
+    local_seen_ += is_local(n->kind);
+    bind_var(n->var, Interval::of(0, n->extent - 1));
+    dispatch(n->body);
+    scope_.vars.erase(n->var);
+    serial_depth_ -= serial;
+    local_seen_ -= is_local(n->kind);
+    if (!serial) bound_.erase(n->kind);
+  }
+  void visit(const Block *n) override {
+    for (const auto *regions : {&n->reads, &n->writes})
+      for (const Region &region : *regions) {
+        auto it = tensors_.find(region.buffer);
+        if (it == tensors_.end()) fail("region of unknown buffer '" + region.buffer + "'");
+        else if (it->second->shape.size() != region.ranges.size()) fail("region of " + region.buffer + " has the wrong rank");
+        for (const Range &range : region.ranges) check(range.min);
+      }
+    dispatch(n->body);
+  }
+  void visit(const Allocate *n) override {
+    if (tensors_.count(n->buffer)) fail("allocation '" + n->buffer + "' shadows a buffer");
+    TensorDecl local{n->buffer, n->type, n->shape, TensorRole::Temp, std::nullopt};
+    tensors_[n->buffer] = &local;
+    dispatch(n->body);
+    tensors_.erase(n->buffer);
+  }
+  void visit(const IfThenElse *n) override {
+    check(n->condition);
+    BoundsScope outside = scope_;
+    refine_with_condition(n->condition, &scope_);
+    dispatch(n->then_case);
+    scope_ = outside;
+    dispatch(n->else_case);
+  }
+  void visit(const LetStmt *n) override {
+    check(n->value);
+    bind_var(n->var, bounds_of(n->value, scope_));
+    dispatch(n->body);
+    scope_.vars.erase(n->var);
+  }
+  void visit(const Store *n) override {
+    auto it = tensors_.find(n->buffer);
+    if (it == tensors_.end()) return fail("store to unknown buffer '" + n->buffer + "'");
+    const TensorDecl &t = *it->second;
+    if (t.role == TensorRole::Input) fail("store to input " + n->buffer);
+    if (t.type != n->value.type()) fail("store of the wrong type to " + n->buffer);
+    if (t.shape.size() != n->indices.size()) fail("store to " + n->buffer + " has the wrong rank");
+    for (size_t d = 0; d < n->indices.size() && d < t.shape.size(); ++d) {
+      check(n->indices[d]);
+      if (!bounds_of(n->indices[d], scope_).within(0, t.shape[d] - 1))
+        fail("index " + print_expr(n->indices[d]) + " of a store to " + n->buffer + " may leave [0, " +
+             std::to_string(t.shape[d]) + ")");
+    }
+    check(n->value);
+  }
+
+ private:
+  std::map<std::string, const TensorDecl *> tensors_;
+  BoundsScope scope_;
+  std::set<ForKind> bound_;
+  int serial_depth_ = 0, local_seen_ = 0;
+  std::string *problem_;
+};
+
+}  // namespace
+
+void verify_graph(const Graph &graph) {
+  std::map<std::string, const TensorDecl *> all;
+  for (const TensorDecl &t : graph.tensors) {
+    if (all.count(t.name)) broken("tensor '" + t.name + "' is declared twice", print_graph(graph));
+    if (t.type == DType::Bool) broken("tensor '" + t.name + "' holds bool", print_graph(graph));
+    for (int64_t extent : t.shape)
+      if (extent < 1) broken("tensor '" + t.name + "' has an empty dimension", print_graph(graph));
+    all[t.name] = &t;
+  }
+  std::map<std::string, const TensorDecl *> visible;
+  BoundsScope values;
+  for (const TensorDecl &t : graph.tensors)
+    if (t.role == TensorRole::Input) {
+      visible[t.name] = &t;
+      if (is_int(t.type)) values.buffer_values[t.name] = tensor_value_interval(t);
+    }
+  for (const Stage &stage : graph.stages) {
+    auto it = all.find(stage.output);
+    if (it == all.end()) broken("stage of undeclared tensor '" + stage.output + "'", print_graph(graph));
+    const TensorDecl &out = *it->second;
+    if (out.role == TensorRole::Input) broken("stage writes input '" + out.name + "'", print_graph(graph));
+    if (visible.count(out.name)) broken("tensor '" + out.name + "' is defined twice", print_graph(graph));
+    if (stage.spatial.size() != out.shape.size())
+      broken("stage '" + out.name + "' has the wrong number of variables", print_graph(graph));
+    BoundsScope scope = values;
+    for (size_t d = 0; d < stage.spatial.size(); ++d) {
+      if (stage.spatial[d].extent != out.shape[d])
+        broken("stage '" + out.name + "' variable " + stage.spatial[d].name + " does not span its dimension",
+               print_graph(graph));
+      scope.vars[stage.spatial[d].name] = Interval::of(0, stage.spatial[d].extent - 1);
+    }
+    for (const IterVar &v : stage.reduce_vars) {
+      if (scope.vars.count(v.name)) broken("variable '" + v.name + "' is defined twice", print_graph(graph));
+      scope.vars[v.name] = Interval::of(0, v.extent - 1);
+    }
+    if ((stage.reduce == ReduceOp::None) != stage.reduce_vars.empty())
+      broken("stage '" + out.name + "' has reduction variables without a reduction", print_graph(graph));
+    bool arg = stage.reduce == ReduceOp::ArgMax || stage.reduce == ReduceOp::ArgMin;
+    if (!stage.body.defined()) broken("stage '" + out.name + "' has no body", print_graph(graph));
+    if (arg ? !is_int(out.type) || stage.body.type() == DType::Bool : stage.body.type() != out.type)
+      broken("stage '" + out.name + "' computes " + dtype_name(stage.body.type()) + " into " +
+                 dtype_name(out.type),
+             print_graph(graph));
+    std::string problem;
+    ExprChecker checker(visible, scope, &problem);
+    checker.dispatch(stage.body);
+    if (!problem.empty()) broken("stage '" + out.name + "': " + problem, print_graph(graph));
+    visible[out.name] = &out;
+    if (is_int(out.type)) values.buffer_values[out.name] = stage_value_interval(stage, scope);
+  }
+  for (const TensorDecl &t : graph.tensors)
+    if (t.role == TensorRole::Output && !visible.count(t.name))
+      broken("output '" + t.name + "' is never defined", print_graph(graph));
+}
+
+void verify_program(const Program &program) {
+  std::set<std::string> names;
+  for (const TensorDecl &b : program.buffers)
+    if (!names.insert(b.name).second) broken("buffer '" + b.name + "' is declared twice", print_program(program));
+  std::set<std::string> kernel_names;
+  for (const Kernel &k : program.kernels) {
+    if (!kernel_names.insert(k.name).second) broken("kernel '" + k.name + "' is declared twice", print_program(program));
+    std::string problem;
+    ProgramChecker checker(program, &problem);
+    checker.kernel(k);
+    if (!problem.empty()) broken("kernel '" + k.name + "': " + problem, print_program(program));
+  }
+}
+
+}  // namespace ks

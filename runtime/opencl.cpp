@@ -1,0 +1,350 @@
+// OpenCL backend: contexts, buffers, program builds with the binary cache, launch
+// plans, and batched timing with profiling events.
+#define CL_TARGET_OPENCL_VERSION 120
+#include "runtime/opencl.h"
+
+#include <CL/cl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+
+#include "runtime/program_cache.h"
+#include "runtime/statistics.h"
+
+namespace ks::runtime {
+
+namespace {
+
+const char *cl_error_name(cl_int code) {
+  switch (code) {
+#define KS_CL_ERROR(name) \
+  case name: return #name;
+    KS_CL_ERROR(CL_DEVICE_NOT_FOUND) KS_CL_ERROR(CL_DEVICE_NOT_AVAILABLE) KS_CL_ERROR(CL_COMPILER_NOT_AVAILABLE)
+    KS_CL_ERROR(CL_MEM_OBJECT_ALLOCATION_FAILURE) KS_CL_ERROR(CL_OUT_OF_RESOURCES) KS_CL_ERROR(CL_OUT_OF_HOST_MEMORY)
+    KS_CL_ERROR(CL_PROFILING_INFO_NOT_AVAILABLE) KS_CL_ERROR(CL_BUILD_PROGRAM_FAILURE) KS_CL_ERROR(CL_INVALID_VALUE)
+    KS_CL_ERROR(CL_INVALID_DEVICE) KS_CL_ERROR(CL_INVALID_CONTEXT) KS_CL_ERROR(CL_INVALID_COMMAND_QUEUE)
+    KS_CL_ERROR(CL_INVALID_MEM_OBJECT) KS_CL_ERROR(CL_INVALID_BINARY) KS_CL_ERROR(CL_INVALID_BUILD_OPTIONS)
+    KS_CL_ERROR(CL_INVALID_PROGRAM) KS_CL_ERROR(CL_INVALID_PROGRAM_EXECUTABLE) KS_CL_ERROR(CL_INVALID_KERNEL_NAME)
+    KS_CL_ERROR(CL_INVALID_KERNEL) KS_CL_ERROR(CL_INVALID_ARG_INDEX) KS_CL_ERROR(CL_INVALID_ARG_VALUE)
+    KS_CL_ERROR(CL_INVALID_ARG_SIZE) KS_CL_ERROR(CL_INVALID_KERNEL_ARGS) KS_CL_ERROR(CL_INVALID_WORK_DIMENSION)
+    KS_CL_ERROR(CL_INVALID_WORK_GROUP_SIZE) KS_CL_ERROR(CL_INVALID_WORK_ITEM_SIZE)
+    KS_CL_ERROR(CL_INVALID_GLOBAL_OFFSET) KS_CL_ERROR(CL_INVALID_EVENT) KS_CL_ERROR(CL_INVALID_OPERATION)
+    KS_CL_ERROR(CL_INVALID_BUFFER_SIZE) KS_CL_ERROR(CL_INVALID_GLOBAL_WORK_SIZE)
+    KS_CL_ERROR(CL_MISALIGNED_SUB_BUFFER_OFFSET) KS_CL_ERROR(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    KS_CL_ERROR(CL_INVALID_PLATFORM)
+#undef KS_CL_ERROR
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+    default: return "unknown OpenCL error";
+  }
+}
+
+void check(cl_int code, const char *call) {
+  if (code != CL_SUCCESS)
+    throw DeviceError(std::string(call) + " failed: " + cl_error_name(code) + " (" + std::to_string(code) + ")");
+}
+
+std::string device_string(cl_device_id device, cl_device_info what) {
+  size_t size = 0;
+  if (clGetDeviceInfo(device, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return "";
+  std::string s(size, '\0');
+  clGetDeviceInfo(device, what, size, s.data(), nullptr);
+  while (!s.empty() && (s.back() == '\0' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+template <typename T>
+T device_value(cl_device_id device, cl_device_info what) {
+  T value{};
+  clGetDeviceInfo(device, what, sizeof value, &value, nullptr);
+  return value;
+}
+
+std::string platform_string(cl_platform_id platform, cl_platform_info what) {
+  size_t size = 0;
+  if (clGetPlatformInfo(platform, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return "";
+  std::string s(size, '\0');
+  clGetPlatformInfo(platform, what, size, s.data(), nullptr);
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+
+// Every (platform, device) pair, in a stable order.
+std::vector<std::pair<cl_platform_id, cl_device_id>> enumerate() {
+  std::vector<std::pair<cl_platform_id, cl_device_id>> out;
+  cl_uint platform_count = 0;
+  if (clGetPlatformIDs(0, nullptr, &platform_count) != CL_SUCCESS || platform_count == 0) return out;
+  std::vector<cl_platform_id> platforms(platform_count);
+  if (clGetPlatformIDs(platform_count, platforms.data(), nullptr) != CL_SUCCESS) return out;
+  for (cl_platform_id platform : platforms) {
+    cl_uint device_count = 0;
+    if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &device_count) != CL_SUCCESS) continue;
+    std::vector<cl_device_id> devices(device_count);
+    if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, device_count, devices.data(), nullptr) != CL_SUCCESS) continue;
+    for (cl_device_id d : devices) out.push_back({platform, d});
+  }
+  return out;
+}
+
+DeviceInfo describe(cl_platform_id platform, cl_device_id device, int index) {
+  DeviceInfo info;
+  info.api = "opencl";
+  info.index = index;
+  info.platform = platform_string(platform, CL_PLATFORM_NAME);
+  info.name = device_string(device, CL_DEVICE_NAME);
+  info.vendor = device_string(device, CL_DEVICE_VENDOR);
+  info.version = device_string(device, CL_DEVICE_VERSION);
+  info.driver_version = device_string(device, CL_DRIVER_VERSION);
+  info.gpu = (device_value<cl_device_type>(device, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_GPU) != 0;
+  info.global_memory_bytes = device_value<cl_ulong>(device, CL_DEVICE_GLOBAL_MEM_SIZE);
+  info.max_allocation_bytes = device_value<cl_ulong>(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+  info.local_memory_bytes = device_value<cl_ulong>(device, CL_DEVICE_LOCAL_MEM_SIZE);
+  info.max_work_group_size = device_value<size_t>(device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+  size_t sizes[3] = {0, 0, 0};
+  clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof sizes, sizes, nullptr);
+  info.max_work_item_sizes = {sizes[0], sizes[1], sizes[2]};
+  info.extensions = device_string(device, CL_DEVICE_EXTENSIONS);
+  return info;
+}
+
+class OpenCLDevice : public Device {
+ public:
+  OpenCLDevice(const DeviceInfo &info, cl_platform_id, cl_device_id device) : info_(info), device_(device) {
+    cl_int err;
+    context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
+    check(err, "clCreateContext");
+    queue_ = clCreateCommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE, &err);
+    check(err, "clCreateCommandQueue");
+  }
+
+  ~OpenCLDevice() override {
+    release_program();
+    for (cl_mem m : buffers_)
+      if (m) clReleaseMemObject(m);
+    if (queue_) clReleaseCommandQueue(queue_);
+    if (context_) clReleaseContext(context_);
+  }
+
+  const DeviceInfo &info() const override { return info_; }
+
+  BufferId allocate(size_t bytes) override {
+    if (bytes > info_.max_allocation_bytes)
+      throw DeviceError("a buffer of " + std::to_string(bytes) + " bytes exceeds the device's largest allocation (" +
+                        std::to_string(info_.max_allocation_bytes) + " bytes)");
+    cl_int err;
+    cl_mem m = clCreateBuffer(context_, CL_MEM_READ_WRITE, std::max<size_t>(bytes, 1), nullptr, &err);
+    check(err, "clCreateBuffer");
+    buffers_.push_back(m);
+    sizes_.push_back(bytes);
+    return static_cast<BufferId>(buffers_.size() - 1);
+  }
+
+  void write(BufferId id, const void *data, size_t bytes) override {
+    check_buffer(id, bytes);
+    if (bytes) check(clEnqueueWriteBuffer(queue_, buffers_[id], CL_TRUE, 0, bytes, data, 0, nullptr, nullptr),
+                     "clEnqueueWriteBuffer");
+  }
+
+  void read(BufferId id, void *data, size_t bytes) override {
+    check_buffer(id, bytes);
+    if (bytes) check(clEnqueueReadBuffer(queue_, buffers_[id], CL_TRUE, 0, bytes, data, 0, nullptr, nullptr),
+                     "clEnqueueReadBuffer");
+  }
+
+  void build(const std::string &source) override {
+    release_program();
+    const std::string options = "-cl-std=CL1.2";
+    const std::string key = info_.platform + "\n" + info_.name + "\n" + info_.driver_version + "\n" + options + "\n" + source;
+    ProgramCache cache;
+    if (auto binary = cache.load(key)) {
+      const unsigned char *bytes = binary->data();
+      size_t size = binary->size();
+      cl_int status, err;
+      program_ = clCreateProgramWithBinary(context_, 1, &device_, &size, &bytes, &status, &err);
+      if (err == CL_SUCCESS && status == CL_SUCCESS &&
+          clBuildProgram(program_, 1, &device_, options.c_str(), nullptr, nullptr) == CL_SUCCESS) {
+        create_kernels();
+        return;
+      }
+      release_program();  // a stale or foreign binary: build from source instead
+    }
+    cl_int err;
+    const char *text = source.c_str();
+    size_t length = source.size();
+    program_ = clCreateProgramWithSource(context_, 1, &text, &length, &err);
+    check(err, "clCreateProgramWithSource");
+    err = clBuildProgram(program_, 1, &device_, options.c_str(), nullptr, nullptr);
+    if (err != CL_SUCCESS) {
+      std::string log = build_log();
+      release_program();
+      throw DeviceError("OpenCL build failed (" + std::string(cl_error_name(err)) + "):\n" + log);
+    }
+    create_kernels();
+    size_t binary_size = 0;
+    if (clGetProgramInfo(program_, CL_PROGRAM_BINARY_SIZES, sizeof binary_size, &binary_size, nullptr) ==
+            CL_SUCCESS &&
+        binary_size > 0) {
+      std::vector<unsigned char> binary(binary_size);
+      unsigned char *pointer = binary.data();
+      if (clGetProgramInfo(program_, CL_PROGRAM_BINARIES, sizeof pointer, &pointer, nullptr) == CL_SUCCESS)
+        cache.store(key, binary);
+    }
+  }
+
+  void run(const LaunchPlan &plan) override {
+    enqueue(plan, nullptr, nullptr);
+    check(clFinish(queue_), "clFinish");
+  }
+
+  Timing time(const LaunchPlan &plan, const TimingOptions &options) override {
+    for (int i = 0; i < options.warmup_runs; ++i) enqueue(plan, nullptr, nullptr);
+    check(clFinish(queue_), "clFinish");
+    // One timed run tells how many runs make a batch long enough to time.
+    double once = timed_batch(plan, 1);
+    int runs = static_cast<int>(std::ceil(options.min_batch_ms / std::max(once, 1e-6)));
+    runs = std::clamp(runs, 1, options.max_runs_per_batch);
+    int batches = options.batches;
+    double estimate_seconds = once * runs * batches / 1e3;
+    if (estimate_seconds > options.max_total_seconds)
+      batches = std::max(3, static_cast<int>(options.max_total_seconds * 1e3 / (once * runs)));
+    std::vector<double> per_run;
+    for (int b = 0; b < batches; ++b) per_run.push_back(timed_batch(plan, runs) / runs);
+    Summary s = summarize(per_run);
+    Timing t;
+    t.median_ms = s.median;
+    t.min_ms = s.min;
+    t.max_ms = s.max;
+    t.cv = s.cv;
+    t.batches = batches;
+    t.runs_per_batch = runs;
+    return t;
+  }
+
+ private:
+  DeviceInfo info_;
+  cl_device_id device_;
+  cl_context context_ = nullptr;
+  cl_command_queue queue_ = nullptr;
+  cl_program program_ = nullptr;
+  std::map<std::string, cl_kernel> kernels_;
+  std::vector<cl_mem> buffers_;
+  std::vector<size_t> sizes_;
+
+  void check_buffer(BufferId id, size_t bytes) const {
+    if (id < 0 || static_cast<size_t>(id) >= buffers_.size()) throw DeviceError("unknown buffer " + std::to_string(id));
+    if (bytes > sizes_[static_cast<size_t>(id)])
+      throw DeviceError("transfer of " + std::to_string(bytes) + " bytes to a buffer of " +
+                        std::to_string(sizes_[static_cast<size_t>(id)]));
+  }
+
+  std::string build_log() const {
+    size_t size = 0;
+    clGetProgramBuildInfo(program_, device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
+    std::string log(size, '\0');
+    if (size) clGetProgramBuildInfo(program_, device_, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+    return log;
+  }
+
+  void create_kernels() {
+    cl_uint count = 0;
+    check(clCreateKernelsInProgram(program_, 0, nullptr, &count), "clCreateKernelsInProgram");
+    std::vector<cl_kernel> list(count);
+    check(clCreateKernelsInProgram(program_, count, list.data(), nullptr), "clCreateKernelsInProgram");
+    for (cl_kernel k : list) {
+      size_t size = 0;
+      clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, 0, nullptr, &size);
+      std::string name(size, '\0');
+      clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, size, name.data(), nullptr);
+      while (!name.empty() && name.back() == '\0') name.pop_back();
+      kernels_[name] = k;
+    }
+  }
+
+  void release_program() {
+    for (auto &[name, k] : kernels_) clReleaseKernel(k);
+    kernels_.clear();
+    if (program_) clReleaseProgram(program_);
+    program_ = nullptr;
+  }
+
+  // Enqueues every launch of plan; first/last receive events of the first and last
+  // kernel when given.
+  void enqueue(const LaunchPlan &plan, cl_event *first, cl_event *last) {
+    for (size_t i = 0; i < plan.launches.size(); ++i) {
+      const KernelLaunch &launch = plan.launches[i];
+      auto it = kernels_.find(launch.kernel);
+      if (it == kernels_.end()) throw DeviceError("no kernel named '" + launch.kernel + "' in the built program");
+      size_t group = launch.local[0] * launch.local[1] * launch.local[2];
+      if (group > info_.max_work_group_size)
+        throw DeviceError("kernel '" + launch.kernel + "' needs " + std::to_string(group) +
+                          " work-items per group; the device allows " + std::to_string(info_.max_work_group_size));
+      for (size_t a = 0; a < launch.args.size(); ++a) {
+        BufferId id = launch.args[a];
+        if (id < 0 || static_cast<size_t>(id) >= buffers_.size()) throw DeviceError("unknown buffer in a launch");
+        check(clSetKernelArg(it->second, static_cast<cl_uint>(a), sizeof(cl_mem), &buffers_[static_cast<size_t>(id)]),
+              "clSetKernelArg");
+      }
+      cl_event *event = nullptr;
+      if (first && i == 0) event = first;
+      else if (last && i + 1 == plan.launches.size()) event = last;
+      check(clEnqueueNDRangeKernel(queue_, it->second, 3, nullptr, launch.global.data(), launch.local.data(), 0,
+                                   nullptr, event),
+            "clEnqueueNDRangeKernel");
+      // A plan of one kernel has the same first and last event.
+      if (first && last && plan.launches.size() == 1 && i == 0) {
+        *last = *first;
+        clRetainEvent(*last);
+      }
+    }
+  }
+
+  // Milliseconds from the start of the first kernel to the end of the last, over
+  // `runs` back-to-back runs of the plan.
+  double timed_batch(const LaunchPlan &plan, int runs) {
+    if (plan.launches.empty()) return 0;
+    cl_event first = nullptr, last = nullptr;
+    for (int r = 0; r < runs; ++r) {
+      cl_event *f = r == 0 ? &first : nullptr;
+      cl_event *l = r == runs - 1 ? &last : nullptr;
+      if (runs > 1 && r == 0) enqueue(plan, f, nullptr);
+      else if (runs > 1 && r == runs - 1) enqueue(plan, nullptr, l);
+      else if (runs > 1) enqueue(plan, nullptr, nullptr);
+      else enqueue(plan, f, l);
+    }
+    cl_int err = clFinish(queue_);
+    cl_ulong start = 0, end = 0;
+    if (err == CL_SUCCESS)
+      err = clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr);
+    if (err == CL_SUCCESS) err = clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr);
+    if (first) clReleaseEvent(first);
+    if (last) clReleaseEvent(last);
+    check(err, "timing a batch");
+    return static_cast<double>(end - start) * 1e-6;
+  }
+};
+
+}  // namespace
+
+std::vector<DeviceInfo> opencl_devices(int first_index) {
+  std::vector<DeviceInfo> out;
+  int index = first_index;
+  for (auto [platform, device] : enumerate()) out.push_back(describe(platform, device, index++));
+  return out;
+}
+
+std::unique_ptr<Device> open_opencl_device(const DeviceInfo &info) {
+  auto all = enumerate();
+  // OpenCL devices come first in list_devices(), so the index is the position; the
+  // names guard against a list that changed since.
+  size_t i = static_cast<size_t>(info.index);
+  if (info.index >= 0 && i < all.size()) {
+    DeviceInfo candidate = describe(all[i].first, all[i].second, info.index);
+    if (candidate.name == info.name && candidate.platform == info.platform)
+      return std::make_unique<OpenCLDevice>(candidate, all[i].first, all[i].second);
+  }
+  throw DeviceError("OpenCL device " + info.selector() + " (" + info.name + ") is no longer available");
+}
+
+}  // namespace ks::runtime

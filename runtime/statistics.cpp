@@ -1,0 +1,45 @@
+#include "runtime/statistics.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ks::runtime {
+
+namespace {
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+}  // namespace
+
+Summary summarize(std::vector<double> samples) {
+  Summary s;
+  if (samples.empty()) return s;
+  s.median = median_of(samples);
+  std::vector<double> kept = samples;
+  if (samples.size() >= 5) {
+    std::vector<double> deviations;
+    for (double x : samples) deviations.push_back(std::fabs(x - s.median));
+    // 1.4826 makes the MAD estimate the standard deviation of normal noise.
+    double mad = 1.4826 * median_of(deviations);
+    if (mad > 0) {
+      kept.clear();
+      for (double x : samples)
+        if (std::fabs(x - s.median) <= 3 * mad) kept.push_back(x);
+    }
+  }
+  s.kept = static_cast<int>(kept.size());
+  s.min = *std::min_element(kept.begin(), kept.end());
+  s.max = *std::max_element(kept.begin(), kept.end());
+  double mean = 0;
+  for (double x : kept) mean += x;
+  mean /= static_cast<double>(kept.size());
+  double var = 0;
+  for (double x : kept) var += (x - mean) * (x - mean);
+  var /= static_cast<double>(kept.size() > 1 ? kept.size() - 1 : 1);
+  s.cv = mean > 0 ? std::sqrt(var) / mean : 0;
+  return s;
+}
+
+}  // namespace ks::runtime

@@ -1,0 +1,200 @@
+// ksmith: the kernelsmith command line.
+//   ksmith devices [--json]
+//   ksmith compile SPEC [--size N=V]... [--emit=graph|loops|opencl] [-o FILE]
+//   ksmith run SPEC [--size N=V]... [--check-size N=V]... [--device SEL] [--json]
+// Exit status: 0 success; 1 a bad input, a failed check or a device failure;
+// 2 a bad command line.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+
+#include "evolve/compare.h"
+#include "evolve/evaluate.h"
+#include "frontend/elaborate.h"
+#include "frontend/parser.h"
+#include "ir/printer.h"
+#include "runtime/device.h"
+
+namespace {
+
+using namespace ks;
+
+// Writes text to path through a temporary file, so a failure leaves any old file whole.
+void write_file(const std::string &path, const std::string &text) {
+  std::string temp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) throw UserError("error: cannot write '" + path + "'");
+    out << text;
+    out.flush();
+    if (!out) {
+      std::remove(temp.c_str());
+      throw UserError("error: cannot write '" + path + "'");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) {
+    std::remove(temp.c_str());
+    throw UserError("error: cannot write '" + path + "': " + ec.message());
+  }
+}
+
+frontend::SizeOverrides overrides(const std::vector<std::string> &items, const char *flag) {
+  frontend::SizeOverrides o;
+  o.flag = flag;
+  for (const std::string &item : items) frontend::parse_size_assignments(item, &o);
+  return o;
+}
+
+std::string human_bytes(uint64_t bytes) {
+  char text[32];
+  if (bytes >= (1ull << 30)) std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1ull << 30));
+  else std::snprintf(text, sizeof text, "%.0f MiB", static_cast<double>(bytes) / (1ull << 20));
+  return text;
+}
+
+int devices_command(bool json) {
+  std::vector<runtime::DeviceInfo> devices = runtime::list_devices();
+  if (json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto &d : devices)
+      list.push_back({{"selector", d.selector()}, {"name", d.name}, {"platform", d.platform}, {"version", d.version},
+                      {"driver", d.driver_version}, {"gpu", d.gpu}, {"global_memory_bytes", d.global_memory_bytes},
+                      {"local_memory_bytes", d.local_memory_bytes}, {"max_work_group_size", d.max_work_group_size}});
+    std::cout << list.dump(2) << "\n";
+    return 0;
+  }
+  if (devices.empty()) {
+    std::cout << "no devices found (no OpenCL platform is registered with the ICD loader)\n";
+    return 0;
+  }
+  for (const auto &d : devices)
+    std::cout << d.selector() << "  " << d.name << "  [" << d.platform << ", " << d.version << ", driver "
+              << d.driver_version << "]  " << (d.gpu ? "GPU" : "CPU") << ", " << human_bytes(d.global_memory_bytes)
+              << " global, " << d.local_memory_bytes / 1024 << " KiB local, work-groups up to "
+              << d.max_work_group_size << "\n";
+  return 0;
+}
+
+int compile_command(const std::string &path, const std::vector<std::string> &sizes, const std::string &emit,
+                    const std::string &output) {
+  frontend::Spec spec = frontend::load_spec(path);
+  frontend::SizeOverrides o = overrides(sizes, "--size");
+  std::string text;
+  if (emit == "graph") {
+    text = print_graph(frontend::elaborate(spec, frontend::SizeSet::Default, o));
+  } else {
+    Compiled c = compile_spec(spec, frontend::SizeSet::Default, o);
+    text = emit == "loops" ? print_program(c.program) : c.code.source;
+  }
+  if (output.empty() || output == "-") std::cout << text;
+  else write_file(output, text);
+  return 0;
+}
+
+std::string format_index(const std::vector<int64_t> &index) {
+  std::string out;
+  for (int64_t i : index) out += (out.empty() ? "" : ", ") + std::to_string(i);
+  return "[" + out + "]";
+}
+
+int run_command(const std::string &path, const EvalOptions &options, const std::string &device_selector, bool json) {
+  frontend::Spec spec = frontend::load_spec(path);
+  std::unique_ptr<runtime::Device> device = runtime::open_device(device_selector);
+  EvalRecord r = evaluate(spec, path, *device, options);
+  if (json) {
+    std::cout << r.to_json().dump(2) << "\n";
+    return r.ok() ? 0 : 1;
+  }
+  const auto &d = r.device;
+  std::printf("%s  (%s)\n  device  %s: %s [%s, driver %s]\n", r.kernel.c_str(), r.spec.c_str(), d.selector().c_str(),
+              d.name.c_str(), d.platform.c_str(), d.driver_version.c_str());
+  const CheckRecord &c = r.check;
+  std::printf("  check   %-28s %s  worst error %.2e at %s%s (expected %.8g, got %.8g), %d trials\n", c.sizes.c_str(),
+              c.passed ? "correct  " : "INCORRECT", c.worst_error, c.tensor.c_str(), format_index(c.index).c_str(),
+              c.expected, c.got, c.trials);
+  if (!c.passed)
+    std::printf("          %lld elements over the tolerance (%.0e)\n", static_cast<long long>(c.bad_elements),
+                tolerance_for(DType::F32));
+  if (r.time) {
+    const TimeRecord &t = *r.time;
+    double seconds = t.timing.median_ms * 1e-3;
+    std::printf("  time    %-28s median %.4f ms  spread %.2f%% (%d batches x %d runs)  %.1f GB/s  %.2f GFLOP/s\n",
+                t.sizes.c_str(), t.timing.median_ms, 100 * t.timing.cv, t.timing.batches, t.timing.runs_per_batch,
+                t.cost.bytes / seconds * 1e-9, t.cost.flops / seconds * 1e-9);
+    if (!t.outputs_written) std::printf("          FAILED: %s\n", t.problem.c_str());
+  }
+  return r.ok() ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"kernelsmith: operator specs to fast OpenCL kernels", "ksmith"};
+  app.require_subcommand(1);
+
+  bool devices_json = false;
+  auto *devices = app.add_subcommand("devices", "List the devices of every API");
+  devices->add_flag("--json", devices_json, "Print JSON");
+
+  std::string spec_path, emit = "opencl", output, device_selector;
+  std::vector<std::string> sizes, check_sizes;
+  auto *compile = app.add_subcommand("compile", "Compile a spec and print the chosen stage");
+  compile->add_option("spec", spec_path, "The .ks spec")->required();
+  compile->add_option("--size", sizes, "Override a size: NAME=VALUE (repeatable, or comma-separated)");
+  compile->add_option("--emit", emit, "What to print: graph, loops or opencl")
+      ->check(CLI::IsMember({"graph", "loops", "opencl"}));
+  compile->add_option("-o,--output", output, "Write to FILE instead of standard output");
+
+  EvalOptions options;
+  bool run_json = false, no_time = false;
+  uint64_t seed = 0;
+  auto *run = app.add_subcommand("run", "Check a spec against the reference, then time it");
+  run->add_option("spec", spec_path, "The .ks spec")->required();
+  run->add_option("--size", sizes, "Override a size of the timed run: NAME=VALUE");
+  run->add_option("--check-size", check_sizes, "Override a size of the correctness check: NAME=VALUE");
+  run->add_option("--device", device_selector, "Device: opencl:N, N, or part of its name (default: first GPU)");
+  run->add_flag("--json", run_json, "Print the evaluation record as JSON");
+  auto *seed_option = run->add_option("--seed", seed, "Seed of the random inputs (default: fresh each run)");
+  run->add_option("--trials", options.trials, "Correctness trials, each with fresh inputs")
+      ->check(CLI::Range(1, 1000));
+  run->add_flag("--no-time", no_time, "Check only");
+  run->add_option("--batches", options.timing.batches, "Timed batches")->check(CLI::Range(1, 100000));
+  run->add_option("--min-batch-ms", options.timing.min_batch_ms, "Shortest batch, in milliseconds")
+      ->check(CLI::Range(0.0, 1e6));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  try {
+    if (devices->parsed()) return devices_command(devices_json);
+    if (compile->parsed()) return compile_command(spec_path, sizes, emit, output);
+    if (run->parsed()) {
+      options.sizes = overrides(sizes, "--size");
+      options.check_sizes = overrides(check_sizes, "--check-size");
+      if (*seed_option) options.seed = seed;
+      options.time = !no_time;
+      return run_command(spec_path, options, device_selector, run_json);
+    }
+  } catch (const UserError &e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  } catch (const runtime::DeviceError &e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const InternalError &e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  } catch (const std::exception &e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
