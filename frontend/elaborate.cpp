@@ -331,6 +331,10 @@ class Elaborator {
         case BinaryOp::Add: v = *x + *y; break;
         case BinaryOp::Sub: v = *x - *y; break;
         case BinaryOp::Mul: v = *x * *y; break;
+        case BinaryOp::Div: case BinaryOp::Mod:
+          if (*y == 0) return Binary::make(op, a, b);
+          v = op == BinaryOp::Div ? floor_div(*x, *y) : *x - *y * floor_div(*x, *y);
+          break;
         default: return Binary::make(op, a, b);
       }
       if (a.type() == DType::I64 || (v >= INT32_MIN && v <= INT32_MAX)) return IntImm::make(a.type(), v);

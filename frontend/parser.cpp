@@ -34,7 +34,8 @@ class Parser {
     s.file = file_;
     if (ts_.at_end()) ts_.fail("empty spec: expected 'kernel'");
     s.loc = ts_.expect("kernel", "at the start of a spec").loc;
-    s.name = name("the kernel's name");
+    // The kernel's name never appears in an expression, so it may be a builtin's.
+    s.name = ts_.expect_identifier("the kernel's name").text;
     ts_.expect("(", "after the kernel's name");
     if (!ts_.peek().is(")")) {
       do s.inputs.push_back(tensor());
