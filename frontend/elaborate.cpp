@@ -54,6 +54,8 @@ namespace {
 
 using Kind = AstExpr::Kind;
 
+std::string indices_given(size_t n) { return n == 1 ? "1 index is given" : std::to_string(n) + " indices are given"; }
+
 int64_t floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
@@ -75,6 +77,7 @@ class Elaborator {
     bind_sizes();
     for (const AstTensor &t : spec_.inputs) declare(t, TensorRole::Input);
     for (const AstTensor &t : spec_.outputs) declare(t, TensorRole::Output);
+    for (const AstStatement &s : spec_.statements) later_[s.tensor] = s.loc.line;
     for (const AstStatement &s : spec_.statements) statement(s);
     for (const AstTensor &t : spec_.outputs)
       if (!defined_.count(t.name)) error_at(t.loc, "output '" + t.name + "' is never defined");
@@ -90,6 +93,7 @@ class Elaborator {
   std::map<std::string, int64_t> sizes_;
   std::map<std::string, SourceLoc> tensor_locs_;
   std::set<std::string> defined_;     // inputs and tensors defined so far
+  std::map<std::string, int> later_;  // every defined tensor, by the line defining it
   BoundsScope values_;                // value ranges of integer tensors
   // The statement being elaborated.
   std::map<std::string, int64_t> vars_;
@@ -263,7 +267,7 @@ class Elaborator {
     if (!declared) check_new_name(s.tensor, s.loc);
     if (declared && declared->shape.size() != s.indices.size())
       error_at(s.loc, "'" + s.tensor + "' has " + std::to_string(declared->shape.size()) + " dimensions but " +
-                          std::to_string(s.indices.size()) + " indices are given");
+                          indices_given(s.indices.size()));
 
     std::map<std::string, std::pair<int64_t, SourceLoc>> inferred;
     infer_extents(*s.body, &inferred);
@@ -452,12 +456,14 @@ class Elaborator {
 
   Expr access(const AstExpr &e) {
     TensorDecl *t = find_tensor(e.text);
+    if (!t && later_.count(e.text))
+      error_at(e.loc, "'" + e.text + "' is used before it is defined (on line " + std::to_string(later_[e.text]) + ")");
     if (!t) error_at(e.loc, "unknown tensor '" + e.text + "'");
     if (e.text == current_) error_at(e.loc, "'" + e.text + "' is read in its own definition");
     if (!defined_.count(e.text)) error_at(e.loc, "'" + e.text + "' is used before it is defined");
     if (t->shape.size() != e.args.size())
       error_at(e.loc, "'" + e.text + "' has " + std::to_string(t->shape.size()) + " dimensions but " +
-                          std::to_string(e.args.size()) + " indices are given");
+                          indices_given(e.args.size()));
     std::vector<Expr> indices;
     for (const AstExprPtr &index : e.args) {
       Expr i = expr(*index);

@@ -99,7 +99,12 @@ std::vector<Token> tokenize(const std::shared_ptr<const SourceFile> &file) {
   }
   Token end;
   end.kind = TokenKind::End;
-  end.loc = SourceLoc{file, line, column};
+  // "End of input" points just past the last token, not at a blank line after it.
+  end.loc = SourceLoc{file, 1, 1};
+  if (!tokens.empty()) {
+    end.loc = tokens.back().loc;
+    end.loc.column += static_cast<int>(tokens.back().text.size());
+  }
   tokens.push_back(end);
   return tokens;
 }
