@@ -72,6 +72,8 @@ class Printer : public IRVisitorStrict {
   static int precedence_of(const Expr &e) {
     if (const Binary *b = e.as<Binary>()) return precedence(b->op);
     if (e.as<Unary>()) return kUnaryPrecedence;
+    // A padded read is parenthesised as an operand: `(x[i - 1] else 0.0) * w[k]`.
+    if (const Load *load = e.as<Load>(); load && load->pad) return 0;
     if (const IntImm *imm = e.as<IntImm>()) return imm->value < 0 ? kUnaryPrecedence : kPrimaryPrecedence;
     if (const FloatImm *imm = e.as<FloatImm>())
       return std::signbit(imm->value) ? kUnaryPrecedence : kPrimaryPrecedence;

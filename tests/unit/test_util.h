@@ -1,0 +1,51 @@
+// Helpers shared by the unit tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "frontend/elaborate.h"
+#include "frontend/parser.h"
+#include "ir/diagnostic.h"
+
+namespace ks::test {
+
+inline std::shared_ptr<const SourceFile> source(const std::string &text, const std::string &name = "test.ks") {
+  return std::make_shared<SourceFile>(SourceFile{name, text});
+}
+
+/// Parses and elaborates a spec given as text, at its default sizes.
+inline Graph graph_of(const std::string &text, frontend::SizeSet sizes = frontend::SizeSet::Default) {
+  return frontend::elaborate(frontend::parse_spec(source(text)), sizes, {});
+}
+
+/// The message of the UserError that f throws ("" if it throws none).
+template <typename F>
+std::string user_error(F &&f) {
+  try {
+    f();
+  } catch (const UserError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// Every example spec of the repository.
+inline std::vector<std::string> example_paths() {
+  std::vector<std::string> paths;
+  for (const auto &entry : std::filesystem::directory_iterator(std::string(KS_SOURCE_DIR) + "/examples"))
+    if (entry.path().extension() == ".ks") paths.push_back(entry.path().string());
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+inline std::string example_name(const testing::TestParamInfo<std::string> &info) {
+  return std::filesystem::path(info.param).stem().string();
+}
+
+}  // namespace ks::test
