@@ -89,7 +89,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
     const std::string &t = p.type_name(type);
     std::string name = std::string(mod ? "ks_floormod_" : "ks_floordiv_") + dtype_name(type);
     std::string q = "a / b";
-    std::string def = p.target_.helper_qualifier + " " + t + " " + name + "(" + t + " a, " + t + " b) {\n" +
+    std::string qualifier = p.target_.helper_qualifier.empty() ? "" : p.target_.helper_qualifier + " ";
+    std::string def = qualifier + t + " " + name + "(" + t + " a, " + t + " b) {\n" +
                       "  " + t + " q = " + q + ";\n" +
                       "  if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;\n" +
                       (mod ? "  return a - q * b;\n" : "  return q;\n") + "}\n";

@@ -15,7 +15,7 @@ const CTarget &opencl_target() {
     CTarget t;
     auto direct = [&](Builtin b, const char *name) { t.builtins[b] = {name, ""}; };
     auto helper = [&](Builtin b, const char *name, const char *body) {
-      t.builtins[b] = {name, std::string("inline float ") + name + body};
+      t.builtins[b] = {name, std::string("float ") + name + body};
     };
     direct(Builtin::Exp, "exp");
     direct(Builtin::Exp2, "exp2");
@@ -50,6 +50,9 @@ const CTarget &opencl_target() {
     helper(Builtin::Hardtanh, "ks_hardtanh", "(float x, float lo, float hi) { return fmin(fmax(x, lo), hi); }\n");
     helper(Builtin::Hardsigmoid, "ks_hardsigmoid", "(float x) { return fmin(fmax(x / 6.0f + 0.5f, 0.0f), 1.0f); }\n");
     helper(Builtin::Hardswish, "ks_hardswish", "(float x) { return x * fmin(fmax(x + 3.0f, 0.0f), 6.0f) / 6.0f; }\n");
+    // Plain definitions: a C99 `inline` definition without `static` may leave an
+    // undefined symbol on some OpenCL compilers, and every compiler inlines these.
+    t.helper_qualifier = "";
     for (const BuiltinInfo &info : all_builtins())
       if (!t.builtins.count(info.id)) throw InternalError(std::string("OpenCL spelling missing for ") + info.name);
     t.reserved = {

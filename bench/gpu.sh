@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The whole GPU job, run on the H100 machine through the device tool:
+#   bash bench/gpu.sh        (with .deps carried: header-only CLI11 and nlohmann-json)
+# Registers NVIDIA's OpenCL driver, builds with that machine's g++/cmake (no Clang,
+# no tests: GoogleTest is not there), lists devices, then benchmarks every example
+# on NVIDIA OpenCL beside PyTorch eager on CUDA. Results land in $OUT.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/ks_out}
+mkdir -p /etc/OpenCL/vendors "$out"
+echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
+# The loader may be there without its development symlink: name the library itself.
+opencl_lib=$(ldconfig -p | awk '/libOpenCL\.so(\.1)? / {print $NF; exit}')
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DKS_BUILD_TESTS=OFF \
+  -DKS_EXTRA_INCLUDE="$PWD/.deps/include" -DOpenCL_INCLUDE_DIR="$PWD/.deps/include" \
+  ${opencl_lib:+-DOpenCL_LIBRARY="$opencl_lib"} > "$out/configure.log" 2>&1 || { cat "$out/configure.log"; exit 1; }
+ninja -C build-gpu -j 16 > "$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
+./build-gpu/ks_interpreter_bench | tee -a "$out/gpu.txt"
+mkdir -p build && cp build-gpu/ksmith build/ksmith
+./build/ksmith devices | tee -a "$out/gpu.txt"
+bash bench/run.sh bench/sizes_gpu.txt "$out/run" nvidia cuda
+cp "$out/run/results.md" "$out/results.md"
+tar czf "$out/records.tar.gz" -C "$out" run

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what kernelsmith needs on Debian 12, as root. Idempotent: when every
+# package is present it changes nothing and touches no package index.
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build pkg-config python3
+  ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo pocl-opencl-icd
+  libcli11-dev nlohmann-json3-dev libgtest-dev
+  llvm-15-tools  # FileCheck and lit for the golden and error tests (LLVM 15, as PoCL)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
