@@ -2,6 +2,7 @@
 // every node with its source location (errors point at it).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>

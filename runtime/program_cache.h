@@ -5,6 +5,7 @@
 // entry. Any failure to read or write the cache is ignored (the build just runs).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
