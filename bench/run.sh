@@ -6,7 +6,7 @@
 #   SIZES_FILE      bench/sizes_gpu.txt or bench/sizes_cpu.txt
 #   DEVICE_SELECTOR passed to ksmith --device ("" = default device)
 #   TORCH_DEVICE    cuda or cpu (default: cuda when PyTorch sees one)
-# Needs build/ksmith. Writes OUT_DIR/ksmith_NAME.json, OUT_DIR/torch.json and
+# Needs build/ksmith; PYTHON names the interpreter that has PyTorch (default python3). Writes OUT_DIR/ksmith_NAME.json, OUT_DIR/torch.json and
 # OUT_DIR/results.md.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,5 +21,5 @@ grep -v '^\s*#' "$sizes_file" | while read -r name sizes; do
 done
 peer_args=()
 [ -n "$torch_device" ] && peer_args=(--device "$torch_device")
-python3 bench/torch_peer.py "$sizes_file" "$out/torch.json" "${peer_args[@]}" || echo "peer failed"
+"${PYTHON:-python3}" bench/torch_peer.py "$sizes_file" "$out/torch.json" "${peer_args[@]}" || echo "peer failed"
 python3 bench/report.py "$sizes_file" "$out" | tee "$out/results.md"
