@@ -12,7 +12,8 @@
 int main() {
   using namespace ks;
   auto file = std::make_shared<SourceFile>(SourceFile{
-      "matmul.ks", "kernel mm(a: f32[N, N], b: f32[N, N]) -> c: f32[N, N] where N = 256 { c[i, j] = sum(k) a[i, k] * b[k, j] }"});
+      "matmul.ks",
+      "kernel mm(a: f32[N, N], b: f32[N, N]) -> c: f32[N, N] where N = 256 { c[i, j] = sum(k) a[i, k] * b[k, j] }"});
   Graph g = frontend::elaborate(frontend::parse_spec(file), frontend::SizeSet::Default, {});
   TensorMap inputs;
   for (const TensorDecl &t : g.tensors)

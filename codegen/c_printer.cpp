@@ -15,18 +15,26 @@ namespace ks {
 namespace {
 
 // C precedence levels (higher binds tighter).
-constexpr int kTernary = 3, kOr = 4, kAnd = 5, kEquality = 9, kRelational = 10, kAdditive = 12,
-              kMultiplicative = 13, kUnary = 14, kPrimary = 16;
+constexpr int kTernary = 3, kOr = 4, kAnd = 5, kEquality = 9, kRelational = 10, kAdditive = 12, kMultiplicative = 13,
+              kUnary = 14, kPrimary = 16;
 
 int c_precedence(BinaryOp op) {
   switch (op) {
     case BinaryOp::Or: return kOr;
     case BinaryOp::And: return kAnd;
-    case BinaryOp::Eq: case BinaryOp::Ne: return kEquality;
-    case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge: return kRelational;
-    case BinaryOp::Add: case BinaryOp::Sub: return kAdditive;
-    case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Mod: return kMultiplicative;
-    case BinaryOp::Min: case BinaryOp::Max: return kPrimary;
+    case BinaryOp::Eq:
+    case BinaryOp::Ne: return kEquality;
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge: return kRelational;
+    case BinaryOp::Add:
+    case BinaryOp::Sub: return kAdditive;
+    case BinaryOp::Mul:
+    case BinaryOp::Div:
+    case BinaryOp::Mod: return kMultiplicative;
+    case BinaryOp::Min:
+    case BinaryOp::Max: return kPrimary;
   }
   return kPrimary;
 }
@@ -90,8 +98,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     std::string name = std::string(mod ? "ks_floormod_" : "ks_floordiv_") + dtype_name(type);
     std::string q = "a / b";
     std::string qualifier = p.target_.helper_qualifier.empty() ? "" : p.target_.helper_qualifier + " ";
-    std::string def = qualifier + t + " " + name + "(" + t + " a, " + t + " b) {\n" +
-                      "  " + t + " q = " + q + ";\n" +
+    std::string def = qualifier + t + " " + name + "(" + t + " a, " + t + " b) {\n" + "  " + t + " q = " + q + ";\n" +
                       "  if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;\n" +
                       (mod ? "  return a - q * b;\n" : "  return q;\n") + "}\n";
     p.helpers_used_.insert(name);

@@ -61,15 +61,15 @@ const CTarget &opencl_target() {
         "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
         "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while",
         // OpenCL C keywords, types and qualifiers
-        "bool", "half", "uchar", "ushort", "uint", "ulong", "size_t", "ptrdiff_t", "intptr_t", "uintptr_t",
-        "global", "local", "constant", "private", "kernel", "read_only", "write_only", "read_write", "image2d_t",
-        "image3d_t", "sampler_t", "event_t", "true", "false", "NULL", "INFINITY", "NAN", "MAXFLOAT", "HUGE_VALF",
+        "bool", "half", "uchar", "ushort", "uint", "ulong", "size_t", "ptrdiff_t", "intptr_t", "uintptr_t", "global",
+        "local", "constant", "private", "kernel", "read_only", "write_only", "read_write", "image2d_t", "image3d_t",
+        "sampler_t", "event_t", "true", "false", "NULL", "INFINITY", "NAN", "MAXFLOAT", "HUGE_VALF",
         // functions the generated code calls
-        "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "tanh", "erf", "sin", "cos", "fabs",
-        "floor", "ceil", "sign", "pow", "fmin", "fmax", "fmod", "min", "max", "get_group_id", "get_local_id",
-        "get_global_id", "barrier", "mad", "fma", "select", "clamp", "vload4", "vstore4"};
-    for (const char *base : {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float", "double",
-                             "half"})
+        "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "tanh", "erf", "sin", "cos", "fabs", "floor",
+        "ceil", "sign", "pow", "fmin", "fmax", "fmod", "min", "max", "get_group_id", "get_local_id", "get_global_id",
+        "barrier", "mad", "fma", "select", "clamp", "vload4", "vstore4"};
+    for (const char *base :
+         {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float", "double", "half"})
       for (int n : {2, 3, 4, 8, 16}) t.reserved.insert(std::string(base) + std::to_string(n));
     return t;
   }();

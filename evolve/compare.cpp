@@ -8,7 +8,9 @@ namespace ks {
 double tolerance_for(DType type) {
   switch (type) {
     case DType::F32: return 1e-4;  // float32 arithmetic against a float64 reference
-    case DType::I32: case DType::I64: case DType::Bool: return 0.0;
+    case DType::I32:
+    case DType::I64:
+    case DType::Bool: return 0.0;
   }
   return 0.0;
 }
@@ -33,7 +35,8 @@ Mismatch compare(const HostBuffer &got, const TensorData &expected) {
   for (int64_t i = 0; i < n; ++i) {
     double g = got.at(i), e = expected.values[static_cast<size_t>(i)];
     double error;
-    if (std::isnan(g) || std::isnan(e) || (is_int(got.type) && g == static_cast<double>(got.type == DType::I32 ? INT32_MIN : INT64_MIN))) {
+    if (std::isnan(g) || std::isnan(e) ||
+        (is_int(got.type) && g == static_cast<double>(got.type == DType::I32 ? INT32_MIN : INT64_MIN))) {
       error = std::numeric_limits<double>::infinity();
     } else if (g == e) {
       error = 0;  // also equal infinities

@@ -23,7 +23,7 @@ struct Mismatch {
   double worst_error = 0;
   std::vector<int64_t> index;  // of the worst element
   double expected = 0, got = 0;
-  int64_t bad_elements = 0;    // over tolerance, NaN, or never written
+  int64_t bad_elements = 0;  // over tolerance, NaN, or never written
 };
 
 Mismatch compare(const HostBuffer &got, const TensorData &expected);

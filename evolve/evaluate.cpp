@@ -128,7 +128,8 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
     HostBuffer out = read_back(t, device, b);
     for (int64_t i = 0; i < out.numel(); ++i) {
       double v = out.at(i);
-      bool poison = std::isnan(v) || (is_int(t.type) && v == (t.type == DType::I32 ? double(INT32_MIN) : double(INT64_MIN)));
+      bool poison =
+          std::isnan(v) || (is_int(t.type) && v == (t.type == DType::I32 ? double(INT32_MIN) : double(INT64_MIN)));
       if (poison) {
         time.outputs_written = false;
         std::string index;
@@ -147,7 +148,7 @@ nlohmann::json EvalRecord::to_json() const {
   j["spec"] = spec;
   j["kernel"] = kernel;
   j["ok"] = ok();
-  j["device"] = {{"api", device.api},          {"selector", device.selector()}, {"name", device.name},
+  j["device"] = {{"api", device.api},           {"selector", device.selector()}, {"name", device.name},
                  {"platform", device.platform}, {"version", device.version},     {"driver", device.driver_version}};
   auto finite = [](double v) -> nlohmann::json {
     if (std::isfinite(v)) return v;

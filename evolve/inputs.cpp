@@ -74,8 +74,8 @@ HostBuffer random_input(const TensorDecl &tensor, uint64_t seed) {
       break;
     case DType::I32:
       fill_parallel<int32_t>(buffer, seed, [lo, hi](std::mt19937_64 &rng) {
-        return static_cast<int32_t>(std::uniform_int_distribution<int64_t>(static_cast<int64_t>(lo),
-                                                                            static_cast<int64_t>(hi) - 1)(rng));
+        return static_cast<int32_t>(
+            std::uniform_int_distribution<int64_t>(static_cast<int64_t>(lo), static_cast<int64_t>(hi) - 1)(rng));
       });
       break;
     case DType::I64:
@@ -93,7 +93,9 @@ HostBuffer poisoned(const TensorDecl &tensor) {
   buffer.bytes.resize(static_cast<size_t>(tensor.bytes()));
   const int64_t n = tensor.numel();
   switch (tensor.type) {
-    case DType::F32: std::fill_n(reinterpret_cast<float *>(buffer.bytes.data()), n, std::numeric_limits<float>::quiet_NaN()); break;
+    case DType::F32:
+      std::fill_n(reinterpret_cast<float *>(buffer.bytes.data()), n, std::numeric_limits<float>::quiet_NaN());
+      break;
     case DType::I32: std::fill_n(reinterpret_cast<int32_t *>(buffer.bytes.data()), n, INT32_MIN); break;
     case DType::I64: std::fill_n(reinterpret_cast<int64_t *>(buffer.bytes.data()), n, INT64_MIN); break;
     case DType::Bool: break;

@@ -146,8 +146,7 @@ class Elaborator {
     }
     std::map<std::string, const AstSize *> check;
     for (const AstSize &s : spec_.check_sizes) {
-      if (!declared.count(s.name))
-        error_at(s.loc, "check names size '" + s.name + "', which 'where' does not define");
+      if (!declared.count(s.name)) error_at(s.loc, "check names size '" + s.name + "', which 'where' does not define");
       if (check.count(s.name)) error_at(s.loc, "size '" + s.name + "' is checked twice");
       check[s.name] = &s;
     }
@@ -155,16 +154,20 @@ class Elaborator {
       if (!declared.count(name)) {
         std::vector<std::string> names;
         for (const AstSize &s : spec_.sizes) names.push_back(s.name);
-        throw UserError("error: " + overrides_.flag + " names unknown size '" + name + "'; sizes of " +
-                        spec_.name + " are " + describe(names));
+        throw UserError("error: " + overrides_.flag + " names unknown size '" + name + "'; sizes of " + spec_.name +
+                        " are " + describe(names));
       }
     for (const AstSize &s : spec_.sizes) {
       int64_t value;
       auto over = overrides_.values.find(s.name);
-      if (over != overrides_.values.end()) value = over->second;
-      else if (which_ == SizeSet::Check && check.count(s.name)) value = size_expr(*check[s.name]->value);
-      else value = size_expr(*s.value);
-      if (value < 0) error_at(s.loc, "size '" + s.name + "' is " + std::to_string(value) + "; sizes cannot be negative");
+      if (over != overrides_.values.end())
+        value = over->second;
+      else if (which_ == SizeSet::Check && check.count(s.name))
+        value = size_expr(*check[s.name]->value);
+      else
+        value = size_expr(*s.value);
+      if (value < 0)
+        error_at(s.loc, "size '" + s.name + "' is " + std::to_string(value) + "; sizes cannot be negative");
       sizes_[s.name] = value;
       graph_.sizes.push_back({s.name, value});
     }
@@ -245,8 +248,8 @@ class Elaborator {
       out.extent = size_expr(*v.extent);
       if (out.extent < 1) error_at(v.extent->loc, "the extent of '" + v.name + "' must be at least 1");
       if (known && *known != out.extent)
-        error_at(v.extent->loc, "'" + v.name + "' is given extent " + std::to_string(out.extent) + " but '" +
-                                    current_ + "' has extent " + std::to_string(*known) + " there");
+        error_at(v.extent->loc, "'" + v.name + "' is given extent " + std::to_string(out.extent) + " but '" + current_ +
+                                    "' has extent " + std::to_string(*known) + " there");
     } else if (known) {
       out.extent = *known;
     } else if (auto it = inferred.find(v.name); it != inferred.end()) {
@@ -335,7 +338,8 @@ class Elaborator {
         case BinaryOp::Add: v = *x + *y; break;
         case BinaryOp::Sub: v = *x - *y; break;
         case BinaryOp::Mul: v = *x * *y; break;
-        case BinaryOp::Div: case BinaryOp::Mod:
+        case BinaryOp::Div:
+        case BinaryOp::Mod:
           if (*y == 0) return Binary::make(op, a, b);
           v = op == BinaryOp::Div ? floor_div(*x, *y) : *x - *y * floor_div(*x, *y);
           break;
@@ -407,10 +411,9 @@ class Elaborator {
 
   Expr binary(const AstExpr &e) {
     static const std::pair<const char *, BinaryOp> table[] = {
-        {"+", BinaryOp::Add}, {"-", BinaryOp::Sub}, {"*", BinaryOp::Mul}, {"/", BinaryOp::Div},
-        {"%", BinaryOp::Mod}, {"<", BinaryOp::Lt},  {"<=", BinaryOp::Le}, {">", BinaryOp::Gt},
-        {">=", BinaryOp::Ge}, {"==", BinaryOp::Eq}, {"!=", BinaryOp::Ne}, {"&&", BinaryOp::And},
-        {"||", BinaryOp::Or}};
+        {"+", BinaryOp::Add}, {"-", BinaryOp::Sub},  {"*", BinaryOp::Mul}, {"/", BinaryOp::Div}, {"%", BinaryOp::Mod},
+        {"<", BinaryOp::Lt},  {"<=", BinaryOp::Le},  {">", BinaryOp::Gt},  {">=", BinaryOp::Ge}, {"==", BinaryOp::Eq},
+        {"!=", BinaryOp::Ne}, {"&&", BinaryOp::And}, {"||", BinaryOp::Or}};
     BinaryOp op = BinaryOp::Add;
     for (const auto &[text, o] : table)
       if (e.text == text) op = o;
@@ -485,9 +488,9 @@ class Elaborator {
       for (size_t d = 0; d < indices.size(); ++d) {
         Interval range = bounds_of(indices[d], scope);
         if (!range.within(0, t->shape[d] - 1)) {
-          std::string ranges = range.bounded ? "ranges over [" + std::to_string(range.lo) + ", " +
-                                                   std::to_string(range.hi) + "]"
-                                             : "has no bound the compiler can prove";
+          std::string ranges = range.bounded
+                                   ? "ranges over [" + std::to_string(range.lo) + ", " + std::to_string(range.hi) + "]"
+                                   : "has no bound the compiler can prove";
           error_at(e.args[d]->loc, "index " + print_expr(indices[d]) + " of '" + e.text + "' " + ranges +
                                        " but dimension " + std::to_string(d) + " has extent " +
                                        std::to_string(t->shape[d]) + "; add 'else VALUE' to read padding outside");

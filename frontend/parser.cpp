@@ -159,9 +159,9 @@ class Parser {
 
   static int precedence(const Token &t) {
     if (t.kind != TokenKind::Punct) return 0;
-    static const std::pair<const char *, int> table[] = {
-        {"||", 1}, {"&&", 2}, {"==", 3}, {"!=", 3}, {"<", 4}, {"<=", 4}, {">", 4},
-        {">=", 4}, {"+", 5},  {"-", 5},  {"*", 6},  {"/", 6},  {"%", 6}};
+    static const std::pair<const char *, int> table[] = {{"||", 1}, {"&&", 2}, {"==", 3}, {"!=", 3}, {"<", 4},
+                                                         {"<=", 4}, {">", 4},  {">=", 4}, {"+", 5},  {"-", 5},
+                                                         {"*", 6},  {"/", 6},  {"%", 6}};
     for (const auto &[text, p] : table)
       if (t.text == text) return p;
     return 0;

@@ -40,8 +40,10 @@ class Bounds : public IRVisitorStrict {
   }
   void visit(const Unary *n) override {
     Interval a = of(n->a);
-    if (n->op == UnaryOp::Not) result = Interval::of(0, 1);
-    else result = a.bounded ? make_checked(-static_cast<__int128>(a.hi), -static_cast<__int128>(a.lo)) : a;
+    if (n->op == UnaryOp::Not)
+      result = Interval::of(0, 1);
+    else
+      result = a.bounded ? make_checked(-static_cast<__int128>(a.hi), -static_cast<__int128>(a.lo)) : a;
   }
   void visit(const Binary *n) override {
     if (is_comparison(n->op) || n->op == BinaryOp::And || n->op == BinaryOp::Or) {
@@ -56,8 +58,10 @@ class Bounds : public IRVisitorStrict {
     if (n->op == BinaryOp::Mod) {
       // Floor modulo by a positive constant lands in [0, c - 1] whatever the operand.
       auto c = as_const_int(n->b);
-      if (c && *c > 0) result = a.within(0, *c - 1) ? a : Interval::of(0, *c - 1);
-      else result = Interval::everything();
+      if (c && *c > 0)
+        result = a.within(0, *c - 1) ? a : Interval::of(0, *c - 1);
+      else
+        result = Interval::everything();
       return;
     }
     if (!a.bounded || !b.bounded) {
@@ -102,8 +106,10 @@ class Bounds : public IRVisitorStrict {
   }
   void visit(const Select *n) override {
     Interval a = of(n->true_value), b = of(n->false_value);
-    if (a.bounded && b.bounded) result = Interval::of(std::min(a.lo, b.lo), std::max(a.hi, b.hi));
-    else result = Interval::everything();
+    if (a.bounded && b.bounded)
+      result = Interval::of(std::min(a.lo, b.lo), std::max(a.hi, b.hi));
+    else
+      result = Interval::everything();
   }
   void visit(const Load *n) override {
     auto it = scope_.buffer_values.find(n->buffer);

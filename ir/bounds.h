@@ -21,8 +21,8 @@ struct Interval {
 };
 
 struct BoundsScope {
-  std::map<std::string, Interval> vars;            // loop and let variables
-  std::map<std::string, Interval> buffer_values;   // values held by integer buffers
+  std::map<std::string, Interval> vars;           // loop and let variables
+  std::map<std::string, Interval> buffer_values;  // values held by integer buffers
 };
 
 Interval bounds_of(const Expr &e, const BoundsScope &scope);

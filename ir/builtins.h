@@ -9,16 +9,15 @@
 
 namespace ks {
 
-#define KS_FOR_EACH_BUILTIN(X)                                                          \
-  X(Exp, "exp", 1) X(Exp2, "exp2", 1) X(Log, "log", 1) X(Log2, "log2", 1)              \
-  X(Log1p, "log1p", 1) X(Expm1, "expm1", 1) X(Sqrt, "sqrt", 1) X(Rsqrt, "rsqrt", 1)    \
-  X(Tanh, "tanh", 1) X(Erf, "erf", 1) X(Sin, "sin", 1) X(Cos, "cos", 1)                \
-  X(Abs, "abs", 1) X(Floor, "floor", 1) X(Ceil, "ceil", 1) X(Sign, "sign", 1)          \
-  X(Pow, "pow", 2) X(Clamp, "clamp", 3) X(Sigmoid, "sigmoid", 1) X(Relu, "relu", 1)    \
-  X(LeakyRelu, "leaky_relu", 2) X(Gelu, "gelu", 1) X(GeluTanh, "gelu_tanh", 1)         \
-  X(Softplus, "softplus", 1) X(Silu, "silu", 1) X(Mish, "mish", 1) X(Elu, "elu", 2)    \
-  X(Selu, "selu", 1) X(Hardtanh, "hardtanh", 3) X(Hardsigmoid, "hardsigmoid", 1)       \
-  X(Hardswish, "hardswish", 1)
+#define KS_FOR_EACH_BUILTIN(X)                                                                                        \
+  X(Exp, "exp", 1)                                                                                                    \
+  X(Exp2, "exp2", 1) X(Log, "log", 1) X(Log2, "log2", 1) X(Log1p, "log1p", 1) X(Expm1, "expm1", 1) X(Sqrt, "sqrt", 1) \
+      X(Rsqrt, "rsqrt", 1) X(Tanh, "tanh", 1) X(Erf, "erf", 1) X(Sin, "sin", 1) X(Cos, "cos", 1) X(Abs, "abs", 1)     \
+          X(Floor, "floor", 1) X(Ceil, "ceil", 1) X(Sign, "sign", 1) X(Pow, "pow", 2) X(Clamp, "clamp", 3)            \
+              X(Sigmoid, "sigmoid", 1) X(Relu, "relu", 1) X(LeakyRelu, "leaky_relu", 2) X(Gelu, "gelu", 1)            \
+                  X(GeluTanh, "gelu_tanh", 1) X(Softplus, "softplus", 1) X(Silu, "silu", 1) X(Mish, "mish", 1)        \
+                      X(Elu, "elu", 2) X(Selu, "selu", 1) X(Hardtanh, "hardtanh", 3) X(Hardsigmoid, "hardsigmoid", 1) \
+                          X(Hardswish, "hardswish", 1)
 
 enum class Builtin {
 #define KS_BUILTIN_ENUM(id, name, arity) id,

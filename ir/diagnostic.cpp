@@ -5,8 +5,8 @@ namespace ks {
 
 std::string format_diagnostic(const SourceLoc &loc, const std::string &message) {
   if (!loc.file) return "error: " + message;
-  std::string out = loc.file->name + ":" + std::to_string(loc.line) + ":" +
-                    std::to_string(loc.column) + ": error: " + message;
+  std::string out =
+      loc.file->name + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.column) + ": error: " + message;
   // Quote the line so the caret has something to point at.
   const std::string &text = loc.file->text;
   size_t start = 0;
@@ -24,8 +24,6 @@ std::string format_diagnostic(const SourceLoc &loc, const std::string &message) 
   return out;
 }
 
-void error_at(const SourceLoc &loc, const std::string &message) {
-  throw UserError(format_diagnostic(loc, message));
-}
+void error_at(const SourceLoc &loc, const std::string &message) { throw UserError(format_diagnostic(loc, message)); }
 
 }  // namespace ks

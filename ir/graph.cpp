@@ -35,8 +35,7 @@ const char *reduce_op_name(ReduceOp op) {
 }
 
 std::optional<ReduceOp> parse_reduce_op(const std::string &name) {
-  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min,
-                      ReduceOp::ArgMax, ReduceOp::ArgMin})
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min, ReduceOp::ArgMax, ReduceOp::ArgMin})
     if (name == reduce_op_name(op)) return op;
   return std::nullopt;
 }
@@ -46,8 +45,10 @@ double reduce_identity(ReduceOp op) {
   switch (op) {
     case ReduceOp::Sum: return 0.0;
     case ReduceOp::Prod: return 1.0;
-    case ReduceOp::Max: case ReduceOp::ArgMax: return -inf;
-    case ReduceOp::Min: case ReduceOp::ArgMin: return inf;
+    case ReduceOp::Max:
+    case ReduceOp::ArgMax: return -inf;
+    case ReduceOp::Min:
+    case ReduceOp::ArgMin: return inf;
     case ReduceOp::None: return 0.0;
   }
   return 0.0;

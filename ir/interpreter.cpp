@@ -11,8 +11,33 @@ namespace ks {
 namespace {
 
 enum class Op : uint8_t {
-  Const, LoadVar, AffineLoad, Load, Neg, Not, Add, Sub, Mul, FDiv, IDiv, FMod, IMod, Min, Max,
-  Lt, Le, Gt, Ge, Eq, Ne, And, Or, Call, ToInt, ToBool, Select
+  Const,
+  LoadVar,
+  AffineLoad,
+  Load,
+  Neg,
+  Not,
+  Add,
+  Sub,
+  Mul,
+  FDiv,
+  IDiv,
+  FMod,
+  IMod,
+  Min,
+  Max,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Eq,
+  Ne,
+  And,
+  Or,
+  Call,
+  ToInt,
+  ToBool,
+  Select
 };
 
 struct Instr {
@@ -36,7 +61,7 @@ struct TensorSlot {
 struct Bytecode {
   std::vector<Instr> code;
   std::vector<AffineForm> forms;
-  std::vector<int> load_tensor;            // per general Load: tensor slot (in Instr.a)
+  std::vector<int> load_tensor;             // per general Load: tensor slot (in Instr.a)
   std::vector<std::optional<double>> pads;  // per general Load (index in Instr.imm)
 };
 
@@ -130,8 +155,7 @@ class Compiler : public IRVisitorStrict {
     if (!n->pad) {
       AffineForm form;
       bool affine = true;
-      for (size_t d = 0; d < n->indices.size() && affine; ++d)
-        affine = linearize(n->indices[d], t.strides[d], &form);
+      for (size_t d = 0; d < n->indices.size() && affine; ++d) affine = linearize(n->indices[d], t.strides[d], &form);
       if (affine) {
         out_->forms.push_back(form);
         emit(Op::AffineLoad, it->second, static_cast<int>(out_->forms.size() - 1));
@@ -184,30 +208,30 @@ double run(const Bytecode &bc, const double *vars, const std::vector<TensorSlot>
       }
       case Op::Neg: stack[sp - 1] = -stack[sp - 1]; break;
       case Op::Not: stack[sp - 1] = stack[sp - 1] != 0 ? 0.0 : 1.0; break;
-#define KS_BINARY(OPNAME, EXPR)   \
-  case Op::OPNAME: {              \
-    double b = stack[--sp];       \
-    double a = stack[sp - 1];     \
-    stack[sp - 1] = (EXPR);       \
-    break;                        \
+#define KS_BINARY(OPNAME, EXPR) \
+  case Op::OPNAME: {            \
+    double b = stack[--sp];     \
+    double a = stack[sp - 1];   \
+    stack[sp - 1] = (EXPR);     \
+    break;                      \
   }
-      KS_BINARY(Add, a + b)
-      KS_BINARY(Sub, a - b)
-      KS_BINARY(Mul, a * b)
-      KS_BINARY(FDiv, a / b)
-      KS_BINARY(IDiv, floor_div(a, b))
-      KS_BINARY(FMod, std::fmod(a, b))
-      KS_BINARY(IMod, a - b * floor_div(a, b))
-      KS_BINARY(Min, std::fmin(a, b))
-      KS_BINARY(Max, std::fmax(a, b))
-      KS_BINARY(Lt, a < b ? 1.0 : 0.0)
-      KS_BINARY(Le, a <= b ? 1.0 : 0.0)
-      KS_BINARY(Gt, a > b ? 1.0 : 0.0)
-      KS_BINARY(Ge, a >= b ? 1.0 : 0.0)
-      KS_BINARY(Eq, a == b ? 1.0 : 0.0)
-      KS_BINARY(Ne, a != b ? 1.0 : 0.0)
-      KS_BINARY(And, (a != 0 && b != 0) ? 1.0 : 0.0)
-      KS_BINARY(Or, (a != 0 || b != 0) ? 1.0 : 0.0)
+        KS_BINARY(Add, a + b)
+        KS_BINARY(Sub, a - b)
+        KS_BINARY(Mul, a * b)
+        KS_BINARY(FDiv, a / b)
+        KS_BINARY(IDiv, floor_div(a, b))
+        KS_BINARY(FMod, std::fmod(a, b))
+        KS_BINARY(IMod, a - b * floor_div(a, b))
+        KS_BINARY(Min, std::fmin(a, b))
+        KS_BINARY(Max, std::fmax(a, b))
+        KS_BINARY(Lt, a < b ? 1.0 : 0.0)
+        KS_BINARY(Le, a <= b ? 1.0 : 0.0)
+        KS_BINARY(Gt, a > b ? 1.0 : 0.0)
+        KS_BINARY(Ge, a >= b ? 1.0 : 0.0)
+        KS_BINARY(Eq, a == b ? 1.0 : 0.0)
+        KS_BINARY(Ne, a != b ? 1.0 : 0.0)
+        KS_BINARY(And, (a != 0 && b != 0) ? 1.0 : 0.0)
+        KS_BINARY(Or, (a != 0 || b != 0) ? 1.0 : 0.0)
 #undef KS_BINARY
       case Op::Call: {
         sp -= in.b;

@@ -32,8 +32,8 @@ const char *binary_op_symbol(BinaryOp op) {
 }
 
 bool is_comparison(BinaryOp op) {
-  return op == BinaryOp::Lt || op == BinaryOp::Le || op == BinaryOp::Gt || op == BinaryOp::Ge ||
-         op == BinaryOp::Eq || op == BinaryOp::Ne;
+  return op == BinaryOp::Lt || op == BinaryOp::Le || op == BinaryOp::Gt || op == BinaryOp::Ge || op == BinaryOp::Eq ||
+         op == BinaryOp::Ne;
 }
 
 Expr IntImm::make(DType type, int64_t value) {
@@ -64,8 +64,8 @@ Expr Unary::make(UnaryOp op, Expr a) {
 Expr Binary::make(BinaryOp op, Expr a, Expr b) {
   if (!a.defined() || !b.defined()) type_error("binary operation on nothing");
   if (a.type() != b.type())
-    type_error(std::string("operands of '") + binary_op_symbol(op) + "' have types " +
-               dtype_name(a.type()) + " and " + dtype_name(b.type()));
+    type_error(std::string("operands of '") + binary_op_symbol(op) + "' have types " + dtype_name(a.type()) + " and " +
+               dtype_name(b.type()));
   DType type = a.type();
   if (op == BinaryOp::And || op == BinaryOp::Or) {
     if (type != DType::Bool) type_error(std::string("'") + binary_op_symbol(op) + "' needs bool operands");
@@ -81,8 +81,7 @@ Expr Call::make(Builtin fn, std::vector<Expr> args) {
   if (static_cast<int>(args.size()) != info.arity)
     type_error(std::string(info.name) + " takes " + std::to_string(info.arity) + " arguments");
   for (const Expr &arg : args)
-    if (!arg.defined() || arg.type() != DType::F32)
-      type_error(std::string(info.name) + " takes f32 arguments");
+    if (!arg.defined() || arg.type() != DType::F32) type_error(std::string(info.name) + " takes f32 arguments");
   return Expr(std::make_shared<Call>(DType::F32, fn, std::move(args)));
 }
 
@@ -92,22 +91,18 @@ Expr Cast::make(DType type, Expr value) {
 }
 
 Expr Select::make(Expr condition, Expr true_value, Expr false_value) {
-  if (!condition.defined() || condition.type() != DType::Bool)
-    type_error("select needs a bool condition");
+  if (!condition.defined() || condition.type() != DType::Bool) type_error("select needs a bool condition");
   if (true_value.type() != false_value.type())
-    type_error(std::string("select's values have types ") + dtype_name(true_value.type()) +
-               " and " + dtype_name(false_value.type()));
+    type_error(std::string("select's values have types ") + dtype_name(true_value.type()) + " and " +
+               dtype_name(false_value.type()));
   DType type = true_value.type();
-  return Expr(std::make_shared<Select>(type, std::move(condition), std::move(true_value),
-                                       std::move(false_value)));
+  return Expr(std::make_shared<Select>(type, std::move(condition), std::move(true_value), std::move(false_value)));
 }
 
-Expr Load::make(DType type, const std::string &buffer, std::vector<Expr> indices,
-                std::optional<double> pad) {
+Expr Load::make(DType type, const std::string &buffer, std::vector<Expr> indices, std::optional<double> pad) {
   if (type == DType::Bool) type_error("buffer " + buffer + " of bool");
   for (const Expr &index : indices)
-    if (!index.defined() || !is_int(index.type()))
-      type_error("index of " + buffer + " is not an integer");
+    if (!index.defined() || !is_int(index.type())) type_error("index of " + buffer + " is not an integer");
   return Expr(std::make_shared<Load>(type, buffer, std::move(indices), pad));
 }
 
@@ -127,24 +122,22 @@ const char *for_kind_name(ForKind kind) {
 }
 
 std::optional<ForKind> parse_for_kind(const std::string &name) {
-  for (ForKind kind : {ForKind::Serial, ForKind::Unrolled, ForKind::Vectorized, ForKind::GroupX,
-                       ForKind::GroupY, ForKind::GroupZ, ForKind::LocalX, ForKind::LocalY,
-                       ForKind::LocalZ})
+  for (ForKind kind : {ForKind::Serial, ForKind::Unrolled, ForKind::Vectorized, ForKind::GroupX, ForKind::GroupY,
+                       ForKind::GroupZ, ForKind::LocalX, ForKind::LocalY, ForKind::LocalZ})
     if (name == for_kind_name(kind)) return kind;
   return std::nullopt;
 }
 
-bool is_group(ForKind kind) {
-  return kind == ForKind::GroupX || kind == ForKind::GroupY || kind == ForKind::GroupZ;
-}
-bool is_local(ForKind kind) {
-  return kind == ForKind::LocalX || kind == ForKind::LocalY || kind == ForKind::LocalZ;
-}
+bool is_group(ForKind kind) { return kind == ForKind::GroupX || kind == ForKind::GroupY || kind == ForKind::GroupZ; }
+bool is_local(ForKind kind) { return kind == ForKind::LocalX || kind == ForKind::LocalY || kind == ForKind::LocalZ; }
 int hardware_dim(ForKind kind) {
   switch (kind) {
-    case ForKind::GroupX: case ForKind::LocalX: return 0;
-    case ForKind::GroupY: case ForKind::LocalY: return 1;
-    case ForKind::GroupZ: case ForKind::LocalZ: return 2;
+    case ForKind::GroupX:
+    case ForKind::LocalX: return 0;
+    case ForKind::GroupY:
+    case ForKind::LocalY: return 1;
+    case ForKind::GroupZ:
+    case ForKind::LocalZ: return 2;
     default: return -1;
   }
 }
@@ -172,14 +165,12 @@ Stmt For::make(const std::string &var, int64_t extent, ForKind kind, Stmt body) 
   return Stmt(std::make_shared<For>(var, extent, kind, std::move(body)));
 }
 
-Stmt Block::make(const std::string &stage, std::vector<Region> reads, std::vector<Region> writes,
-                 Stmt body) {
+Stmt Block::make(const std::string &stage, std::vector<Region> reads, std::vector<Region> writes, Stmt body) {
   if (!body.defined()) type_error("block " + stage + " has no body");
   return Stmt(std::make_shared<Block>(stage, std::move(reads), std::move(writes), std::move(body)));
 }
 
-Stmt Allocate::make(const std::string &buffer, DType type, std::vector<int64_t> shape,
-                    MemoryScope scope, Stmt body) {
+Stmt Allocate::make(const std::string &buffer, DType type, std::vector<int64_t> shape, MemoryScope scope, Stmt body) {
   for (int64_t extent : shape)
     if (extent < 1) type_error("allocation " + buffer + " has an empty dimension");
   if (!body.defined()) type_error("allocation " + buffer + " has no body");
@@ -192,11 +183,9 @@ Stmt Barrier::make(MemoryScope scope) {
 }
 
 Stmt IfThenElse::make(Expr condition, Stmt then_case, Stmt else_case) {
-  if (!condition.defined() || condition.type() != DType::Bool)
-    type_error("if needs a bool condition");
+  if (!condition.defined() || condition.type() != DType::Bool) type_error("if needs a bool condition");
   if (!then_case.defined()) type_error("if without a body");
-  return Stmt(std::make_shared<IfThenElse>(std::move(condition), std::move(then_case),
-                                           std::move(else_case)));
+  return Stmt(std::make_shared<IfThenElse>(std::move(condition), std::move(then_case), std::move(else_case)));
 }
 
 Stmt LetStmt::make(const std::string &var, Expr value, Stmt body) {
@@ -206,8 +195,7 @@ Stmt LetStmt::make(const std::string &var, Expr value, Stmt body) {
 
 Stmt Store::make(const std::string &buffer, std::vector<Expr> indices, Expr value) {
   for (const Expr &index : indices)
-    if (!index.defined() || !is_int(index.type()))
-      type_error("index of " + buffer + " is not an integer");
+    if (!index.defined() || !is_int(index.type())) type_error("index of " + buffer + " is not an integer");
   if (!value.defined() || value.type() == DType::Bool) type_error("store of no value to " + buffer);
   return Stmt(std::make_shared<Store>(buffer, std::move(indices), std::move(value)));
 }

@@ -133,8 +133,7 @@ struct Binary : BaseExprNode {
 
 struct Call : BaseExprNode {
   static constexpr NodeKind kKind = NodeKind::Call;
-  Call(DType type, Builtin fn, std::vector<Expr> args)
-      : BaseExprNode(kKind, type), fn(fn), args(std::move(args)) {}
+  Call(DType type, Builtin fn, std::vector<Expr> args) : BaseExprNode(kKind, type), fn(fn), args(std::move(args)) {}
   const Builtin fn;
   const std::vector<Expr> args;
   static Expr make(Builtin fn, std::vector<Expr> args);
@@ -162,10 +161,7 @@ struct Select : BaseExprNode {
 struct Load : BaseExprNode {
   static constexpr NodeKind kKind = NodeKind::Load;
   Load(DType type, std::string buffer, std::vector<Expr> indices, std::optional<double> pad)
-      : BaseExprNode(kKind, type),
-        buffer(std::move(buffer)),
-        indices(std::move(indices)),
-        pad(pad) {}
+      : BaseExprNode(kKind, type), buffer(std::move(buffer)), indices(std::move(indices)), pad(pad) {}
   const std::string buffer;
   const std::vector<Expr> indices;
   const std::optional<double> pad;
@@ -227,8 +223,7 @@ struct Block : BaseStmtNode {
   const std::string stage;
   const std::vector<Region> reads, writes;
   const Stmt body;
-  static Stmt make(const std::string &stage, std::vector<Region> reads,
-                   std::vector<Region> writes, Stmt body);
+  static Stmt make(const std::string &stage, std::vector<Region> reads, std::vector<Region> writes, Stmt body);
 };
 
 /// A buffer that lives for the duration of body, in the given memory.
@@ -246,8 +241,7 @@ struct Allocate : BaseStmtNode {
   const std::vector<int64_t> shape;
   const MemoryScope scope;
   const Stmt body;
-  static Stmt make(const std::string &buffer, DType type, std::vector<int64_t> shape,
-                   MemoryScope scope, Stmt body);
+  static Stmt make(const std::string &buffer, DType type, std::vector<int64_t> shape, MemoryScope scope, Stmt body);
 };
 
 /// Work-items of a group wait here; memory of the given scope is made consistent.

@@ -9,19 +9,18 @@
 namespace ks {
 
 bool is_reserved_word(const std::string &word) {
-  static const std::set<std::string> words = {
-      "kernel", "where", "check", "in",     "else",    "inf",    "nan",     "select", "min",
-      "max",    "sum",  "prod",  "argmax", "argmin",  "f32",    "i32",     "i64",    "bool",
-      "graph",  "sizes", "input", "output", "temp",   "program", "for",   "let",    "block",
-      "allocate", "barrier", "if", "reads", "writes", "true",   "false"};
+  static const std::set<std::string> words = {"kernel",  "where", "check",   "in",     "else",  "inf",    "nan",
+                                              "select",  "min",   "max",     "sum",    "prod",  "argmax", "argmin",
+                                              "f32",     "i32",   "i64",     "bool",   "graph", "sizes",  "input",
+                                              "output",  "temp",  "program", "for",    "let",   "block",  "allocate",
+                                              "barrier", "if",    "reads",   "writes", "true",  "false"};
   return words.count(word) > 0 || find_builtin(word).has_value();
 }
 
 std::vector<Token> tokenize(const std::shared_ptr<const SourceFile> &file) {
-  static const char *const kPunct[] = {"->", "..", "+:", "==", "!=", "<=", ">=", "&&", "||",
-                                       "(",  ")",  "[",  "]",  "{",  "}",  ",",  ":",  ";",
-                                       "=",  "<",  ">",  "+",  "-",  "*",  "/",  "%",  "!",
-                                       "?",  "."};
+  static const char *const kPunct[] = {"->", "..", "+:", "==", "!=", "<=", ">=", "&&", "||", "(",
+                                       ")",  "[",  "]",  "{",  "}",  ",",  ":",  ";",  "=",  "<",
+                                       ">",  "+",  "-",  "*",  "/",  "%",  "!",  "?",  "."};
   const std::string &s = file->text;
   std::vector<Token> tokens;
   int line = 1, column = 1;
@@ -50,8 +49,7 @@ std::vector<Token> tokenize(const std::shared_ptr<const SourceFile> &file) {
     token.loc = SourceLoc{file, line, column};
     size_t start = i;
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
-      while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_'))
-        advance(1);
+      while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_')) advance(1);
       token.kind = TokenKind::Identifier;
     } else if (std::isdigit(static_cast<unsigned char>(c))) {
       token.kind = TokenKind::Integer;
@@ -74,8 +72,7 @@ std::vector<Token> tokenize(const std::shared_ptr<const SourceFile> &file) {
       // Suffixes: L marks an i64 literal in printed IR.
       if (i < s.size() && token.kind == TokenKind::Integer && s[i] == 'L') advance(1);
       if (i < s.size() && (std::isalpha(static_cast<unsigned char>(s[i])) || s[i] == '_'))
-        error_at(SourceLoc{file, line, column},
-                 std::string("unexpected character '") + s[i] + "' after a number");
+        error_at(SourceLoc{file, line, column}, std::string("unexpected character '") + s[i] + "' after a number");
     } else {
       bool matched = false;
       for (const char *p : kPunct) {
@@ -141,8 +138,7 @@ const Token &TokenStream::expect(const char *text, const char *context) {
 }
 
 const Token &TokenStream::expect_identifier(const char *what) {
-  if (peek().kind != TokenKind::Identifier)
-    fail(std::string("expected ") + what + ", found " + describe(peek()));
+  if (peek().kind != TokenKind::Identifier) fail(std::string("expected ") + what + ", found " + describe(peek()));
   return next();
 }
 

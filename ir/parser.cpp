@@ -15,10 +15,9 @@ namespace {
 
 int binary_precedence(const Token &t, BinaryOp *op) {
   static const std::pair<const char *, std::pair<BinaryOp, int>> table[] = {
-      {"||", {BinaryOp::Or, 1}}, {"&&", {BinaryOp::And, 2}}, {"==", {BinaryOp::Eq, 3}},
-      {"!=", {BinaryOp::Ne, 3}}, {"<", {BinaryOp::Lt, 4}},   {"<=", {BinaryOp::Le, 4}},
-      {">", {BinaryOp::Gt, 4}},  {">=", {BinaryOp::Ge, 4}},  {"+", {BinaryOp::Add, 5}},
-      {"-", {BinaryOp::Sub, 5}}, {"*", {BinaryOp::Mul, 6}},  {"/", {BinaryOp::Div, 6}},
+      {"||", {BinaryOp::Or, 1}}, {"&&", {BinaryOp::And, 2}}, {"==", {BinaryOp::Eq, 3}}, {"!=", {BinaryOp::Ne, 3}},
+      {"<", {BinaryOp::Lt, 4}},  {"<=", {BinaryOp::Le, 4}},  {">", {BinaryOp::Gt, 4}},  {">=", {BinaryOp::Ge, 4}},
+      {"+", {BinaryOp::Add, 5}}, {"-", {BinaryOp::Sub, 5}},  {"*", {BinaryOp::Mul, 6}}, {"/", {BinaryOp::Div, 6}},
       {"%", {BinaryOp::Mod, 6}}};
   if (t.kind != TokenKind::Punct) return 0;
   for (const auto &[text, entry] : table)
@@ -95,8 +94,8 @@ class IRParser {
 
   bool is_decl_start() const {
     const Token &t = ts_.peek();
-    return (t.is("input") || t.is("output") || t.is("temp")) &&
-           ts_.peek(1).kind == TokenKind::Identifier && ts_.peek(2).is(":");
+    return (t.is("input") || t.is("output") || t.is("temp")) && ts_.peek(1).kind == TokenKind::Identifier &&
+           ts_.peek(2).is(":");
   }
 
   void declare_buffer(const TensorDecl &t) {
@@ -270,8 +269,7 @@ class IRParser {
     if (ts_.peek().is("(")) {
       std::vector<Expr> args = arguments();
       auto need = [&](size_t n) {
-        if (args.size() != n)
-          error_at(name.loc, "'" + name.text + "' takes " + std::to_string(n) + " arguments");
+        if (args.size() != n) error_at(name.loc, "'" + name.text + "' takes " + std::to_string(n) + " arguments");
       };
       if (name.text == "min" || name.text == "max") {
         need(2);
@@ -286,8 +284,7 @@ class IRParser {
         need(1);
         return checked(name.loc, [&] { return Cast::make(*type, args[0]); });
       }
-      if (auto fn = find_builtin(name.text))
-        return checked(name.loc, [&] { return Call::make(*fn, args); });
+      if (auto fn = find_builtin(name.text)) return checked(name.loc, [&] { return Call::make(*fn, args); });
       error_at(name.loc, "unknown function '" + name.text + "'");
     }
     if (ts_.peek().is("[")) {
@@ -330,8 +327,8 @@ class IRParser {
     s.spatial = iter_vars();
     ts_.expect("]");
     if (s.spatial.size() != out.shape.size())
-      error_at(name.loc, "stage '" + name.text + "' has " + std::to_string(s.spatial.size()) +
-                             " variables for " + std::to_string(out.shape.size()) + " dimensions");
+      error_at(name.loc, "stage '" + name.text + "' has " + std::to_string(s.spatial.size()) + " variables for " +
+                             std::to_string(out.shape.size()) + " dimensions");
     ts_.expect("=");
     size_t scope = vars_.size();
     for (const IterVar &v : s.spatial) vars_.push_back({v.name, index_type_for(v.extent)});
@@ -384,9 +381,8 @@ class IRParser {
         buffers_[local.name] = local;
         Stmt body = scoped_body();
         buffers_.erase(local.name);
-        list.push_back(checked(t.loc, [&] {
-          return Allocate::make(local.name, local.type, local.shape, *scope, body);
-        }));
+        list.push_back(
+            checked(t.loc, [&] { return Allocate::make(local.name, local.type, local.shape, *scope, body); }));
         if (!braced_last_) break;
       } else {
         list.push_back(statement());
@@ -498,13 +494,13 @@ class IRParser {
       const TensorDecl &b = buffer(t);
       std::vector<Expr> indices = index_list();
       if (indices.size() != b.shape.size())
-        error_at(t.loc, "buffer '" + t.text + "' has " + std::to_string(b.shape.size()) +
-                            " dimensions, indexed with " + std::to_string(indices.size()));
+        error_at(t.loc, "buffer '" + t.text + "' has " + std::to_string(b.shape.size()) + " dimensions, indexed with " +
+                            std::to_string(indices.size()));
       ts_.expect("=");
       Expr value = expr();
       if (value.type() != b.type)
-        error_at(t.loc, "store of " + std::string(dtype_name(value.type())) + " to " + t.text +
-                            " of " + dtype_name(b.type));
+        error_at(t.loc,
+                 "store of " + std::string(dtype_name(value.type())) + " to " + t.text + " of " + dtype_name(b.type));
       return checked(t.loc, [&] { return Store::make(b.name, indices, value); });
     }
     ts_.fail("expected a statement, found " + TokenStream::describe(t));

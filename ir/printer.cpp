@@ -31,11 +31,19 @@ int precedence(BinaryOp op) {
   switch (op) {
     case BinaryOp::Or: return 1;
     case BinaryOp::And: return 2;
-    case BinaryOp::Eq: case BinaryOp::Ne: return 3;
-    case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge: return 4;
-    case BinaryOp::Add: case BinaryOp::Sub: return 5;
-    case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Mod: return 6;
-    case BinaryOp::Min: case BinaryOp::Max: return 8;  // printed as calls
+    case BinaryOp::Eq:
+    case BinaryOp::Ne: return 3;
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge: return 4;
+    case BinaryOp::Add:
+    case BinaryOp::Sub: return 5;
+    case BinaryOp::Mul:
+    case BinaryOp::Div:
+    case BinaryOp::Mod: return 6;
+    case BinaryOp::Min:
+    case BinaryOp::Max: return 8;  // printed as calls
   }
   return 8;
 }
@@ -75,8 +83,7 @@ class Printer : public IRVisitorStrict {
     // A padded read is parenthesised as an operand: `(x[i - 1] else 0.0) * w[k]`.
     if (const Load *load = e.as<Load>(); load && load->pad) return 0;
     if (const IntImm *imm = e.as<IntImm>()) return imm->value < 0 ? kUnaryPrecedence : kPrimaryPrecedence;
-    if (const FloatImm *imm = e.as<FloatImm>())
-      return std::signbit(imm->value) ? kUnaryPrecedence : kPrimaryPrecedence;
+    if (const FloatImm *imm = e.as<FloatImm>()) return std::signbit(imm->value) ? kUnaryPrecedence : kPrimaryPrecedence;
     return kPrimaryPrecedence;
   }
 

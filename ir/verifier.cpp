@@ -20,9 +20,13 @@ Interval stage_value_interval(const Stage &stage, const BoundsScope &scope) {
   int64_t points = 1;
   for (const IterVar &v : stage.reduce_vars) points *= v.extent;
   switch (stage.reduce) {
-    case ReduceOp::ArgMax: case ReduceOp::ArgMin: return Interval::of(0, points - 1);
-    case ReduceOp::None: case ReduceOp::Max: case ReduceOp::Min: return bounds_of(stage.body, scope);
-    case ReduceOp::Sum: case ReduceOp::Prod: return Interval::everything();
+    case ReduceOp::ArgMax:
+    case ReduceOp::ArgMin: return Interval::of(0, points - 1);
+    case ReduceOp::None:
+    case ReduceOp::Max:
+    case ReduceOp::Min: return bounds_of(stage.body, scope);
+    case ReduceOp::Sum:
+    case ReduceOp::Prod: return Interval::everything();
   }
   return Interval::everything();
 }
@@ -33,8 +37,7 @@ namespace {
 // variable is in scope, and unpadded loads stay in bounds.
 class ExprChecker : public IRVisitor {
  public:
-  ExprChecker(const std::map<std::string, const TensorDecl *> &tensors, const BoundsScope &scope,
-              std::string *problem)
+  ExprChecker(const std::map<std::string, const TensorDecl *> &tensors, const BoundsScope &scope, std::string *problem)
       : tensors_(tensors), scope_(scope), problem_(problem) {}
 
   using IRVisitor::visit;
@@ -51,8 +54,8 @@ class ExprChecker : public IRVisitor {
     if (n->pad) return;
     for (size_t d = 0; d < n->indices.size(); ++d)
       if (!bounds_of(n->indices[d], scope_).within(0, t.shape[d] - 1))
-        return fail("index " + print_expr(n->indices[d]) + " of " + n->buffer +
-                    " may leave [0, " + std::to_string(t.shape[d]) + ")");
+        return fail("index " + print_expr(n->indices[d]) + " of " + n->buffer + " may leave [0, " +
+                    std::to_string(t.shape[d]) + ")");
   }
 
  private:
@@ -120,8 +123,10 @@ class ProgramChecker : public IRVisitor {
     for (const auto *regions : {&n->reads, &n->writes})
       for (const Region &region : *regions) {
         auto it = tensors_.find(region.buffer);
-        if (it == tensors_.end()) fail("region of unknown buffer '" + region.buffer + "'");
-        else if (it->second->shape.size() != region.ranges.size()) fail("region of " + region.buffer + " has the wrong rank");
+        if (it == tensors_.end())
+          fail("region of unknown buffer '" + region.buffer + "'");
+        else if (it->second->shape.size() != region.ranges.size())
+          fail("region of " + region.buffer + " has the wrong rank");
         for (const Range &range : region.ranges) check(range.min);
       }
     dispatch(n->body);
@@ -213,8 +218,7 @@ void verify_graph(const Graph &graph) {
     bool arg = stage.reduce == ReduceOp::ArgMax || stage.reduce == ReduceOp::ArgMin;
     if (!stage.body.defined()) broken("stage '" + out.name + "' has no body", print_graph(graph));
     if (arg ? !is_int(out.type) || stage.body.type() == DType::Bool : stage.body.type() != out.type)
-      broken("stage '" + out.name + "' computes " + dtype_name(stage.body.type()) + " into " +
-                 dtype_name(out.type),
+      broken("stage '" + out.name + "' computes " + dtype_name(stage.body.type()) + " into " + dtype_name(out.type),
              print_graph(graph));
     std::string problem;
     ExprChecker checker(visible, scope, &problem);
@@ -234,7 +238,8 @@ void verify_program(const Program &program) {
     if (!names.insert(b.name).second) broken("buffer '" + b.name + "' is declared twice", print_program(program));
   std::set<std::string> kernel_names;
   for (const Kernel &k : program.kernels) {
-    if (!kernel_names.insert(k.name).second) broken("kernel '" + k.name + "' is declared twice", print_program(program));
+    if (!kernel_names.insert(k.name).second)
+      broken("kernel '" + k.name + "' is declared twice", print_program(program));
     std::string problem;
     ProgramChecker checker(program, &problem);
     checker.kernel(k);

@@ -3,8 +3,8 @@
 // pass is followed by a verification.
 #pragma once
 
-#include "ir/graph.h"
 #include "ir/bounds.h"
+#include "ir/graph.h"
 #include "ir/loop_ir.h"
 
 namespace ks {

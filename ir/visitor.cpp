@@ -3,11 +3,16 @@
 
 namespace ks {
 
+// The X-macro tables below read best as written.
+// clang-format off
+
 void IRVisitorStrict::dispatch(const Expr &e) {
   if (!e.defined()) return;
   switch (e.kind()) {
-#define KS_EXPR_NODE(N) \
-  case NodeKind::N: visit(static_cast<const N *>(e.get())); return;
+#define KS_EXPR_NODE(N)                     \
+  case NodeKind::N:                         \
+    visit(static_cast<const N *>(e.get())); \
+    return;
 #define KS_STMT_NODE(N)
 #include "ir/nodes.def"
     default: throw InternalError("statement node in an expression");
@@ -18,8 +23,10 @@ void IRVisitorStrict::dispatch(const Stmt &s) {
   if (!s.defined()) return;
   switch (s.kind()) {
 #define KS_EXPR_NODE(N)
-#define KS_STMT_NODE(N) \
-  case NodeKind::N: visit(static_cast<const N *>(s.get())); return;
+#define KS_STMT_NODE(N)                     \
+  case NodeKind::N:                         \
+    visit(static_cast<const N *>(s.get())); \
+    return;
 #include "ir/nodes.def"
     default: throw InternalError("expression node in a statement");
   }
@@ -75,7 +82,8 @@ Expr IRMutator::mutate(const Expr &e) {
   if (!e.defined()) return e;
   switch (e.kind()) {
 #define KS_EXPR_NODE(N) \
-  case NodeKind::N: return visit(static_cast<const N *>(e.get()), e);
+  case NodeKind::N:     \
+    return visit(static_cast<const N *>(e.get()), e);
 #define KS_STMT_NODE(N)
 #include "ir/nodes.def"
     default: throw InternalError("statement node in an expression");
@@ -92,6 +100,8 @@ Stmt IRMutator::mutate(const Stmt &s) {
     default: throw InternalError("expression node in a statement");
   }
 }
+
+// clang-format on
 
 namespace {
 std::vector<Expr> mutate_all(IRMutator &m, const std::vector<Expr> &exprs, bool *changed) {

@@ -45,8 +45,7 @@ struct CollectReads : IRVisitor {
   const std::set<std::string> &reduce_vars;
   std::vector<std::string> order;
   std::map<std::string, std::vector<std::optional<Expr>>> points;  // nullopt: whole dimension
-  CollectReads(const Graph &graph, const std::set<std::string> &reduce_vars)
-      : graph(graph), reduce_vars(reduce_vars) {}
+  CollectReads(const Graph &graph, const std::set<std::string> &reduce_vars) : graph(graph), reduce_vars(reduce_vars) {}
   using IRVisitor::visit;
   void visit(const Load *n) override {
     IRVisitor::visit(n);
@@ -58,8 +57,10 @@ struct CollectReads : IRVisitor {
     for (size_t d = 0; d < n->indices.size(); ++d) {
       const Expr &index = n->indices[d];
       bool point = !n->pad && !mentions(index, reduce_vars);
-      if (first) dims[d] = point ? std::optional<Expr>(index) : std::nullopt;
-      else if (dims[d] && (!point || print_expr(*dims[d]) != print_expr(index))) dims[d] = std::nullopt;
+      if (first)
+        dims[d] = point ? std::optional<Expr>(index) : std::nullopt;
+      else if (dims[d] && (!point || print_expr(*dims[d]) != print_expr(index)))
+        dims[d] = std::nullopt;
     }
   }
   std::vector<Region> regions() const {
@@ -116,7 +117,10 @@ Stmt lower_stage_block(const Graph &graph, const Stage &stage, NameSet &names) {
   auto acc_at = [](const std::string &acc, DType type) { return Load::make(type, acc, {make_int(0)}); };
   switch (stage.reduce) {
     case ReduceOp::None: body = Store::make(out.name, out_index, stage.body); break;
-    case ReduceOp::Sum: case ReduceOp::Prod: case ReduceOp::Max: case ReduceOp::Min: {
+    case ReduceOp::Sum:
+    case ReduceOp::Prod:
+    case ReduceOp::Max:
+    case ReduceOp::Min: {
       std::string acc = names.fresh(stage.output + "_acc");
       Expr current = acc_at(acc, value_type);
       Expr init = stage.reduce == ReduceOp::Max   ? type_min(value_type)
@@ -132,7 +136,8 @@ Stmt lower_stage_block(const Graph &graph, const Stage &stage, NameSet &names) {
                                        Store::make(out.name, out_index, current)}));
       break;
     }
-    case ReduceOp::ArgMax: case ReduceOp::ArgMin: {
+    case ReduceOp::ArgMax:
+    case ReduceOp::ArgMin: {
       // The row-major linear index of the reduction point, as the output's type.
       Expr linear;
       for (const IterVar &v : stage.reduce_vars) {
@@ -146,18 +151,18 @@ Stmt lower_stage_block(const Graph &graph, const Stage &stage, NameSet &names) {
       Expr value_var = Var::make(value_type, value);
       Expr better = stage.reduce == ReduceOp::ArgMax ? Binary::make(BinaryOp::Gt, value_var, current_best)
                                                      : Binary::make(BinaryOp::Lt, value_var, current_best);
-      Stmt update = LetStmt::make(
-          value, stage.body,
-          IfThenElse::make(better, Seq::make({Store::make(best, {make_int(0)}, value_var),
-                                              Store::make(best_index, {make_int(0)}, linear)})));
+      Stmt update =
+          LetStmt::make(value, stage.body,
+                        IfThenElse::make(better, Seq::make({Store::make(best, {make_int(0)}, value_var),
+                                                            Store::make(best_index, {make_int(0)}, linear)})));
       Expr init = stage.reduce == ReduceOp::ArgMax ? type_min(value_type) : type_max(value_type);
       body = Allocate::make(
           best, value_type, {1}, MemoryScope::Private,
-          Allocate::make(best_index, out.type, {1}, MemoryScope::Private,
-                         Seq::make({Store::make(best, {make_int(0)}, init),
-                                    Store::make(best_index, {make_int(0)}, make_int(0, out.type)),
-                                    reduction_loops(stage, update),
-                                    Store::make(out.name, out_index, acc_at(best_index, out.type))})));
+          Allocate::make(
+              best_index, out.type, {1}, MemoryScope::Private,
+              Seq::make({Store::make(best, {make_int(0)}, init),
+                         Store::make(best_index, {make_int(0)}, make_int(0, out.type)), reduction_loops(stage, update),
+                         Store::make(out.name, out_index, acc_at(best_index, out.type))})));
       break;
     }
   }
@@ -193,7 +198,9 @@ Kernel lower_stage(const Graph &graph, const Stage &stage) {
   }
   if (groups * local != points) body = IfThenElse::make(flat < make_int(points, flat_type), body);
   Expr group_var = cast_to(flat_type, Var::make(index_type_for(groups), g));
-  Expr linear = local == 1 ? group_var : group_var * make_int(local, flat_type) + cast_to(flat_type, Var::make(index_type_for(local), l));
+  Expr linear = local == 1
+                    ? group_var
+                    : group_var * make_int(local, flat_type) + cast_to(flat_type, Var::make(index_type_for(local), l));
   if (groups == 1) linear = cast_to(flat_type, Var::make(index_type_for(local), l));
   body = LetStmt::make(i, linear, body);
   body = For::make(l, local, ForKind::LocalX, body);

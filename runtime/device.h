@@ -24,7 +24,7 @@ struct DeviceInfo {
   std::string platform;  // "Portable Computing Language"
   std::string name;
   std::string vendor;
-  std::string version;         // "OpenCL 3.0 PoCL ..."
+  std::string version;  // "OpenCL 3.0 PoCL ..."
   std::string driver_version;
   bool gpu = false;
   uint64_t global_memory_bytes = 0;
@@ -55,8 +55,8 @@ struct LaunchPlan {
 
 struct TimingOptions {
   int warmup_runs = 2;
-  int batches = 10;            // R
-  double min_batch_ms = 5.0;   // each batch repeats the plan N times to last this long
+  int batches = 10;           // R
+  double min_batch_ms = 5.0;  // each batch repeats the plan N times to last this long
   int max_runs_per_batch = 1000;
   double max_total_seconds = 20.0;  // fewer batches (at least 3) when a plan is slow
 };

@@ -21,21 +21,26 @@ const char *cl_error_name(cl_int code) {
   switch (code) {
 #define KS_CL_ERROR(name) \
   case name: return #name;
-    KS_CL_ERROR(CL_DEVICE_NOT_FOUND) KS_CL_ERROR(CL_DEVICE_NOT_AVAILABLE) KS_CL_ERROR(CL_COMPILER_NOT_AVAILABLE)
-    KS_CL_ERROR(CL_MEM_OBJECT_ALLOCATION_FAILURE) KS_CL_ERROR(CL_OUT_OF_RESOURCES) KS_CL_ERROR(CL_OUT_OF_HOST_MEMORY)
-    KS_CL_ERROR(CL_PROFILING_INFO_NOT_AVAILABLE) KS_CL_ERROR(CL_BUILD_PROGRAM_FAILURE) KS_CL_ERROR(CL_INVALID_VALUE)
-    KS_CL_ERROR(CL_INVALID_DEVICE) KS_CL_ERROR(CL_INVALID_CONTEXT) KS_CL_ERROR(CL_INVALID_COMMAND_QUEUE)
-    KS_CL_ERROR(CL_INVALID_MEM_OBJECT) KS_CL_ERROR(CL_INVALID_BINARY) KS_CL_ERROR(CL_INVALID_BUILD_OPTIONS)
-    KS_CL_ERROR(CL_INVALID_PROGRAM) KS_CL_ERROR(CL_INVALID_PROGRAM_EXECUTABLE) KS_CL_ERROR(CL_INVALID_KERNEL_NAME)
-    KS_CL_ERROR(CL_INVALID_KERNEL) KS_CL_ERROR(CL_INVALID_ARG_INDEX) KS_CL_ERROR(CL_INVALID_ARG_VALUE)
-    KS_CL_ERROR(CL_INVALID_ARG_SIZE) KS_CL_ERROR(CL_INVALID_KERNEL_ARGS) KS_CL_ERROR(CL_INVALID_WORK_DIMENSION)
-    KS_CL_ERROR(CL_INVALID_WORK_GROUP_SIZE) KS_CL_ERROR(CL_INVALID_WORK_ITEM_SIZE)
-    KS_CL_ERROR(CL_INVALID_GLOBAL_OFFSET) KS_CL_ERROR(CL_INVALID_EVENT) KS_CL_ERROR(CL_INVALID_OPERATION)
-    KS_CL_ERROR(CL_INVALID_BUFFER_SIZE) KS_CL_ERROR(CL_INVALID_GLOBAL_WORK_SIZE)
-    KS_CL_ERROR(CL_MISALIGNED_SUB_BUFFER_OFFSET) KS_CL_ERROR(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
-    KS_CL_ERROR(CL_INVALID_PLATFORM)
+    KS_CL_ERROR(CL_DEVICE_NOT_FOUND)
+    KS_CL_ERROR(CL_DEVICE_NOT_AVAILABLE) KS_CL_ERROR(CL_COMPILER_NOT_AVAILABLE) KS_CL_ERROR(
+        CL_MEM_OBJECT_ALLOCATION_FAILURE) KS_CL_ERROR(CL_OUT_OF_RESOURCES) KS_CL_ERROR(CL_OUT_OF_HOST_MEMORY)
+        KS_CL_ERROR(CL_PROFILING_INFO_NOT_AVAILABLE) KS_CL_ERROR(CL_BUILD_PROGRAM_FAILURE) KS_CL_ERROR(CL_INVALID_VALUE)
+            KS_CL_ERROR(CL_INVALID_DEVICE) KS_CL_ERROR(CL_INVALID_CONTEXT) KS_CL_ERROR(CL_INVALID_COMMAND_QUEUE)
+                KS_CL_ERROR(CL_INVALID_MEM_OBJECT) KS_CL_ERROR(CL_INVALID_BINARY) KS_CL_ERROR(CL_INVALID_BUILD_OPTIONS)
+                    KS_CL_ERROR(CL_INVALID_PROGRAM) KS_CL_ERROR(CL_INVALID_PROGRAM_EXECUTABLE)
+                        KS_CL_ERROR(CL_INVALID_KERNEL_NAME) KS_CL_ERROR(CL_INVALID_KERNEL)
+                            KS_CL_ERROR(CL_INVALID_ARG_INDEX) KS_CL_ERROR(CL_INVALID_ARG_VALUE)
+                                KS_CL_ERROR(CL_INVALID_ARG_SIZE) KS_CL_ERROR(CL_INVALID_KERNEL_ARGS)
+                                    KS_CL_ERROR(CL_INVALID_WORK_DIMENSION) KS_CL_ERROR(CL_INVALID_WORK_GROUP_SIZE)
+                                        KS_CL_ERROR(CL_INVALID_WORK_ITEM_SIZE) KS_CL_ERROR(CL_INVALID_GLOBAL_OFFSET)
+                                            KS_CL_ERROR(CL_INVALID_EVENT) KS_CL_ERROR(CL_INVALID_OPERATION)
+                                                KS_CL_ERROR(CL_INVALID_BUFFER_SIZE)
+                                                    KS_CL_ERROR(CL_INVALID_GLOBAL_WORK_SIZE)
+                                                        KS_CL_ERROR(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+                                                            KS_CL_ERROR(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+                                                                KS_CL_ERROR(CL_INVALID_PLATFORM)
 #undef KS_CL_ERROR
-    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+                                                                    case -1001 : return "CL_PLATFORM_NOT_FOUND_KHR";
     default: return "unknown OpenCL error";
   }
 }
@@ -142,20 +147,23 @@ class OpenCLDevice : public Device {
 
   void write(BufferId id, const void *data, size_t bytes) override {
     check_buffer(id, bytes);
-    if (bytes) check(clEnqueueWriteBuffer(queue_, buffers_[id], CL_TRUE, 0, bytes, data, 0, nullptr, nullptr),
-                     "clEnqueueWriteBuffer");
+    if (bytes)
+      check(clEnqueueWriteBuffer(queue_, buffers_[id], CL_TRUE, 0, bytes, data, 0, nullptr, nullptr),
+            "clEnqueueWriteBuffer");
   }
 
   void read(BufferId id, void *data, size_t bytes) override {
     check_buffer(id, bytes);
-    if (bytes) check(clEnqueueReadBuffer(queue_, buffers_[id], CL_TRUE, 0, bytes, data, 0, nullptr, nullptr),
-                     "clEnqueueReadBuffer");
+    if (bytes)
+      check(clEnqueueReadBuffer(queue_, buffers_[id], CL_TRUE, 0, bytes, data, 0, nullptr, nullptr),
+            "clEnqueueReadBuffer");
   }
 
   void build(const std::string &source) override {
     release_program();
     const std::string options = "-cl-std=CL1.2";
-    const std::string key = info_.platform + "\n" + info_.name + "\n" + info_.driver_version + "\n" + options + "\n" + source;
+    const std::string key =
+        info_.platform + "\n" + info_.name + "\n" + info_.driver_version + "\n" + options + "\n" + source;
     ProgramCache cache;
     if (auto binary = cache.load(key)) {
       const unsigned char *bytes = binary->data();
@@ -182,8 +190,7 @@ class OpenCLDevice : public Device {
     }
     create_kernels();
     size_t binary_size = 0;
-    if (clGetProgramInfo(program_, CL_PROGRAM_BINARY_SIZES, sizeof binary_size, &binary_size, nullptr) ==
-            CL_SUCCESS &&
+    if (clGetProgramInfo(program_, CL_PROGRAM_BINARY_SIZES, sizeof binary_size, &binary_size, nullptr) == CL_SUCCESS &&
         binary_size > 0) {
       std::vector<unsigned char> binary(binary_size);
       unsigned char *pointer = binary.data();
@@ -287,8 +294,10 @@ class OpenCLDevice : public Device {
               "clSetKernelArg");
       }
       cl_event *event = nullptr;
-      if (first && i == 0) event = first;
-      else if (last && i + 1 == plan.launches.size()) event = last;
+      if (first && i == 0)
+        event = first;
+      else if (last && i + 1 == plan.launches.size())
+        event = last;
       check(clEnqueueNDRangeKernel(queue_, it->second, 3, nullptr, launch.global.data(), launch.local.data(), 0,
                                    nullptr, event),
             "clEnqueueNDRangeKernel");
@@ -308,10 +317,14 @@ class OpenCLDevice : public Device {
     for (int r = 0; r < runs; ++r) {
       cl_event *f = r == 0 ? &first : nullptr;
       cl_event *l = r == runs - 1 ? &last : nullptr;
-      if (runs > 1 && r == 0) enqueue(plan, f, nullptr);
-      else if (runs > 1 && r == runs - 1) enqueue(plan, nullptr, l);
-      else if (runs > 1) enqueue(plan, nullptr, nullptr);
-      else enqueue(plan, f, l);
+      if (runs > 1 && r == 0)
+        enqueue(plan, f, nullptr);
+      else if (runs > 1 && r == runs - 1)
+        enqueue(plan, nullptr, l);
+      else if (runs > 1)
+        enqueue(plan, nullptr, nullptr);
+      else
+        enqueue(plan, f, l);
     }
     cl_int err = clFinish(queue_);
     cl_ulong start = 0, end = 0;

@@ -1,12 +1,13 @@
 #include "runtime/program_cache.h"
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 namespace ks::runtime {
 
@@ -21,9 +22,12 @@ uint64_t fnv1a64(const std::string &text) {
 
 ProgramCache::ProgramCache(std::string dir) : dir_(std::move(dir)) {
   if (!dir_.empty()) return;
-  if (const char *d = std::getenv("KSMITH_CACHE_DIR"); d && *d) dir_ = d;
-  else if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x) dir_ = std::string(x) + "/kernelsmith";
-  else if (const char *home = std::getenv("HOME"); home && *home) dir_ = std::string(home) + "/.cache/kernelsmith";
+  if (const char *d = std::getenv("KSMITH_CACHE_DIR"); d && *d)
+    dir_ = d;
+  else if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    dir_ = std::string(x) + "/kernelsmith";
+  else if (const char *home = std::getenv("HOME"); home && *home)
+    dir_ = std::string(home) + "/.cache/kernelsmith";
 }
 
 std::string ProgramCache::path_for(const std::string &key) const {
@@ -44,8 +48,7 @@ std::optional<std::vector<unsigned char>> ProgramCache::load(const std::string &
   if (!in.read(reinterpret_cast<char *>(&binary_size), sizeof binary_size) || binary_size > (1u << 30))
     return std::nullopt;
   std::vector<unsigned char> binary(binary_size);
-  if (!in.read(reinterpret_cast<char *>(binary.data()), static_cast<std::streamsize>(binary_size)))
-    return std::nullopt;
+  if (!in.read(reinterpret_cast<char *>(binary.data()), static_cast<std::streamsize>(binary_size))) return std::nullopt;
   return binary;
 }
 

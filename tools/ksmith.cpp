@@ -4,12 +4,13 @@
 //   ksmith run SPEC [--size N=V]... [--check-size N=V]... [--device SEL] [--json]
 // Exit status: 0 success; 1 a bad input, a failed check or a device failure;
 // 2 a bad command line.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <unistd.h>
 
 #include "evolve/compare.h"
 #include "evolve/evaluate.h"
@@ -52,8 +53,10 @@ frontend::SizeOverrides overrides(const std::vector<std::string> &items, const c
 
 std::string human_bytes(uint64_t bytes) {
   char text[32];
-  if (bytes >= (1ull << 30)) std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1ull << 30));
-  else std::snprintf(text, sizeof text, "%.0f MiB", static_cast<double>(bytes) / (1ull << 20));
+  if (bytes >= (1ull << 30))
+    std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1ull << 30));
+  else
+    std::snprintf(text, sizeof text, "%.0f MiB", static_cast<double>(bytes) / (1ull << 20));
   return text;
 }
 
@@ -62,9 +65,15 @@ int devices_command(bool json) {
   if (json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto &d : devices)
-      list.push_back({{"selector", d.selector()}, {"name", d.name}, {"platform", d.platform}, {"version", d.version},
-                      {"driver", d.driver_version}, {"gpu", d.gpu}, {"global_memory_bytes", d.global_memory_bytes},
-                      {"local_memory_bytes", d.local_memory_bytes}, {"max_work_group_size", d.max_work_group_size}});
+      list.push_back({{"selector", d.selector()},
+                      {"name", d.name},
+                      {"platform", d.platform},
+                      {"version", d.version},
+                      {"driver", d.driver_version},
+                      {"gpu", d.gpu},
+                      {"global_memory_bytes", d.global_memory_bytes},
+                      {"local_memory_bytes", d.local_memory_bytes},
+                      {"max_work_group_size", d.max_work_group_size}});
     std::cout << list.dump(2) << "\n";
     return 0;
   }
@@ -75,8 +84,8 @@ int devices_command(bool json) {
   for (const auto &d : devices)
     std::cout << d.selector() << "  " << d.name << "  [" << d.platform << ", " << d.version << ", driver "
               << d.driver_version << "]  " << (d.gpu ? "GPU" : "CPU") << ", " << human_bytes(d.global_memory_bytes)
-              << " global, " << d.local_memory_bytes / 1024 << " KiB local, work-groups up to "
-              << d.max_work_group_size << "\n";
+              << " global, " << d.local_memory_bytes / 1024 << " KiB local, work-groups up to " << d.max_work_group_size
+              << "\n";
   return 0;
 }
 
@@ -91,8 +100,10 @@ int compile_command(const std::string &path, const std::vector<std::string> &siz
     Compiled c = compile_spec(spec, frontend::SizeSet::Default, o);
     text = emit == "loops" ? print_program(c.program) : c.code.source;
   }
-  if (output.empty() || output == "-") std::cout << text;
-  else write_file(output, text);
+  if (output.empty() || output == "-")
+    std::cout << text;
+  else
+    write_file(output, text);
   return 0;
 }
 
@@ -160,8 +171,7 @@ int main(int argc, char **argv) {
   run->add_option("--device", device_selector, "Device: opencl:N, N, or part of its name (default: first GPU)");
   run->add_flag("--json", run_json, "Print the evaluation record as JSON");
   auto *seed_option = run->add_option("--seed", seed, "Seed of the random inputs (default: fresh each run)");
-  run->add_option("--trials", options.trials, "Correctness trials, each with fresh inputs")
-      ->check(CLI::Range(1, 1000));
+  run->add_option("--trials", options.trials, "Correctness trials, each with fresh inputs")->check(CLI::Range(1, 1000));
   run->add_flag("--no-time", no_time, "Check only");
   run->add_option("--batches", options.timing.batches, "Timed batches")->check(CLI::Range(1, 100000));
   run->add_option("--min-batch-ms", options.timing.min_batch_ms, "Shortest batch, in milliseconds")

@@ -1,13 +1,15 @@
 // Tests on every OpenCL device present (PoCL on machines without a GPU). Without a
 // device each says SKIPPED, visibly; none pretends to pass.
+#include "runtime/device.h"
+
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <unistd.h>
 
 #include "evolve/compare.h"
 #include "evolve/evaluate.h"
-#include "runtime/device.h"
 #include "test_util.h"
 
 namespace ks {
@@ -18,8 +20,8 @@ std::unique_ptr<runtime::Device> device_or_skip() {
   return runtime::open_device("");
 }
 
-#define KS_REQUIRE_DEVICE(var)                                                      \
-  auto var = device_or_skip();                                                     \
+#define KS_REQUIRE_DEVICE(var) \
+  auto var = device_or_skip(); \
   if (!var) GTEST_SKIP() << "no OpenCL device on this machine (install pocl-opencl-icd)"
 
 class ExampleOnDevice : public testing::TestWithParam<std::string> {};
@@ -92,7 +94,8 @@ TEST(Runtime, RefusesOversizedBuffersAndGroups) {
 
 TEST(Runtime, ProgramBinariesAreCached) {
   KS_REQUIRE_DEVICE(device);
-  std::string dir = (std::filesystem::temp_directory_path() / ("ks_device_cache_" + std::to_string(::getpid()))).string();
+  std::string dir =
+      (std::filesystem::temp_directory_path() / ("ks_device_cache_" + std::to_string(::getpid()))).string();
   setenv("KSMITH_CACHE_DIR", dir.c_str(), 1);
   const std::string source = "__kernel void cached(__global float *y) { y[get_global_id(0)] = 3.0f; }\n";
   device->build(source);

@@ -1,8 +1,7 @@
 // Parsing and elaboration of specs: inference of shapes and extents, sizes, types.
-#include "frontend/elaborate.h"
-
 #include <cmath>
 
+#include "frontend/elaborate.h"
 #include "ir/printer.h"
 #include "test_util.h"
 
@@ -51,7 +50,8 @@ TEST(Frontend, IntegersBecomeFloatsInFloatArithmetic) {
 }
 
 TEST(Frontend, SizeSetsAndOverrides) {
-  const char *text = "kernel k(x: f32[N, M]) -> y: f32[N, M] where N = 100, M = N * 2 check N = 3 { y[i, j] = x[i, j] }";
+  const char *text =
+      "kernel k(x: f32[N, M]) -> y: f32[N, M] where N = 100, M = N * 2 check N = 3 { y[i, j] = x[i, j] }";
   frontend::Spec spec = frontend::parse_spec(test::source(text));
   Graph full = frontend::elaborate(spec, frontend::SizeSet::Default, {});
   EXPECT_EQ(full.find_tensor("x")->shape, (std::vector<int64_t>{100, 200}));
@@ -127,9 +127,8 @@ kernel pool(x: f32[H]) -> y: f32[H / 2] where H = 8 {
 }
 
 TEST(Frontend, ErrorsPointAtTheSource) {
-  std::string m = test::user_error([] {
-    test::graph_of("kernel k(x: f32[N]) -> y: f32[N] where N = 4 {\n  y[i] = x[i + 1]\n}");
-  });
+  std::string m =
+      test::user_error([] { test::graph_of("kernel k(x: f32[N]) -> y: f32[N] where N = 4 {\n  y[i] = x[i + 1]\n}"); });
   EXPECT_EQ(m,
             "test.ks:2:14: error: index i + 1 of 'x' ranges over [1, 4] but dimension 0 has extent 4; add 'else "
             "VALUE' to read padding outside\n  y[i] = x[i + 1]\n             ^");

@@ -17,8 +17,9 @@ std::vector<double> run(const std::string &spec, const TensorMap &inputs, const 
 }
 
 TEST(Interpreter, Matmul2x2) {
-  auto c = run("kernel mm(a: f32[N, N], b: f32[N, N]) -> c: f32[N, N] where N = 2 { c[i, j] = sum(k) a[i, k] * b[k, j] }",
-               {{"a", tensor({2, 2}, {1, 2, 3, 4})}, {"b", tensor({2, 2}, {5, 6, 7, 8})}}, "c");
+  auto c =
+      run("kernel mm(a: f32[N, N], b: f32[N, N]) -> c: f32[N, N] where N = 2 { c[i, j] = sum(k) a[i, k] * b[k, j] }",
+          {{"a", tensor({2, 2}, {1, 2, 3, 4})}, {"b", tensor({2, 2}, {5, 6, 7, 8})}}, "c");
   EXPECT_EQ(c, (std::vector<double>{19, 22, 43, 50}));
 }
 
@@ -52,9 +53,11 @@ TEST(Interpreter, ArgmaxOverTwoVariablesIsRowMajor) {
 }
 
 TEST(Interpreter, FloorDivisionAndModulo) {
-  auto d = run("kernel f(x: f32[N]) -> y: f32[N] where N = 5 { y[i] = f32((i - 3) / 2) }", {{"x", tensor({5}, {0, 0, 0, 0, 0})}}, "y");
+  auto d = run("kernel f(x: f32[N]) -> y: f32[N] where N = 5 { y[i] = f32((i - 3) / 2) }",
+               {{"x", tensor({5}, {0, 0, 0, 0, 0})}}, "y");
   EXPECT_EQ(d, (std::vector<double>{-2, -1, -1, 0, 0}));
-  auto m = run("kernel f(x: f32[N]) -> y: f32[N] where N = 5 { y[i] = f32((i - 3) % 2) }", {{"x", tensor({5}, {0, 0, 0, 0, 0})}}, "y");
+  auto m = run("kernel f(x: f32[N]) -> y: f32[N] where N = 5 { y[i] = f32((i - 3) % 2) }",
+               {{"x", tensor({5}, {0, 0, 0, 0, 0})}}, "y");
   EXPECT_EQ(m, (std::vector<double>{1, 0, 1, 0, 1}));
 }
 
@@ -71,9 +74,11 @@ TEST(Interpreter, MaxPoolWithInfinitePadding) {
 }
 
 TEST(Interpreter, ProductAndMinimum) {
-  auto p = run("kernel p(x: f32[N]) -> y: f32[] where N = 4 { y[] = prod(i) x[i] }", {{"x", tensor({4}, {1, -2, 3, 0.5})}}, "y");
+  auto p = run("kernel p(x: f32[N]) -> y: f32[] where N = 4 { y[] = prod(i) x[i] }",
+               {{"x", tensor({4}, {1, -2, 3, 0.5})}}, "y");
   EXPECT_EQ(p, (std::vector<double>{-3}));
-  auto m = run("kernel p(x: f32[N]) -> y: f32[] where N = 4 { y[] = min(i) x[i] }", {{"x", tensor({4}, {1, -2, 3, 0.5})}}, "y");
+  auto m = run("kernel p(x: f32[N]) -> y: f32[] where N = 4 { y[] = min(i) x[i] }",
+               {{"x", tensor({4}, {1, -2, 3, 0.5})}}, "y");
   EXPECT_EQ(m, (std::vector<double>{-2}));
 }
 
@@ -84,8 +89,9 @@ TEST(Interpreter, GatherThroughAnIntegerTensor) {
 }
 
 TEST(Interpreter, Builtins) {
-  auto y = run("kernel b(x: f32[N]) -> y: f32[N] where N = 3 { y[i] = gelu(x[i]) + relu(x[i]) * 0.0 + leaky_relu(x[i], 0.1) }",
-               {{"x", tensor({3}, {-1, 0, 2})}}, "y");
+  auto y = run(
+      "kernel b(x: f32[N]) -> y: f32[N] where N = 3 { y[i] = gelu(x[i]) + relu(x[i]) * 0.0 + leaky_relu(x[i], 0.1) }",
+      {{"x", tensor({3}, {-1, 0, 2})}}, "y");
   auto gelu = [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); };
   EXPECT_DOUBLE_EQ(y[0], gelu(-1) - 0.1);
   EXPECT_DOUBLE_EQ(y[1], 0.0);
@@ -95,7 +101,9 @@ TEST(Interpreter, Builtins) {
 TEST(Interpreter, MissingOrMisshapedInput) {
   Graph g = test::graph_of("kernel k(x: f32[N]) -> y: f32[N] where N = 4 { y[i] = x[i] }");
   EXPECT_EQ(test::user_error([&] { interpret(g, {}); }), "error: no value given for input 'x'");
-  EXPECT_EQ(test::user_error([&] { interpret(g, {{"x", tensor({3}, {1, 2, 3})}}); }),
+  EXPECT_EQ(test::user_error([&] {
+              interpret(g, {{"x", tensor({3}, {1, 2, 3})}});
+            }),
             "error: input 'x' has the wrong shape");
 }
 

@@ -10,15 +10,29 @@ std::vector<Token> lex(const std::string &text) { return tokenize(test::source(t
 
 TEST(Lexer, KindsAndText) {
   auto t = lex("acc[m, n] = sum(k) 2.5 * x_1[m, k] -> 1e-5 42L");
-  std::vector<std::pair<TokenKind, std::string>> expected = {
-      {TokenKind::Identifier, "acc"}, {TokenKind::Punct, "["},      {TokenKind::Identifier, "m"},
-      {TokenKind::Punct, ","},        {TokenKind::Identifier, "n"}, {TokenKind::Punct, "]"},
-      {TokenKind::Punct, "="},        {TokenKind::Identifier, "sum"}, {TokenKind::Punct, "("},
-      {TokenKind::Identifier, "k"},   {TokenKind::Punct, ")"},      {TokenKind::Float, "2.5"},
-      {TokenKind::Punct, "*"},        {TokenKind::Identifier, "x_1"}, {TokenKind::Punct, "["},
-      {TokenKind::Identifier, "m"},   {TokenKind::Punct, ","},      {TokenKind::Identifier, "k"},
-      {TokenKind::Punct, "]"},        {TokenKind::Punct, "->"},     {TokenKind::Float, "1e-5"},
-      {TokenKind::Integer, "42L"},    {TokenKind::End, ""}};
+  std::vector<std::pair<TokenKind, std::string>> expected = {{TokenKind::Identifier, "acc"},
+                                                             {TokenKind::Punct, "["},
+                                                             {TokenKind::Identifier, "m"},
+                                                             {TokenKind::Punct, ","},
+                                                             {TokenKind::Identifier, "n"},
+                                                             {TokenKind::Punct, "]"},
+                                                             {TokenKind::Punct, "="},
+                                                             {TokenKind::Identifier, "sum"},
+                                                             {TokenKind::Punct, "("},
+                                                             {TokenKind::Identifier, "k"},
+                                                             {TokenKind::Punct, ")"},
+                                                             {TokenKind::Float, "2.5"},
+                                                             {TokenKind::Punct, "*"},
+                                                             {TokenKind::Identifier, "x_1"},
+                                                             {TokenKind::Punct, "["},
+                                                             {TokenKind::Identifier, "m"},
+                                                             {TokenKind::Punct, ","},
+                                                             {TokenKind::Identifier, "k"},
+                                                             {TokenKind::Punct, "]"},
+                                                             {TokenKind::Punct, "->"},
+                                                             {TokenKind::Float, "1e-5"},
+                                                             {TokenKind::Integer, "42L"},
+                                                             {TokenKind::End, ""}};
   ASSERT_EQ(t.size(), expected.size());
   for (size_t i = 0; i < t.size(); ++i) {
     EXPECT_EQ(t[i].kind, expected[i].first) << "token " << i << " '" << t[i].text << "'";

@@ -68,7 +68,8 @@ TEST(Lower, HugeOutputsUse64BitIndices) {
 
 TEST(Lower, NamesDoNotCollide) {
   // The stage uses g, l and i: the lowering picks other names for its own.
-  Program p = lowered("kernel k(x: f32[G, L, I]) -> y: f32[G, L, I] where G = 2, L = 3, I = 4 { y[g, l, i] = x[g, l, i] }");
+  Program p =
+      lowered("kernel k(x: f32[G, L, I]) -> y: f32[G, L, I] where G = 2, L = 3, I = 4 { y[g, l, i] = x[g, l, i] }");
   std::string text = print_program(p);
   EXPECT_NE(text.find("for g1 in"), std::string::npos) << text;
   EXPECT_NE(text.find("for l1 in"), std::string::npos) << text;

@@ -87,14 +87,14 @@ TEST(RoundTrip, NegativeLiteralIsNotANegation) {
 
 TEST(RoundTrip, ParseErrorsPointAtTheText) {
   std::string m = test::user_error([] {
-    parse_program(test::source("program p\ninput x: f32[4]\nkernel k {\n  for i in 0..4 {\n    x[i] = z\n  }\n}\n", "p.ir"));
+    parse_program(
+        test::source("program p\ninput x: f32[4]\nkernel k {\n  for i in 0..4 {\n    x[i] = z\n  }\n}\n", "p.ir"));
   });
   EXPECT_EQ(m.substr(0, m.find('\n')), "p.ir:5:12: error: unknown variable 'z'");
   m = test::user_error([] { parse_graph(test::source("graph g\ninput x: f32[4]\ny[i: 4] = x[i]\n", "g.ir")); });
   EXPECT_EQ(m.substr(0, m.find('\n')), "g.ir:3:1: error: unknown buffer 'y'");
-  m = test::user_error([] {
-    parse_program(test::source("program p\noutput y: f32[4]\nkernel k {\n  y[0] = 1\n}\n", "t.ir"));
-  });
+  m = test::user_error(
+      [] { parse_program(test::source("program p\noutput y: f32[4]\nkernel k {\n  y[0] = 1\n}\n", "t.ir")); });
   EXPECT_EQ(m.substr(0, m.find('\n')), "t.ir:4:3: error: store of i32 to y of f32");
 }
 

@@ -1,10 +1,11 @@
 // Timing statistics and the program cache.
 #include "runtime/statistics.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "runtime/program_cache.h"
 #include "test_util.h"

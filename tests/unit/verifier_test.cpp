@@ -7,7 +7,8 @@
 namespace ks {
 namespace {
 
-std::string program_problem(const std::string &kernel_body, const std::string &decls = "input x: f32[8]\noutput y: f32[8]\n") {
+std::string program_problem(const std::string &kernel_body,
+                            const std::string &decls = "input x: f32[8]\noutput y: f32[8]\n") {
   Program p = parse_program(test::source("program p\n" + decls + "kernel k {\n" + kernel_body + "}\n"));
   try {
     verify_program(p);
@@ -32,7 +33,8 @@ void expect_problem(const std::string &found, const std::string &expected) {
 }
 
 TEST(Verifier, AcceptsAWellFormedKernel) {
-  EXPECT_EQ(program_problem("for g in 0..2 group.x {\n for l in 0..4 local.x {\n y[g * 4 + l] = x[g * 4 + l]\n }\n}\n"), "");
+  EXPECT_EQ(program_problem("for g in 0..2 group.x {\n for l in 0..4 local.x {\n y[g * 4 + l] = x[g * 4 + l]\n }\n}\n"),
+            "");
 }
 
 TEST(Verifier, ReadOutOfBounds) {
@@ -57,18 +59,19 @@ TEST(Verifier, BindingRules) {
                  "loop g is bound inside a serial loop");
   expect_problem(program_problem("for l in 0..8 local.x {\n for g in 0..1 group.y {\n y[l] = 1.0\n }\n}\n"),
                  "group loop g is inside a local loop");
-  expect_problem(
-      program_problem("for a in 0..2 group.x {\n for b in 0..4 group.x {\n y[a * 4 + b] = 1.0\n }\n}\n"),
-      "loop kind group.x is bound twice");
+  expect_problem(program_problem("for a in 0..2 group.x {\n for b in 0..4 group.x {\n y[a * 4 + b] = 1.0\n }\n}\n"),
+                 "loop kind group.x is bound twice");
 }
 
 TEST(Verifier, RedefinedVariable) {
-  expect_problem(program_problem("for i in 0..8 {\n for i in 0..8 {\n y[i] = 1.0\n }\n}\n"), "variable 'i' is defined twice");
+  expect_problem(program_problem("for i in 0..8 {\n for i in 0..8 {\n y[i] = 1.0\n }\n}\n"),
+                 "variable 'i' is defined twice");
 }
 
 TEST(Verifier, GraphStageReadsALaterTensor) {
-  expect_problem(graph_problem("graph g\ninput x: f32[4]\ntemp t: f32[4]\noutput y: f32[4]\ny[i: 4] = t[i]\nt[i: 4] = x[i]\n"),
-                 "load of unknown buffer 't'");
+  expect_problem(
+      graph_problem("graph g\ninput x: f32[4]\ntemp t: f32[4]\noutput y: f32[4]\ny[i: 4] = t[i]\nt[i: 4] = x[i]\n"),
+      "load of unknown buffer 't'");
 }
 
 TEST(Verifier, GraphOutputNeverDefined) {
