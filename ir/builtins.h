@@ -9,6 +9,7 @@
 
 namespace ks {
 
+// clang-format off
 #define KS_FOR_EACH_BUILTIN(X)                                                                                        \
   X(Exp, "exp", 1)                                                                                                    \
   X(Exp2, "exp2", 1) X(Log, "log", 1) X(Log2, "log2", 1) X(Log1p, "log1p", 1) X(Expm1, "expm1", 1) X(Sqrt, "sqrt", 1) \
@@ -18,6 +19,7 @@ namespace ks {
                   X(GeluTanh, "gelu_tanh", 1) X(Softplus, "softplus", 1) X(Silu, "silu", 1) X(Mish, "mish", 1)        \
                       X(Elu, "elu", 2) X(Selu, "selu", 1) X(Hardtanh, "hardtanh", 3) X(Hardsigmoid, "hardsigmoid", 1) \
                           X(Hardswish, "hardswish", 1)
+// clang-format on
 
 enum class Builtin {
 #define KS_BUILTIN_ENUM(id, name, arity) id,

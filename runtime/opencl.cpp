@@ -17,6 +17,7 @@ namespace ks::runtime {
 
 namespace {
 
+// clang-format off
 const char *cl_error_name(cl_int code) {
   switch (code) {
 #define KS_CL_ERROR(name) \
@@ -44,6 +45,7 @@ const char *cl_error_name(cl_int code) {
     default: return "unknown OpenCL error";
   }
 }
+// clang-format on
 
 void check(cl_int code, const char *call) {
   if (code != CL_SUCCESS)
