@@ -143,13 +143,25 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   return record;
 }
 
+nlohmann::json device_json(const runtime::DeviceInfo &d) {
+  return {{"api", d.api},
+          {"selector", d.selector()},
+          {"name", d.name},
+          {"platform", d.platform},
+          {"version", d.version},
+          {"driver", d.driver_version},
+          {"gpu", d.gpu},
+          {"global_memory_bytes", d.global_memory_bytes},
+          {"local_memory_bytes", d.local_memory_bytes},
+          {"max_work_group_size", d.max_work_group_size}};
+}
+
 nlohmann::json EvalRecord::to_json() const {
   nlohmann::json j;
   j["spec"] = spec;
   j["kernel"] = kernel;
   j["ok"] = ok();
-  j["device"] = {{"api", device.api},           {"selector", device.selector()}, {"name", device.name},
-                 {"platform", device.platform}, {"version", device.version},     {"driver", device.driver_version}};
+  j["device"] = device_json(device);
   auto finite = [](double v) -> nlohmann::json {
     if (std::isfinite(v)) return v;
     return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");

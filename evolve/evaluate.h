@@ -70,6 +70,9 @@ struct EvalRecord {
 EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, runtime::Device &device,
                     const EvalOptions &options);
 
+/// A device as JSON, as records and `ksmith devices --json` show it.
+nlohmann::json device_json(const runtime::DeviceInfo &device);
+
 /// "M=64, N=48"
 std::string describe_sizes(const Graph &graph);
 

@@ -410,13 +410,9 @@ class Elaborator {
   }
 
   Expr binary(const AstExpr &e) {
-    static const std::pair<const char *, BinaryOp> table[] = {
-        {"+", BinaryOp::Add}, {"-", BinaryOp::Sub},  {"*", BinaryOp::Mul}, {"/", BinaryOp::Div}, {"%", BinaryOp::Mod},
-        {"<", BinaryOp::Lt},  {"<=", BinaryOp::Le},  {">", BinaryOp::Gt},  {">=", BinaryOp::Ge}, {"==", BinaryOp::Eq},
-        {"!=", BinaryOp::Ne}, {"&&", BinaryOp::And}, {"||", BinaryOp::Or}};
-    BinaryOp op = BinaryOp::Add;
-    for (const auto &[text, o] : table)
-      if (e.text == text) op = o;
+    auto parsed = parse_infix_op(e.text);
+    if (!parsed) throw InternalError("unknown operator " + e.text);
+    BinaryOp op = *parsed;
     if (op == BinaryOp::And || op == BinaryOp::Or) {
       Expr a = condition(*e.args[0]), b = condition(*e.args[1]);
       return Binary::make(op, a, b);

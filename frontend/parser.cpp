@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 
+#include "ir/ir.h"
 #include "ir/lexer.h"
 
 namespace ks::frontend {
@@ -37,10 +38,7 @@ class Parser {
     // The kernel's name never appears in an expression, so it may be a builtin's.
     s.name = ts_.expect_identifier("the kernel's name").text;
     ts_.expect("(", "after the kernel's name");
-    if (!ts_.peek().is(")")) {
-      do s.inputs.push_back(tensor());
-      while (ts_.accept(","));
-    }
+    ts_.comma_list(")", [&] { s.inputs.push_back(tensor()); });
     ts_.expect(")", "after the parameters");
     ts_.expect("->", "before the outputs");
     if (ts_.accept("(")) {
@@ -93,10 +91,7 @@ class Parser {
     t.dtype_loc = ts_.peek().loc;
     t.dtype = ts_.expect_identifier("a type (f32, i32, i64)").text;
     ts_.expect("[", "to open the tensor's shape");
-    if (!ts_.peek().is("]")) {
-      do t.shape.push_back(expr());
-      while (ts_.accept(","));
-    }
+    ts_.comma_list("]", [&] { t.shape.push_back(expr()); });
     ts_.expect("]", "to close the tensor's shape");
     if (ts_.accept("in")) {
       t.range_lo = expr();
@@ -137,12 +132,10 @@ class Parser {
     s.tensor = name("a tensor to define");
     ts_.expect("[", "after the defined tensor's name");
     std::set<std::string> lhs_vars;
-    if (!ts_.peek().is("]")) {
-      do {
-        s.indices.push_back(index_var());
-        lhs_vars.insert(s.indices.back().name);
-      } while (ts_.accept(","));
-    }
+    ts_.comma_list("]", [&] {
+      s.indices.push_back(index_var());
+      lhs_vars.insert(s.indices.back().name);
+    });
     ts_.expect("]", "to close the defined tensor's indices");
     ts_.expect("=", "in a definition");
     if (starts_reduction(lhs_vars)) {
@@ -159,12 +152,8 @@ class Parser {
 
   static int precedence(const Token &t) {
     if (t.kind != TokenKind::Punct) return 0;
-    static const std::pair<const char *, int> table[] = {{"||", 1}, {"&&", 2}, {"==", 3}, {"!=", 3}, {"<", 4},
-                                                         {"<=", 4}, {">", 4},  {">=", 4}, {"+", 5},  {"-", 5},
-                                                         {"*", 6},  {"/", 6},  {"%", 6}};
-    for (const auto &[text, p] : table)
-      if (t.text == text) return p;
-    return 0;
+    auto op = parse_infix_op(t.text);
+    return op ? infix_precedence(*op) : 0;
   }
 
   AstExprPtr expr(int min_precedence = 1) {
@@ -197,10 +186,7 @@ class Parser {
   std::vector<AstExprPtr> list(const char *open, const char *close) {
     std::vector<AstExprPtr> items;
     ts_.expect(open);
-    if (!ts_.peek().is(close)) {
-      do items.push_back(expr());
-      while (ts_.accept(","));
-    }
+    ts_.comma_list(close, [&] { items.push_back(expr()); });
     ts_.expect(close);
     return items;
   }

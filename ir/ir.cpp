@@ -36,6 +36,35 @@ bool is_comparison(BinaryOp op) {
          op == BinaryOp::Ne;
 }
 
+std::optional<BinaryOp> parse_infix_op(const std::string &symbol) {
+  for (BinaryOp op :
+       {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div, BinaryOp::Mod, BinaryOp::Lt, BinaryOp::Le,
+        BinaryOp::Gt, BinaryOp::Ge, BinaryOp::Eq, BinaryOp::Ne, BinaryOp::And, BinaryOp::Or})
+    if (symbol == binary_op_symbol(op)) return op;
+  return std::nullopt;
+}
+
+int infix_precedence(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Or: return 1;
+    case BinaryOp::And: return 2;
+    case BinaryOp::Eq:
+    case BinaryOp::Ne: return 3;
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge: return 4;
+    case BinaryOp::Add:
+    case BinaryOp::Sub: return 5;
+    case BinaryOp::Mul:
+    case BinaryOp::Div:
+    case BinaryOp::Mod: return 6;
+    case BinaryOp::Min:
+    case BinaryOp::Max: return 8;
+  }
+  return 8;
+}
+
 Expr IntImm::make(DType type, int64_t value) {
   if (!is_int(type)) type_error("integer constant of type " + std::string(dtype_name(type)));
   if (type == DType::I32 && (value < INT32_MIN || value > INT32_MAX))

@@ -92,6 +92,12 @@ enum class UnaryOp { Neg, Not };
 enum class BinaryOp { Add, Sub, Mul, Div, Mod, Min, Max, Lt, Le, Gt, Ge, Eq, Ne, And, Or };
 const char *binary_op_symbol(BinaryOp op);  // "+", "min", ...
 bool is_comparison(BinaryOp op);
+/// The operator written infix as symbol ("+", "<=", "&&"; not min and max).
+std::optional<BinaryOp> parse_infix_op(const std::string &symbol);
+/// Precedence of an operator in the printed syntax and the DSL, higher binding
+/// tighter: || 1, && 2, == != 3, < <= > >= 4, + - 5, * / % 6; min and max print as
+/// calls (8).
+int infix_precedence(BinaryOp op);
 
 struct IntImm : BaseExprNode {
   static constexpr NodeKind kKind = NodeKind::IntImm;

@@ -43,6 +43,14 @@ class TokenStream {
   const Token &expect(const char *text, const char *context = nullptr);
   /// Consumes an identifier, or fails with "expected <what>".
   const Token &expect_identifier(const char *what);
+  /// Calls item() for each element of `item {',' item}`, stopping before close;
+  /// calls it never when close comes first.
+  template <typename F>
+  void comma_list(const char *close, F &&item) {
+    if (peek().is(close)) return;
+    do item();
+    while (accept(","));
+  }
   [[noreturn]] void fail(const std::string &message) const { error_at(peek().loc, message); }
   static std::string describe(const Token &token);
 

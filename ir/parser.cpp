@@ -13,19 +13,13 @@ namespace ks {
 
 namespace {
 
+// The precedence of the infix operator t is, or 0 when it is none.
 int binary_precedence(const Token &t, BinaryOp *op) {
-  static const std::pair<const char *, std::pair<BinaryOp, int>> table[] = {
-      {"||", {BinaryOp::Or, 1}}, {"&&", {BinaryOp::And, 2}}, {"==", {BinaryOp::Eq, 3}}, {"!=", {BinaryOp::Ne, 3}},
-      {"<", {BinaryOp::Lt, 4}},  {"<=", {BinaryOp::Le, 4}},  {">", {BinaryOp::Gt, 4}},  {">=", {BinaryOp::Ge, 4}},
-      {"+", {BinaryOp::Add, 5}}, {"-", {BinaryOp::Sub, 5}},  {"*", {BinaryOp::Mul, 6}}, {"/", {BinaryOp::Div, 6}},
-      {"%", {BinaryOp::Mod, 6}}};
   if (t.kind != TokenKind::Punct) return 0;
-  for (const auto &[text, entry] : table)
-    if (t.text == text) {
-      *op = entry.first;
-      return entry.second;
-    }
-  return 0;
+  auto parsed = parse_infix_op(t.text);
+  if (!parsed) return 0;
+  *op = *parsed;
+  return infix_precedence(*op);
 }
 
 class IRParser {
@@ -229,25 +223,12 @@ class IRParser {
     return FloatImm::make(DType::F32, signed_number());
   }
 
-  std::vector<Expr> arguments() {
-    std::vector<Expr> args;
-    ts_.expect("(");
-    if (!ts_.peek().is(")")) {
-      do args.push_back(expr());
-      while (ts_.accept(","));
-    }
-    ts_.expect(")");
-    return args;
-  }
-
-  std::vector<Expr> index_list() {
+  // `open expr {',' expr} close`: call arguments and indices.
+  std::vector<Expr> expr_list(const char *open, const char *close) {
     std::vector<Expr> list;
-    ts_.expect("[");
-    if (!ts_.peek().is("]")) {
-      do list.push_back(expr());
-      while (ts_.accept(","));
-    }
-    ts_.expect("]");
+    ts_.expect(open);
+    ts_.comma_list(close, [&] { list.push_back(expr()); });
+    ts_.expect(close);
     return list;
   }
 
@@ -267,7 +248,7 @@ class IRParser {
     if (t.kind != TokenKind::Identifier) ts_.fail("expected an expression, found " + TokenStream::describe(t));
     const Token name = ts_.next();
     if (ts_.peek().is("(")) {
-      std::vector<Expr> args = arguments();
+      std::vector<Expr> args = expr_list("(", ")");
       auto need = [&](size_t n) {
         if (args.size() != n) error_at(name.loc, "'" + name.text + "' takes " + std::to_string(n) + " arguments");
       };
@@ -289,7 +270,7 @@ class IRParser {
     }
     if (ts_.peek().is("[")) {
       const TensorDecl &b = buffer(name);
-      std::vector<Expr> indices = index_list();
+      std::vector<Expr> indices = expr_list("[", "]");
       if (indices.size() != b.shape.size())
         error_at(name.loc, "buffer '" + name.text + "' has " + std::to_string(b.shape.size()) +
                                " dimensions, indexed with " + std::to_string(indices.size()));
@@ -492,7 +473,7 @@ class IRParser {
     if (t.kind == TokenKind::Identifier && ts_.peek(1).is("[")) {
       ts_.next();
       const TensorDecl &b = buffer(t);
-      std::vector<Expr> indices = index_list();
+      std::vector<Expr> indices = expr_list("[", "]");
       if (indices.size() != b.shape.size())
         error_at(t.loc, "buffer '" + t.text + "' has " + std::to_string(b.shape.size()) + " dimensions, indexed with " +
                             std::to_string(indices.size()));

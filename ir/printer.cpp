@@ -26,27 +26,6 @@ std::string format_number(DType type, double value) {
   return format_float(value);
 }
 
-// Precedence levels of the printed expression syntax (higher binds tighter).
-int precedence(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::Or: return 1;
-    case BinaryOp::And: return 2;
-    case BinaryOp::Eq:
-    case BinaryOp::Ne: return 3;
-    case BinaryOp::Lt:
-    case BinaryOp::Le:
-    case BinaryOp::Gt:
-    case BinaryOp::Ge: return 4;
-    case BinaryOp::Add:
-    case BinaryOp::Sub: return 5;
-    case BinaryOp::Mul:
-    case BinaryOp::Div:
-    case BinaryOp::Mod: return 6;
-    case BinaryOp::Min:
-    case BinaryOp::Max: return 8;  // printed as calls
-  }
-  return 8;
-}
 constexpr int kUnaryPrecedence = 7;
 constexpr int kPrimaryPrecedence = 8;
 
@@ -78,7 +57,7 @@ class Printer : public IRVisitorStrict {
 
  private:
   static int precedence_of(const Expr &e) {
-    if (const Binary *b = e.as<Binary>()) return precedence(b->op);
+    if (const Binary *b = e.as<Binary>()) return infix_precedence(b->op);
     if (e.as<Unary>()) return kUnaryPrecedence;
     // A padded read is parenthesised as an operand: `(x[i - 1] else 0.0) * w[k]`.
     if (const Load *load = e.as<Load>(); load && load->pad) return 0;
@@ -172,7 +151,7 @@ class Printer : public IRVisitorStrict {
       out << ")";
       return;
     }
-    int p = precedence(n->op);
+    int p = infix_precedence(n->op);
     expr(n->a, p);
     out << " " << binary_op_symbol(n->op) << " ";
     expr(n->b, p + 1);

@@ -64,16 +64,7 @@ int devices_command(bool json) {
   std::vector<runtime::DeviceInfo> devices = runtime::list_devices();
   if (json) {
     nlohmann::json list = nlohmann::json::array();
-    for (const auto &d : devices)
-      list.push_back({{"selector", d.selector()},
-                      {"name", d.name},
-                      {"platform", d.platform},
-                      {"version", d.version},
-                      {"driver", d.driver_version},
-                      {"gpu", d.gpu},
-                      {"global_memory_bytes", d.global_memory_bytes},
-                      {"local_memory_bytes", d.local_memory_bytes},
-                      {"max_work_group_size", d.max_work_group_size}});
+    for (const auto &d : devices) list.push_back(device_json(d));
     std::cout << list.dump(2) << "\n";
     return 0;
   }
