@@ -2,6 +2,7 @@
 #include "evolve/evaluate.h"
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <random>
 
@@ -27,6 +28,8 @@ std::string describe_sizes(const Graph &graph) {
 }
 
 namespace {
+
+constexpr double kMaxCheckSteps = 2e9;
 
 // Device buffers for every global buffer of a program, and the launch plan.
 struct Bound {
@@ -87,6 +90,20 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   {
     Compiled c = compile_spec(spec, frontend::SizeSet::Check, options.check_sizes);
     record.check.sizes = describe_sizes(c.graph);
+    // The interpreter does some 10^8 steps a second: refuse a check that would take minutes.
+    double steps = 0;
+    for (const Stage &stage : c.graph.stages) {
+      double points = static_cast<double>(c.graph.find_tensor(stage.output)->numel());
+      for (const IterVar &v : stage.reduce_vars) points *= static_cast<double>(v.extent);
+      steps += points;
+    }
+    if (steps > kMaxCheckSteps) {
+      char text[64];
+      std::snprintf(text, sizeof text, "%.2g", steps);
+      throw UserError("error: the correctness check at " + record.check.sizes + " needs about " + text +
+                      " interpreter steps per trial (the limit is 2e9); give " + spec.name +
+                      " a 'check' clause with smaller sizes, or pass --check-size");
+    }
     device.build(c.code.source);
     Bound b = bind(c, device);
     record.check.passed = true;

@@ -21,6 +21,7 @@ struct AstExpr {
   double float_value = 0;
   std::vector<std::unique_ptr<AstExpr>> args;  // call arguments, indices, or operands
   std::unique_ptr<AstExpr> pad;                // Access: the value read outside the tensor
+  int depth = 1;                               // 1 + the deepest child: bounds recursion later
 };
 using AstExprPtr = std::unique_ptr<AstExpr>;
 

@@ -109,13 +109,11 @@ class Elaborator {
         error_at(e.loc, "unknown size '" + e.text + "'" + known_sizes_hint());
       }
       case Kind::Unary:
-        if (e.text == "-") return -size_expr(*e.args[0]);
+        if (e.text == "-") return checked(e, 0, size_expr(*e.args[0]), '-');
         break;
       case Kind::Binary: {
         int64_t a = size_expr(*e.args[0]), b = size_expr(*e.args[1]);
-        if (e.text == "+") return a + b;
-        if (e.text == "-") return a - b;
-        if (e.text == "*") return a * b;
+        if (e.text == "+" || e.text == "-" || e.text == "*") return checked(e, a, b, e.text[0]);
         if (e.text == "/" || e.text == "%") {
           if (b == 0) error_at(e.loc, "division by zero in a size expression");
           return e.text == "/" ? floor_div(a, b) : a - b * floor_div(a, b);
@@ -131,6 +129,16 @@ class Elaborator {
       default: break;
     }
     error_at(e.loc, "a size must be an integer expression of sizes (+ - * / % min max)");
+  }
+
+  // a op b, or an error where it overflows 64-bit integers.
+  static int64_t checked(const AstExpr &e, int64_t a, int64_t b, char op) {
+    int64_t r;
+    bool overflow = op == '+'   ? __builtin_add_overflow(a, b, &r)
+                    : op == '-' ? __builtin_sub_overflow(a, b, &r)
+                                : __builtin_mul_overflow(a, b, &r);
+    if (overflow) error_at(e.loc, "size expression overflows 64-bit integers");
+    return r;
   }
 
   std::string known_sizes_hint() const {
@@ -159,15 +167,18 @@ class Elaborator {
       }
     for (const AstSize &s : spec_.sizes) {
       int64_t value;
+      SourceLoc where = s.loc;
       auto over = overrides_.values.find(s.name);
-      if (over != overrides_.values.end())
+      if (over != overrides_.values.end()) {
         value = over->second;
-      else if (which_ == SizeSet::Check && check.count(s.name))
+      } else if (which_ == SizeSet::Check && check.count(s.name)) {
         value = size_expr(*check[s.name]->value);
-      else
+        where = check[s.name]->loc;
+      } else {
         value = size_expr(*s.value);
+      }
       if (value < 0)
-        error_at(s.loc, "size '" + s.name + "' is " + std::to_string(value) + "; sizes cannot be negative");
+        error_at(where, "size '" + s.name + "' is " + std::to_string(value) + "; sizes cannot be negative");
       sizes_[s.name] = value;
       graph_.sizes.push_back({s.name, value});
     }
@@ -182,8 +193,12 @@ class Elaborator {
     auto type = parse_dtype(t.dtype);
     if (!type || *type == DType::Bool) error_at(t.dtype_loc, "unknown type '" + t.dtype + "'; types are f32, i32, i64");
     decl.type = *type;
+    int64_t elements = 1;
     for (size_t d = 0; d < t.shape.size(); ++d) {
       int64_t extent = size_expr(*t.shape[d]);
+      // Byte offsets must fit 64 bits, with room for the widest element.
+      if (extent > 0 && (__builtin_mul_overflow(elements, extent, &elements) || elements > (int64_t{1} << 59)))
+        error_at(t.shape[d]->loc, "'" + t.name + "' has more than 2^59 elements");
       if (extent < 1)
         error_at(t.shape[d]->loc, "dimension " + std::to_string(d) + " of '" + t.name + "' is " +
                                       std::to_string(extent) + "; dimensions must be at least 1");
@@ -330,6 +345,13 @@ class Elaborator {
   }
 
   // ---- expressions ----
+  // Ranges of the current statement's variables and of integer tensors.
+  BoundsScope scope() const {
+    BoundsScope s = values_;
+    for (const auto &[name, extent] : vars_) s.vars[name] = Interval::of(0, extent - 1);
+    return s;
+  }
+
   static Expr fold(BinaryOp op, const Expr &a, const Expr &b) {
     auto x = as_const_int(a), y = as_const_int(b);
     if (x && y && a.type() == b.type()) {
@@ -373,8 +395,12 @@ class Elaborator {
     DType type = common_type(a.type(), b.type());
     a = cast_to(type, a);
     b = cast_to(type, b);
-    if ((op == BinaryOp::Div || op == BinaryOp::Mod) && is_int(type) && as_const_int(b) == 0)
-      error_at(e.loc, "division by zero");
+    if ((op == BinaryOp::Div || op == BinaryOp::Mod) && is_int(type)) {
+      if (as_const_int(b) == 0) error_at(e.loc, "division by zero");
+      Interval divisor = bounds_of(b, scope());
+      if (!divisor.bounded || (divisor.lo <= 0 && divisor.hi >= 0))
+        error_at(e.args[1]->loc, "the divisor " + print_expr(b) + " may be zero");
+    }
     return fold(op, a, b);
   }
 
@@ -479,10 +505,8 @@ class Elaborator {
       if (is_int(t->type) && !n) error_at(e.pad->loc, "'" + e.text + "' holds integers; its pad value must be one");
       pad = f ? f->value : static_cast<double>(n->value);
     } else {
-      BoundsScope scope = values_;
-      for (const auto &[name, extent] : vars_) scope.vars[name] = Interval::of(0, extent - 1);
       for (size_t d = 0; d < indices.size(); ++d) {
-        Interval range = bounds_of(indices[d], scope);
+        Interval range = bounds_of(indices[d], scope());
         if (!range.within(0, t->shape[d] - 1)) {
           std::string ranges = range.bounded
                                    ? "ranges over [" + std::to_string(range.lo) + ", " + std::to_string(range.hi) + "]"

@@ -26,6 +26,9 @@ namespace ks::frontend {
 
 namespace {
 
+// Deeper expressions are refused: every later stage walks them recursively.
+constexpr int kMaxExpressionDepth = 256;
+
 class Parser {
  public:
   explicit Parser(const std::shared_ptr<const SourceFile> &file) : file_(file), ts_(tokenize(file)) {}
@@ -150,6 +153,21 @@ class Parser {
     return s;
   }
 
+  int parentheses_ = 0, unary_depth_ = 0;
+
+  static std::string too_deep() {
+    return "expression nested too deeply (more than " + std::to_string(kMaxExpressionDepth) +
+           " levels); split it into several statements";
+  }
+
+  // Records the node's depth; refuses one nested past the limit.
+  AstExprPtr finish(AstExprPtr node) {
+    for (const AstExprPtr &child : node->args) node->depth = std::max(node->depth, child->depth + 1);
+    if (node->pad) node->depth = std::max(node->depth, node->pad->depth + 1);
+    if (node->depth > kMaxExpressionDepth) error_at(node->loc, too_deep());
+    return node;
+  }
+
   static int precedence(const Token &t) {
     if (t.kind != TokenKind::Punct) return 0;
     auto op = parse_infix_op(t.text);
@@ -167,18 +185,20 @@ class Parser {
       node->text = ts_.next().text;
       node->args.push_back(std::move(lhs));
       node->args.push_back(expr(p + 1));
-      lhs = std::move(node);
+      lhs = finish(std::move(node));
     }
   }
 
   AstExprPtr unary() {
     if (ts_.peek().is("-") || ts_.peek().is("!")) {
+      if (++unary_depth_ > kMaxExpressionDepth) ts_.fail(too_deep());
       auto node = std::make_unique<AstExpr>();
       node->kind = AstExpr::Kind::Unary;
       node->loc = ts_.peek().loc;
       node->text = ts_.next().text;
       node->args.push_back(unary());
-      return node;
+      --unary_depth_;
+      return finish(std::move(node));
     }
     return primary();
   }
@@ -213,7 +233,9 @@ class Parser {
     }
     if (t.is("(")) {
       ts_.next();
+      if (++parentheses_ > kMaxExpressionDepth) error_at(t.loc, too_deep());
       AstExprPtr inner = expr();
+      --parentheses_;
       ts_.expect(")", "to close the parenthesis");
       return inner;
     }
@@ -229,7 +251,7 @@ class Parser {
     } else {
       node->kind = AstExpr::Kind::Name;
     }
-    return node;
+    return finish(std::move(node));
   }
 };
 

@@ -198,8 +198,9 @@ double run(const Bytecode &bc, const double *vars, const std::vector<TensorSlot>
         bool inside = true;
         for (int d = 0; d < in.b; ++d) {
           double index = stack[sp + d];
-          if (index < 0 || index >= static_cast<double>(t.data->shape[static_cast<size_t>(d)])) inside = false;
-          offset += static_cast<int64_t>(index) * t.strides[static_cast<size_t>(d)];
+          // Written so that a NaN index counts as outside.
+          if (!(index >= 0 && index < static_cast<double>(t.data->shape[static_cast<size_t>(d)]))) inside = false;
+          if (inside) offset += static_cast<int64_t>(index) * t.strides[static_cast<size_t>(d)];
         }
         const std::optional<double> &pad = bc.pads[static_cast<size_t>(in.imm)];
         if (!inside && !pad) throw InternalError("interpreter: read outside a tensor without a pad value");

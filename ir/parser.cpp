@@ -194,7 +194,18 @@ class IRParser {
     }
   }
 
+  // Nesting is bounded: later stages walk expressions recursively.
+  int depth_ = 0;
+  struct DepthGuard {
+    IRParser &p;
+    explicit DepthGuard(IRParser &parser) : p(parser) {
+      if (++p.depth_ > 256) p.ts_.fail("expression nested too deeply");
+    }
+    ~DepthGuard() { --p.depth_; }
+  };
+
   Expr unary() {
+    DepthGuard guard(*this);
     const Token &t = ts_.peek();
     if (t.is("-")) {
       const Token &n = ts_.peek(1);
