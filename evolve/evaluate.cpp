@@ -13,10 +13,11 @@
 
 namespace ks {
 
-Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const frontend::SizeOverrides &overrides) {
+Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const frontend::SizeOverrides &overrides,
+                      const Schedule &schedule) {
   Compiled c;
   c.graph = frontend::elaborate(spec, sizes, overrides);
-  c.program = run_pipeline(c.graph);
+  c.program = run_pipeline(c.graph, schedule);
   c.code = generate_opencl_c(c.program);
   return c;
 }
@@ -88,7 +89,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
 
   // Correctness at the check sizes, against the interpreter.
   {
-    Compiled c = compile_spec(spec, frontend::SizeSet::Check, options.check_sizes);
+    Compiled c = compile_spec(spec, frontend::SizeSet::Check, options.check_sizes, options.schedule);
     record.check.sizes = describe_sizes(c.graph);
     // The interpreter does some 10^8 steps a second: refuse a check that would take minutes.
     double steps = 0;
@@ -132,7 +133,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   if (!options.time || !record.check.passed) return record;
 
   // Time at the timed sizes.
-  Compiled c = compile_spec(spec, frontend::SizeSet::Default, options.sizes);
+  Compiled c = compile_spec(spec, frontend::SizeSet::Default, options.sizes, options.schedule);
   TimeRecord time;
   time.sizes = describe_sizes(c.graph);
   time.cost = graph_cost(c.graph);

@@ -14,6 +14,7 @@
 #include "ir/cost.h"
 #include "ir/graph.h"
 #include "ir/loop_ir.h"
+#include "passes/schedule.h"
 #include "runtime/device.h"
 
 namespace ks {
@@ -25,11 +26,13 @@ struct Compiled {
   GeneratedProgram code;
 };
 
-Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const frontend::SizeOverrides &overrides);
+Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const frontend::SizeOverrides &overrides,
+                      const Schedule &schedule = {});
 
 struct EvalOptions {
   frontend::SizeOverrides sizes;        // timed run (--size)
   frontend::SizeOverrides check_sizes;  // correctness check (--check-size)
+  Schedule schedule;                    // applied at both sizes
   std::optional<uint64_t> seed;         // fixed inputs; fresh random ones when absent
   int trials = 2;                       // check runs, each with fresh inputs
   bool time = true;

@@ -1,14 +1,11 @@
 // Graph IR -> naive Loop IR.
 //
 // Algorithm, for each stage `out[v0..vr) = reduce(k..) body`:
-//  1. P = number of output elements; L = min(P, 256) work-items per group,
-//     G = ceil(P / L) groups: `for g in 0..G group.x { for l in 0..L local.x {`.
-//  2. i = g * L + l (i64 when P needs it); guard `if i < P` unless G * L == P.
-//  3. Recover the output indices from i, innermost fastest:
-//     v(r-1) = i % E(r-1), v(r-2) = i / E(r-1) % E(r-2), ..., v0 = i / (E1 * ... * E(r-1)).
-//  4. A block for the stage: without a reduction, store body; with one, allocate a
-//     private accumulator, initialise it with the reduction's identity, run the
-//     reduction loops serially (first variable outermost) and store the result.
+//  1. A serial loop per spatial variable, v0 outermost.
+//  2. Inside, the stage's block: without a reduction, store body; with one,
+//     allocate a private accumulator, initialise it with the reduction's identity,
+//     run the reduction loops serially (first variable outermost), store the result.
+//  3. The block's regions: it writes out[v0, ..], and reads what read_regions() finds.
 #include "passes/lower.h"
 
 #include <cmath>
@@ -18,64 +15,11 @@
 #include "ir/verifier.h"
 #include "ir/visitor.h"
 #include "passes/names.h"
+#include "passes/regions.h"
 
 namespace ks {
 
 namespace {
-
-// Whether e mentions any of the given variables.
-struct Mentions : IRVisitor {
-  const std::set<std::string> &names;
-  bool found = false;
-  explicit Mentions(const std::set<std::string> &names) : names(names) {}
-  using IRVisitor::visit;
-  void visit(const Var *n) override { found |= names.count(n->name) > 0; }
-};
-
-bool mentions(const Expr &e, const std::set<std::string> &names) {
-  Mentions m(names);
-  m.dispatch(e);
-  return m.found;
-}
-
-// The regions a stage reads: per buffer and dimension, the index itself where every
-// read agrees and none depends on a reduction variable, else the whole dimension.
-struct CollectReads : IRVisitor {
-  const Graph &graph;
-  const std::set<std::string> &reduce_vars;
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<std::optional<Expr>>> points;  // nullopt: whole dimension
-  CollectReads(const Graph &graph, const std::set<std::string> &reduce_vars) : graph(graph), reduce_vars(reduce_vars) {}
-  using IRVisitor::visit;
-  void visit(const Load *n) override {
-    IRVisitor::visit(n);
-    auto [it, inserted] = points.try_emplace(n->buffer);
-    if (inserted) order.push_back(n->buffer);
-    std::vector<std::optional<Expr>> &dims = it->second;
-    bool first = inserted;
-    if (first) dims.resize(n->indices.size());
-    for (size_t d = 0; d < n->indices.size(); ++d) {
-      const Expr &index = n->indices[d];
-      bool point = !n->pad && !mentions(index, reduce_vars);
-      if (first)
-        dims[d] = point ? std::optional<Expr>(index) : std::nullopt;
-      else if (dims[d] && (!point || print_expr(*dims[d]) != print_expr(index)))
-        dims[d] = std::nullopt;
-    }
-  }
-  std::vector<Region> regions() const {
-    std::vector<Region> out;
-    for (const std::string &name : order) {
-      const TensorDecl *t = graph.find_tensor(name);
-      Region region{name, {}};
-      const auto &dims = points.at(name);
-      for (size_t d = 0; d < dims.size(); ++d)
-        region.ranges.push_back(dims[d] ? Range{*dims[d], 1} : Range{make_int(0), t->shape[d]});
-      out.push_back(region);
-    }
-    return out;
-  }
-};
 
 Expr type_min(DType type) {
   if (type == DType::I32) return make_int(INT32_MIN, DType::I32);
@@ -100,15 +44,11 @@ Stmt reduction_loops(const Stage &stage, Stmt body) {
   return body;
 }
 
-Stmt lower_stage_block(const Graph &graph, const Stage &stage, NameSet &names) {
+Stmt lower_stage_block(const Graph &graph, const Program &program, const Stage &stage, NameSet &names) {
   const TensorDecl &out = *graph.find_tensor(stage.output);
   std::vector<Expr> out_index;
   for (const IterVar &v : stage.spatial) out_index.push_back(Var::make(index_type_for(v.extent), v.name));
 
-  std::set<std::string> reduce_names;
-  for (const IterVar &v : stage.reduce_vars) reduce_names.insert(v.name);
-  CollectReads reads(graph, reduce_names);
-  reads.dispatch(stage.body);
   std::vector<Region> writes = {Region{out.name, {}}};
   for (const Expr &index : out_index) writes[0].ranges.push_back(Range{index, 1});
 
@@ -166,45 +106,17 @@ Stmt lower_stage_block(const Graph &graph, const Stage &stage, NameSet &names) {
       break;
     }
   }
-  return Block::make(stage.output, reads.regions(), writes, body);
+  return Block::make(stage.output, read_regions(program, body), writes, body);
 }
 
-Kernel lower_stage(const Graph &graph, const Stage &stage) {
-  const TensorDecl &out = *graph.find_tensor(stage.output);
+Kernel lower_stage(const Graph &graph, const Program &program, const Stage &stage) {
   NameSet names;
   for (const TensorDecl &t : graph.tensors) names.reserve(t.name);
   for (const IterVar &v : stage.spatial) names.reserve(v.name);
   for (const IterVar &v : stage.reduce_vars) names.reserve(v.name);
-
-  Stmt body = lower_stage_block(graph, stage, names);
-
-  const int64_t points = out.numel();
-  const int64_t local = std::min(points, kNaiveGroupSize);
-  const int64_t groups = (points + local - 1) / local;
-  const DType flat_type = index_type_for(groups * local);
-  const std::string g = names.fresh("g"), l = names.fresh("l"), i = names.fresh("i");
-  Expr flat = Var::make(flat_type, i);
-
-  // Output indices from the flat index, innermost first; the outermost needs no %.
-  int64_t stride = 1;
-  for (size_t d = stage.spatial.size(); d-- > 0;) {
-    const IterVar &v = stage.spatial[d];
-    Expr value = flat;
-    if (stride != 1) value = value / make_int(stride, flat_type);
-    if (d > 0 && v.extent != 1) value = value % make_int(v.extent, flat_type);
-    if (d > 0 && v.extent == 1) value = make_int(0, flat_type);
-    body = LetStmt::make(v.name, cast_to(index_type_for(v.extent), value), body);
-    stride *= v.extent;
-  }
-  if (groups * local != points) body = IfThenElse::make(flat < make_int(points, flat_type), body);
-  Expr group_var = cast_to(flat_type, Var::make(index_type_for(groups), g));
-  Expr linear = local == 1
-                    ? group_var
-                    : group_var * make_int(local, flat_type) + cast_to(flat_type, Var::make(index_type_for(local), l));
-  if (groups == 1) linear = cast_to(flat_type, Var::make(index_type_for(local), l));
-  body = LetStmt::make(i, linear, body);
-  body = For::make(l, local, ForKind::LocalX, body);
-  body = For::make(g, groups, ForKind::GroupX, body);
+  Stmt body = lower_stage_block(graph, program, stage, names);
+  for (size_t d = stage.spatial.size(); d-- > 0;)
+    body = For::make(stage.spatial[d].name, stage.spatial[d].extent, ForKind::Serial, body);
   return Kernel{stage.output, body};
 }
 
@@ -214,7 +126,7 @@ Program lower(const Graph &graph) {
   Program program;
   program.name = graph.name;
   program.buffers = graph.tensors;
-  for (const Stage &stage : graph.stages) program.kernels.push_back(lower_stage(graph, stage));
+  for (const Stage &stage : graph.stages) program.kernels.push_back(lower_stage(graph, program, stage));
   return program;
 }
 

@@ -7,13 +7,12 @@
 
 namespace ks {
 
-/// One kernel per stage; one work-item per output element (the element's flat
-/// index split over group.x and local.x, with a guard where the last group runs
-/// past the end); reductions run serially inside the work-item, accumulating in
-/// private memory. Needs a verified graph; the result passes verify_program().
+/// One kernel per stage: the stage's spatial variables as serial loops (first
+/// outermost, named as in the spec) around the stage's block; reductions run as
+/// serial loops inside the block, accumulating in private memory. No loop is bound
+/// yet: schedules bind loops, and bind_unbound_kernels() gives every kernel left
+/// unbound one work-item per output element. Needs a verified graph; the result
+/// passes verify_program().
 Program lower(const Graph &graph);
-
-/// Work-items per group in naive kernels.
-constexpr int64_t kNaiveGroupSize = 256;
 
 }  // namespace ks

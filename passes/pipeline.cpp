@@ -1,18 +1,30 @@
 // The pass list. Read top to bottom: this is the order the compiler runs.
 #include "passes/pipeline.h"
 
+#include <chrono>
+
 #include "ir/verifier.h"
+#include "passes/bind_unbound_kernels.h"
 #include "passes/lower.h"
 
 namespace ks {
 
-Program run_pipeline(const Graph &graph, const PassObserver &observer) {
-  auto after = [&](const char *name, const Program &program) {
+Program run_pipeline(const Graph &graph, const Schedule &schedule, const PassObserver &observer) {
+  auto start = std::chrono::steady_clock::now();
+  auto after = [&](const std::string &name, const Program &program) {
     verify_program(program);
-    if (observer) observer(name, program);
+    auto now = std::chrono::steady_clock::now();
+    if (observer) observer(name, program, std::chrono::duration<double>(now - start).count());
+    start = std::chrono::steady_clock::now();
   };
   Program program = lower(graph);
   after("lower", program);
+  for (const Primitive &step : schedule.steps) {
+    program = apply_primitive(program, step);
+    after("schedule: " + print_primitive(step), program);
+  }
+  program = bind_unbound_kernels(program);
+  after("bind-unbound-kernels", program);
   return program;
 }
 

@@ -8,13 +8,17 @@
 
 #include "ir/graph.h"
 #include "ir/loop_ir.h"
+#include "passes/schedule.h"
 
 namespace ks {
 
-/// Called after each pass with the pass's name and the program it produced.
-using PassObserver = std::function<void(const std::string &pass, const Program &program)>;
+/// Called after each pass with its name ("lower", "schedule: split y.m 64 -> mo mi",
+/// "bind-unbound-kernels"), the program it produced and the seconds it took.
+using PassObserver = std::function<void(const std::string &pass, const Program &program, double seconds)>;
 
-/// Graph IR -> final Loop IR. The graph must pass verify_graph().
-Program run_pipeline(const Graph &graph, const PassObserver &observer = nullptr);
+/// Graph IR -> final Loop IR: lower, then each step of the schedule, then the
+/// default binding of what the schedule left unbound. The graph must pass
+/// verify_graph(); a refused schedule step throws UserError at its line.
+Program run_pipeline(const Graph &graph, const Schedule &schedule = {}, const PassObserver &observer = nullptr);
 
 }  // namespace ks

@@ -1,12 +1,14 @@
 // ksmith: the kernelsmith command line.
 //   ksmith devices [--json]
-//   ksmith compile SPEC [--size N=V]... [--emit=graph|loops|opencl] [-o FILE]
+//   ksmith compile SPEC [--schedule FILE] [--size N=V]... [--emit=graph|loops|opencl] [-o FILE]
+//   ksmith inspect SPEC [--schedule FILE] [--print-after-all | --print-after=NAME | --print-changed] [--time-passes]
 //   ksmith run SPEC [--size N=V]... [--check-size N=V]... [--device SEL] [--json]
 // Exit status: 0 success; 1 a bad input, a failed check or a device failure;
 // 2 a bad command line.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +19,7 @@
 #include "frontend/elaborate.h"
 #include "frontend/parser.h"
 #include "ir/printer.h"
+#include "passes/pipeline.h"
 #include "runtime/device.h"
 
 namespace {
@@ -80,21 +83,54 @@ int devices_command(bool json) {
   return 0;
 }
 
-int compile_command(const std::string &path, const std::vector<std::string> &sizes, const std::string &emit,
-                    const std::string &output) {
+Schedule schedule_from(const std::string &path) { return path.empty() ? Schedule{} : load_schedule(path); }
+
+int compile_command(const std::string &path, const std::string &schedule_path, const std::vector<std::string> &sizes,
+                    const std::string &emit, const std::string &output) {
   frontend::Spec spec = frontend::load_spec(path);
   frontend::SizeOverrides o = overrides(sizes, "--size");
+  Schedule schedule = schedule_from(schedule_path);
   std::string text;
   if (emit == "graph") {
     text = print_graph(frontend::elaborate(spec, frontend::SizeSet::Default, o));
   } else {
-    Compiled c = compile_spec(spec, frontend::SizeSet::Default, o);
+    Compiled c = compile_spec(spec, frontend::SizeSet::Default, o, schedule);
     text = emit == "loops" ? print_program(c.program) : c.code.source;
   }
   if (output.empty() || output == "-")
     std::cout << text;
   else
     write_file(output, text);
+  return 0;
+}
+
+struct InspectOptions {
+  bool all = false, changed = false, time_passes = false;
+  std::string after;  // a pass name; "schedule" matches every schedule step
+};
+
+int inspect_command(const std::string &path, const std::string &schedule_path, const std::vector<std::string> &sizes,
+                    const InspectOptions &options) {
+  frontend::Spec spec = frontend::load_spec(path);
+  Schedule schedule = schedule_from(schedule_path);
+  Graph graph = frontend::elaborate(spec, frontend::SizeSet::Default, overrides(sizes, "--size"));
+  bool print_all = options.all || (!options.changed && options.after.empty());
+  if (print_all || options.changed || options.after == "elaborate")
+    std::cout << "// ----- after elaborate (Graph IR) -----\n" << print_graph(graph) << "\n";
+  std::string previous;
+  std::vector<std::pair<std::string, double>> times;
+  run_pipeline(graph, schedule, [&](const std::string &pass, const Program &program, double seconds) {
+    times.push_back({pass, seconds});
+    std::string text = print_program(program);
+    bool matches = pass == options.after || (options.after == "schedule" && pass.rfind("schedule: ", 0) == 0);
+    if (print_all || matches || (options.changed && text != previous))
+      std::cout << "// ----- after " << pass << " -----\n" << text << "\n";
+    previous = text;
+  });
+  if (options.time_passes) {
+    std::fprintf(stderr, "%-48s %10s\n", "pass", "ms");
+    for (const auto &[pass, seconds] : times) std::fprintf(stderr, "%-48s %10.3f\n", pass.c_str(), seconds * 1e3);
+  }
   return 0;
 }
 
@@ -143,14 +179,31 @@ int main(int argc, char **argv) {
   auto *devices = app.add_subcommand("devices", "List the devices of every API");
   devices->add_flag("--json", devices_json, "Print JSON");
 
-  std::string spec_path, emit = "opencl", output, device_selector;
+  std::string spec_path, emit = "opencl", output, device_selector, schedule_path;
   std::vector<std::string> sizes, check_sizes;
   auto *compile = app.add_subcommand("compile", "Compile a spec and print the chosen stage");
   compile->add_option("spec", spec_path, "The .ks spec")->required();
+  compile->add_option("--schedule", schedule_path, "Apply the schedule in FILE");
   compile->add_option("--size", sizes, "Override a size: NAME=VALUE (repeatable, or comma-separated)");
   compile->add_option("--emit", emit, "What to print: graph, loops or opencl")
       ->check(CLI::IsMember({"graph", "loops", "opencl"}));
   compile->add_option("-o,--output", output, "Write to FILE instead of standard output");
+
+  InspectOptions inspect_options;
+  auto *inspect = app.add_subcommand("inspect", "Print the IR after each pass");
+  inspect->add_option("spec", spec_path, "The .ks spec")->required();
+  inspect->add_option("--schedule", schedule_path, "Apply the schedule in FILE");
+  inspect->add_option("--size", sizes, "Override a size: NAME=VALUE");
+  auto *all_flag =
+      inspect->add_flag("--print-after-all", inspect_options.all, "Print the IR after every pass (default)");
+  auto *after_flag =
+      inspect->add_option("--print-after", inspect_options.after,
+                          "Print the IR after one pass: elaborate, lower, schedule, bind-unbound-kernels");
+  auto *changed_flag =
+      inspect->add_flag("--print-changed", inspect_options.changed, "Print the IR after passes that change it");
+  all_flag->excludes(after_flag)->excludes(changed_flag);
+  after_flag->excludes(changed_flag);
+  inspect->add_flag("--time-passes", inspect_options.time_passes, "Print each pass's time to standard error");
 
   EvalOptions options;
   bool run_json = false, no_time = false;
@@ -158,6 +211,7 @@ int main(int argc, char **argv) {
   auto *run = app.add_subcommand("run", "Check a spec against the reference, then time it");
   run->add_option("spec", spec_path, "The .ks spec")->required();
   run->add_option("--size", sizes, "Override a size of the timed run: NAME=VALUE");
+  run->add_option("--schedule", schedule_path, "Apply the schedule in FILE");
   run->add_option("--check-size", check_sizes, "Override a size of the correctness check: NAME=VALUE");
   run->add_option("--device", device_selector, "Device: opencl:N, N, or part of its name (default: first GPU)");
   run->add_flag("--json", run_json, "Print the evaluation record as JSON");
@@ -176,12 +230,21 @@ int main(int argc, char **argv) {
 
   try {
     if (devices->parsed()) return devices_command(devices_json);
-    if (compile->parsed()) return compile_command(spec_path, sizes, emit, output);
+    if (compile->parsed()) return compile_command(spec_path, schedule_path, sizes, emit, output);
+    if (inspect->parsed()) {
+      static const char *passes[] = {"elaborate", "lower", "schedule", "bind-unbound-kernels"};
+      if (!inspect_options.after.empty() &&
+          std::find(std::begin(passes), std::end(passes), inspect_options.after) == std::end(passes))
+        throw UserError("error: --print-after: unknown pass '" + inspect_options.after +
+                        "'; passes are elaborate, lower, schedule, bind-unbound-kernels");
+      return inspect_command(spec_path, schedule_path, sizes, inspect_options);
+    }
     if (run->parsed()) {
       options.sizes = overrides(sizes, "--size");
       options.check_sizes = overrides(check_sizes, "--check-size");
       if (*seed_option) options.seed = seed;
       options.time = !no_time;
+      options.schedule = schedule_from(schedule_path);
       return run_command(spec_path, options, device_selector, run_json);
     }
   } catch (const UserError &e) {

@@ -5,15 +5,33 @@
 #include "codegen/opencl_c.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/pipeline.h"
 #include "test_util.h"
 
 namespace ks {
 namespace {
 
+// Through the whole pipeline: lowering, then the default binding.
 Program lowered(const std::string &spec) {
-  Program p = lower(test::graph_of(spec));
+  Program p = run_pipeline(test::graph_of(spec));
   verify_program(p);
   return p;
+}
+
+TEST(Lower, SerialLoopsNamedAfterTheSpec) {
+  Program p = lower(test::graph_of("kernel r(x: f32[N, K]) -> y: f32[N] where N = 4, K = 6 { y[n] = sum(k) x[n, k] }"));
+  EXPECT_EQ(print_stmt(p.kernels[0].body),
+            "for n in 0..4 {\n"
+            "  block y reads(x[n, 0 +: 6]) writes(y[n]) {\n"
+            "    allocate y_acc: f32[1] private\n"
+            "    y_acc[0] = 0.0\n"
+            "    for k in 0..6 {\n"
+            "      y_acc[0] = y_acc[0] + x[n, k]\n"
+            "    }\n"
+            "    y[n] = y_acc[0]\n"
+            "  }\n"
+            "}\n");
+  EXPECT_EQ(launch_shape(p.kernels[0]).work_items(), 1) << "lowering binds nothing";
 }
 
 TEST(Lower, OneKernelPerStageInOrder) {
@@ -67,7 +85,7 @@ TEST(Lower, HugeOutputsUse64BitIndices) {
 }
 
 TEST(Lower, NamesDoNotCollide) {
-  // The stage uses g, l and i: the lowering picks other names for its own.
+  // The stage uses g, l and i: the default binding picks other names for its own.
   Program p =
       lowered("kernel k(x: f32[G, L, I]) -> y: f32[G, L, I] where G = 2, L = 3, I = 4 { y[g, l, i] = x[g, l, i] }");
   std::string text = print_program(p);

@@ -1,0 +1,65 @@
+// bind: a loop runs across work-groups or across the work-items of a group.
+#include "passes/loops.h"
+#include "passes/primitives.h"
+
+namespace ks {
+
+std::optional<Program> bind(const Program &program, const std::string &stage, const std::string &loop, ForKind kind,
+                            std::string *reason) {
+  StageLoops where;
+  const For *f = find_loop(program, stage, loop, &where, reason);
+  if (!f) return std::nullopt;
+  if (!is_group(kind) && !is_local(kind)) {
+    *reason = std::string("bind takes group.x/y/z or local.x/y/z, not ") + for_kind_name(kind);
+    return std::nullopt;
+  }
+  if (where.is_inner(loop)) {
+    *reason = "loop " + loop + " is a reduction loop of " + stage +
+              "; its iterations accumulate into one value, so work-items cannot share it";
+    return std::nullopt;
+  }
+  if (f->kind != ForKind::Serial) {
+    *reason = "loop " + loop + " is already " + for_kind_name(f->kind);
+    return std::nullopt;
+  }
+  Program out = replace_loop(program, where.kernel, loop,
+                             [&](const For *n) { return For::make(n->var, n->extent, kind, n->body); });
+  if (!verified(out, reason)) return std::nullopt;
+  return out;
+}
+
+std::optional<Program> unroll(const Program &program, const std::string &stage, const std::string &loop,
+                              std::string *reason) {
+  StageLoops where;
+  const For *f = find_loop(program, stage, loop, &where, reason);
+  if (!f) return std::nullopt;
+  if (f->kind != ForKind::Serial) {
+    *reason = "loop " + loop + " is already " + for_kind_name(f->kind);
+    return std::nullopt;
+  }
+  if (f->extent > kMaxUnroll) {
+    *reason = "loop " + loop + " has " + std::to_string(f->extent) + " iterations; unroll loops of at most " +
+              std::to_string(kMaxUnroll) + " (split it first)";
+    return std::nullopt;
+  }
+  Program out = replace_loop(program, where.kernel, loop,
+                             [&](const For *n) { return For::make(n->var, n->extent, ForKind::Unrolled, n->body); });
+  if (!verified(out, reason)) return std::nullopt;
+  return out;
+}
+
+std::optional<Program> tile(const Program &program, const std::string &stage, const std::string &loop_a,
+                            const std::string &loop_b, int64_t factor_a, int64_t factor_b,
+                            const std::vector<std::string> &names, std::string *reason) {
+  if (names.size() != 4) {
+    *reason = "tile names four new loops: outer a, outer b, inner a, inner b";
+    return std::nullopt;
+  }
+  auto a = split(program, stage, loop_a, factor_a, names[0], names[2], reason);
+  if (!a) return std::nullopt;
+  auto b = split(*a, stage, loop_b, factor_b, names[1], names[3], reason);
+  if (!b) return std::nullopt;
+  return reorder(*b, stage, names, reason);
+}
+
+}  // namespace ks

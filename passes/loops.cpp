@@ -1,0 +1,185 @@
+#include "passes/loops.h"
+
+#include "ir/verifier.h"
+#include "ir/visitor.h"
+
+namespace ks {
+
+const For *StageLoops::find(const std::string &loop) const {
+  for (const auto *list : {&outer, &inner})
+    for (const For *f : *list)
+      if (f->var == loop) return f;
+  return nullptr;
+}
+
+bool StageLoops::is_inner(const std::string &loop) const {
+  for (const For *f : inner)
+    if (f->var == loop) return true;
+  return false;
+}
+
+std::string StageLoops::names() const {
+  std::string out;
+  for (const auto *list : {&outer, &inner})
+    for (const For *f : *list) out += (out.empty() ? "" : ", ") + f->var;
+  return out.empty() ? "none" : out;
+}
+
+namespace {
+
+// Finds the block of a stage and the loops on the path to it.
+struct FindBlock : IRVisitor {
+  const std::string &stage;
+  std::vector<const For *> path;
+  std::vector<const For *> found_path;
+  const Block *block = nullptr;
+  explicit FindBlock(const std::string &stage) : stage(stage) {}
+  using IRVisitor::visit;
+  void visit(const For *n) override {
+    path.push_back(n);
+    IRVisitor::visit(n);
+    path.pop_back();
+  }
+  void visit(const Block *n) override {
+    if (n->stage == stage && !block) {
+      block = n;
+      found_path = path;
+    }
+    IRVisitor::visit(n);
+  }
+};
+
+struct CollectFors : IRVisitor {
+  std::vector<const For *> loops;
+  using IRVisitor::visit;
+  void visit(const For *n) override {
+    loops.push_back(n);
+    IRVisitor::visit(n);
+  }
+};
+
+struct CollectNames : IRVisitor {
+  std::set<std::string> names;
+  using IRVisitor::visit;
+  void visit(const For *n) override {
+    names.insert(n->var);
+    IRVisitor::visit(n);
+  }
+  void visit(const LetStmt *n) override {
+    names.insert(n->var);
+    IRVisitor::visit(n);
+  }
+  void visit(const Allocate *n) override {
+    names.insert(n->buffer);
+    IRVisitor::visit(n);
+  }
+};
+
+}  // namespace
+
+std::optional<StageLoops> stage_loops(const Program &program, const std::string &stage, std::string *reason) {
+  for (size_t k = 0; k < program.kernels.size(); ++k) {
+    FindBlock find(stage);
+    find.dispatch(program.kernels[k].body);
+    if (!find.block) continue;
+    StageLoops loops;
+    loops.kernel = k;
+    loops.outer = find.found_path;
+    CollectFors inner;
+    inner.dispatch(find.block->body);
+    loops.inner = inner.loops;
+    return loops;
+  }
+  std::string stages;
+  for (const Kernel &kernel : program.kernels) {
+    struct Blocks : IRVisitor {
+      std::string names;
+      using IRVisitor::visit;
+      void visit(const Block *n) override {
+        names += (names.empty() ? "" : ", ") + n->stage;
+        IRVisitor::visit(n);
+      }
+    } blocks;
+    blocks.dispatch(kernel.body);
+    if (!blocks.names.empty()) stages += (stages.empty() ? "" : ", ") + blocks.names;
+  }
+  *reason = "no stage named " + stage + "; stages are " + (stages.empty() ? "none" : stages);
+  return std::nullopt;
+}
+
+const For *find_loop(const Program &program, const std::string &stage, const std::string &loop, StageLoops *where,
+                     std::string *reason) {
+  auto loops = stage_loops(program, stage, reason);
+  if (!loops) return nullptr;
+  *where = *loops;
+  const For *f = loops->find(loop);
+  if (!f) *reason = "no loop named " + loop + " in stage " + stage + "; loops are " + loops->names();
+  return f;
+}
+
+std::set<std::string> names_in_kernel(const Kernel &kernel) {
+  CollectNames collect;
+  collect.dispatch(kernel.body);
+  return collect.names;
+}
+
+bool name_is_free(const Program &program, const Kernel &kernel, const std::string &name, std::string *reason) {
+  if (program.find_buffer(name)) {
+    *reason = "name " + name + " is a buffer";
+    return false;
+  }
+  if (names_in_kernel(kernel).count(name)) {
+    *reason = "name " + name + " is already used in kernel " + kernel.name;
+    return false;
+  }
+  return true;
+}
+
+Program replace_loop(const Program &program, size_t kernel, const std::string &loop,
+                     const std::function<Stmt(const For *)> &rewrite) {
+  struct Replace : IRMutator {
+    const std::string &loop;
+    const std::function<Stmt(const For *)> &rewrite;
+    Replace(const std::string &loop, const std::function<Stmt(const For *)> &rewrite) : loop(loop), rewrite(rewrite) {}
+    Stmt visit(const For *n, const Stmt &self) override {
+      if (n->var == loop) return rewrite(n);
+      return IRMutator::visit(n, self);
+    }
+  } replace(loop, rewrite);
+  Program out = program;
+  out.kernels[kernel].body = replace.mutate(program.kernels[kernel].body);
+  return out;
+}
+
+Program replace_block(const Program &program, const std::string &stage,
+                      const std::function<Stmt(const Block *)> &rewrite) {
+  struct Replace : IRMutator {
+    const std::string &stage;
+    const std::function<Stmt(const Block *)> &rewrite;
+    Replace(const std::string &stage, const std::function<Stmt(const Block *)> &rewrite)
+        : stage(stage), rewrite(rewrite) {}
+    Stmt visit(const Block *n, const Stmt &self) override {
+      if (n->stage == stage) return rewrite(n);
+      return IRMutator::visit(n, self);
+    }
+  } replace(stage, rewrite);
+  Program out = program;
+  for (Kernel &k : out.kernels) k.body = replace.mutate(k.body);
+  return out;
+}
+
+bool verified(const Program &program, std::string *reason) {
+  try {
+    verify_program(program);
+    return true;
+  } catch (const InternalError &e) {
+    // The first line names the broken rule; the rest is the IR.
+    std::string detail = e.detail();
+    const std::string prefix = "IR verification failed: ";
+    if (detail.rfind(prefix, 0) == 0) detail = detail.substr(prefix.size());
+    *reason = detail.substr(0, detail.find('\n'));
+    return false;
+  }
+}
+
+}  // namespace ks

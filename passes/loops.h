@@ -1,0 +1,52 @@
+// Finding and rewriting the loops of a stage, for the schedule primitives.
+//
+// A stage's loops are the loops of its kernel that enclose its block (its spatial
+// loops, and whatever splits and fusions made of them) and the loops inside its
+// block (its reduction loops). Loop names are unique within a kernel.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/loop_ir.h"
+
+namespace ks {
+
+/// Where a stage lives: its kernel's index, and its loops from outermost in.
+struct StageLoops {
+  size_t kernel = 0;
+  std::vector<const For *> outer;  // enclosing the block, outermost first
+  std::vector<const For *> inner;  // inside the block (reductions), outermost first
+  const For *find(const std::string &loop) const;
+  bool is_inner(const std::string &loop) const;
+  std::string names() const;  // "m, n, k"
+};
+
+/// The loops of a stage, or nullopt with *reason set ("no stage named q; stages are y, e").
+std::optional<StageLoops> stage_loops(const Program &program, const std::string &stage, std::string *reason);
+
+/// The loop of a stage, or nullptr with *reason set ("no loop named q in stage y; loops are m, n").
+const For *find_loop(const Program &program, const std::string &stage, const std::string &loop, StageLoops *where,
+                     std::string *reason);
+
+/// Every variable name a kernel defines (loops, lets) and every buffer it allocates.
+std::set<std::string> names_in_kernel(const Kernel &kernel);
+
+/// Whether name is free to introduce in the kernel; else *reason says why.
+bool name_is_free(const Program &program, const Kernel &kernel, const std::string &name, std::string *reason);
+
+/// Replaces the loop named `loop` in kernel k by rewrite(loop).
+Program replace_loop(const Program &program, size_t kernel, const std::string &loop,
+                     const std::function<Stmt(const For *)> &rewrite);
+
+/// Replaces every Block of the given stage by rewrite(block).
+Program replace_block(const Program &program, const std::string &stage,
+                      const std::function<Stmt(const Block *)> &rewrite);
+
+/// Verifies a primitive's result; a failure becomes *reason (the rule broken).
+bool verified(const Program &program, std::string *reason);
+
+}  // namespace ks

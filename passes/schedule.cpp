@@ -1,0 +1,198 @@
+// The schedule text format and the dispatch of each step to its primitive.
+#include "passes/schedule.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "ir/lexer.h"
+#include "passes/primitives.h"
+
+namespace ks {
+
+const char *primitive_name(PrimitiveKind kind) {
+  switch (kind) {
+    case PrimitiveKind::Split: return "split";
+    case PrimitiveKind::Tile: return "tile";
+    case PrimitiveKind::Reorder: return "reorder";
+    case PrimitiveKind::Fuse: return "fuse";
+    case PrimitiveKind::Bind: return "bind";
+    case PrimitiveKind::Unroll: return "unroll";
+    case PrimitiveKind::Inline: return "inline";
+  }
+  return "?";
+}
+
+namespace {
+
+class ScheduleParser {
+ public:
+  explicit ScheduleParser(const std::shared_ptr<const SourceFile> &file) : ts_(tokenize(file)) {}
+
+  Schedule schedule() {
+    Schedule s;
+    while (!ts_.at_end()) s.steps.push_back(step());
+    return s;
+  }
+
+ private:
+  TokenStream ts_;
+
+  std::string name(const char *what) { return ts_.expect_identifier(what).text; }
+
+  // stage.loop
+  void loop_ref(Primitive &p) {
+    p.stage = name("a stage name");
+    ts_.expect(".", "between the stage and the loop (stage.loop)");
+    p.loops.push_back(name("a loop name"));
+  }
+
+  int64_t factor() {
+    const Token &t = ts_.peek();
+    if (t.kind != TokenKind::Integer)
+      ts_.fail("expected a factor (a positive integer), found " + TokenStream::describe(t));
+    ts_.next();
+    try {
+      int64_t v = std::stoll(t.text);
+      if (v < 1) error_at(t.loc, "a factor must be at least 1");
+      return v;
+    } catch (const std::out_of_range &) {
+      error_at(t.loc, "factor " + t.text + " is too large");
+    }
+  }
+
+  // Names up to the next keyword or `->`: the loops of reorder and fuse.
+  void loop_list(Primitive &p) {
+    while (ts_.peek().kind == TokenKind::Identifier && !is_keyword(ts_.peek()) && !ts_.peek(1).is("."))
+      p.loops.push_back(ts_.next().text);
+  }
+
+  static bool is_keyword(const Token &t) {
+    for (PrimitiveKind k : {PrimitiveKind::Split, PrimitiveKind::Tile, PrimitiveKind::Reorder, PrimitiveKind::Fuse,
+                            PrimitiveKind::Bind, PrimitiveKind::Unroll, PrimitiveKind::Inline})
+      if (t.text == primitive_name(k)) return true;
+    return false;
+  }
+
+  Primitive step() {
+    Primitive p;
+    const Token &head = ts_.expect_identifier("a primitive (split, tile, reorder, fuse, bind, unroll, inline)");
+    p.loc = head.loc;
+    const std::string &kind = head.text;
+    if (kind == "split") {
+      p.kind = PrimitiveKind::Split;
+      loop_ref(p);
+      p.factors.push_back(factor());
+      ts_.expect("->", "before the names of the new loops");
+      p.results = {name("the outer loop's name"), name("the inner loop's name")};
+    } else if (kind == "tile") {
+      p.kind = PrimitiveKind::Tile;
+      p.stage = name("a stage name");
+      p.loops = {name("the first loop"), name("the second loop")};
+      p.factors = {factor(), factor()};
+      ts_.expect("->", "before the names of the new loops");
+      for (int i = 0; i < 4; ++i) p.results.push_back(name("a new loop's name"));
+    } else if (kind == "reorder") {
+      p.kind = PrimitiveKind::Reorder;
+      p.stage = name("a stage name");
+      loop_list(p);
+      if (p.loops.size() < 2) error_at(head.loc, "reorder needs a stage and at least two loops");
+    } else if (kind == "fuse") {
+      p.kind = PrimitiveKind::Fuse;
+      p.stage = name("a stage name");
+      loop_list(p);
+      if (p.loops.empty()) error_at(head.loc, "fuse needs a stage and its loops");
+      ts_.expect("->", "before the fused loop's name");
+      p.results.push_back(name("the fused loop's name"));
+    } else if (kind == "bind") {
+      p.kind = PrimitiveKind::Bind;
+      loop_ref(p);
+      const Token &axis = ts_.expect_identifier("group.x/y/z or local.x/y/z");
+      std::string text = axis.text;
+      if (ts_.accept(".")) text += "." + name("x, y or z");
+      auto parsed = parse_for_kind(text);
+      if (!parsed || (!is_group(*parsed) && !is_local(*parsed)))
+        error_at(axis.loc,
+                 "unknown binding '" + text + "'; bind to group.x, group.y, group.z, local.x, local.y or local.z");
+      p.binding = *parsed;
+    } else if (kind == "unroll") {
+      p.kind = PrimitiveKind::Unroll;
+      loop_ref(p);
+    } else if (kind == "inline") {
+      p.kind = PrimitiveKind::Inline;
+      p.stage = name("a stage name");
+    } else {
+      error_at(head.loc,
+               "unknown primitive '" + kind + "'; primitives are split, tile, reorder, fuse, bind, unroll, inline");
+    }
+    return p;
+  }
+};
+
+std::string join(const std::vector<std::string> &names) {
+  std::string out;
+  for (const std::string &n : names) out += (out.empty() ? "" : " ") + n;
+  return out;
+}
+
+}  // namespace
+
+Schedule parse_schedule(const std::shared_ptr<const SourceFile> &file) { return ScheduleParser(file).schedule(); }
+
+Schedule load_schedule(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError("error: cannot open schedule '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_schedule(std::make_shared<SourceFile>(SourceFile{path, text.str()}));
+}
+
+std::string print_primitive(const Primitive &p) {
+  std::string out = primitive_name(p.kind);
+  switch (p.kind) {
+    case PrimitiveKind::Split:
+      return out + " " + p.stage + "." + p.loops[0] + " " + std::to_string(p.factors[0]) + " -> " + join(p.results);
+    case PrimitiveKind::Tile:
+      return out + " " + p.stage + " " + join(p.loops) + " " + std::to_string(p.factors[0]) + " " +
+             std::to_string(p.factors[1]) + " -> " + join(p.results);
+    case PrimitiveKind::Reorder: return out + " " + p.stage + " " + join(p.loops);
+    case PrimitiveKind::Fuse: return out + " " + p.stage + " " + join(p.loops) + " -> " + join(p.results);
+    case PrimitiveKind::Bind: return out + " " + p.stage + "." + p.loops[0] + " " + for_kind_name(p.binding);
+    case PrimitiveKind::Unroll: return out + " " + p.stage + "." + p.loops[0];
+    case PrimitiveKind::Inline: return out + " " + p.stage;
+  }
+  return out;
+}
+
+std::string print_schedule(const Schedule &schedule) {
+  std::string out;
+  for (const Primitive &p : schedule.steps) out += print_primitive(p) + "\n";
+  return out;
+}
+
+Program apply_primitive(const Program &program, const Primitive &p) {
+  std::string reason;
+  std::optional<Program> out;
+  switch (p.kind) {
+    case PrimitiveKind::Split:
+      out = split(program, p.stage, p.loops[0], p.factors[0], p.results[0], p.results[1], &reason);
+      break;
+    case PrimitiveKind::Tile:
+      out = tile(program, p.stage, p.loops[0], p.loops[1], p.factors[0], p.factors[1], p.results, &reason);
+      break;
+    case PrimitiveKind::Reorder: out = reorder(program, p.stage, p.loops, &reason); break;
+    case PrimitiveKind::Fuse: out = fuse(program, p.stage, p.loops, p.results[0], &reason); break;
+    case PrimitiveKind::Bind: out = ks::bind(program, p.stage, p.loops[0], p.binding, &reason); break;
+    case PrimitiveKind::Unroll: out = unroll(program, p.stage, p.loops[0], &reason); break;
+    case PrimitiveKind::Inline: out = inline_stage(program, p.stage, &reason); break;
+  }
+  if (!out) {
+    // Name what was asked as written: `split y.q`, `reorder y`, `inline e`.
+    std::string target = primitive_name(p.kind) + std::string(" ") + p.stage;
+    if (p.kind == PrimitiveKind::Split || p.kind == PrimitiveKind::Bind || p.kind == PrimitiveKind::Unroll)
+      target += "." + p.loops[0];
+    error_at(p.loc, target + ": " + reason);
+  }
+  return *out;
+}
+
+}  // namespace ks
