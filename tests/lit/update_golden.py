@@ -36,7 +36,7 @@ def regenerate(test: pathlib.Path, ksmith: str) -> None:
 def main() -> None:
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    tests = [pathlib.Path(t) for t in sys.argv[2:]] or sorted((HERE / "golden").glob("*.test"))
+    tests = [pathlib.Path(t).resolve() for t in sys.argv[2:]] or sorted((HERE / "golden").glob("*.test"))
     for test in tests:
         regenerate(test, sys.argv[1])
 

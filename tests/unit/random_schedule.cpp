@@ -1,0 +1,136 @@
+#include "random_schedule.h"
+
+#include <algorithm>
+
+#include "ir/visitor.h"
+#include "passes/loops.h"
+#include "passes/primitives.h"
+
+namespace ks::test {
+
+namespace {
+
+std::vector<std::string> stages_of(const Program &program) {
+  struct Blocks : IRVisitor {
+    std::vector<std::string> names;
+    using IRVisitor::visit;
+    void visit(const Block *n) override {
+      names.push_back(n->stage);
+      IRVisitor::visit(n);
+    }
+  } blocks;
+  for (const Kernel &k : program.kernels) blocks.dispatch(k.body);
+  return blocks.names;
+}
+
+int64_t local_work_items(const Kernel &kernel) {
+  return launch_shape(kernel).local[0] * launch_shape(kernel).local[1] * launch_shape(kernel).local[2];
+}
+
+template <typename T>
+const T &pick(const std::vector<T> &items, std::mt19937 &rng) {
+  return items[std::uniform_int_distribution<size_t>(0, items.size() - 1)(rng)];
+}
+
+}  // namespace
+
+Schedule random_schedule(const Program &start, std::mt19937 &rng, int steps, int attempts, int64_t max_group) {
+  Schedule schedule;
+  Program program = start;
+  int fresh = 0;
+  auto name = [&] { return "t" + std::to_string(fresh++); };
+  for (int attempt = 0; attempt < attempts && static_cast<int>(schedule.steps.size()) < steps; ++attempt) {
+    std::vector<std::string> stages = stages_of(program);
+    if (stages.empty()) break;
+    Primitive p;
+    p.stage = pick(stages, rng);
+    std::string reason;
+    auto loops = stage_loops(program, p.stage, &reason);
+    if (!loops) continue;
+    std::vector<const For *> all = loops->outer;
+    all.insert(all.end(), loops->inner.begin(), loops->inner.end());
+    std::optional<Program> next;
+    switch (std::uniform_int_distribution<int>(0, 9)(rng)) {
+      case 0:
+      case 1: {  // split
+        if (all.empty()) break;
+        const For *f = pick(all, rng);
+        p.kind = PrimitiveKind::Split;
+        p.loops = {f->var};
+        p.factors = {
+            std::uniform_int_distribution<int64_t>(1, std::max<int64_t>(1, std::min<int64_t>(f->extent, 40)))(rng)};
+        p.results = {name(), name()};
+        next = split(program, p.stage, f->var, p.factors[0], p.results[0], p.results[1], &reason);
+        break;
+      }
+      case 2: {  // fuse a loop with the one directly inside it
+        if (all.empty()) break;
+        const For *f = pick(all, rng);
+        const For *inner = f->body.as<For>();
+        if (!inner) break;
+        p.kind = PrimitiveKind::Fuse;
+        p.loops = {f->var, inner->var};
+        p.results = {name()};
+        next = fuse(program, p.stage, p.loops, p.results[0], &reason);
+        break;
+      }
+      case 3:
+      case 4: {  // reorder two or three loops of one side
+        const std::vector<const For *> &side =
+            std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? loops->inner : loops->outer;
+        if (side.size() < 2) break;
+        std::vector<std::string> names;
+        for (const For *f : side) names.push_back(f->var);
+        std::shuffle(names.begin(), names.end(), rng);
+        names.resize(std::min<size_t>(names.size(), std::uniform_int_distribution<size_t>(2, 3)(rng)));
+        p.kind = PrimitiveKind::Reorder;
+        p.loops = names;
+        next = reorder(program, p.stage, p.loops, &reason);
+        break;
+      }
+      case 5: {  // tile two spatial loops
+        if (loops->outer.size() < 2) break;
+        const For *a = loops->outer[0], *b = loops->outer[1];
+        p.kind = PrimitiveKind::Tile;
+        p.loops = {a->var, b->var};
+        p.factors = {std::uniform_int_distribution<int64_t>(1, a->extent)(rng),
+                     std::uniform_int_distribution<int64_t>(1, b->extent)(rng)};
+        p.results = {name(), name(), name(), name()};
+        next = tile(program, p.stage, a->var, b->var, p.factors[0], p.factors[1], p.results, &reason);
+        break;
+      }
+      case 6:
+      case 7: {  // bind a spatial loop
+        if (loops->outer.empty()) break;
+        const For *f = pick(loops->outer, rng);
+        static const ForKind kinds[] = {ForKind::GroupX, ForKind::GroupY, ForKind::GroupZ,
+                                        ForKind::LocalX, ForKind::LocalY, ForKind::LocalZ};
+        p.kind = PrimitiveKind::Bind;
+        p.loops = {f->var};
+        p.binding = kinds[std::uniform_int_distribution<int>(0, 5)(rng)];
+        next = ks::bind(program, p.stage, f->var, p.binding, &reason);
+        if (next && local_work_items(next->kernels[loops->kernel]) > max_group) next.reset();
+        break;
+      }
+      case 8: {  // unroll
+        if (all.empty()) break;
+        const For *f = pick(all, rng);
+        p.kind = PrimitiveKind::Unroll;
+        p.loops = {f->var};
+        next = unroll(program, p.stage, f->var, &reason);
+        break;
+      }
+      case 9: {  // inline
+        p.kind = PrimitiveKind::Inline;
+        next = inline_stage(program, p.stage, &reason);
+        break;
+      }
+    }
+    if (!next) continue;
+    program = *next;
+    schedule.steps.push_back(p);
+  }
+  return schedule;
+}
+
+}  // namespace ks::test

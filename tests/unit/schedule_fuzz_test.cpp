@@ -1,0 +1,50 @@
+// Equivalence of random legal schedules: for every example, many schedules composed
+// at random from the primitives compile, run on the device and agree with the
+// interpreter. A failure prints the schedule so it can be replayed with
+// `ksmith run SPEC --schedule FILE`.
+#include <random>
+
+#include "evolve/evaluate.h"
+#include "passes/lower.h"
+#include "random_schedule.h"
+#include "runtime/device.h"
+#include "test_util.h"
+
+namespace ks {
+namespace {
+
+constexpr int kSchedulesPerExample = 50;
+
+class RandomSchedules : public testing::TestWithParam<std::string> {};
+
+TEST_P(RandomSchedules, AgreeWithTheInterpreter) {
+  if (runtime::list_devices().empty()) GTEST_SKIP() << "no OpenCL device on this machine (install pocl-opencl-icd)";
+  auto device = runtime::open_device("");
+  frontend::Spec spec = frontend::load_spec(GetParam());
+  Program lowered = lower(frontend::elaborate(spec, frontend::SizeSet::Check, {}));
+  std::mt19937 rng(static_cast<unsigned>(std::hash<std::string>{}(spec.name)));
+  int nonempty = 0;
+  for (int n = 0; n < kSchedulesPerExample; ++n) {
+    EvalOptions options;
+    options.time = false;
+    options.trials = 1;
+    options.seed = static_cast<uint64_t>(n);
+    options.schedule = test::random_schedule(lowered, rng, std::uniform_int_distribution<int>(1, 6)(rng));
+    nonempty += !options.schedule.steps.empty();
+    EvalRecord r;
+    try {
+      r = evaluate(spec, GetParam(), *device, options);
+    } catch (const std::exception &e) {
+      FAIL() << "schedule " << n << " failed to run: " << e.what() << "\nschedule:\n"
+             << print_schedule(options.schedule);
+    }
+    ASSERT_TRUE(r.check.passed) << "schedule " << n << " changed the result:\n"
+                                << print_schedule(options.schedule) << r.to_json().dump(2);
+  }
+  EXPECT_GT(nonempty, kSchedulesPerExample / 2) << "the generator should rarely come up empty";
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, RandomSchedules, testing::ValuesIn(test::example_paths()), test::example_name);
+
+}  // namespace
+}  // namespace ks
