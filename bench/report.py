@@ -54,6 +54,37 @@ def main():
     print("| problem | sizes | correct (check sizes) | naive ms | spread | GB/s | GFLOP/s | PyTorch ms | naive / PyTorch |")
     print("|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
+    scheduled = []
+    for line in open(sizes_file):
+        line = line.split("#")[0].strip()
+        if not line:
+            continue
+        name, sizes = line.split()
+        record = load(out / f"ksmith_{name}_scheduled.json")
+        naive = load(out / f"ksmith_{name}.json")
+        if record is None and not (out / f"ksmith_{name}_scheduled.err").exists():
+            continue
+        if not record or not record.get("time") or not naive or not naive.get("time"):
+            err = out / f"ksmith_{name}_scheduled.err"
+            reason = err.read_text().strip().splitlines()[0][:80] if err.exists() and err.read_text().strip() else "no record"
+            scheduled.append(f"| {name} | {sizes} | FAILED: {reason} | | | | | | |")
+            continue
+        t, n = record["time"], naive["time"]
+        p = peer_problems.get(name, {})
+        torch_ms = f"{p['median_ms']:.3f}" if "median_ms" in p else "unavailable"
+        vs_torch = f"{t['median_ms'] / p['median_ms']:.2f}x" if "median_ms" in p and p["median_ms"] > 0 else ""
+        correct = "yes" if record["check"]["passed"] else "NO"
+        scheduled.append(f"| {name} | {sizes} | {correct} | {n['median_ms']:.3f} | {t['median_ms']:.3f} | "
+                         f"{n['median_ms'] / t['median_ms']:.1f}x | {100 * t['cv']:.2f}% | {t['gbytes_per_s']:.1f} | "
+                         f"{t['gflops_per_s']:.1f} | {torch_ms} | {vs_torch} |")
+    if scheduled:
+        print()
+        print("Hand-written schedules (examples/NAME.sched):")
+        print()
+        print("| problem | sizes | correct | naive ms | scheduled ms | speedup over naive | spread | GB/s | GFLOP/s "
+              "| PyTorch ms | scheduled / PyTorch |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        print("\n".join(scheduled))
 
 
 if __name__ == "__main__":

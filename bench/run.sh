@@ -6,6 +6,7 @@
 #   SIZES_FILE      bench/sizes_gpu.txt or bench/sizes_cpu.txt
 #   DEVICE_SELECTOR passed to ksmith --device ("" = default device)
 #   TORCH_DEVICE    cuda or cpu (default: cuda when PyTorch sees one)
+# Examples with a hand-written schedule (examples/NAME.sched) are timed both ways.
 # Needs build/ksmith; PYTHON names the interpreter that has PyTorch (default python3). Writes OUT_DIR/ksmith_NAME.json, OUT_DIR/torch.json and
 # OUT_DIR/results.md.
 set -uo pipefail
@@ -18,6 +19,11 @@ grep -v '^\s*#' "$sizes_file" | while read -r name sizes; do
   ./build/ksmith run "examples/$name.ks" --size "$sizes" ${device:+--device "$device"} --json \
     > "$out/ksmith_$name.json" 2> "$out/ksmith_$name.err"
   echo "   exit $? $(head -c 300 "$out/ksmith_$name.err")"
+  if [ -f "examples/$name.sched" ]; then  # the hand-written schedule, when there is one
+    ./build/ksmith run "examples/$name.ks" --schedule "examples/$name.sched" --size "$sizes" \
+      ${device:+--device "$device"} --json > "$out/ksmith_${name}_scheduled.json" 2> "$out/ksmith_${name}_scheduled.err"
+    echo "   scheduled: exit $? $(head -c 300 "$out/ksmith_${name}_scheduled.err")"
+  fi
 done
 peer_args=()
 [ -n "$torch_device" ] && peer_args=(--device "$torch_device")

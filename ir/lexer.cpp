@@ -17,7 +17,7 @@ bool is_reserved_word(const std::string &word) {
       "graph", "sizes", "input", "output", "temp", "program", "for", "let", "block", "allocate", "barrier", "if",
       "reads", "writes",
       // schedules
-      "split", "tile", "reorder", "fuse", "bind", "unroll", "inline"};
+      "split", "tile", "reorder", "fuse", "bind", "unroll", "inline", "cross_reduce"};
   return words.count(word) > 0 || find_builtin(word).has_value();
 }
 

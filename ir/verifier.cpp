@@ -142,9 +142,15 @@ class ProgramChecker : public IRVisitor {
     check(n->condition);
     BoundsScope outside = scope_;
     refine_with_condition(n->condition, &scope_);
+    ++conditional_depth_;
     dispatch(n->then_case);
     scope_ = outside;
     dispatch(n->else_case);
+    --conditional_depth_;
+  }
+  void visit(const Barrier *) override {
+    // Work-items that skip a barrier others wait at deadlock the group.
+    if (conditional_depth_ > 0) fail("barrier inside a conditional");
   }
   void visit(const LetStmt *n) override {
     check(n->value);
@@ -172,7 +178,7 @@ class ProgramChecker : public IRVisitor {
   std::map<std::string, const TensorDecl *> tensors_;
   BoundsScope scope_;
   std::set<ForKind> bound_;
-  int serial_depth_ = 0, local_seen_ = 0;
+  int serial_depth_ = 0, local_seen_ = 0, conditional_depth_ = 0;
   std::string *problem_;
 };
 

@@ -15,8 +15,9 @@ namespace ks {
 void verify_graph(const Graph &graph);
 
 /// Loop IR: names resolve, ranks and types agree, inputs are never written, reads
-/// without pad stay inside their buffers, and bound loops nest as launches need
-/// (group outside local outside the rest, each hardware index bound once per path).
+/// without pad stay inside their buffers, bound loops nest as launches need (group
+/// outside local outside the rest, each hardware index bound once per path), and no
+/// barrier sits inside a conditional.
 void verify_program(const Program &program);
 
 /// The interval of values an integer tensor holds, from its declared range.

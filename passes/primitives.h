@@ -13,7 +13,8 @@
 namespace ks {
 
 /// split y.m F -> mo mi: loop m of extent E becomes mo (ceil(E / F)) around mi (F),
-/// with m = mo * F + mi and a guard `if m < E` when F does not divide E.
+/// with m = mo * F + mi and a guard `if m < E` when F does not divide E. F may
+/// exceed E (one outer iteration), so one schedule serves small and large sizes.
 std::optional<Program> split(const Program &program, const std::string &stage, const std::string &loop, int64_t factor,
                              const std::string &outer, const std::string &inner, std::string *reason);
 
@@ -43,6 +44,16 @@ std::optional<Program> bind(const Program &program, const std::string &stage, co
 std::optional<Program> unroll(const Program &program, const std::string &stage, const std::string &loop,
                               std::string *reason);
 constexpr int64_t kMaxUnroll = 64;
+
+/// cross_reduce y.d T -> t: the reduction loop d of y is shared by T work-items
+/// (local.x, T a power of two up to 1024): work-item t accumulates the iterations
+/// d = j * T + t, the T partial results meet in local memory and combine in a tree
+/// (log2 T steps, a barrier after each), and work-item 0 stores the result. The
+/// stage's spatial loops must be bound to work-groups (bind them first), and y's
+/// reduction must be sum, prod, max or min.
+std::optional<Program> cross_reduce(const Program &program, const std::string &stage, const std::string &loop,
+                                    int64_t threads, const std::string &thread, std::string *reason);
+constexpr int64_t kMaxCrossReduceThreads = 1024;
 
 /// inline e: an elementwise temporary (no reduction, not an output) is computed
 /// where it is read instead of stored: its kernel and buffer disappear.

@@ -18,6 +18,7 @@ const char *primitive_name(PrimitiveKind kind) {
     case PrimitiveKind::Bind: return "bind";
     case PrimitiveKind::Unroll: return "unroll";
     case PrimitiveKind::Inline: return "inline";
+    case PrimitiveKind::CrossReduce: return "cross_reduce";
   }
   return "?";
 }
@@ -67,15 +68,17 @@ class ScheduleParser {
   }
 
   static bool is_keyword(const Token &t) {
-    for (PrimitiveKind k : {PrimitiveKind::Split, PrimitiveKind::Tile, PrimitiveKind::Reorder, PrimitiveKind::Fuse,
-                            PrimitiveKind::Bind, PrimitiveKind::Unroll, PrimitiveKind::Inline})
+    for (PrimitiveKind k :
+         {PrimitiveKind::Split, PrimitiveKind::Tile, PrimitiveKind::Reorder, PrimitiveKind::Fuse, PrimitiveKind::Bind,
+          PrimitiveKind::Unroll, PrimitiveKind::Inline, PrimitiveKind::CrossReduce})
       if (t.text == primitive_name(k)) return true;
     return false;
   }
 
   Primitive step() {
     Primitive p;
-    const Token &head = ts_.expect_identifier("a primitive (split, tile, reorder, fuse, bind, unroll, inline)");
+    const Token &head =
+        ts_.expect_identifier("a primitive (split, tile, reorder, fuse, bind, unroll, inline, cross_reduce)");
     p.loc = head.loc;
     const std::string &kind = head.text;
     if (kind == "split") {
@@ -117,12 +120,18 @@ class ScheduleParser {
     } else if (kind == "unroll") {
       p.kind = PrimitiveKind::Unroll;
       loop_ref(p);
+    } else if (kind == "cross_reduce") {
+      p.kind = PrimitiveKind::CrossReduce;
+      loop_ref(p);
+      p.factors.push_back(factor());
+      ts_.expect("->", "before the work-item variable's name");
+      p.results.push_back(name("the work-item variable's name"));
     } else if (kind == "inline") {
       p.kind = PrimitiveKind::Inline;
       p.stage = name("a stage name");
     } else {
-      error_at(head.loc,
-               "unknown primitive '" + kind + "'; primitives are split, tile, reorder, fuse, bind, unroll, inline");
+      error_at(head.loc, "unknown primitive '" + kind +
+                             "'; primitives are split, tile, reorder, fuse, bind, unroll, inline, cross_reduce");
     }
     return p;
   }
@@ -159,6 +168,8 @@ std::string print_primitive(const Primitive &p) {
     case PrimitiveKind::Bind: return out + " " + p.stage + "." + p.loops[0] + " " + for_kind_name(p.binding);
     case PrimitiveKind::Unroll: return out + " " + p.stage + "." + p.loops[0];
     case PrimitiveKind::Inline: return out + " " + p.stage;
+    case PrimitiveKind::CrossReduce:
+      return out + " " + p.stage + "." + p.loops[0] + " " + std::to_string(p.factors[0]) + " -> " + p.results[0];
   }
   return out;
 }
@@ -184,11 +195,15 @@ Program apply_primitive(const Program &program, const Primitive &p) {
     case PrimitiveKind::Bind: out = ks::bind(program, p.stage, p.loops[0], p.binding, &reason); break;
     case PrimitiveKind::Unroll: out = unroll(program, p.stage, p.loops[0], &reason); break;
     case PrimitiveKind::Inline: out = inline_stage(program, p.stage, &reason); break;
+    case PrimitiveKind::CrossReduce:
+      out = cross_reduce(program, p.stage, p.loops[0], p.factors[0], p.results[0], &reason);
+      break;
   }
   if (!out) {
     // Name what was asked as written: `split y.q`, `reorder y`, `inline e`.
     std::string target = primitive_name(p.kind) + std::string(" ") + p.stage;
-    if (p.kind == PrimitiveKind::Split || p.kind == PrimitiveKind::Bind || p.kind == PrimitiveKind::Unroll)
+    if (p.kind == PrimitiveKind::Split || p.kind == PrimitiveKind::Bind || p.kind == PrimitiveKind::Unroll ||
+        p.kind == PrimitiveKind::CrossReduce)
       target += "." + p.loops[0];
     error_at(p.loc, target + ": " + reason);
   }

@@ -7,6 +7,7 @@
 //   fuse    y m n -> mn                 # directly nested loops into one
 //   bind    y.mo group.y                # loop mo runs as work-groups along y
 //   unroll  y.ki                        # at most 64 iterations
+//   cross_reduce y.d 256 -> t           # 256 work-items share reduction loop d
 //
 // Names are stages (the tensors they define) and loops as the printed Loop IR
 // shows them (`ksmith inspect SPEC --print-after=lower`). `#` starts a comment.
@@ -22,7 +23,7 @@
 
 namespace ks {
 
-enum class PrimitiveKind { Split, Tile, Reorder, Fuse, Bind, Unroll, Inline };
+enum class PrimitiveKind { Split, Tile, Reorder, Fuse, Bind, Unroll, Inline, CrossReduce };
 const char *primitive_name(PrimitiveKind kind);
 
 /// One primitive application. Which fields matter depends on the kind.

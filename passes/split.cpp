@@ -17,11 +17,6 @@ std::optional<Program> split(const Program &program, const std::string &stage, c
     *reason = "the factor must be at least 1, not " + std::to_string(factor);
     return std::nullopt;
   }
-  if (factor > f->extent) {
-    *reason = "the factor " + std::to_string(factor) + " exceeds the extent " + std::to_string(f->extent) +
-              " of loop " + loop;
-    return std::nullopt;
-  }
   if (outer == inner) {
     *reason = "the two new loops need different names";
     return std::nullopt;

@@ -50,7 +50,7 @@ Schedule random_schedule(const Program &start, std::mt19937 &rng, int steps, int
     std::vector<const For *> all = loops->outer;
     all.insert(all.end(), loops->inner.begin(), loops->inner.end());
     std::optional<Program> next;
-    switch (std::uniform_int_distribution<int>(0, 9)(rng)) {
+    switch (std::uniform_int_distribution<int>(0, 10)(rng)) {
       case 0:
       case 1: {  // split
         if (all.empty()) break;
@@ -58,7 +58,7 @@ Schedule random_schedule(const Program &start, std::mt19937 &rng, int steps, int
         p.kind = PrimitiveKind::Split;
         p.loops = {f->var};
         p.factors = {
-            std::uniform_int_distribution<int64_t>(1, std::max<int64_t>(1, std::min<int64_t>(f->extent, 40)))(rng)};
+            std::uniform_int_distribution<int64_t>(1, std::max<int64_t>(1, std::min<int64_t>(f->extent + 3, 40)))(rng)};
         p.results = {name(), name()};
         next = split(program, p.stage, f->var, p.factors[0], p.results[0], p.results[1], &reason);
         break;
@@ -118,6 +118,31 @@ Schedule random_schedule(const Program &start, std::mt19937 &rng, int steps, int
         p.kind = PrimitiveKind::Unroll;
         p.loops = {f->var};
         next = unroll(program, p.stage, f->var, &reason);
+        break;
+      }
+      case 10: {  // bind the spatial loops to work-groups, then share a reduction loop
+        if (loops->inner.empty() || loops->outer.size() > 3) break;
+        static const ForKind groups[] = {ForKind::GroupX, ForKind::GroupY, ForKind::GroupZ};
+        Program bound = program;
+        std::vector<Primitive> binds;
+        for (size_t i = 0; i < loops->outer.size(); ++i) {
+          Primitive b;
+          b.kind = PrimitiveKind::Bind;
+          b.stage = p.stage;
+          b.loops = {loops->outer[i]->var};
+          b.binding = groups[i];
+          auto next_bound = ks::bind(bound, b.stage, b.loops[0], b.binding, &reason);
+          if (!next_bound) break;
+          bound = *next_bound;
+          binds.push_back(b);
+        }
+        if (binds.size() != loops->outer.size()) break;
+        p.kind = PrimitiveKind::CrossReduce;
+        p.loops = {pick(loops->inner, rng)->var};
+        p.factors = {int64_t{1} << std::uniform_int_distribution<int>(1, 6)(rng)};
+        p.results = {name()};
+        next = cross_reduce(bound, p.stage, p.loops[0], p.factors[0], p.results[0], &reason);
+        if (next) schedule.steps.insert(schedule.steps.end(), binds.begin(), binds.end());
         break;
       }
       case 9: {  // inline

@@ -1,7 +1,9 @@
 // Schedule text, and each primitive: what it produces and every reason it refuses.
 #include "passes/schedule.h"
 
+#include "ir/parser.h"
 #include "ir/printer.h"
+#include "passes/loops.h"
 #include "passes/lower.h"
 #include "passes/primitives.h"
 #include "test_util.h"
@@ -36,7 +38,7 @@ std::string first_line(const std::string &s) { return s.substr(0, s.find('\n'));
 TEST(ScheduleText, RoundTripIsExact) {
   const std::string text =
       "inline e\nsplit y.m 64 -> mo mi\ntile y m n 64 32 -> mo no mi ni\nreorder y mo no mi ni\n"
-      "fuse y m n -> mn\nbind y.mo group.y\nbind y.mi local.x\nunroll y.ki\n";
+      "fuse y m n -> mn\nbind y.mo group.y\nbind y.mi local.x\nunroll y.ki\ncross_reduce y.k 256 -> t\n";
   EXPECT_EQ(print_schedule(schedule_of(text)), text);
   // Comments and spacing are not part of the data.
   EXPECT_EQ(print_schedule(schedule_of("# tiles\nsplit   y.m  64->mo mi  # outer first\n")), "split y.m 64 -> mo mi\n");
@@ -45,7 +47,7 @@ TEST(ScheduleText, RoundTripIsExact) {
 TEST(ScheduleText, ErrorsPointAtTheText) {
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 64 -> mo mi\nshuffle y.m\n"); })),
             "s.sched:2:1: error: unknown primitive 'shuffle'; primitives are split, tile, reorder, fuse, bind, "
-            "unroll, inline");
+            "unroll, inline, cross_reduce");
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 0 -> mo mi"); })),
             "s.sched:1:11: error: a factor must be at least 1");
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 4 mo mi"); })),
@@ -80,8 +82,7 @@ TEST(Split, Refusals) {
             "s.sched:1:1: error: split q.i: no stage named q; stages are c");
   EXPECT_EQ(first_line(refusal(kMatmul, "split c.q 4 -> p q")),
             "s.sched:1:1: error: split c.q: no loop named q in stage c; loops are i, j, k");
-  EXPECT_EQ(first_line(refusal(kMatmul, "split c.i 11 -> p q")),
-            "s.sched:1:1: error: split c.i: the factor 11 exceeds the extent 10 of loop i");
+  EXPECT_EQ(refusal(kMatmul, "split c.i 16 -> p q"), "") << "a factor past the extent is one guarded iteration";
   EXPECT_EQ(first_line(refusal(kMatmul, "split c.i 2 -> p p")),
             "s.sched:1:1: error: split c.i: the two new loops need different names");
   EXPECT_EQ(first_line(refusal(kMatmul, "split c.i 2 -> j q")),
@@ -217,6 +218,71 @@ TEST(Inline, Refusals) {
             "s.sched:1:1: error: inline total: total is not elementwise (it reduces or computes more than one store)");
   EXPECT_EQ(first_line(refusal(kSoftmax, "inline e\ninline e")),
             "s.sched:2:1: error: inline e: no stage named e; stages are row_max, total, y");
+}
+
+TEST(CrossReduce, TreeInLocalMemory) {
+  Program p = lowered(kSoftmax);
+  for (const Primitive &s : schedule_of("bind total.n group.x\ncross_reduce total.d 4 -> t").steps)
+    p = apply_primitive(p, s);
+  std::string text = print_stmt(p.kernels[2].body);
+  EXPECT_EQ(text,
+            "for n in 0..3 group.x {\n"
+            "  for t in 0..4 local.x {\n"
+            "    block total reads(e[n, 0 +: 5]) writes(total[n]) {\n"
+            "      allocate total_acc: f32[1] private\n"
+            "      allocate total_part: f32[4] local\n"
+            "      total_acc[0] = 0.0\n"
+            "      for dj in 0..2 {\n"
+            "        let d = dj * 4 + t\n"
+            "        if d < 5 {\n"
+            "          total_acc[0] = total_acc[0] + e[n, d]\n"
+            "        }\n"
+            "      }\n"
+            "      total_part[t] = total_acc[0]\n"
+            "      barrier local\n"
+            "      if t < 2 {\n"
+            "        total_part[t] = total_part[t] + total_part[t + 2]\n"
+            "      }\n"
+            "      barrier local\n"
+            "      if t < 1 {\n"
+            "        total_part[t] = total_part[t] + total_part[t + 1]\n"
+            "      }\n"
+            "      if t == 0 {\n"
+            "        total[n] = total_part[0]\n"
+            "      }\n"
+            "    }\n"
+            "  }\n"
+            "}\n");
+  EXPECT_EQ(launch_shape(p.kernels[2]).local[0], 4);
+}
+
+TEST(CrossReduce, Refusals) {
+  EXPECT_EQ(first_line(refusal(kSoftmax, "cross_reduce total.d 4 -> t")),
+            "s.sched:1:1: error: cross_reduce total.d: loop n of total is serial; bind every spatial loop of the "
+            "stage to a work-group first");
+  EXPECT_EQ(first_line(refusal(kSoftmax, "bind total.n group.x\ncross_reduce total.d 6 -> t")),
+            "s.sched:2:1: error: cross_reduce total.d: the number of work-items must be a power of two from 2 to "
+            "1024, not 6");
+  EXPECT_EQ(first_line(refusal(kSoftmax, "bind total.n group.x\ncross_reduce total.n 4 -> t")),
+            "s.sched:2:1: error: cross_reduce total.n: loop n is not a reduction loop of total (bind spatial loops "
+            "instead)");
+  EXPECT_EQ(first_line(refusal(kSoftmax, "bind total.n group.x\ncross_reduce total.d 4 -> n")),
+            "s.sched:2:1: error: cross_reduce total.d: name n is already used in kernel total");
+  const char *arg = "kernel a(x: f32[N, M]) -> y: i64[N] where N = 2, M = 8 { y[i] = argmax(j) x[i, j] }";
+  EXPECT_EQ(first_line(refusal(arg, "bind y.i group.x\ncross_reduce y.j 4 -> t")),
+            "s.sched:2:1: error: cross_reduce y.j: y is not a sum, prod, max or min reduction into a private "
+            "accumulator");
+  EXPECT_EQ(first_line(refusal(kSoftmax, "bind total.n group.x\nbind total.n local.x")),
+            "s.sched:2:1: error: bind total.n: loop n is already group.x");
+}
+
+TEST(Verifier, BarrierInsideAConditional) {
+  Program p = parse_program(test::source(
+      "program p\noutput y: f32[4]\nkernel k {\n  for l in 0..4 local.x {\n    if l < 2 {\n      barrier local\n"
+      "    }\n    y[l] = 1.0\n  }\n}\n"));
+  std::string reason;
+  EXPECT_FALSE(verified(p, &reason));
+  EXPECT_EQ(reason, "kernel 'k': barrier inside a conditional");
 }
 
 }  // namespace

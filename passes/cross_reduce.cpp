@@ -1,0 +1,138 @@
+// cross_reduce: a reduction shared by the work-items of a group, combined as a tree
+// in local memory.
+//
+// Algorithm, for `cross_reduce y.d T -> t` on a block
+//   allocate acc: T[1] private { acc[0] = init; <loops with d>; y[idx] = acc[0] }
+// whose update is `acc[0] = op(acc[0], value)`:
+//  1. Loop d (extent E) becomes `for dj in 0..ceil(E / T) { let d = dj * T + t;
+//     if d < E { ... } }`: work-item t takes every T-th iteration.
+//  2. The final store becomes: part[t] = acc[0]; barrier; then for s = T/2, T/4,
+//     .., 1: `if t < s { part[t] = op(part[t], part[t + s]) }` and a barrier
+//     between steps; last, `if t == 0 { y[idx] = part[0] }`.
+//  3. `for t in 0..T local.x` wraps the block, inside the stage's group loops.
+#include "ir/visitor.h"
+#include "passes/loops.h"
+#include "passes/names.h"
+#include "passes/primitives.h"
+#include "passes/regions.h"
+
+namespace ks {
+
+namespace {
+
+// The accumulator update `acc[0] = op(acc[0], value)`, found anywhere in body.
+struct FindUpdate : IRVisitor {
+  const std::string &acc;
+  std::optional<BinaryOp> op;
+  explicit FindUpdate(const std::string &acc) : acc(acc) {}
+  using IRVisitor::visit;
+  void visit(const Store *n) override {
+    const Binary *b = n->value.as<Binary>();
+    const Load *current = b ? b->a.as<Load>() : nullptr;
+    if (n->buffer == acc && current && current->buffer == acc) op = b->op;
+  }
+};
+
+}  // namespace
+
+std::optional<Program> cross_reduce(const Program &program, const std::string &stage, const std::string &loop,
+                                    int64_t threads, const std::string &thread, std::string *reason) {
+  StageLoops where;
+  const For *f = find_loop(program, stage, loop, &where, reason);
+  if (!f) return std::nullopt;
+  if (!where.is_inner(loop)) {
+    *reason = "loop " + loop + " is not a reduction loop of " + stage + " (bind spatial loops instead)";
+    return std::nullopt;
+  }
+  if (f->kind != ForKind::Serial) {
+    *reason = "loop " + loop + " is already " + for_kind_name(f->kind);
+    return std::nullopt;
+  }
+  if (threads < 2 || threads > kMaxCrossReduceThreads || (threads & (threads - 1)) != 0) {
+    *reason = "the number of work-items must be a power of two from 2 to " + std::to_string(kMaxCrossReduceThreads) +
+              ", not " + std::to_string(threads);
+    return std::nullopt;
+  }
+  for (const For *outer : where.outer)
+    if (!is_group(outer->kind)) {
+      *reason = "loop " + outer->var + " of " + stage + " is " + for_kind_name(outer->kind) +
+                "; bind every spatial loop of the stage to a work-group first";
+      return std::nullopt;
+    }
+  const Kernel &kernel = program.kernels[where.kernel];
+  if (!name_is_free(program, kernel, thread, reason)) return std::nullopt;
+  NameSet names;
+  for (const TensorDecl &b : program.buffers) names.reserve(b.name);
+  for (const std::string &n : names_in_kernel(kernel)) names.reserve(n);
+  names.reserve(thread);
+  const std::string chunk = names.fresh(loop + "j"), part = names.fresh(stage + "_part");
+
+  std::string failure;
+  Program out = replace_block(program, stage, [&](const Block *block) -> Stmt {
+    const Allocate *acc = block->body.as<Allocate>();
+    const Seq *steps = acc ? acc->body.as<Seq>() : nullptr;
+    const Store *final_store = steps && !steps->stmts.empty() ? steps->stmts.back().as<Store>() : nullptr;
+    FindUpdate update(acc ? acc->buffer : std::string());
+    if (acc) update.dispatch(acc->body);
+    if (!acc || !final_store || final_store->buffer != stage || !update.op ||
+        !(*update.op == BinaryOp::Add || *update.op == BinaryOp::Mul || *update.op == BinaryOp::Max ||
+          *update.op == BinaryOp::Min)) {
+      failure = stage + " is not a sum, prod, max or min reduction into a private accumulator";
+      return Stmt(std::make_shared<Block>(*block));
+    }
+    const BinaryOp op = *update.op;
+    const DType type = acc->type;
+    const DType index = index_type_for(threads);
+    Expr t = Var::make(index, thread);
+
+    // 1. Work-item t takes every threads-th iteration of the loop.
+    struct Distribute : IRMutator {
+      const std::string &loop, &chunk;
+      int64_t threads;
+      Expr t;
+      Distribute(const std::string &loop, const std::string &chunk, int64_t threads, Expr t)
+          : loop(loop), chunk(chunk), threads(threads), t(std::move(t)) {}
+      using IRMutator::visit;
+      Stmt visit(const For *n, const Stmt &self) override {
+        if (n->var != loop) return IRMutator::visit(n, self);
+        const int64_t chunks = (n->extent + threads - 1) / threads;
+        const DType type = index_type_for(n->extent), wide = index_type_for(chunks * threads);
+        Expr value =
+            cast_to(wide, Var::make(index_type_for(chunks), chunk)) * make_int(threads, wide) + cast_to(wide, t);
+        Stmt body = n->body;
+        if (chunks * threads != n->extent)
+          body = IfThenElse::make(Var::make(type, loop) < make_int(n->extent, type), body);
+        return For::make(chunk, chunks, ForKind::Serial, LetStmt::make(loop, cast_to(type, value), body));
+      }
+    } distribute(loop, chunk, threads, t);
+    std::vector<Stmt> body;
+    for (size_t i = 0; i + 1 < steps->stmts.size(); ++i) body.push_back(distribute.mutate(steps->stmts[i]));
+
+    // 2. Partial results meet in local memory and combine as a tree.
+    auto part_at = [&](Expr i) { return Load::make(type, part, {std::move(i)}); };
+    body.push_back(Store::make(part, {t}, Load::make(type, acc->buffer, {make_int(0)})));
+    body.push_back(Barrier::make(MemoryScope::Local));
+    for (int64_t s = threads / 2; s >= 1; s /= 2) {
+      Expr other = part_at(t + make_int(s, index));
+      body.push_back(
+          IfThenElse::make(t < make_int(s, index), Store::make(part, {t}, Binary::make(op, part_at(t), other))));
+      if (s > 1) body.push_back(Barrier::make(MemoryScope::Local));
+    }
+    body.push_back(
+        IfThenElse::make(Binary::make(BinaryOp::Eq, t, make_int(0, index)),
+                         Store::make(final_store->buffer, final_store->indices, part_at(make_int(0, index)))));
+    Stmt inner = Allocate::make(acc->buffer, acc->type, acc->shape, acc->scope,
+                                Allocate::make(part, type, {threads}, MemoryScope::Local, Seq::make(body)));
+    // 3. The work-items of the group.
+    Stmt new_block = Block::make(block->stage, read_regions(program, inner), block->writes, inner);
+    return For::make(thread, threads, ForKind::LocalX, new_block);
+  });
+  if (!failure.empty()) {
+    *reason = failure;
+    return std::nullopt;
+  }
+  if (!verified(out, reason)) return std::nullopt;
+  return out;
+}
+
+}  // namespace ks
