@@ -20,7 +20,8 @@ def regenerate(test: pathlib.Path, ksmith: str) -> None:
     lines = test.read_text().splitlines()
     run = next(l for l in lines if l.startswith("# RUN:"))
     command = run[len("# RUN:"):].split("| FileCheck")[0].strip()
-    command = command.replace("%ksmith", shlex.quote(ksmith)).replace("%examples", shlex.quote(str(EXAMPLES)).replace("%inputs", shlex.quote(str(HERE / "inputs"))))
+    for name, value in (("%ksmith", ksmith), ("%examples", str(EXAMPLES)), ("%inputs", str(HERE / "inputs"))):
+        command = command.replace(name, shlex.quote(value))
     output = subprocess.run(command, shell=True, check=True, capture_output=True, text=True).stdout
     kept = [l for l in lines if not l.startswith("# CHECK")]
     checks = []
