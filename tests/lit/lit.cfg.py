@@ -7,6 +7,8 @@ config.name = "kernelsmith"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".ks", ".test"]
 config.test_source_root = os.path.dirname(__file__)
+# Outputs of RUN lines go to the build folder, never into the source tree.
+config.test_exec_root = lit_config.params.get("exec_root", os.path.join(os.environ.get("TMPDIR", "/tmp"), "ksmith-lit"))
 config.excludes = ["inputs"]
 
 ksmith = lit_config.params.get("ksmith")
