@@ -38,7 +38,30 @@ struct Bound {
   runtime::LaunchPlan plan;
 };
 
+// A kernel the device cannot launch is the schedule's error, said before launching.
+void check_device_limits(const Compiled &c, const runtime::DeviceInfo &device) {
+  for (const Kernel &kernel : c.program.kernels) {
+    LaunchShape shape = launch_shape(kernel);
+    int64_t items = shape.local[0] * shape.local[1] * shape.local[2];
+    if (items > static_cast<int64_t>(device.max_work_group_size))
+      throw UserError("error: kernel '" + kernel.name + "' needs " + std::to_string(items) +
+                      " work-items per group; " + device.name + " allows " +
+                      std::to_string(device.max_work_group_size));
+    for (int d = 0; d < 3; ++d)
+      if (shape.local[d] > static_cast<int64_t>(device.max_work_item_sizes[d]))
+        throw UserError("error: kernel '" + kernel.name + "' needs " + std::to_string(shape.local[d]) +
+                        " work-items along local." + "xyz"[d] + "; " + device.name + " allows " +
+                        std::to_string(device.max_work_item_sizes[d]));
+    int64_t local = local_memory_bytes(kernel);
+    if (local > static_cast<int64_t>(device.local_memory_bytes))
+      throw UserError("error: kernel '" + kernel.name + "' needs " + std::to_string(local) +
+                      " bytes of local memory per group; " + device.name + " has " +
+                      std::to_string(device.local_memory_bytes));
+  }
+}
+
 Bound bind(const Compiled &c, runtime::Device &device) {
+  check_device_limits(c, device.info());
   Bound b;
   for (const TensorDecl &t : c.program.buffers) b.ids[t.name] = device.allocate(static_cast<size_t>(t.bytes()));
   for (const GeneratedKernel &k : c.code.kernels) {

@@ -64,6 +64,19 @@ std::vector<std::string> kernel_buffers(const Program &program, const Kernel &ke
   return out;
 }
 
+int64_t local_memory_bytes(const Kernel &kernel) {
+  struct Sum : IRVisitor {
+    int64_t bytes = 0;
+    using IRVisitor::visit;
+    void visit(const Allocate *n) override {
+      if (n->scope == MemoryScope::Local) bytes += shape_numel(n->shape) * dtype_bytes(n->type);
+      IRVisitor::visit(n);
+    }
+  } sum;
+  sum.dispatch(kernel.body);
+  return sum.bytes;
+}
+
 std::vector<std::string> kernel_written_buffers(const Kernel &kernel) {
   CollectBuffers collect;
   collect.dispatch(kernel.body);

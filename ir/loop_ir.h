@@ -41,6 +41,9 @@ LaunchShape launch_shape(const Kernel &kernel);
 /// kernel's parameters, in this order, for every code generator and launcher.
 std::vector<std::string> kernel_buffers(const Program &program, const Kernel &kernel);
 
+/// Bytes of local memory a work-group of the kernel allocates.
+int64_t local_memory_bytes(const Kernel &kernel);
+
 /// The global buffers a kernel writes.
 std::vector<std::string> kernel_written_buffers(const Kernel &kernel);
 
