@@ -15,17 +15,21 @@ def load(path):
         return None
 
 
+def problems(sizes_file):
+    """(name, sizes) for each line of a sizes file."""
+    for line in open(sizes_file):
+        line = line.split("#")[0].strip()
+        if line:
+            yield line.split()
+
+
 def main():
     sizes_file, out = sys.argv[1], pathlib.Path(sys.argv[2])
     peer = load(out / "torch.json") or {}
     peer_problems = peer.get("problems", {})
     device = None
     rows = []
-    for line in open(sizes_file):
-        line = line.split("#")[0].strip()
-        if not line:
-            continue
-        name, sizes = line.split()
+    for name, sizes in problems(sizes_file):
         record = load(out / f"ksmith_{name}.json")
         p = peer_problems.get(name, {})
         torch_ms = f"{p['median_ms']:.3f}" if "median_ms" in p else ("unavailable" if not peer else p.get("error", "?")[:40])
@@ -55,11 +59,7 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     scheduled = []
-    for line in open(sizes_file):
-        line = line.split("#")[0].strip()
-        if not line:
-            continue
-        name, sizes = line.split()
+    for name, sizes in problems(sizes_file):
         record = load(out / f"ksmith_{name}_scheduled.json")
         naive = load(out / f"ksmith_{name}.json")
         if record is None and not (out / f"ksmith_{name}_scheduled.err").exists():

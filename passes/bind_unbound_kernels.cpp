@@ -24,18 +24,6 @@ bool has_bound_loop(const Kernel &kernel) {
   return find.bound;
 }
 
-std::string first_stage(const Kernel &kernel) {
-  struct Find : IRVisitor {
-    std::string stage;
-    using IRVisitor::visit;
-    void visit(const Block *n) override {
-      if (stage.empty()) stage = n->stage;
-    }
-  } find;
-  find.dispatch(kernel.body);
-  return find.stage;
-}
-
 Program must(std::optional<Program> program, const std::string &reason) {
   if (!program) throw InternalError("bind-unbound-kernels: " + reason);
   return *program;
@@ -59,7 +47,7 @@ Program bind_unbound_kernels(const Program &input) {
       program.kernels[k].body = For::make(g, 1, ForKind::GroupX, For::make(l, 1, ForKind::LocalX, kernel.body));
       continue;
     }
-    const std::string stage = first_stage(kernel);
+    const std::string stage = stage_names(kernel.body).front();
     const std::string flat = names.fresh("i");
     std::string reason;
     program = must(fuse(program, stage, loops, flat, &reason), reason);

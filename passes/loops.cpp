@@ -77,6 +77,28 @@ struct CollectNames : IRVisitor {
 
 }  // namespace
 
+std::vector<std::string> stage_names(const Stmt &body) {
+  struct Blocks : IRVisitor {
+    std::vector<std::string> names;
+    using IRVisitor::visit;
+    void visit(const Block *n) override {
+      names.push_back(n->stage);
+      IRVisitor::visit(n);
+    }
+  } blocks;
+  blocks.dispatch(body);
+  return blocks.names;
+}
+
+std::vector<std::string> stage_names(const Program &program) {
+  std::vector<std::string> names;
+  for (const Kernel &kernel : program.kernels) {
+    std::vector<std::string> in_kernel = stage_names(kernel.body);
+    names.insert(names.end(), in_kernel.begin(), in_kernel.end());
+  }
+  return names;
+}
+
 std::optional<StageLoops> stage_loops(const Program &program, const std::string &stage, std::string *reason) {
   for (size_t k = 0; k < program.kernels.size(); ++k) {
     FindBlock find(stage);
@@ -91,18 +113,7 @@ std::optional<StageLoops> stage_loops(const Program &program, const std::string 
     return loops;
   }
   std::string stages;
-  for (const Kernel &kernel : program.kernels) {
-    struct Blocks : IRVisitor {
-      std::string names;
-      using IRVisitor::visit;
-      void visit(const Block *n) override {
-        names += (names.empty() ? "" : ", ") + n->stage;
-        IRVisitor::visit(n);
-      }
-    } blocks;
-    blocks.dispatch(kernel.body);
-    if (!blocks.names.empty()) stages += (stages.empty() ? "" : ", ") + blocks.names;
-  }
+  for (const std::string &name : stage_names(program)) stages += (stages.empty() ? "" : ", ") + name;
   *reason = "no stage named " + stage + "; stages are " + (stages.empty() ? "none" : stages);
   return std::nullopt;
 }

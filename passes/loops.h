@@ -25,6 +25,11 @@ struct StageLoops {
   std::string names() const;  // "m, n, k"
 };
 
+/// The stages whose blocks lie in body, in order.
+std::vector<std::string> stage_names(const Stmt &body);
+/// Every stage of the program, kernel by kernel.
+std::vector<std::string> stage_names(const Program &program);
+
 /// The loops of a stage, or nullopt with *reason set ("no stage named q; stages are y, e").
 std::optional<StageLoops> stage_loops(const Program &program, const std::string &stage, std::string *reason);
 

@@ -10,19 +10,6 @@ namespace ks::test {
 
 namespace {
 
-std::vector<std::string> stages_of(const Program &program) {
-  struct Blocks : IRVisitor {
-    std::vector<std::string> names;
-    using IRVisitor::visit;
-    void visit(const Block *n) override {
-      names.push_back(n->stage);
-      IRVisitor::visit(n);
-    }
-  } blocks;
-  for (const Kernel &k : program.kernels) blocks.dispatch(k.body);
-  return blocks.names;
-}
-
 int64_t local_work_items(const Kernel &kernel) {
   return launch_shape(kernel).local[0] * launch_shape(kernel).local[1] * launch_shape(kernel).local[2];
 }
@@ -40,7 +27,7 @@ Schedule random_schedule(const Program &start, std::mt19937 &rng, int steps, int
   int fresh = 0;
   auto name = [&] { return "t" + std::to_string(fresh++); };
   for (int attempt = 0; attempt < attempts && static_cast<int>(schedule.steps.size()) < steps; ++attempt) {
-    std::vector<std::string> stages = stages_of(program);
+    std::vector<std::string> stages = stage_names(program);
     if (stages.empty()) break;
     Primitive p;
     p.stage = pick(stages, rng);
