@@ -1,4 +1,7 @@
 // bind: a loop runs across work-groups or across the work-items of a group.
+#include <algorithm>
+
+#include "ir/visitor.h"
 #include "passes/loops.h"
 #include "passes/primitives.h"
 
@@ -28,6 +31,46 @@ std::optional<Program> bind(const Program &program, const std::string &stage, co
   return out;
 }
 
+namespace {
+
+// The largest product of unrolled extents along any path through s.
+int64_t unrolled_inside(const Stmt &s) {
+  struct Walk : IRVisitor {
+    int64_t current = 1, best = 1;
+    using IRVisitor::visit;
+    void visit(const For *n) override {
+      int64_t saved = current;
+      if (n->kind == ForKind::Unrolled) current *= n->extent;
+      best = std::max(best, current);
+      IRVisitor::visit(n);
+      current = saved;
+    }
+  } walk;
+  walk.dispatch(s);
+  return walk.best;
+}
+
+// The product of unrolled extents on the path from the kernel's root to loop.
+int64_t unrolled_around(const Stmt &root, const std::string &loop) {
+  struct Walk : IRVisitor {
+    const std::string &loop;
+    int64_t current = 1, found = 1;
+    explicit Walk(const std::string &loop) : loop(loop) {}
+    using IRVisitor::visit;
+    void visit(const For *n) override {
+      if (n->var == loop) found = current;
+      int64_t saved = current;
+      if (n->kind == ForKind::Unrolled) current *= n->extent;
+      IRVisitor::visit(n);
+      current = saved;
+    }
+  } walk(loop);
+  walk.dispatch(root);
+  return walk.found;
+}
+
+}  // namespace
+
 std::optional<Program> unroll(const Program &program, const std::string &stage, const std::string &loop,
                               std::string *reason) {
   StageLoops where;
@@ -40,6 +83,15 @@ std::optional<Program> unroll(const Program &program, const std::string &stage, 
   if (f->extent > kMaxUnroll) {
     *reason = "loop " + loop + " has " + std::to_string(f->extent) + " iterations; unroll loops of at most " +
               std::to_string(kMaxUnroll) + " (split it first)";
+    return std::nullopt;
+  }
+  // Nested unrolled loops multiply: bound the copies of the innermost body.
+  const int64_t copies =
+      f->extent * unrolled_around(program.kernels[where.kernel].body, loop) * unrolled_inside(f->body);
+  if (copies > kMaxUnroll) {
+    *reason = "unrolling loop " + loop + " would make " + std::to_string(copies) +
+              " copies of the innermost body with the unrolled loops around and inside it; at most " +
+              std::to_string(kMaxUnroll);
     return std::nullopt;
   }
   Program out = replace_loop(program, where.kernel, loop,

@@ -40,7 +40,8 @@ std::optional<Program> tile(const Program &program, const std::string &stage, co
 std::optional<Program> bind(const Program &program, const std::string &stage, const std::string &loop, ForKind kind,
                             std::string *reason);
 
-/// unroll y.ki: a serial loop of at most kMaxUnroll iterations is unrolled.
+/// unroll y.ki: a serial loop is unrolled, as long as the innermost body is copied
+/// at most kMaxUnroll times (counting the unrolled loops around and inside it).
 std::optional<Program> unroll(const Program &program, const std::string &stage, const std::string &loop,
                               std::string *reason);
 constexpr int64_t kMaxUnroll = 64;

@@ -183,6 +183,10 @@ TEST(Unroll, Refusals) {
   const char *big = "kernel s(x: f32[N]) -> y: f32[] where N = 100 { y[] = sum(i) x[i] }";
   EXPECT_EQ(first_line(refusal(big, "unroll y.i")),
             "s.sched:1:1: error: unroll y.i: loop i has 100 iterations; unroll loops of at most 64 (split it first)");
+  EXPECT_EQ(refusal(kMatmul, "split c.k 4 -> ko ki\nunroll c.ki\nunroll c.ko"), "") << "8 copies are allowed";
+  EXPECT_EQ(first_line(refusal(big, "split y.i 10 -> io ii\nunroll y.ii\nunroll y.io")),
+            "s.sched:3:1: error: unroll y.io: unrolling loop io would make 100 copies of the innermost body with the "
+            "unrolled loops around and inside it; at most 64");
   EXPECT_EQ(first_line(refusal(kMatmul, "unroll c.k\nunroll c.k")),
             "s.sched:2:1: error: unroll c.k: loop k is already unrolled");
 }
