@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "ir/verifier.h"
 #include "ir/visitor.h"
 
 namespace ks {
@@ -67,9 +68,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     for (const TensorDecl &b : p.program_.buffers) {
       buffers[b.name] = b;
       scopes[b.name] = MemoryScope::Global;
-      if (is_int(b.type) && b.range)
-        scope.buffer_values[b.name] = Interval::of(static_cast<int64_t>(std::ceil(b.range->lo)),
-                                                   static_cast<int64_t>(std::ceil(b.range->hi)) - 1);
+      if (is_int(b.type) && b.range) scope.buffer_values[b.name] = tensor_value_interval(b);
     }
   }
 

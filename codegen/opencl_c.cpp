@@ -1,6 +1,7 @@
 // The OpenCL C target: its spellings (data) and the assembly of a program.
 #include "codegen/opencl_c.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "codegen/c_printer.h"
@@ -76,13 +77,6 @@ const CTarget &opencl_target() {
   return target;
 }
 
-// Whether a kernel writes the buffer: read-only parameters are declared const.
-bool writes(const Kernel &kernel, const std::string &buffer) {
-  for (const std::string &name : kernel_written_buffers(kernel))
-    if (name == buffer) return true;
-  return false;
-}
-
 }  // namespace
 
 GeneratedProgram generate_opencl_c(const Program &program) {
@@ -97,10 +91,12 @@ GeneratedProgram generate_opencl_c(const Program &program) {
     info.shape = launch_shape(kernel);
     kernels << "\n__kernel __attribute__((reqd_work_group_size(" << info.shape.local[0] << ", " << info.shape.local[1]
             << ", " << info.shape.local[2] << ")))\nvoid " << info.name << "(";
+    const std::vector<std::string> written = kernel_written_buffers(kernel);
     for (size_t i = 0; i < info.buffers.size(); ++i) {
       const TensorDecl &b = *program.find_buffer(info.buffers[i]);
-      kernels << (i ? ",\n    " : "") << "__global " << (writes(kernel, b.name) ? "" : "const ")
-              << printer.type_name(b.type) << " *restrict " << printer.c_name(b.name);
+      bool writes = std::find(written.begin(), written.end(), b.name) != written.end();
+      kernels << (i ? ",\n    " : "") << "__global " << (writes ? "" : "const ") << printer.type_name(b.type)
+              << " *restrict " << printer.c_name(b.name);
     }
     kernels << ") {\n";
     kernels << printer.local_declarations(kernel.body, 1);

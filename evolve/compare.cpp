@@ -35,8 +35,7 @@ Mismatch compare(const HostBuffer &got, const TensorData &expected) {
   for (int64_t i = 0; i < n; ++i) {
     double g = got.at(i), e = expected.values[static_cast<size_t>(i)];
     double error;
-    if (std::isnan(g) || std::isnan(e) ||
-        (is_int(got.type) && g == static_cast<double>(got.type == DType::I32 ? INT32_MIN : INT64_MIN))) {
+    if (std::isnan(g) || std::isnan(e) || is_poison(got.type, g)) {
       error = std::numeric_limits<double>::infinity();
     } else if (g == e) {
       error = 0;  // also equal infinities

@@ -42,11 +42,10 @@ struct Bound {
 void check_device_limits(const Compiled &c, const runtime::DeviceInfo &device) {
   for (const Kernel &kernel : c.program.kernels) {
     LaunchShape shape = launch_shape(kernel);
-    int64_t items = shape.local[0] * shape.local[1] * shape.local[2];
+    int64_t items = shape.group_size();
     if (items > static_cast<int64_t>(device.max_work_group_size))
-      throw UserError("error: kernel '" + kernel.name + "' needs " + std::to_string(items) +
-                      " work-items per group; " + device.name + " allows " +
-                      std::to_string(device.max_work_group_size));
+      throw UserError("error: kernel '" + kernel.name + "' needs " + std::to_string(items) + " work-items per group; " +
+                      device.name + " allows " + std::to_string(device.max_work_group_size));
     for (int d = 0; d < 3; ++d)
       if (shape.local[d] > static_cast<int64_t>(device.max_work_item_sizes[d]))
         throw UserError("error: kernel '" + kernel.name + "' needs " + std::to_string(shape.local[d]) +
@@ -168,10 +167,8 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
     if (t.role != TensorRole::Output) continue;
     HostBuffer out = read_back(t, device, b);
     for (int64_t i = 0; i < out.numel(); ++i) {
-      double v = out.at(i);
-      bool poison =
-          std::isnan(v) || (is_int(t.type) && v == (t.type == DType::I32 ? double(INT32_MIN) : double(INT64_MIN)));
-      if (poison) {
+      // NaN in a float output is never right either, so is_poison covers both.
+      if (is_poison(t.type, out.at(i))) {
         time.outputs_written = false;
         std::string index;
         for (int64_t x : unflatten(i, t.shape)) index += (index.empty() ? "" : ", ") + std::to_string(x);

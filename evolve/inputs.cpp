@@ -103,6 +103,16 @@ HostBuffer poisoned(const TensorDecl &tensor) {
   return buffer;
 }
 
+bool is_poison(DType type, double value) {
+  switch (type) {
+    case DType::F32: return std::isnan(value);
+    case DType::I32: return value == static_cast<double>(INT32_MIN);
+    case DType::I64: return value == static_cast<double>(INT64_MIN);
+    case DType::Bool: return false;
+  }
+  return false;
+}
+
 TensorData to_tensor_data(const HostBuffer &buffer) {
   TensorData t{buffer.type, buffer.shape, std::vector<double>(static_cast<size_t>(buffer.numel()))};
   for (int64_t i = 0; i < buffer.numel(); ++i) t.values[static_cast<size_t>(i)] = buffer.at(i);

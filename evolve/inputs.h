@@ -28,6 +28,9 @@ HostBuffer random_input(const TensorDecl &tensor, uint64_t seed);
 /// written.
 HostBuffer poisoned(const TensorDecl &tensor);
 
+/// Whether value (as HostBuffer::at reads it) is the poison of its type.
+bool is_poison(DType type, double value);
+
 TensorData to_tensor_data(const HostBuffer &buffer);
 
 }  // namespace ks

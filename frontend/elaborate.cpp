@@ -505,8 +505,9 @@ class Elaborator {
       if (is_int(t->type) && !n) error_at(e.pad->loc, "'" + e.text + "' holds integers; its pad value must be one");
       pad = f ? f->value : static_cast<double>(n->value);
     } else {
+      const BoundsScope ranges = scope();
       for (size_t d = 0; d < indices.size(); ++d) {
-        Interval range = bounds_of(indices[d], scope());
+        Interval range = bounds_of(indices[d], ranges);
         if (!range.within(0, t->shape[d] - 1)) {
           std::string ranges = range.bounded
                                    ? "ranges over [" + std::to_string(range.lo) + ", " + std::to_string(range.hi) + "]"

@@ -33,6 +33,7 @@ struct LaunchShape {
   std::array<int64_t, 3> groups{1, 1, 1};
   std::array<int64_t, 3> local{1, 1, 1};
   int64_t work_items() const;
+  int64_t group_size() const { return local[0] * local[1] * local[2]; }
 };
 
 LaunchShape launch_shape(const Kernel &kernel);

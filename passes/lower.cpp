@@ -8,12 +8,8 @@
 //  3. The block's regions: it writes out[v0, ..], and reads what read_regions() finds.
 #include "passes/lower.h"
 
-#include <cmath>
 #include <limits>
 
-#include "ir/printer.h"
-#include "ir/verifier.h"
-#include "ir/visitor.h"
 #include "passes/names.h"
 #include "passes/regions.h"
 

@@ -62,12 +62,9 @@ struct Collect : IRVisitor {
 }  // namespace
 
 std::vector<Region> read_regions(const Program &program, const Stmt &body) {
-  // Variables defined anywhere inside count as inner, wherever the read is.
-  Collect names(program);
-  names.dispatch(body);
+  // A loop, let or allocation is met before any read in its scope, and names are
+  // unique in a kernel: the definitions gathered on the way down are complete.
   Collect collect(program);
-  collect.inner_vars = names.inner_vars;
-  collect.allocated = names.allocated;
   collect.dispatch(body);
   std::vector<Region> out;
   for (const std::string &name : collect.order) {

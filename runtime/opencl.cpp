@@ -316,18 +316,7 @@ class OpenCLDevice : public Device {
   double timed_batch(const LaunchPlan &plan, int runs) {
     if (plan.launches.empty()) return 0;
     cl_event first = nullptr, last = nullptr;
-    for (int r = 0; r < runs; ++r) {
-      cl_event *f = r == 0 ? &first : nullptr;
-      cl_event *l = r == runs - 1 ? &last : nullptr;
-      if (runs > 1 && r == 0)
-        enqueue(plan, f, nullptr);
-      else if (runs > 1 && r == runs - 1)
-        enqueue(plan, nullptr, l);
-      else if (runs > 1)
-        enqueue(plan, nullptr, nullptr);
-      else
-        enqueue(plan, f, l);
-    }
+    for (int r = 0; r < runs; ++r) enqueue(plan, r == 0 ? &first : nullptr, r == runs - 1 ? &last : nullptr);
     cl_int err = clFinish(queue_);
     cl_ulong start = 0, end = 0;
     if (err == CL_SUCCESS)

@@ -10,9 +10,7 @@ namespace ks::test {
 
 namespace {
 
-int64_t local_work_items(const Kernel &kernel) {
-  return launch_shape(kernel).local[0] * launch_shape(kernel).local[1] * launch_shape(kernel).local[2];
-}
+int64_t local_work_items(const Kernel &kernel) { return launch_shape(kernel).group_size(); }
 
 template <typename T>
 const T &pick(const std::vector<T> &items, std::mt19937 &rng) {
