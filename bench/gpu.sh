@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole GPU job, run on the H100 machine through the device tool:
-#   bash bench/gpu.sh        (with .deps carried: header-only CLI11 and nlohmann-json)
+#   bash bench/gpu.sh              (with .deps carried: header-only CLI11 and nlohmann-json)
+#   bash bench/gpu.sh COMMAND...   set up and build, then run COMMAND instead of the
+#                                  benchmark (e.g. bench/schedules.sh, to tune one)
 # Registers NVIDIA's OpenCL driver, builds with that machine's g++/cmake (no Clang,
 # no tests: GoogleTest is not there), lists devices, then benchmarks every example
 # on NVIDIA OpenCL beside PyTorch eager on CUDA. Results land in $OUT.
@@ -19,6 +21,10 @@ ninja -C build-gpu -j 16 > "$out/build.log" 2>&1 || { tail -50 "$out/build.log";
 ./build-gpu/ks_interpreter_bench | tee -a "$out/gpu.txt"
 mkdir -p build && cp build-gpu/ksmith build/ksmith
 ./build/ksmith devices | tee -a "$out/gpu.txt"
+if [ $# -gt 0 ]; then
+  "$@"
+  exit $?
+fi
 # Records go to a scratch folder and come back as one archive: $OUT returns 8 files at most.
 bash bench/run.sh bench/sizes_gpu.txt /tmp/ks_run nvidia cuda
 cp /tmp/ks_run/results.md "$out/results.md"

@@ -31,10 +31,11 @@ struct CollectBound : IRVisitor {
 };
 
 struct CollectBuffers : IRVisitor {
-  std::set<std::string> used, written, allocated;
+  std::set<std::string> used, read, written, allocated;
   using IRVisitor::visit;
   void visit(const Load *n) override {
     used.insert(n->buffer);
+    read.insert(n->buffer);
     IRVisitor::visit(n);
   }
   void visit(const Store *n) override {
@@ -75,6 +76,15 @@ int64_t local_memory_bytes(const Kernel &kernel) {
   } sum;
   sum.dispatch(kernel.body);
   return sum.bytes;
+}
+
+std::vector<std::string> kernel_read_buffers(const Kernel &kernel) {
+  CollectBuffers collect;
+  collect.dispatch(kernel.body);
+  std::vector<std::string> out;
+  for (const std::string &name : collect.read)
+    if (!collect.allocated.count(name)) out.push_back(name);
+  return out;
 }
 
 std::vector<std::string> kernel_written_buffers(const Kernel &kernel) {

@@ -45,6 +45,8 @@ std::vector<std::string> kernel_buffers(const Program &program, const Kernel &ke
 /// Bytes of local memory a work-group of the kernel allocates.
 int64_t local_memory_bytes(const Kernel &kernel);
 
+/// The global buffers a kernel reads.
+std::vector<std::string> kernel_read_buffers(const Kernel &kernel);
 /// The global buffers a kernel writes.
 std::vector<std::string> kernel_written_buffers(const Kernel &kernel);
 

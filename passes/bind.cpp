@@ -25,6 +25,14 @@ std::optional<Program> bind(const Program &program, const std::string &stage, co
     *reason = "loop " + loop + " is already " + for_kind_name(f->kind);
     return std::nullopt;
   }
+  // Barriers were placed for the work-items the group had then (a local copy is
+  // split among them, a tree reduction spans them): more work-items would race.
+  if (is_local(kind) && has_barrier(program.kernels[where.kernel].body)) {
+    *reason = "kernel " + program.kernels[where.kernel].name +
+              " already synchronises its work-items (barriers); bind local loops before cache_read, cross_reduce "
+              "and compute_at";
+    return std::nullopt;
+  }
   Program out = replace_loop(program, where.kernel, loop,
                              [&](const For *n) { return For::make(n->var, n->extent, kind, n->body); });
   if (!verified(out, reason)) return std::nullopt;

@@ -11,19 +11,6 @@ namespace ks {
 
 namespace {
 
-bool has_bound_loop(const Kernel &kernel) {
-  struct Find : IRVisitor {
-    bool bound = false;
-    using IRVisitor::visit;
-    void visit(const For *n) override {
-      bound |= is_group(n->kind) || is_local(n->kind);
-      IRVisitor::visit(n);
-    }
-  } find;
-  find.dispatch(kernel.body);
-  return find.bound;
-}
-
 Program must(std::optional<Program> program, const std::string &reason) {
   if (!program) throw InternalError("bind-unbound-kernels: " + reason);
   return *program;
@@ -35,7 +22,7 @@ Program bind_unbound_kernels(const Program &input) {
   Program program = input;
   for (size_t k = 0; k < program.kernels.size(); ++k) {
     const Kernel &kernel = program.kernels[k];
-    if (has_bound_loop(kernel)) continue;
+    if (has_bound_loop(kernel.body)) continue;
     NameSet names;
     for (const TensorDecl &b : program.buffers) names.reserve(b.name);
     for (const std::string &n : names_in_kernel(kernel)) names.reserve(n);

@@ -179,6 +179,87 @@ Program replace_block(const Program &program, const std::string &stage,
   return out;
 }
 
+std::set<std::string> vars_in(const Expr &e) {
+  struct Vars : IRVisitor {
+    std::set<std::string> names;
+    using IRVisitor::visit;
+    void visit(const Var *n) override { names.insert(n->name); }
+  } vars;
+  vars.dispatch(e);
+  return vars.names;
+}
+
+bool mentions(const Expr &e, const std::set<std::string> &vars) {
+  for (const std::string &v : vars_in(e))
+    if (vars.count(v)) return true;
+  return false;
+}
+
+Stmt rename(const Stmt &s, const std::map<std::string, std::string> &names) {
+  struct Rename : IRMutator {
+    const std::map<std::string, std::string> &names;
+    explicit Rename(const std::map<std::string, std::string> &names) : names(names) {}
+    const std::string &to(const std::string &name) const {
+      auto it = names.find(name);
+      return it == names.end() ? name : it->second;
+    }
+    using IRMutator::visit;
+    Expr visit(const Var *n, const Expr &self) override {
+      return names.count(n->name) ? Var::make(n->type, to(n->name)) : self;
+    }
+    Expr visit(const Load *n, const Expr &self) override {
+      Expr e = IRMutator::visit(n, self);
+      const Load *l = e.as<Load>();
+      return names.count(l->buffer) ? Load::make(l->type, to(l->buffer), l->indices, l->pad) : e;
+    }
+    Stmt visit(const Store *n, const Stmt &self) override {
+      Stmt s = IRMutator::visit(n, self);
+      const Store *st = s.as<Store>();
+      return names.count(st->buffer) ? Store::make(to(st->buffer), st->indices, st->value) : s;
+    }
+    Stmt visit(const For *n, const Stmt &self) override {
+      Stmt body = mutate(n->body);
+      if (body.same_as(n->body) && !names.count(n->var)) return self;
+      return For::make(to(n->var), n->extent, n->kind, body);
+    }
+    Stmt visit(const LetStmt *n, const Stmt &self) override {
+      Expr value = mutate(n->value);
+      Stmt body = mutate(n->body);
+      if (value.same_as(n->value) && body.same_as(n->body) && !names.count(n->var)) return self;
+      return LetStmt::make(to(n->var), value, body);
+    }
+    Stmt visit(const Allocate *n, const Stmt &self) override {
+      Stmt body = mutate(n->body);
+      if (body.same_as(n->body) && !names.count(n->buffer)) return self;
+      return Allocate::make(to(n->buffer), n->type, n->shape, n->scope, body);
+    }
+  } r(names);
+  return r.mutate(s);
+}
+
+bool has_bound_loop(const Stmt &s) {
+  struct Bound : IRVisitor {
+    bool found = false;
+    using IRVisitor::visit;
+    void visit(const For *n) override {
+      found |= is_group(n->kind) || is_local(n->kind);
+      IRVisitor::visit(n);
+    }
+  } b;
+  b.dispatch(s);
+  return b.found;
+}
+
+bool has_barrier(const Stmt &s) {
+  struct Find : IRVisitor {
+    bool found = false;
+    using IRVisitor::visit;
+    void visit(const Barrier *) override { found = true; }
+  } f;
+  f.dispatch(s);
+  return f.found;
+}
+
 bool verified(const Program &program, std::string *reason) {
   try {
     verify_program(program);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -50,6 +51,20 @@ Program replace_loop(const Program &program, size_t kernel, const std::string &l
 /// Replaces every Block of the given stage by rewrite(block).
 Program replace_block(const Program &program, const std::string &stage,
                       const std::function<Stmt(const Block *)> &rewrite);
+
+/// The variables an expression uses.
+std::set<std::string> vars_in(const Expr &e);
+/// Whether e uses any of the given variables.
+bool mentions(const Expr &e, const std::set<std::string> &vars);
+
+/// Renames variables (loops, lets, their uses) and allocations (and their loads
+/// and stores) by `names`; names not in the map stay.
+Stmt rename(const Stmt &s, const std::map<std::string, std::string> &names);
+
+/// Whether s contains a loop bound to group.* or local.*.
+bool has_bound_loop(const Stmt &s);
+/// Whether s contains a barrier.
+bool has_barrier(const Stmt &s);
 
 /// Verifies a primitive's result; a failure becomes *reason (the rule broken).
 bool verified(const Program &program, std::string *reason);

@@ -60,4 +60,40 @@ constexpr int64_t kMaxCrossReduceThreads = 1024;
 /// where it is read instead of stored: its kernel and buffer disappear.
 std::optional<Program> inline_stage(const Program &program, const std::string &stage, std::string *reason);
 
+/// compute_at P C.L: P's kernel runs inside C's kernel, at L, C's innermost bound
+/// loop: P's outer loops must match C's down to L (extent and binding), and what C
+/// reads of P's results must be written in the same work-group (the same work-item
+/// below a group loop). A barrier separates P from C where L is a local loop.
+/// Temporaries used by this kernel alone move to local memory, without the
+/// dimensions that only group loops index (softmax's row maximum: one per group).
+std::optional<Program> compute_at(const Program &program, const std::string &producer, const std::string &consumer,
+                                  const std::string &loop, std::string *reason);
+/// The most local memory one primitive allocates: OpenCL's minimum, so a schedule
+/// stays portable (the device's own limit is checked before launch).
+constexpr int64_t kMaxLocalBytes = 32 * 1024;
+
+/// cache_write y.L private: y's results for one iteration of L accumulate in a
+/// private array (one element per iteration of y's spatial loops below L), and
+/// y's reduction loops move outside those loops: every step of the reduction
+/// updates the whole tile, held in registers. The accumulator keeps its name; the
+/// copies of the spatial loops that initialise it and write it back are named
+/// *_init and *_out.
+std::optional<Program> cache_write(const Program &program, const std::string &stage, const std::string &loop,
+                                   MemoryScope scope, std::string *reason);
+constexpr int64_t kMaxPrivateElements = 256;  // per work-item, so registers are not spilled wholesale
+
+/// cache_read y.L b local -> b_s: the box of b that one iteration of L reads (in
+/// all the group's work-items, for local memory; in one, for private) is copied to
+/// b_s first, by the group's work-items together, and read from there; barriers
+/// guard a local copy. Every index of b under L must be affine in the loops.
+std::optional<Program> cache_read(const Program &program, const std::string &stage, const std::string &loop,
+                                  const std::string &buffer, MemoryScope scope, const std::string &cache,
+                                  std::string *reason);
+
+/// pad y.b_s N: the rows of y's local buffer b_s (two or more dimensions) grow by
+/// N unused elements, so a column is spread over memory banks.
+std::optional<Program> pad(const Program &program, const std::string &stage, const std::string &buffer, int64_t extra,
+                           std::string *reason);
+constexpr int64_t kMaxPad = 32;
+
 }  // namespace ks

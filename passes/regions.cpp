@@ -6,25 +6,19 @@
 
 #include "ir/printer.h"
 #include "ir/visitor.h"
+#include "passes/loops.h"
 
 namespace ks {
 
 namespace {
-
-struct Mentions : IRVisitor {
-  const std::set<std::string> &names;
-  bool found = false;
-  explicit Mentions(const std::set<std::string> &names) : names(names) {}
-  using IRVisitor::visit;
-  void visit(const Var *n) override { found |= names.count(n->name) > 0; }
-};
 
 struct Collect : IRVisitor {
   const Program &program;
   std::set<std::string> inner_vars, allocated;
   std::vector<std::string> order;
   std::map<std::string, std::vector<std::optional<Expr>>> points;  // nullopt: the whole dimension
-  explicit Collect(const Program &program) : program(program) {}
+  const bool stores;                                               // collect the stores, not the loads
+  Collect(const Program &program, bool stores) : program(program), stores(stores) {}
   using IRVisitor::visit;
   void visit(const For *n) override {
     inner_vars.insert(n->var);
@@ -40,20 +34,25 @@ struct Collect : IRVisitor {
   }
   void visit(const Load *n) override {
     IRVisitor::visit(n);
-    if (allocated.count(n->buffer) || !program.find_buffer(n->buffer)) return;
-    auto [it, inserted] = points.try_emplace(n->buffer);
+    if (!stores) add(n->buffer, n->indices, n->pad.has_value());
+  }
+  void visit(const Store *n) override {
+    IRVisitor::visit(n);
+    if (stores) add(n->buffer, n->indices, false);
+  }
+  void add(const std::string &buffer, const std::vector<Expr> &indices, bool padded) {
+    if (allocated.count(buffer) || !program.find_buffer(buffer)) return;
+    auto [it, inserted] = points.try_emplace(buffer);
     if (inserted) {
-      order.push_back(n->buffer);
-      it->second.resize(n->indices.size());
+      order.push_back(buffer);
+      it->second.resize(indices.size());
     }
-    for (size_t d = 0; d < n->indices.size(); ++d) {
-      Mentions m(inner_vars);
-      m.dispatch(n->indices[d]);
-      bool point = !n->pad && !m.found;
+    for (size_t d = 0; d < indices.size(); ++d) {
+      bool point = !padded && !mentions(indices[d], inner_vars);
       std::optional<Expr> &dim = it->second[d];
       if (inserted)
-        dim = point ? std::optional<Expr>(n->indices[d]) : std::nullopt;
-      else if (dim && (!point || print_expr(*dim) != print_expr(n->indices[d])))
+        dim = point ? std::optional<Expr>(indices[d]) : std::nullopt;
+      else if (dim && (!point || print_expr(*dim) != print_expr(indices[d])))
         dim = std::nullopt;
     }
   }
@@ -61,10 +60,12 @@ struct Collect : IRVisitor {
 
 }  // namespace
 
-std::vector<Region> read_regions(const Program &program, const Stmt &body) {
-  // A loop, let or allocation is met before any read in its scope, and names are
-  // unique in a kernel: the definitions gathered on the way down are complete.
-  Collect collect(program);
+namespace {
+
+std::vector<Region> regions(const Program &program, const Stmt &body, bool stores) {
+  // A loop, let or allocation is met before any access in its scope, and names
+  // are unique in a kernel: the definitions gathered on the way down are complete.
+  Collect collect(program, stores);
   collect.dispatch(body);
   std::vector<Region> out;
   for (const std::string &name : collect.order) {
@@ -77,5 +78,10 @@ std::vector<Region> read_regions(const Program &program, const Stmt &body) {
   }
   return out;
 }
+
+}  // namespace
+
+std::vector<Region> read_regions(const Program &program, const Stmt &body) { return regions(program, body, false); }
+std::vector<Region> write_regions(const Program &program, const Stmt &body) { return regions(program, body, true); }
 
 }  // namespace ks

@@ -1,4 +1,4 @@
-// The regions a block reads, derived from its body.
+// The regions a block reads and writes, derived from its body.
 #pragma once
 
 #include <vector>
@@ -12,5 +12,7 @@ namespace ks {
 /// defined inside body (a reduction loop, a let); else the whole dimension. An
 /// over-approximation: a block never reads outside its regions.
 std::vector<Region> read_regions(const Program &program, const Stmt &body);
+/// The same for the global buffers body writes.
+std::vector<Region> write_regions(const Program &program, const Stmt &body);
 
 }  // namespace ks

@@ -19,11 +19,19 @@ const char *primitive_name(PrimitiveKind kind) {
     case PrimitiveKind::Unroll: return "unroll";
     case PrimitiveKind::Inline: return "inline";
     case PrimitiveKind::CrossReduce: return "cross_reduce";
+    case PrimitiveKind::ComputeAt: return "compute_at";
+    case PrimitiveKind::CacheWrite: return "cache_write";
+    case PrimitiveKind::CacheRead: return "cache_read";
+    case PrimitiveKind::Pad: return "pad";
   }
   return "?";
 }
 
 namespace {
+
+const char *const kPrimitiveNames =
+    "split, tile, reorder, fuse, bind, unroll, inline, cross_reduce, compute_at, cache_write, cache_read, pad";
+const std::string kPrimitiveList = std::string("a primitive (") + kPrimitiveNames + ")";
 
 class ScheduleParser {
  public:
@@ -61,6 +69,13 @@ class ScheduleParser {
     }
   }
 
+  MemoryScope memory() {
+    const Token &t = ts_.expect_identifier("local or private");
+    if (t.text == "local") return MemoryScope::Local;
+    if (t.text == "private") return MemoryScope::Private;
+    error_at(t.loc, "unknown memory '" + t.text + "'; caches are local or private");
+  }
+
   // Names up to the next keyword or `->`: the loops of reorder and fuse.
   void loop_list(Primitive &p) {
     while (ts_.peek().kind == TokenKind::Identifier && !is_keyword(ts_.peek()) && !ts_.peek(1).is("."))
@@ -70,15 +85,15 @@ class ScheduleParser {
   static bool is_keyword(const Token &t) {
     for (PrimitiveKind k :
          {PrimitiveKind::Split, PrimitiveKind::Tile, PrimitiveKind::Reorder, PrimitiveKind::Fuse, PrimitiveKind::Bind,
-          PrimitiveKind::Unroll, PrimitiveKind::Inline, PrimitiveKind::CrossReduce})
+          PrimitiveKind::Unroll, PrimitiveKind::Inline, PrimitiveKind::CrossReduce, PrimitiveKind::ComputeAt,
+          PrimitiveKind::CacheWrite, PrimitiveKind::CacheRead, PrimitiveKind::Pad})
       if (t.text == primitive_name(k)) return true;
     return false;
   }
 
   Primitive step() {
     Primitive p;
-    const Token &head =
-        ts_.expect_identifier("a primitive (split, tile, reorder, fuse, bind, unroll, inline, cross_reduce)");
+    const Token &head = ts_.expect_identifier(kPrimitiveList.c_str());
     p.loc = head.loc;
     const std::string &kind = head.text;
     if (kind == "split") {
@@ -126,12 +141,34 @@ class ScheduleParser {
       p.factors.push_back(factor());
       ts_.expect("->", "before the work-item variable's name");
       p.results.push_back(name("the work-item variable's name"));
+    } else if (kind == "compute_at") {
+      p.kind = PrimitiveKind::ComputeAt;
+      p.stage = name("the producer stage");
+      p.consumer = name("the consumer stage");
+      ts_.expect(".", "between the consumer stage and its loop (stage.loop)");
+      p.loops.push_back(name("a loop name"));
+    } else if (kind == "cache_write") {
+      p.kind = PrimitiveKind::CacheWrite;
+      loop_ref(p);
+      p.memory = memory();
+    } else if (kind == "cache_read") {
+      p.kind = PrimitiveKind::CacheRead;
+      loop_ref(p);
+      p.buffer = name("the buffer to cache");
+      p.memory = memory();
+      ts_.expect("->", "before the cache's name");
+      p.results.push_back(name("the cache's name"));
+    } else if (kind == "pad") {
+      p.kind = PrimitiveKind::Pad;
+      p.stage = name("a stage name");
+      ts_.expect(".", "between the stage and the buffer (stage.buffer)");
+      p.buffer = name("a local buffer's name");
+      p.factors.push_back(factor());
     } else if (kind == "inline") {
       p.kind = PrimitiveKind::Inline;
       p.stage = name("a stage name");
     } else {
-      error_at(head.loc, "unknown primitive '" + kind +
-                             "'; primitives are split, tile, reorder, fuse, bind, unroll, inline, cross_reduce");
+      error_at(head.loc, "unknown primitive '" + kind + "'; primitives are " + kPrimitiveNames);
     }
     return p;
   }
@@ -170,6 +207,12 @@ std::string print_primitive(const Primitive &p) {
     case PrimitiveKind::Inline: return out + " " + p.stage;
     case PrimitiveKind::CrossReduce:
       return out + " " + p.stage + "." + p.loops[0] + " " + std::to_string(p.factors[0]) + " -> " + p.results[0];
+    case PrimitiveKind::ComputeAt: return out + " " + p.stage + " " + p.consumer + "." + p.loops[0];
+    case PrimitiveKind::CacheWrite: return out + " " + p.stage + "." + p.loops[0] + " " + memory_scope_name(p.memory);
+    case PrimitiveKind::CacheRead:
+      return out + " " + p.stage + "." + p.loops[0] + " " + p.buffer + " " + memory_scope_name(p.memory) + " -> " +
+             p.results[0];
+    case PrimitiveKind::Pad: return out + " " + p.stage + "." + p.buffer + " " + std::to_string(p.factors[0]);
   }
   return out;
 }
@@ -198,13 +241,24 @@ Program apply_primitive(const Program &program, const Primitive &p) {
     case PrimitiveKind::CrossReduce:
       out = cross_reduce(program, p.stage, p.loops[0], p.factors[0], p.results[0], &reason);
       break;
+    case PrimitiveKind::ComputeAt: out = compute_at(program, p.stage, p.consumer, p.loops[0], &reason); break;
+    case PrimitiveKind::CacheWrite: out = cache_write(program, p.stage, p.loops[0], p.memory, &reason); break;
+    case PrimitiveKind::CacheRead:
+      out = cache_read(program, p.stage, p.loops[0], p.buffer, p.memory, p.results[0], &reason);
+      break;
+    case PrimitiveKind::Pad: out = pad(program, p.stage, p.buffer, p.factors[0], &reason); break;
   }
   if (!out) {
     // Name what was asked as written: `split y.q`, `reorder y`, `inline e`.
     std::string target = primitive_name(p.kind) + std::string(" ") + p.stage;
-    if (p.kind == PrimitiveKind::Split || p.kind == PrimitiveKind::Bind || p.kind == PrimitiveKind::Unroll ||
-        p.kind == PrimitiveKind::CrossReduce)
+    if (p.kind == PrimitiveKind::ComputeAt)
+      target += " " + p.consumer + "." + p.loops[0];
+    else if (p.kind == PrimitiveKind::Pad)
+      target += "." + p.buffer;
+    else if (p.kind != PrimitiveKind::Tile && p.kind != PrimitiveKind::Reorder && p.kind != PrimitiveKind::Fuse &&
+             p.kind != PrimitiveKind::Inline)
       target += "." + p.loops[0];
+    if (p.kind == PrimitiveKind::CacheRead) target += " " + p.buffer;
     error_at(p.loc, target + ": " + reason);
   }
   return *out;

@@ -8,6 +8,10 @@
 //   bind    y.mo group.y                # loop mo runs as work-groups along y
 //   unroll  y.ki                        # at most 64 iterations
 //   cross_reduce y.d 256 -> t           # 256 work-items share reduction loop d
+//   compute_at total y.t                # total's kernel inside y's, at loop t
+//   cache_write c.tx private            # c's accumulators for one tx in registers
+//   cache_read c.ko a local -> a_s      # a's box read in one ko, copied to a_s
+//   pad c.a_s 1                         # a_s's rows one element longer
 //
 // Names are stages (the tensors they define) and loops as the printed Loop IR
 // shows them (`ksmith inspect SPEC --print-after=lower`). `#` starts a comment.
@@ -23,18 +27,34 @@
 
 namespace ks {
 
-enum class PrimitiveKind { Split, Tile, Reorder, Fuse, Bind, Unroll, Inline, CrossReduce };
+enum class PrimitiveKind {
+  Split,
+  Tile,
+  Reorder,
+  Fuse,
+  Bind,
+  Unroll,
+  Inline,
+  CrossReduce,
+  ComputeAt,
+  CacheWrite,
+  CacheRead,
+  Pad
+};
 const char *primitive_name(PrimitiveKind kind);
 
 /// One primitive application. Which fields matter depends on the kind.
 struct Primitive {
   PrimitiveKind kind = PrimitiveKind::Split;
   std::string stage;
-  std::vector<std::string> loops;     // split, bind, unroll: one; tile: two; reorder, fuse: several
-  std::vector<int64_t> factors;       // split: one; tile: two
-  std::vector<std::string> results;   // split: outer, inner; tile: four; fuse: one
-  ForKind binding = ForKind::Serial;  // bind
-  SourceLoc loc;                      // where it was written, for errors
+  std::string consumer;                       // compute_at: the stage whose loop it names
+  std::string buffer;                         // cache_read: the buffer cached; pad: the one padded
+  MemoryScope memory = MemoryScope::Private;  // cache_read, cache_write
+  std::vector<std::string> loops;             // split, bind, unroll, compute_at: one; tile: two; reorder, fuse: several
+  std::vector<int64_t> factors;               // split, cross_reduce, pad: one; tile: two
+  std::vector<std::string> results;           // split: outer, inner; tile: four; fuse, cache_read: one
+  ForKind binding = ForKind::Serial;          // bind
+  SourceLoc loc;                              // where it was written, for errors
 };
 
 struct Schedule {

@@ -7,9 +7,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "evolve/compare.h"
 #include "evolve/evaluate.h"
+#include "passes/schedule.h"
 #include "test_util.h"
 
 namespace ks {
@@ -39,6 +41,31 @@ TEST_P(ExampleOnDevice, MatchesTheInterpreter) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, ExampleOnDevice, testing::ValuesIn(test::example_paths()), test::example_name);
+
+std::string schedule_path(const std::string &spec_path) { return spec_path.substr(0, spec_path.size() - 3) + ".sched"; }
+
+std::vector<std::string> scheduled_example_paths() {
+  std::vector<std::string> out;
+  for (const std::string &p : test::example_paths())
+    if (std::ifstream(schedule_path(p))) out.push_back(p);
+  return out;
+}
+
+// Each example with a hand-written schedule beside it (examples/NAME.sched), scheduled.
+class ScheduledExampleOnDevice : public testing::TestWithParam<std::string> {};
+
+TEST_P(ScheduledExampleOnDevice, MatchesTheInterpreter) {
+  KS_REQUIRE_DEVICE(device);
+  EvalOptions options;
+  options.time = false;
+  options.trials = 2;
+  options.schedule = load_schedule(schedule_path(GetParam()));
+  EvalRecord r = evaluate(frontend::load_spec(GetParam()), GetParam(), *device, options);
+  EXPECT_TRUE(r.check.passed) << r.to_json().dump(2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, ScheduledExampleOnDevice, testing::ValuesIn(scheduled_example_paths()),
+                         test::example_name);
 
 // The runtime knows nothing of the compiler: source, buffers and a plan suffice.
 TEST(Runtime, RunsAHandWrittenPlan) {

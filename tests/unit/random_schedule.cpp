@@ -35,7 +35,7 @@ Schedule random_schedule(const Program &start, std::mt19937 &rng, int steps, int
     std::vector<const For *> all = loops->outer;
     all.insert(all.end(), loops->inner.begin(), loops->inner.end());
     std::optional<Program> next;
-    switch (std::uniform_int_distribution<int>(0, 10)(rng)) {
+    switch (std::uniform_int_distribution<int>(0, 14)(rng)) {
       case 0:
       case 1: {  // split
         if (all.empty()) break;
@@ -128,6 +128,59 @@ Schedule random_schedule(const Program &start, std::mt19937 &rng, int steps, int
         p.results = {name()};
         next = cross_reduce(bound, p.stage, p.loops[0], p.factors[0], p.results[0], &reason);
         if (next) schedule.steps.insert(schedule.steps.end(), binds.begin(), binds.end());
+        break;
+      }
+      case 11: {  // accumulate a tile of a reduction in registers
+        if (loops->outer.empty()) break;
+        p.kind = PrimitiveKind::CacheWrite;
+        p.loops = {pick(loops->outer, rng)->var};
+        next = cache_write(program, p.stage, p.loops[0], p.memory, &reason);
+        break;
+      }
+      case 12: {  // cache what one iteration of a loop reads of a buffer
+        if (all.empty()) break;
+        std::vector<std::string> read;
+        for (const std::string &b : kernel_buffers(program, program.kernels[loops->kernel])) read.push_back(b);
+        if (read.empty()) break;
+        p.kind = PrimitiveKind::CacheRead;
+        p.loops = {pick(all, rng)->var};
+        p.buffer = pick(read, rng);
+        p.memory = std::uniform_int_distribution<int>(0, 1)(rng) ? MemoryScope::Local : MemoryScope::Private;
+        p.results = {name()};
+        next = cache_read(program, p.stage, p.loops[0], p.buffer, p.memory, p.results[0], &reason);
+        if (next && local_work_items(next->kernels[loops->kernel]) > max_group) next.reset();
+        break;
+      }
+      case 13: {  // pad a local buffer
+        std::vector<std::string> allocations;
+        struct Locals : IRVisitor {
+          std::vector<std::string> *names;
+          using IRVisitor::visit;
+          void visit(const Allocate *n) override {
+            if (n->scope == MemoryScope::Local && n->shape.size() > 1) names->push_back(n->buffer);
+            IRVisitor::visit(n);
+          }
+        } locals;
+        locals.names = &allocations;
+        locals.dispatch(program.kernels[loops->kernel].body);
+        if (allocations.empty()) break;
+        p.kind = PrimitiveKind::Pad;
+        p.buffer = pick(allocations, rng);
+        p.factors = {std::uniform_int_distribution<int64_t>(1, 3)(rng)};
+        next = pad(program, p.stage, p.buffer, p.factors[0], &reason);
+        break;
+      }
+      case 14: {  // compute the stage inside a later stage's kernel, at the first loop where that is legal
+        p.kind = PrimitiveKind::ComputeAt;
+        for (const std::string &consumer : stages) {
+          auto theirs = stage_loops(program, consumer, &reason);
+          if (!theirs || theirs->kernel <= loops->kernel) continue;
+          for (const For *f : theirs->outer)
+            if (!next && (next = compute_at(program, p.stage, consumer, f->var, &reason))) {
+              p.consumer = consumer;
+              p.loops = {f->var};
+            }
+        }
         break;
       }
       case 9: {  // inline

@@ -38,7 +38,8 @@ std::string first_line(const std::string &s) { return s.substr(0, s.find('\n'));
 TEST(ScheduleText, RoundTripIsExact) {
   const std::string text =
       "inline e\nsplit y.m 64 -> mo mi\ntile y m n 64 32 -> mo no mi ni\nreorder y mo no mi ni\n"
-      "fuse y m n -> mn\nbind y.mo group.y\nbind y.mi local.x\nunroll y.ki\ncross_reduce y.k 256 -> t\n";
+      "fuse y m n -> mn\nbind y.mo group.y\nbind y.mi local.x\nunroll y.ki\ncross_reduce y.k 256 -> t\n"
+      "compute_at total y.t\ncache_write c.tx private\ncache_read c.ko a local -> a_s\npad c.a_s 1\n";
   EXPECT_EQ(print_schedule(schedule_of(text)), text);
   // Comments and spacing are not part of the data.
   EXPECT_EQ(print_schedule(schedule_of("# tiles\nsplit   y.m  64->mo mi  # outer first\n")), "split y.m 64 -> mo mi\n");
@@ -47,7 +48,9 @@ TEST(ScheduleText, RoundTripIsExact) {
 TEST(ScheduleText, ErrorsPointAtTheText) {
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 64 -> mo mi\nshuffle y.m\n"); })),
             "s.sched:2:1: error: unknown primitive 'shuffle'; primitives are split, tile, reorder, fuse, bind, "
-            "unroll, inline, cross_reduce");
+            "unroll, inline, cross_reduce, compute_at, cache_write, cache_read, pad");
+  EXPECT_EQ(first_line(test::user_error([] { schedule_of("cache_write c.tx global"); })),
+            "s.sched:1:18: error: unknown memory 'global'; caches are local or private");
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 0 -> mo mi"); })),
             "s.sched:1:11: error: a factor must be at least 1");
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 4 mo mi"); })),
@@ -278,6 +281,217 @@ TEST(CrossReduce, Refusals) {
             "accumulator");
   EXPECT_EQ(first_line(refusal(kSoftmax, "bind total.n group.x\nbind total.n local.x")),
             "s.sched:2:1: error: bind total.n: loop n is already group.x");
+}
+
+const char *kSoftmaxOneKernel =
+    "inline e\nbind row_max.n group.x\ncross_reduce row_max.d 4 -> t\nbind total.n group.x\n"
+    "cross_reduce total.d 4 -> t\nsplit y.d 4 -> dj t\nreorder y t dj\nbind y.n group.x\nbind y.t local.x\n";
+
+Program scheduled(const char *spec, const std::string &text) {
+  Program p = lowered(spec);
+  for (const Primitive &s : schedule_of(text).steps) p = apply_primitive(p, s);
+  return p;
+}
+
+int count(const std::string &text, const std::string &what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(ComputeAt, SoftmaxBecomesOneKernel) {
+  Program p = scheduled(kSoftmax, std::string(kSoftmaxOneKernel) + "compute_at total y.t\ncompute_at row_max y.t\n");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_EQ(p.buffers.size(), 2u);  // x and y: both temporaries moved to local memory
+  std::string text = print_stmt(p.kernels[0].body);
+  EXPECT_EQ(count(text, "allocate row_max: f32[1] local"), 1) << text;
+  EXPECT_EQ(count(text, "allocate total: f32[1] local"), 1) << text;
+  EXPECT_EQ(count(text, "row_max[0] = row_max_part[0]"), 1) << text;
+  EXPECT_EQ(count(text, "barrier global"), 0) << text;
+  // The order of the stages in the kernel: max, sum, normalisation.
+  EXPECT_LT(text.find("block row_max"), text.find("block total"));
+  EXPECT_LT(text.find("block total"), text.find("block y"));
+  // Clashing names of the producers were renamed.
+  EXPECT_EQ(count(text, "for dj in"), 1) << text;
+}
+
+TEST(ComputeAt, StaysGlobalWhileAnotherKernelReads) {
+  // row_max moves into total's kernel but y still reads it: it stays global, and
+  // the work-items of a group meet at a global barrier.
+  Program p = scheduled(kSoftmax, std::string(kSoftmaxOneKernel) + "compute_at row_max total.t\n");
+  ASSERT_EQ(p.kernels.size(), 2u);
+  EXPECT_NE(p.find_buffer("row_max"), nullptr);
+  EXPECT_EQ(count(print_stmt(p.kernels[0].body), "barrier global"), 1);
+}
+
+TEST(ComputeAt, Refusals) {
+  const std::string ready = kSoftmaxOneKernel;
+  EXPECT_EQ(first_line(refusal(kSoftmax, ready + "compute_at row_max total.dj")),
+            "s.sched:10:1: error: compute_at row_max total.dj: loop dj is a reduction loop of total; compute_at needs "
+            "a loop around its block");
+  EXPECT_EQ(first_line(refusal(kSoftmax, ready + "compute_at y total.t")),
+            "s.sched:10:1: error: compute_at y total.t: y runs after total");
+  EXPECT_EQ(first_line(refusal(kSoftmax, ready + "compute_at total y.t\ncompute_at total y.t")),
+            "s.sched:11:1: error: compute_at total y.t: total and y are already in one kernel");
+  EXPECT_EQ(first_line(refusal(kSoftmax, "compute_at total y.n")),
+            "s.sched:1:1: error: compute_at total y.n: loop n is serial; compute_at goes at y's innermost bound loop "
+            "(bind its loops first)");
+  EXPECT_EQ(first_line(refusal(kSoftmax, ready + "compute_at total y.n")),
+            "s.sched:10:1: error: compute_at total y.n: loop n is not y's innermost bound loop");
+  EXPECT_EQ(first_line(refusal(kSoftmax,
+                               "bind total.n group.x\ncross_reduce total.d 2 -> t\nsplit y.d 4 -> dj t\n"
+                               "reorder y t dj\nbind y.n group.x\nbind y.t local.x\ncompute_at total y.t")),
+            "s.sched:7:1: error: compute_at total y.t: the loops of total's kernel do not match y's down to t: t (2, "
+            "local.x) where y has t (4, local.x)");
+  EXPECT_EQ(first_line(refusal(kSoftmax,
+                               "bind total.n group.x\nsplit y.d 4 -> dj t\nreorder y t dj\n"
+                               "bind y.n group.x\nbind y.t local.x\ncompute_at total y.t")),
+            "s.sched:6:1: error: compute_at total y.t: the loops of total's kernel do not match y's down to t: no loop "
+            "where y has t (4, local.x)");
+  // Matching loops, but y's work-group n is total's work-group d: y would read
+  // what another group writes.
+  const char *square = R"(kernel s(x: f32[N, D]) -> y: f32[N, D] where N = 4, D = 4 {
+  total[n] = sum(d) x[n, d]
+  y[n, d] = x[n, d] / total[n]
+})";
+  EXPECT_EQ(first_line(refusal(square,
+                               "bind total.n group.x\ncross_reduce total.d 4 -> t\nreorder y d n\n"
+                               "bind y.d group.x\nbind y.n local.x\ncompute_at total y.n")),
+            "s.sched:6:1: error: compute_at total y.n: y reads total[n], but in one iteration of n total writes "
+            "total[d]");
+  // A producer whose kernel has bound loops left over.
+  EXPECT_EQ(first_line(refusal(square,
+                               "bind total.n group.x\ncross_reduce total.d 4 -> t\nbind y.n group.x\n"
+                               "compute_at total y.n")),
+            "s.sched:4:1: error: compute_at total y.n: total's kernel has more bound loops than y has down to n");
+}
+
+const char *kTiled =
+    "tile c i j 8 8 -> io jo ii ji\nsplit c.ii 4 -> ri ty\nsplit c.ji 4 -> rj tx\nreorder c ty tx ri rj\n"
+    "bind c.io group.y\nbind c.jo group.x\nbind c.ty local.y\nbind c.tx local.x\n";
+
+TEST(CacheWrite, AccumulatesATileInRegisters) {
+  Program p = scheduled(kMatmul, std::string(kTiled) + "cache_write c.tx private\n");
+  std::string text = print_stmt(p.kernels[0].body);
+  EXPECT_EQ(count(text, "allocate c_acc: f32[2, 2] private"), 1) << text;
+  EXPECT_EQ(count(text, "c_acc[ri_init, rj_init] = 0.0"), 1) << text;
+  EXPECT_EQ(count(text, "c_acc[ri, rj] = c_acc[ri, rj] + a[i, k] * b[k, j]"), 1) << text;
+  EXPECT_EQ(count(text, "c[i_out, j_out] = c_acc[ri_out, rj_out]"), 1) << text;
+  // The reduction loop now encloses the tile's loops.
+  EXPECT_LT(text.find("for k in"), text.find("for ri in"));
+  EXPECT_EQ(count(text, "for ri_init in 0..2 unrolled"), 1) << text;
+}
+
+TEST(CacheWrite, Refusals) {
+  const std::string tiled = kTiled;
+  EXPECT_EQ(first_line(refusal(kMatmul, tiled + "cache_write c.tx local")),
+            "s.sched:9:1: error: cache_write c.tx: only private accumulators are supported (the reduction loops would "
+            "have to move outside local loops)");
+  EXPECT_EQ(first_line(refusal(kMatmul, tiled + "cache_write c.k private")),
+            "s.sched:9:1: error: cache_write c.k: loop k is a reduction loop of c; cache_write needs a loop around its "
+            "block");
+  EXPECT_EQ(first_line(refusal(kMatmul, tiled + "cache_write c.ty private")),
+            "s.sched:9:1: error: cache_write c.ty: loop tx below ty is local.x");
+  EXPECT_EQ(first_line(refusal(kMatmul, tiled + "cache_write c.rj private")),
+            "s.sched:9:1: error: cache_write c.rj: no spatial loops of c lie below loop rj; nothing to accumulate");
+  EXPECT_EQ(first_line(refusal(kMatmul, tiled + "cache_write c.tx private\ncache_write c.tx private")),
+            "s.sched:10:1: error: cache_write c.tx: no spatial loops of c lie below loop tx; nothing to accumulate");
+  EXPECT_EQ(first_line(refusal(kSoftmax,
+                               std::string(kSoftmaxOneKernel) + "compute_at total y.t\ncache_write total.t private")),
+            "s.sched:11:1: error: cache_write total.t: only loops, lets and guards may lie between loop t and the "
+            "block of total");
+  EXPECT_EQ(first_line(refusal(kSoftmax, "bind y.n group.x\ncache_write y.n private")),
+            "s.sched:2:1: error: cache_write y.n: y is not a reduction into one private accumulator (or it is "
+            "already cached)");
+  const char *wide =
+      "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 4, N = 512, K = 8 "
+      "{ c[i, j] = sum(k) a[i, k] * b[k, j] }";
+  EXPECT_EQ(first_line(refusal(wide, "bind c.i group.x\ncache_write c.i private")),
+            "s.sched:2:1: error: cache_write c.i: the accumulators (512 per work-item) exceed 256");
+}
+
+TEST(CacheRead, CopiesTheBoxToLocalMemory) {
+  Program p = scheduled(kMatmul, std::string(kTiled) +
+                                     "cache_write c.tx private\nsplit c.k 4 -> ko ki\ncache_read c.ko a local -> a_s\n"
+                                     "cache_read c.ko b local -> b_s\n");
+  std::string text = print_stmt(p.kernels[0].body);
+  EXPECT_EQ(count(text, "allocate a_s: f32[8, 4] local"), 1) << text;
+  EXPECT_EQ(count(text, "allocate b_s: f32[4, 8] local"), 1) << text;
+  // One copy per element of the box per 16 work-items, from the group's corner.
+  EXPECT_EQ(count(text, "a_s[a_s_f / 4, a_s_f % 4] = a[io * 8 + a_s_f / 4, ko * 4 + a_s_f % 4] else 0.0"), 1) << text;
+  EXPECT_EQ(count(text, "a_s[ri * 4 + ty, ki]"), 1) << text;
+  EXPECT_EQ(count(text, "b_s[ki, rj * 4 + tx]"), 1) << text;
+  // Both copies share one barrier before the use and one after.
+  EXPECT_EQ(count(text, "barrier local"), 2) << text;
+}
+
+TEST(CacheRead, StridedBoxInRegisters) {
+  // Work-item t reads x[n, dj * 4 + t]: its box is 2 elements, 4 apart.
+  Program p = scheduled(kSoftmax, std::string(kSoftmaxOneKernel) +
+                                      "compute_at total y.t\ncompute_at row_max y.t\n"
+                                      "cache_read y.t x private -> x_r\n");
+  std::string text = print_stmt(p.kernels[0].body);
+  EXPECT_EQ(count(text, "allocate x_r: f32[1, 2] private"), 1) << text;
+  EXPECT_EQ(count(text, "x_r[x_r_f / 2, x_r_f % 2] = x[n + x_r_f / 2, t + x_r_f % 2 * 4] else 0.0"), 1) << text;
+  EXPECT_EQ(count(text, "x_r[0, dj"), 3) << text;  // the max, the sum and the normalisation read x_r
+  EXPECT_EQ(count(text, "exp(x["), 0) << text;
+}
+
+TEST(CacheRead, Refusals) {
+  const std::string ready = std::string(kTiled) + "cache_write c.tx private\nsplit c.k 4 -> ko ki\n";
+  EXPECT_EQ(first_line(refusal(kMatmul, ready + "cache_read c.io a local -> a_s")),
+            "s.sched:11:1: error: cache_read c.io a: loop io is group.y; the copy goes in a serial loop or the "
+            "innermost local loop");
+  EXPECT_EQ(first_line(refusal(kMatmul, ready + "cache_read c.ko q local -> a_s")),
+            "s.sched:11:1: error: cache_read c.ko q: no global buffer named q");
+  EXPECT_EQ(first_line(refusal(kMatmul, ready + "cache_read c.ko c local -> a_s")),
+            "s.sched:11:1: error: cache_read c.ko c: kernel c writes c; only what it just reads can be cached");
+  EXPECT_EQ(first_line(refusal(kMatmul, ready + "cache_read c.ko a local -> ko")),
+            "s.sched:11:1: error: cache_read c.ko a: name ko is already used in kernel c");
+  EXPECT_EQ(first_line(refusal(kSoftmax, "cache_read total.d row_max private -> r")),
+            "s.sched:1:1: error: cache_read total.d row_max: loop d of total does not read row_max");
+  EXPECT_EQ(first_line(refusal(kMatmul, "fuse c i j -> ij\ncache_read c.ij a private -> a_r")),
+            "s.sched:2:1: error: cache_read c.ij a: an index of a uses i, which is not affine in the loops");
+  const char *big =
+      "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 4, N = 4, K = 9000 "
+      "{ c[i, j] = sum(k) a[i, k] * b[k, j] }";
+  EXPECT_EQ(first_line(refusal(kMatmul, "cache_read c.k a local -> a_s")),
+            "s.sched:1:1: error: cache_read c.k a: no local loop encloses k: a local copy is shared by the work-items "
+            "of a group, so bind them first");
+  EXPECT_EQ(first_line(refusal(big, "bind c.i group.x\nbind c.j local.x\ncache_read c.j a local -> a_s")),
+            "s.sched:3:1: error: cache_read c.j a: the box of a needs 36000 bytes of local memory; at most 32768");
+  EXPECT_EQ(first_line(refusal(big, "cache_read c.j a private -> a_r")),
+            "s.sched:1:1: error: cache_read c.j a: the box of a has 9000 elements; private caches hold at most 256");
+}
+
+TEST(Bind, RefusesMoreWorkItemsOnceTheySynchronise) {
+  EXPECT_EQ(first_line(refusal(kMatmul, "bind c.i local.x\ncache_read c.k b local -> b_s\nbind c.j local.y")),
+            "s.sched:3:1: error: bind c.j: kernel c already synchronises its work-items (barriers); bind local loops "
+            "before cache_read, cross_reduce and compute_at");
+}
+
+TEST(Pad, LengthensTheRows) {
+  Program p = scheduled(kMatmul, std::string(kTiled) +
+                                     "cache_write c.tx private\nsplit c.k 4 -> ko ki\ncache_read c.ko a local -> a_s\n"
+                                     "pad c.a_s 1\n");
+  EXPECT_EQ(count(print_stmt(p.kernels[0].body), "allocate a_s: f32[8, 5] local"), 1);
+}
+
+TEST(Pad, Refusals) {
+  const std::string ready =
+      std::string(kTiled) + "cache_write c.tx private\nsplit c.k 4 -> ko ki\ncache_read c.ko a local -> a_s\n";
+  EXPECT_EQ(first_line(refusal(kMatmul, ready + "pad c.a_s 40")),
+            "s.sched:12:1: error: pad c.a_s: padding must be 1 to 32 elements, not 40");
+  EXPECT_EQ(first_line(refusal(kMatmul, ready + "pad c.q 1")),
+            "s.sched:12:1: error: pad c.q: kernel c allocates no buffer named q");
+  EXPECT_EQ(first_line(refusal(kMatmul, ready + "pad c.c_acc 1")),
+            "s.sched:12:1: error: pad c.c_acc: c_acc is in private memory; only the rows of a local buffer of two or "
+            "more dimensions are padded");
+  EXPECT_EQ(first_line(refusal(kSoftmax, "bind total.n group.x\ncross_reduce total.d 4 -> t\npad total.total_part 1")),
+            "s.sched:3:1: error: pad total.total_part: total_part is one-dimensional; only the rows of a local buffer "
+            "of two or more dimensions are padded");
+  EXPECT_EQ(first_line(refusal(kMatmul, "pad q.a_s 1")),
+            "s.sched:1:1: error: pad q.a_s: no stage named q; stages are c");
 }
 
 TEST(Verifier, BarrierInsideAConditional) {

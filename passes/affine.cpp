@@ -1,0 +1,51 @@
+#include "passes/affine.h"
+
+namespace ks {
+
+namespace {
+
+Affine scaled(Affine a, int64_t factor) {
+  if (factor == 0) return Affine{};
+  for (auto &[v, c] : a.coeffs) c *= factor;
+  a.constant *= factor;
+  return a;
+}
+
+Affine sum(Affine a, const Affine &b) {
+  for (const auto &[v, c] : b.coeffs)
+    if ((a.coeffs[v] += c) == 0) a.coeffs.erase(v);
+  a.constant += b.constant;
+  return a;
+}
+
+}  // namespace
+
+std::optional<Affine> affine_of(const Expr &e, const std::map<std::string, Affine> &lets) {
+  if (!is_int(e.type())) return std::nullopt;
+  if (auto c = as_const_int(e)) return Affine{{}, *c};
+  if (const Var *v = e.as<Var>()) {
+    auto it = lets.find(v->name);
+    return it != lets.end() ? it->second : Affine{{{v->name, 1}}, 0};
+  }
+  if (const Cast *c = e.as<Cast>()) return is_int(c->value.type()) ? affine_of(c->value, lets) : std::nullopt;
+  if (const Unary *u = e.as<Unary>()) {
+    if (u->op != UnaryOp::Neg) return std::nullopt;
+    auto a = affine_of(u->a, lets);
+    return a ? std::optional<Affine>(scaled(*a, -1)) : std::nullopt;
+  }
+  const Binary *b = e.as<Binary>();
+  if (!b) return std::nullopt;
+  auto x = affine_of(b->a, lets), y = affine_of(b->b, lets);
+  if (!x || !y) return std::nullopt;
+  switch (b->op) {
+    case BinaryOp::Add: return sum(*x, *y);
+    case BinaryOp::Sub: return sum(*x, scaled(*y, -1));
+    case BinaryOp::Mul:
+      if (x->coeffs.empty()) return scaled(*y, x->constant);
+      if (y->coeffs.empty()) return scaled(*x, y->constant);
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace ks

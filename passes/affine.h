@@ -1,0 +1,24 @@
+// Affine forms of integer index expressions: sum of coefficient * variable plus a
+// constant, with lets expanded. cache_read uses them to find the box of a buffer
+// that a loop body reads, as an origin in the outer loops plus constant extents.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "ir/ir.h"
+
+namespace ks {
+
+struct Affine {
+  std::map<std::string, int64_t> coeffs;  // no zero coefficients
+  int64_t constant = 0;
+};
+
+/// The affine form of e, with each let variable in `lets` replaced by its form;
+/// nullopt when e is not affine (a product of variables, a division, a load).
+std::optional<Affine> affine_of(const Expr &e, const std::map<std::string, Affine> &lets);
+
+}  // namespace ks

@@ -1,0 +1,344 @@
+// cache_read: the part of a global buffer that one iteration of a loop reads is
+// first copied to local memory (by the work-items of the group together) or to
+// private memory (by each work-item), and read from there.
+//
+// Algorithm, for `cache_read y.L b local -> b_s`:
+//  1. Every read of b in L's body has an affine index (lets expanded). Variables
+//     fixed during one iteration of L are the loops around L (L included) except,
+//     for local memory, the local loops: those, and the loops inside L's body,
+//     range over their extents. Per dimension, all reads share one fixed part F
+//     and their ranging parts span [lo, hi] in steps of s (the gcd of the ranging
+//     coefficients and of the reads' offsets): the box starts at F + lo and has
+//     (hi - lo) / s + 1 elements, s apart. L is a serial loop, or the innermost
+//     local loop (then each work-item copies once, before its work).
+//  2. b_s is allocated with the box's shape; the copy `b_s[p] = b[F + lo + p * s]`
+//     runs over the box's elements, element f = i * W + w for work-item w of W
+//     (flat over the group's local loops; W = 1 for private memory). The copy reads
+//     b with a pad of 0 where it had none: the box may reach past b's edges where
+//     the reads it covers are guarded.
+//  3. Reads become b_s[(index - (F + lo)) / s], which uses only ranging variables.
+//  4. Local memory: a barrier after the copy (the group's work-items read each
+//     other's elements) and one after the body (before the next copy overwrites).
+#include <numeric>
+
+#include "ir/visitor.h"
+#include "passes/affine.h"
+#include "passes/loops.h"
+#include "passes/names.h"
+#include "passes/primitives.h"
+
+namespace ks {
+
+namespace {
+
+// The loops and lets around the loop named `loop`, outermost first.
+struct PathTo : IRVisitor {
+  const std::string &loop;
+  std::vector<Stmt> path, found;
+  const For *target = nullptr;
+  explicit PathTo(const std::string &loop) : loop(loop) {}
+  using IRVisitor::visit;
+  void visit(const For *n) override {
+    if (n->var == loop) {
+      target = n;
+      found = path;
+      return;
+    }
+    path.push_back(Stmt(std::make_shared<For>(*n)));
+    IRVisitor::visit(n);
+    path.pop_back();
+  }
+  void visit(const LetStmt *n) override {
+    path.push_back(Stmt(std::make_shared<LetStmt>(*n)));
+    IRVisitor::visit(n);
+    path.pop_back();
+  }
+};
+
+struct Read {
+  std::vector<Affine> index;
+  std::optional<double> pad;
+};
+
+// The reads of a buffer inside L's body, as affine forms; the loops met inside.
+struct CollectReads : IRVisitor {
+  const std::string &buffer;
+  std::map<std::string, Affine> lets;
+  std::map<std::string, int64_t> inner_loops;
+  std::vector<Read> reads;
+  std::string failure;
+  CollectReads(const std::string &buffer, std::map<std::string, Affine> lets) : buffer(buffer), lets(std::move(lets)) {}
+  using IRVisitor::visit;
+  void visit(const For *n) override {
+    inner_loops[n->var] = n->extent;
+    IRVisitor::visit(n);
+  }
+  void visit(const LetStmt *n) override {
+    if (auto a = affine_of(n->value, lets)) lets[n->var] = *a;
+    IRVisitor::visit(n);
+  }
+  void visit(const Load *n) override {
+    IRVisitor::visit(n);
+    if (n->buffer != buffer) return;
+    Read r{{}, n->pad};
+    for (const Expr &i : n->indices) {
+      auto a = affine_of(i, lets);
+      if (!a) {
+        if (failure.empty()) failure = "an index of " + buffer + " is not affine in the loops";
+        return;
+      }
+      r.index.push_back(*a);
+    }
+    reads.push_back(r);
+  }
+};
+
+// sum of coeff * var (+ constant) as an expression of the given type.
+Expr expression_of(const Affine &a, const std::map<std::string, DType> &types, DType type) {
+  Expr e;
+  for (const auto &[v, c] : a.coeffs) {
+    Expr term = cast_to(type, Var::make(types.at(v), v));
+    if (c != 1) term = term * make_int(c, type);
+    e = e.defined() ? e + term : term;
+  }
+  if (!e.defined()) return make_int(a.constant, type);
+  if (a.constant > 0) return e + make_int(a.constant, type);
+  if (a.constant < 0) return e - make_int(-a.constant, type);
+  return e;
+}
+
+// Where body is another local copy's `allocate ... { copy; barrier; use; barrier }`,
+// the same with `copy` first; else undefined.
+Stmt join_copies(const Stmt &body, const Stmt &copy) {
+  if (const Allocate *a = body.as<Allocate>()) {
+    Stmt inner = join_copies(a->body, copy);
+    return inner.defined() ? Allocate::make(a->buffer, a->type, a->shape, a->scope, inner) : Stmt();
+  }
+  const Seq *s = body.as<Seq>();
+  if (!s || s->stmts.size() < 3) return Stmt();
+  const Barrier *first = s->stmts[1].as<Barrier>(), *last = s->stmts.back().as<Barrier>();
+  if (!first || !last || !s->stmts[0].as<For>()) return Stmt();
+  std::vector<Stmt> stmts{copy};
+  stmts.insert(stmts.end(), s->stmts.begin(), s->stmts.end());
+  return Seq::make(stmts);
+}
+
+}  // namespace
+
+std::optional<Program> cache_read(const Program &program, const std::string &stage, const std::string &loop,
+                                  const std::string &buffer, MemoryScope scope, const std::string &cache,
+                                  std::string *reason) {
+  StageLoops where;
+  const For *at = find_loop(program, stage, loop, &where, reason);
+  if (!at) return std::nullopt;
+  if (scope == MemoryScope::Global) {
+    *reason = "a cache lives in local or private memory";
+    return std::nullopt;
+  }
+  const bool bound = is_group(at->kind) || is_local(at->kind);
+  if (at->kind == ForKind::Vectorized || is_group(at->kind) || (bound && has_bound_loop(at->body))) {
+    *reason = "loop " + loop + " is " + for_kind_name(at->kind) +
+              "; the copy goes in a serial loop or the innermost local loop";
+    return std::nullopt;
+  }
+  const TensorDecl *source = program.find_buffer(buffer);
+  if (!source) {
+    *reason = "no global buffer named " + buffer;
+    return std::nullopt;
+  }
+  const Kernel &kernel = program.kernels[where.kernel];
+  for (const std::string &w : kernel_written_buffers(kernel))
+    if (w == buffer) {
+      *reason = "kernel " + kernel.name + " writes " + buffer + "; only what it just reads can be cached";
+      return std::nullopt;
+    }
+  if (!name_is_free(program, kernel, cache, reason)) return std::nullopt;
+
+  // 1. The box.
+  PathTo path(loop);
+  path.dispatch(kernel.body);
+  path.found.push_back(Stmt(std::make_shared<For>(*at)));
+  std::map<std::string, Affine> lets;
+  std::map<std::string, int64_t> extents;  // loops
+  std::map<std::string, DType> types;      // loops, and lets outside L that are not affine but fixed
+  std::set<std::string> ranging;
+  std::vector<std::pair<std::string, int64_t>> local_loops[3];  // by dimension
+  for (const Stmt &s : path.found) {
+    if (const For *f = s.as<For>()) {
+      extents[f->var] = f->extent;
+      types[f->var] = index_type_for(f->extent);
+      if (is_local(f->kind)) local_loops[hardware_dim(f->kind)].push_back({f->var, f->extent});
+      if (is_local(f->kind) && scope == MemoryScope::Local) ranging.insert(f->var);
+    } else if (const LetStmt *l = s.as<LetStmt>()) {
+      if (auto a = affine_of(l->value, lets))
+        lets[l->var] = *a;
+      else if (!mentions(l->value, ranging))
+        types[l->var] = l->value.type();  // fixed during one iteration of L, like a loop outside it
+    }
+  }
+  if (scope == MemoryScope::Local && local_loops[0].empty() && local_loops[1].empty() && local_loops[2].empty()) {
+    *reason =
+        "no local loop encloses " + loop + ": a local copy is shared by the work-items of a group, so bind them first";
+    return std::nullopt;
+  }
+  CollectReads reads(buffer, lets);
+  reads.dispatch(at->body);
+  for (const auto &[v, e] : reads.inner_loops) {
+    extents[v] = e;
+    types[v] = index_type_for(e);
+    ranging.insert(v);
+  }
+  if (!reads.failure.empty()) {
+    *reason = reads.failure;
+    return std::nullopt;
+  }
+  if (reads.reads.empty()) {
+    *reason = "loop " + loop + " of " + stage + " does not read " + buffer;
+    return std::nullopt;
+  }
+  const size_t rank = source->shape.size();
+  std::vector<Affine> fixed(rank);
+  std::vector<int64_t> lo(rank), hi(rank), stride(rank, 0);
+  for (size_t r = 0; r < reads.reads.size(); ++r) {
+    const Read &read = reads.reads[r];
+    if (read.pad != reads.reads[0].pad) {
+      *reason = "reads of " + buffer + " in loop " + loop + " pad differently";
+      return std::nullopt;
+    }
+    for (size_t d = 0; d < rank; ++d) {
+      Affine f{{}, 0};
+      int64_t min = read.index[d].constant, max = min;
+      for (const auto &[v, c] : read.index[d].coeffs) {
+        if (!types.count(v)) {
+          *reason = "an index of " + buffer + " uses " + v + ", which is not affine in the loops";
+          return std::nullopt;
+        }
+        if (ranging.count(v) && extents.count(v)) {
+          (c < 0 ? min : max) += c * (extents[v] - 1);
+          if (extents[v] > 1) stride[d] = std::gcd(stride[d], std::abs(c));
+        } else {
+          f.coeffs[v] = c;
+        }
+      }
+      if (r == 0) {
+        fixed[d] = f;
+        lo[d] = min;
+        hi[d] = max;
+      } else if (f.coeffs != fixed[d].coeffs) {
+        *reason = "reads of " + buffer + " in loop " + loop + " do not move together in dimension " +
+                  std::to_string(d) + ", so no one box covers them";
+        return std::nullopt;
+      } else {
+        stride[d] = std::gcd(stride[d], std::abs(read.index[d].constant - reads.reads[0].index[d].constant));
+        lo[d] = std::min(lo[d], min);
+        hi[d] = std::max(hi[d], max);
+      }
+    }
+  }
+  std::vector<int64_t> shape;
+  for (size_t d = 0; d < rank; ++d) {
+    if (stride[d] == 0) stride[d] = 1;
+    shape.push_back((hi[d] - lo[d]) / stride[d] + 1);
+  }
+  const int64_t volume = shape_numel(shape);
+  if (scope == MemoryScope::Private && volume > kMaxPrivateElements) {
+    *reason = "the box of " + buffer + " has " + std::to_string(volume) + " elements; private caches hold at most " +
+              std::to_string(kMaxPrivateElements);
+    return std::nullopt;
+  }
+  if (scope == MemoryScope::Local && volume * dtype_bytes(source->type) > kMaxLocalBytes) {
+    *reason = "the box of " + buffer + " needs " + std::to_string(volume * dtype_bytes(source->type)) +
+              " bytes of local memory; at most " + std::to_string(kMaxLocalBytes);
+    return std::nullopt;
+  }
+  const DType index = index_type_for(volume);
+  std::vector<Expr> origin;  // in the fixed variables
+  for (size_t d = 0; d < rank; ++d) {
+    Affine o = fixed[d];
+    o.constant = lo[d];
+    origin.push_back(expression_of(o, types, index_type_for(source->shape[d])));
+  }
+
+  // 2. The copy: element f = i * W + w, its coordinates by / and %.
+  NameSet names;
+  for (const TensorDecl &b : program.buffers) names.reserve(b.name);
+  for (const std::string &n : names_in_kernel(kernel)) names.reserve(n);
+  names.reserve(cache);
+  const std::string step = names.fresh(cache + "_i"), flat = names.fresh(cache + "_f");
+  Expr worker;
+  int64_t workers = 1;
+  if (scope == MemoryScope::Local)
+    for (int dim = 2; dim >= 0; --dim)
+      for (const auto &[v, e] : local_loops[dim]) {
+        Expr w = cast_to(index, Var::make(index_type_for(e), v));
+        worker = worker.defined() ? worker * make_int(e, index) + w : w;
+        workers *= e;
+      }
+  const int64_t steps = (volume + workers - 1) / workers;
+  Expr f = Var::make(index, flat);
+  std::vector<Expr> coords(rank), source_index(rank);
+  int64_t below = 1;  // elements of the box per step of dimension d
+  for (size_t d = rank; d-- > 0;) {
+    Expr c = below == 1 ? f : f / make_int(below, index);
+    if (d > 0) c = c % make_int(shape[d], index);
+    coords[d] = c;
+    DType t = index_type_for(source->shape[d]);
+    source_index[d] = origin[d] + (stride[d] == 1 ? cast_to(t, c) : cast_to(t, c) * make_int(stride[d], t));
+    below *= shape[d];
+  }
+  Stmt copy =
+      Store::make(cache, coords, Load::make(source->type, buffer, source_index, reads.reads[0].pad.value_or(0.0)));
+  if (steps * workers != volume) copy = IfThenElse::make(f < make_int(volume, index), copy);
+  Expr element = cast_to(index, Var::make(index_type_for(steps), step));
+  if (worker.defined()) element = element * make_int(workers, index) + worker;
+  copy = LetStmt::make(flat, element, copy);
+  // Unrolled where the limit allows: a private copy needs constant indices to live in registers.
+  copy = For::make(step, steps, steps <= kMaxUnroll ? ForKind::Unrolled : ForKind::Serial, copy);
+
+  // 3. Reads from the cache.
+  struct Redirect : IRMutator {
+    const std::string &buffer, &cache;
+    const std::vector<Affine> &fixed;
+    const std::vector<int64_t> &lo, &stride;
+    std::map<std::string, Affine> lets;
+    const std::map<std::string, DType> &types;
+    Redirect(const std::string &buffer, const std::string &cache, const std::vector<Affine> &fixed,
+             const std::vector<int64_t> &lo, const std::vector<int64_t> &stride, std::map<std::string, Affine> lets,
+             const std::map<std::string, DType> &types)
+        : buffer(buffer), cache(cache), fixed(fixed), lo(lo), stride(stride), lets(std::move(lets)), types(types) {}
+    using IRMutator::visit;
+    Stmt visit(const LetStmt *n, const Stmt &self) override {
+      if (auto a = affine_of(n->value, lets)) lets[n->var] = *a;
+      return IRMutator::visit(n, self);
+    }
+    Expr visit(const Load *n, const Expr &self) override {
+      if (n->buffer != buffer) return IRMutator::visit(n, self);
+      std::vector<Expr> indices;
+      for (size_t d = 0; d < n->indices.size(); ++d) {
+        Affine a = *affine_of(n->indices[d], lets);
+        for (const auto &[v, c] : fixed[d].coeffs) a.coeffs.erase(v);
+        a.constant -= lo[d];
+        for (auto &[v, c] : a.coeffs) c /= stride[d];
+        a.constant /= stride[d];
+        indices.push_back(expression_of(a, types, DType::I32));
+      }
+      return Load::make(n->type, cache, indices);
+    }
+  } redirect(buffer, cache, fixed, lo, stride, lets, types);
+  Stmt body = redirect.mutate(at->body);
+
+  // 4. Barriers around the use of a shared copy; copies at one loop share them.
+  Stmt cached;
+  if (scope == MemoryScope::Private)
+    cached = Seq::make({copy, body});
+  else if (!(cached = join_copies(body, copy)).defined())
+    cached = bound ? Seq::make({copy, Barrier::make(MemoryScope::Local), body})
+                   : Seq::make({copy, Barrier::make(MemoryScope::Local), body, Barrier::make(MemoryScope::Local)});
+  cached = Allocate::make(cache, source->type, shape, scope, cached);
+  Program out = replace_loop(program, where.kernel, loop,
+                             [&](const For *l) { return For::make(l->var, l->extent, l->kind, cached); });
+  if (!verified(out, reason)) return std::nullopt;
+  return out;
+}
+
+}  // namespace ks

@@ -1,0 +1,183 @@
+// cache_write: a reduction's results for one iteration of a loop accumulate in
+// private memory (registers), and its reduction loops move outside the spatial
+// loops below that loop: register tiling.
+//
+// Algorithm, for `cache_write y.L private` where, below L, the spatial loops S
+// (with their lets and guards) enclose the block
+//   allocate acc: T[1] private { acc[0] = init; R; y[idx] = f(acc[0]) }
+// and R is a chain of loops, lets and guards around `acc[0] = op(acc[0], value)`:
+//  1. acc becomes T[extents of S], indexed by S's loop variables.
+//  2. Initialisation: S's loops alone (renamed *_init) around `acc[s] = init`,
+//     unrolled (as is step 4) where the tile has at most kMaxUnroll elements.
+//  3. Update: R's loops around S (original names) around `acc[s] = op(acc[s],
+//     value)`; R's lets and guards that use what S defines move inside S.
+//  4. Write-back: a copy of S (renamed *_out) around `y[idx] = f(acc[s])`.
+// Each element still combines its values in the same order, so the result is
+// unchanged. The block now encloses all three, right inside L.
+#include "ir/visitor.h"
+#include "passes/loops.h"
+#include "passes/names.h"
+#include "passes/primitives.h"
+#include "passes/regions.h"
+
+namespace ks {
+
+namespace {
+
+// Replaces loads and stores of acc[0] by acc[index].
+Stmt index_accumulator(const Stmt &s, const std::string &acc, const std::vector<Expr> &index) {
+  struct Index : IRMutator {
+    const std::string &acc;
+    const std::vector<Expr> &index;
+    Index(const std::string &acc, const std::vector<Expr> &index) : acc(acc), index(index) {}
+    using IRMutator::visit;
+    Expr visit(const Load *n, const Expr &self) override {
+      return n->buffer == acc ? Load::make(n->type, acc, index) : IRMutator::visit(n, self);
+    }
+    Stmt visit(const Store *n, const Stmt &self) override {
+      if (n->buffer != acc) return IRMutator::visit(n, self);
+      return Store::make(acc, index, mutate(n->value));
+    }
+  } i(acc, index);
+  return i.mutate(s);
+}
+
+// Wraps body in the layers (loops, lets, guards), innermost last.
+Stmt wrap(const std::vector<Stmt> &layers, Stmt body) {
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+    if (const For *f = it->as<For>())
+      body = For::make(f->var, f->extent, f->kind, body);
+    else if (const LetStmt *l = it->as<LetStmt>())
+      body = LetStmt::make(l->var, l->value, body);
+    else if (const IfThenElse *g = it->as<IfThenElse>())
+      body = IfThenElse::make(g->condition, body);
+  }
+  return body;
+}
+
+// Peels loops, lets and guards without else off s; returns the layers and what they enclose.
+Stmt peel(Stmt s, std::vector<Stmt> *layers) {
+  for (;;) {
+    if (const For *f = s.as<For>()) {
+      layers->push_back(s);
+      s = f->body;
+    } else if (const LetStmt *l = s.as<LetStmt>()) {
+      layers->push_back(s);
+      s = l->body;
+    } else if (const IfThenElse *g = s.as<IfThenElse>(); g && !g->else_case.defined()) {
+      layers->push_back(s);
+      s = g->then_case;
+    } else {
+      return s;
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<Program> cache_write(const Program &program, const std::string &stage, const std::string &loop,
+                                   MemoryScope scope, std::string *reason) {
+  StageLoops where;
+  const For *at = find_loop(program, stage, loop, &where, reason);
+  if (!at) return std::nullopt;
+  if (scope != MemoryScope::Private) {
+    *reason = "only private accumulators are supported (the reduction loops would have to move outside local loops)";
+    return std::nullopt;
+  }
+  if (where.is_inner(loop)) {
+    *reason = "loop " + loop + " is a reduction loop of " + stage + "; cache_write needs a loop around its block";
+    return std::nullopt;
+  }
+  std::vector<Stmt> spatial;
+  const Block *block = peel(at->body, &spatial).as<Block>();
+  if (!block || block->stage != stage) {
+    *reason = "only loops, lets and guards may lie between loop " + loop + " and the block of " + stage;
+    return std::nullopt;
+  }
+  std::vector<Expr> index;
+  std::vector<int64_t> shape;
+  std::set<std::string> spatial_names;
+  for (const Stmt &layer : spatial) {
+    if (const For *f = layer.as<For>()) {
+      if (f->kind != ForKind::Serial && f->kind != ForKind::Unrolled) {
+        *reason = "loop " + f->var + " below " + loop + " is " + for_kind_name(f->kind);
+        return std::nullopt;
+      }
+      index.push_back(f->loop_var());
+      shape.push_back(f->extent);
+      spatial_names.insert(f->var);
+    } else if (const LetStmt *l = layer.as<LetStmt>()) {
+      spatial_names.insert(l->var);
+    }
+  }
+  if (shape.empty()) {
+    *reason = "no spatial loops of " + stage + " lie below loop " + loop + "; nothing to accumulate";
+    return std::nullopt;
+  }
+  const Allocate *acc = block->body.as<Allocate>();
+  const Seq *steps = acc ? acc->body.as<Seq>() : nullptr;
+  std::vector<Stmt> reduction;
+  Stmt update_stmt;
+  if (steps && steps->stmts.size() == 3) update_stmt = peel(steps->stmts[1], &reduction);
+  const Store *update = update_stmt.defined() ? update_stmt.as<Store>() : nullptr;
+  if (!acc || acc->scope != MemoryScope::Private || !update || update->buffer != acc->buffer ||
+      !steps->stmts[0].as<Store>() || !steps->stmts[2].as<Store>() || reduction.empty()) {
+    *reason = stage + " is not a reduction into one private accumulator (or it is already cached)";
+    return std::nullopt;
+  }
+  if (shape_numel(shape) > kMaxPrivateElements) {
+    *reason = "the accumulators (" + std::to_string(shape_numel(shape)) + " per work-item) exceed " +
+              std::to_string(kMaxPrivateElements);
+    return std::nullopt;
+  }
+
+  NameSet names;
+  for (const TensorDecl &b : program.buffers) names.reserve(b.name);
+  for (const std::string &n : names_in_kernel(program.kernels[where.kernel])) names.reserve(n);
+  std::map<std::string, std::string> init_names, out_names;
+  for (const std::string &n : spatial_names) out_names[n] = names.fresh(n + "_out");
+  // 2. Initialisation. It and the write-back are unrolled where the limit allows:
+  // registers need constant indices.
+  const ForKind copies = shape_numel(shape) <= kMaxUnroll ? ForKind::Unrolled : ForKind::Serial;
+  auto unrolled = [&](const std::vector<Stmt> &layers) {
+    std::vector<Stmt> out;
+    for (const Stmt &layer : layers) {
+      const For *f = layer.as<For>();
+      out.push_back(f ? For::make(f->var, f->extent, copies, f->body) : layer);
+    }
+    return out;
+  };
+  Stmt init = index_accumulator(steps->stmts[0], acc->buffer, index);
+  for (auto it = spatial.rbegin(); it != spatial.rend(); ++it)
+    if (const For *f = it->as<For>()) {
+      init_names[f->var] = names.fresh(f->var + "_init");
+      init = For::make(f->var, f->extent, copies, init);
+    }
+  init = rename(init, init_names);
+  // 3. Update: R's loops outside, S inside, then what of R depends on S.
+  std::vector<Stmt> outer_layers, inner_layers = spatial;
+  std::set<std::string> dependent = spatial_names;
+  for (const Stmt &layer : reduction) {
+    bool uses = false;
+    if (const LetStmt *l = layer.as<LetStmt>()) {
+      uses = mentions(l->value, dependent);
+      if (uses) dependent.insert(l->var);
+    } else if (const IfThenElse *g = layer.as<IfThenElse>()) {
+      uses = mentions(g->condition, dependent);
+    }
+    (uses ? inner_layers : outer_layers).push_back(layer);
+  }
+  Stmt updated = wrap(outer_layers, wrap(inner_layers, index_accumulator(update_stmt, acc->buffer, index)));
+  // 4. Write-back.
+  Stmt write_back = rename(wrap(unrolled(spatial), index_accumulator(steps->stmts[2], acc->buffer, index)), out_names);
+
+  Stmt body =
+      Allocate::make(acc->buffer, acc->type, shape, MemoryScope::Private, Seq::make({init, updated, write_back}));
+  Stmt new_block = Block::make(stage, read_regions(program, body), write_regions(program, body), body);
+  Program out = replace_loop(program, where.kernel, loop,
+                             [&](const For *f) { return For::make(f->var, f->extent, f->kind, new_block); });
+  if (!verified(out, reason)) return std::nullopt;
+  return out;
+}
+
+}  // namespace ks

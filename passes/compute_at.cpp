@@ -1,0 +1,336 @@
+// compute_at: a producer's kernel moves inside a consumer's kernel, at the
+// consumer's innermost bound loop, so that (say) softmax runs as one kernel.
+//
+// Algorithm, for `compute_at P C.L`:
+//  1. The loops from the root of C's kernel down to L must be directly nested and
+//     L must be C's innermost bound loop; the outermost loops of P's kernel must
+//     match them one for one (extent and binding) and include all of P's bound
+//     loops. P's variables are renamed to C's (and P's other names, where they
+//     clash, to fresh ones).
+//  2. Legality: every element of a P-written buffer that C reads must be written in
+//     the same work-group (the same work-item where L is a group loop): loads and
+//     stores agree on an index that uses only the matched loops, and no guard
+//     around the store uses a variable of that index. Kernels between P's and C's
+//     must not touch what P writes nor write what P reads; C must not write what P
+//     reads or writes.
+//  3. L's body becomes: P's remaining body; a barrier where L is a local loop (the
+//     work-items of a group exchange results); C's body.
+//  4. Storage: a temporary that now lives in this kernel alone moves to local
+//     memory. Dimensions indexed by group loops alone disappear (one group needs one
+//     element of them); the rest keep their extent. It stays global when the local
+//     copy would exceed kMaxLocalBytes. Global barriers of the kernel
+//     become local once no global buffer is both written and read in it.
+#include "ir/printer.h"
+#include "ir/visitor.h"
+#include "passes/loops.h"
+#include "passes/names.h"
+#include "passes/primitives.h"
+
+namespace ks {
+
+namespace {
+
+struct Access {
+  std::string buffer;
+  std::vector<Expr> indices;
+  std::set<std::string> guard_vars;  // variables of the conditions around it
+  bool store = false;
+};
+
+// Every load and store of the given buffers, with the variables of the guards
+// around each.
+struct CollectAccesses : IRVisitor {
+  const std::set<std::string> &buffers;
+  std::vector<Access> found;
+  std::vector<std::set<std::string>> guards;
+  explicit CollectAccesses(const std::set<std::string> &buffers) : buffers(buffers) {}
+  std::set<std::string> guard_vars() const {
+    std::set<std::string> all;
+    for (const auto &g : guards) all.insert(g.begin(), g.end());
+    return all;
+  }
+  using IRVisitor::visit;
+  void visit(const Load *n) override {
+    if (buffers.count(n->buffer)) found.push_back({n->buffer, n->indices, guard_vars(), false});
+    IRVisitor::visit(n);
+  }
+  void visit(const Store *n) override {
+    if (buffers.count(n->buffer)) found.push_back({n->buffer, n->indices, guard_vars(), true});
+    IRVisitor::visit(n);
+  }
+  void visit(const IfThenElse *n) override {
+    dispatch(n->condition);
+    guards.push_back(vars_in(n->condition));
+    dispatch(n->then_case);
+    if (n->else_case.defined()) dispatch(n->else_case);
+    guards.pop_back();
+  }
+};
+
+std::vector<Access> accesses(const Stmt &s, const std::set<std::string> &buffers) {
+  CollectAccesses c(buffers);
+  c.dispatch(s);
+  return c.found;
+}
+
+std::string print_indices(const std::vector<Expr> &indices) {
+  std::string out;
+  for (const Expr &e : indices) out += (out.empty() ? "" : ", ") + print_expr(e);
+  return out;
+}
+
+struct KernelBuffers {
+  std::set<std::string> read, written;
+};
+
+KernelBuffers buffers_of(const Stmt &body) {
+  const Kernel k{"", body};
+  std::vector<std::string> read = kernel_read_buffers(k), written = kernel_written_buffers(k);
+  return {{read.begin(), read.end()}, {written.begin(), written.end()}};
+}
+
+std::string first_common(const std::set<std::string> &a, const std::set<std::string> &b) {
+  for (const std::string &x : a)
+    if (b.count(x)) return x;
+  return "";
+}
+
+// Rewrites the accesses of a demoted buffer: the kept dimensions, or [0].
+Stmt demote(const Stmt &s, const std::string &buffer, const std::vector<bool> &keep) {
+  struct Demote : IRMutator {
+    const std::string &buffer;
+    const std::vector<bool> &keep;
+    Demote(const std::string &buffer, const std::vector<bool> &keep) : buffer(buffer), keep(keep) {}
+    std::vector<Expr> kept(const std::vector<Expr> &indices) const {
+      std::vector<Expr> out;
+      for (size_t d = 0; d < indices.size(); ++d)
+        if (keep[d]) out.push_back(indices[d]);
+      if (out.empty()) out.push_back(make_int(0));
+      return out;
+    }
+    using IRMutator::visit;
+    Expr visit(const Load *n, const Expr &self) override {
+      Expr e = IRMutator::visit(n, self);
+      const Load *l = e.as<Load>();
+      return l->buffer == buffer ? Load::make(l->type, l->buffer, kept(l->indices), l->pad) : e;
+    }
+    Stmt visit(const Store *n, const Stmt &self) override {
+      Stmt s = IRMutator::visit(n, self);
+      const Store *st = s.as<Store>();
+      return st->buffer == buffer ? Store::make(st->buffer, kept(st->indices), st->value) : s;
+    }
+    Stmt visit(const Block *n, const Stmt &self) override {
+      auto strip = [&](const std::vector<Region> &regions) {
+        std::vector<Region> out;
+        for (const Region &r : regions)
+          if (r.buffer != buffer) out.push_back(r);
+        return out;
+      };
+      return Block::make(n->stage, strip(n->reads), strip(n->writes), mutate(n->body));
+    }
+  } d(buffer, keep);
+  return d.mutate(s);
+}
+
+Stmt local_barriers(const Stmt &s) {
+  struct Local : IRMutator {
+    using IRMutator::visit;
+    Stmt visit(const Barrier *n, const Stmt &self) override {
+      return n->scope == MemoryScope::Global ? Barrier::make(MemoryScope::Local) : self;
+    }
+  } l;
+  return l.mutate(s);
+}
+
+}  // namespace
+
+std::optional<Program> compute_at(const Program &program, const std::string &producer, const std::string &consumer,
+                                  const std::string &loop, std::string *reason) {
+  auto pw = stage_loops(program, producer, reason);
+  if (!pw) return std::nullopt;
+  StageLoops cw;
+  const For *at = find_loop(program, consumer, loop, &cw, reason);
+  if (!at) return std::nullopt;
+  if (cw.is_inner(loop)) {
+    *reason = "loop " + loop + " is a reduction loop of " + consumer + "; compute_at needs a loop around its block";
+    return std::nullopt;
+  }
+  if (pw->kernel == cw.kernel) {
+    *reason = producer + " and " + consumer + " are already in one kernel";
+    return std::nullopt;
+  }
+  if (pw->kernel > cw.kernel) {
+    *reason = producer + " runs after " + consumer;
+    return std::nullopt;
+  }
+  const Kernel &pk = program.kernels[pw->kernel], &ck = program.kernels[cw.kernel];
+
+  // 1. The loop chain down to L, and P's matching loops.
+  std::vector<const For *> chain;
+  for (Stmt s = ck.body;;) {
+    const For *f = s.as<For>();
+    if (!f) {
+      *reason =
+          "loop " + loop + " of " + consumer + " is not in its kernel's outer loop nest (only loops may enclose it)";
+      return std::nullopt;
+    }
+    chain.push_back(f);
+    if (f->var == loop) break;
+    s = f->body;
+  }
+  if (at->kind == ForKind::Serial || at->kind == ForKind::Unrolled || at->kind == ForKind::Vectorized) {
+    *reason = "loop " + loop + " is " + for_kind_name(at->kind) + "; compute_at goes at " + consumer +
+              "'s innermost bound loop (bind its loops first)";
+    return std::nullopt;
+  }
+  if (has_bound_loop(at->body)) {
+    *reason = "loop " + loop + " is not " + consumer + "'s innermost bound loop";
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> names;
+  Stmt rest = pk.body;
+  bool local_matched = false;
+  std::set<std::string> matched, group_vars;
+  for (const For *c : chain) {
+    const For *p = rest.as<For>();
+    if (!p || p->extent != c->extent || p->kind != c->kind) {
+      *reason = "the loops of " + producer + "'s kernel do not match " + consumer + "'s down to " + loop + ": " +
+                (p ? p->var + " (" + std::to_string(p->extent) + ", " + for_kind_name(p->kind) + ")"
+                   : std::string("no loop")) +
+                " where " + consumer + " has " + c->var + " (" + std::to_string(c->extent) + ", " +
+                for_kind_name(c->kind) + ")";
+      return std::nullopt;
+    }
+    names[p->var] = c->var;
+    matched.insert(c->var);
+    if (is_group(c->kind)) group_vars.insert(c->var);
+    local_matched |= is_local(c->kind);
+    rest = p->body;
+  }
+  if (has_bound_loop(rest)) {
+    *reason = producer + "'s kernel has more bound loops than " + consumer + " has down to " + loop;
+    return std::nullopt;
+  }
+  // Names of P that would clash in C's kernel become fresh.
+  NameSet used;
+  for (const TensorDecl &b : program.buffers) used.reserve(b.name);
+  for (const std::string &n : names_in_kernel(ck)) used.reserve(n);
+  for (const std::string &n : names_in_kernel(pk)) used.reserve(n);
+  for (const std::string &n : names_in_kernel(Kernel{"", rest}))
+    if (names_in_kernel(ck).count(n)) names[n] = used.fresh(n);
+  rest = rename(rest, names);
+
+  // 2. Legality.
+  const KernelBuffers pb = buffers_of(pk.body), cb = buffers_of(ck.body);
+  for (size_t k = pw->kernel + 1; k < cw.kernel; ++k) {
+    const KernelBuffers between = buffers_of(program.kernels[k].body);
+    std::string b = first_common(between.read, pb.written);
+    if (b.empty()) b = first_common(between.written, pb.read);
+    if (b.empty()) b = first_common(between.written, pb.written);
+    if (!b.empty()) {
+      *reason = "kernel " + program.kernels[k].name + ", between them, uses " + b + " which " + producer +
+                "'s kernel " + (pb.written.count(b) ? "writes" : "reads");
+      return std::nullopt;
+    }
+  }
+  if (std::string b = first_common(cb.written, pb.read); !b.empty()) {
+    *reason = consumer + "'s kernel writes " + b + ", which " + producer + "'s kernel reads";
+    return std::nullopt;
+  }
+  if (std::string b = first_common(cb.written, pb.written); !b.empty()) {
+    *reason = "both kernels write " + b;
+    return std::nullopt;
+  }
+  std::set<std::string> shared;  // written by P, read by C
+  for (const std::string &b : pb.written)
+    if (cb.read.count(b)) shared.insert(b);
+  if (!accesses(ck.body, shared).empty() && accesses(at->body, shared).size() != accesses(ck.body, shared).size()) {
+    *reason = consumer + "'s kernel reads what " + producer + " writes outside loop " + loop;
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> point;  // buffer -> the one index every access uses
+  for (const Access &a : accesses(rest, shared)) {
+    if (!a.store) continue;
+    std::set<std::string> used_vars;
+    for (const Expr &i : a.indices)
+      for (const std::string &v : vars_in(i)) used_vars.insert(v);
+    for (const std::string &v : used_vars)
+      if (!matched.count(v)) {
+        *reason = producer + " writes " + a.buffer + "[" + print_indices(a.indices) + "], which uses " + v +
+                  ", not only loops shared with " + consumer;
+        return std::nullopt;
+      }
+    if (std::string g = first_common(a.guard_vars, used_vars); !g.empty()) {
+      *reason = producer + "'s store to " + a.buffer + " is guarded by a condition on " + g +
+                ", so some iterations of " + consumer + " would read what was never written";
+      return std::nullopt;
+    }
+    auto [it, inserted] = point.try_emplace(a.buffer, print_indices(a.indices));
+    if (!inserted && it->second != print_indices(a.indices)) {
+      *reason = producer + " writes " + a.buffer + " at more than one index in one iteration";
+      return std::nullopt;
+    }
+  }
+  for (const Access &a : accesses(at->body, shared)) {
+    auto it = point.find(a.buffer);
+    if (it == point.end() || it->second != print_indices(a.indices)) {
+      *reason = consumer + " reads " + a.buffer + "[" + print_indices(a.indices) + "], but in one iteration of " +
+                loop + " " + producer + " writes " +
+                (it == point.end() ? "no element of it" : a.buffer + "[" + it->second + "]");
+      return std::nullopt;
+    }
+  }
+
+  // 3. One kernel.
+  std::vector<Stmt> body{rest};
+  if (local_matched && !shared.empty()) body.push_back(Barrier::make(MemoryScope::Global));
+  body.push_back(at->body);
+  Stmt fused_at = Seq::make(body);
+
+  // 4. Temporaries used only here move to local memory.
+  Program out = program;
+  std::vector<Kernel> kernels;
+  for (size_t k = 0; k < program.kernels.size(); ++k)
+    if (k != pw->kernel) kernels.push_back(program.kernels[k]);
+  out.kernels = kernels;
+  const size_t fused = cw.kernel - 1;
+  std::vector<TensorDecl> buffers;
+  for (const TensorDecl &t : program.buffers) {
+    bool elsewhere = false;
+    for (size_t k = 0; k < out.kernels.size(); ++k)
+      if (k != fused && !accesses(out.kernels[k].body, {t.name}).empty()) elsewhere = true;
+    if (t.role != TensorRole::Temp || !shared.count(t.name) || elsewhere) {
+      buffers.push_back(t);
+      continue;
+    }
+    std::vector<bool> keep;
+    std::vector<int64_t> shape;
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+      std::set<std::string> vars;
+      for (const Access &a : accesses(fused_at, {t.name}))
+        for (const std::string &v : vars_in(a.indices[d])) vars.insert(v);
+      bool group_only = true;
+      for (const std::string &v : vars) group_only &= group_vars.count(v) > 0;
+      keep.push_back(!group_only);
+      if (!group_only) shape.push_back(t.shape[d]);
+    }
+    if (shape.empty()) shape.push_back(1);
+    if (shape_numel(shape) * dtype_bytes(t.type) > kMaxLocalBytes) {
+      buffers.push_back(t);
+      continue;
+    }
+    fused_at = Allocate::make(t.name, t.type, shape, MemoryScope::Local, demote(fused_at, t.name, keep));
+  }
+  out.buffers = buffers;
+  Kernel &k = out.kernels[fused];
+  k.body = replace_loop(Program{"", {}, {Kernel{k.name, k.body}}}, 0, loop,
+                        [&](const For *f) { return For::make(f->var, f->extent, f->kind, fused_at); })
+               .kernels[0]
+               .body;
+  const KernelBuffers now = buffers_of(k.body);
+  if (first_common(now.read, now.written).empty()) k.body = local_barriers(k.body);
+  if (!verified(out, reason)) return std::nullopt;
+  return out;
+}
+
+}  // namespace ks
