@@ -78,22 +78,25 @@ int64_t local_memory_bytes(const Kernel &kernel) {
   return sum.bytes;
 }
 
+namespace {
+std::vector<std::string> not_allocated(const std::set<std::string> &names, const std::set<std::string> &allocated) {
+  std::vector<std::string> out;
+  for (const std::string &name : names)
+    if (!allocated.count(name)) out.push_back(name);
+  return out;
+}
+}  // namespace
+
 std::vector<std::string> kernel_read_buffers(const Kernel &kernel) {
   CollectBuffers collect;
   collect.dispatch(kernel.body);
-  std::vector<std::string> out;
-  for (const std::string &name : collect.read)
-    if (!collect.allocated.count(name)) out.push_back(name);
-  return out;
+  return not_allocated(collect.read, collect.allocated);
 }
 
 std::vector<std::string> kernel_written_buffers(const Kernel &kernel) {
   CollectBuffers collect;
   collect.dispatch(kernel.body);
-  std::vector<std::string> out;
-  for (const std::string &name : collect.written)
-    if (!collect.allocated.count(name)) out.push_back(name);
-  return out;
+  return not_allocated(collect.written, collect.allocated);
 }
 
 }  // namespace ks

@@ -48,4 +48,17 @@ std::optional<Affine> affine_of(const Expr &e, const std::map<std::string, Affin
   }
 }
 
+Expr affine_expr(const Affine &a, const std::map<std::string, DType> &types, DType type) {
+  Expr e;
+  for (const auto &[v, c] : a.coeffs) {
+    Expr term = cast_to(type, Var::make(types.at(v), v));
+    if (c != 1) term = term * make_int(c, type);
+    e = e.defined() ? e + term : term;
+  }
+  if (!e.defined()) return make_int(a.constant, type);
+  if (a.constant > 0) return e + make_int(a.constant, type);
+  if (a.constant < 0) return e - make_int(-a.constant, type);
+  return e;
+}
+
 }  // namespace ks

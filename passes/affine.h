@@ -21,4 +21,8 @@ struct Affine {
 /// nullopt when e is not affine (a product of variables, a division, a load).
 std::optional<Affine> affine_of(const Expr &e, const std::map<std::string, Affine> &lets);
 
+/// a as an expression of the given type: coefficient * variable terms, then the
+/// constant; `types` gives each variable's type.
+Expr affine_expr(const Affine &a, const std::map<std::string, DType> &types, DType type);
+
 }  // namespace ks

@@ -56,8 +56,8 @@ struct PathTo : IRVisitor {
 };
 
 struct Read {
+  const Load *load;
   std::vector<Affine> index;
-  std::optional<double> pad;
 };
 
 // The reads of a buffer inside L's body, as affine forms; the loops met inside.
@@ -80,7 +80,7 @@ struct CollectReads : IRVisitor {
   void visit(const Load *n) override {
     IRVisitor::visit(n);
     if (n->buffer != buffer) return;
-    Read r{{}, n->pad};
+    Read r{n, {}};
     for (const Expr &i : n->indices) {
       auto a = affine_of(i, lets);
       if (!a) {
@@ -92,20 +92,6 @@ struct CollectReads : IRVisitor {
     reads.push_back(r);
   }
 };
-
-// sum of coeff * var (+ constant) as an expression of the given type.
-Expr expression_of(const Affine &a, const std::map<std::string, DType> &types, DType type) {
-  Expr e;
-  for (const auto &[v, c] : a.coeffs) {
-    Expr term = cast_to(type, Var::make(types.at(v), v));
-    if (c != 1) term = term * make_int(c, type);
-    e = e.defined() ? e + term : term;
-  }
-  if (!e.defined()) return make_int(a.constant, type);
-  if (a.constant > 0) return e + make_int(a.constant, type);
-  if (a.constant < 0) return e - make_int(-a.constant, type);
-  return e;
-}
 
 // Where body is another local copy's `allocate ... { copy; barrier; use; barrier }`,
 // the same with `copy` first; else undefined.
@@ -201,7 +187,7 @@ std::optional<Program> cache_read(const Program &program, const std::string &sta
   std::vector<int64_t> lo(rank), hi(rank), stride(rank, 0);
   for (size_t r = 0; r < reads.reads.size(); ++r) {
     const Read &read = reads.reads[r];
-    if (read.pad != reads.reads[0].pad) {
+    if (read.load->pad != reads.reads[0].load->pad) {
       *reason = "reads of " + buffer + " in loop " + loop + " pad differently";
       return std::nullopt;
     }
@@ -256,7 +242,7 @@ std::optional<Program> cache_read(const Program &program, const std::string &sta
   for (size_t d = 0; d < rank; ++d) {
     Affine o = fixed[d];
     o.constant = lo[d];
-    origin.push_back(expression_of(o, types, index_type_for(source->shape[d])));
+    origin.push_back(affine_expr(o, types, index_type_for(source->shape[d])));
   }
 
   // 2. The copy: element f = i * W + w, its coordinates by / and %.
@@ -286,8 +272,8 @@ std::optional<Program> cache_read(const Program &program, const std::string &sta
     source_index[d] = origin[d] + (stride[d] == 1 ? cast_to(t, c) : cast_to(t, c) * make_int(stride[d], t));
     below *= shape[d];
   }
-  Stmt copy =
-      Store::make(cache, coords, Load::make(source->type, buffer, source_index, reads.reads[0].pad.value_or(0.0)));
+  Stmt copy = Store::make(cache, coords,
+                          Load::make(source->type, buffer, source_index, reads.reads[0].load->pad.value_or(0.0)));
   if (steps * workers != volume) copy = IfThenElse::make(f < make_int(volume, index), copy);
   Expr element = cast_to(index, Var::make(index_type_for(steps), step));
   if (worker.defined()) element = element * make_int(workers, index) + worker;
@@ -297,34 +283,33 @@ std::optional<Program> cache_read(const Program &program, const std::string &sta
 
   // 3. Reads from the cache.
   struct Redirect : IRMutator {
-    const std::string &buffer, &cache;
+    const std::string &cache;
+    std::map<const Load *, const std::vector<Affine> *> index;  // each read's affine index, from step 1
     const std::vector<Affine> &fixed;
     const std::vector<int64_t> &lo, &stride;
-    std::map<std::string, Affine> lets;
     const std::map<std::string, DType> &types;
-    Redirect(const std::string &buffer, const std::string &cache, const std::vector<Affine> &fixed,
-             const std::vector<int64_t> &lo, const std::vector<int64_t> &stride, std::map<std::string, Affine> lets,
+    Redirect(const std::string &cache, const std::vector<Read> &reads, const std::vector<Affine> &fixed,
+             const std::vector<int64_t> &lo, const std::vector<int64_t> &stride,
              const std::map<std::string, DType> &types)
-        : buffer(buffer), cache(cache), fixed(fixed), lo(lo), stride(stride), lets(std::move(lets)), types(types) {}
-    using IRMutator::visit;
-    Stmt visit(const LetStmt *n, const Stmt &self) override {
-      if (auto a = affine_of(n->value, lets)) lets[n->var] = *a;
-      return IRMutator::visit(n, self);
+        : cache(cache), fixed(fixed), lo(lo), stride(stride), types(types) {
+      for (const Read &r : reads) index[r.load] = &r.index;
     }
+    using IRMutator::visit;
     Expr visit(const Load *n, const Expr &self) override {
-      if (n->buffer != buffer) return IRMutator::visit(n, self);
+      auto it = index.find(n);
+      if (it == index.end()) return IRMutator::visit(n, self);
       std::vector<Expr> indices;
       for (size_t d = 0; d < n->indices.size(); ++d) {
-        Affine a = *affine_of(n->indices[d], lets);
+        Affine a = (*it->second)[d];
         for (const auto &[v, c] : fixed[d].coeffs) a.coeffs.erase(v);
         a.constant -= lo[d];
         for (auto &[v, c] : a.coeffs) c /= stride[d];
         a.constant /= stride[d];
-        indices.push_back(expression_of(a, types, DType::I32));
+        indices.push_back(affine_expr(a, types, DType::I32));
       }
       return Load::make(n->type, cache, indices);
     }
-  } redirect(buffer, cache, fixed, lo, stride, lets, types);
+  } redirect(cache, reads.reads, fixed, lo, stride, types);
   Stmt body = redirect.mutate(at->body);
 
   // 4. Barriers around the use of a shared copy; copies at one loop share them.

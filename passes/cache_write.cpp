@@ -42,37 +42,6 @@ Stmt index_accumulator(const Stmt &s, const std::string &acc, const std::vector<
   return i.mutate(s);
 }
 
-// Wraps body in the layers (loops, lets, guards), innermost last.
-Stmt wrap(const std::vector<Stmt> &layers, Stmt body) {
-  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
-    if (const For *f = it->as<For>())
-      body = For::make(f->var, f->extent, f->kind, body);
-    else if (const LetStmt *l = it->as<LetStmt>())
-      body = LetStmt::make(l->var, l->value, body);
-    else if (const IfThenElse *g = it->as<IfThenElse>())
-      body = IfThenElse::make(g->condition, body);
-  }
-  return body;
-}
-
-// Peels loops, lets and guards without else off s; returns the layers and what they enclose.
-Stmt peel(Stmt s, std::vector<Stmt> *layers) {
-  for (;;) {
-    if (const For *f = s.as<For>()) {
-      layers->push_back(s);
-      s = f->body;
-    } else if (const LetStmt *l = s.as<LetStmt>()) {
-      layers->push_back(s);
-      s = l->body;
-    } else if (const IfThenElse *g = s.as<IfThenElse>(); g && !g->else_case.defined()) {
-      layers->push_back(s);
-      s = g->then_case;
-    } else {
-      return s;
-    }
-  }
-}
-
 }  // namespace
 
 std::optional<Program> cache_write(const Program &program, const std::string &stage, const std::string &loop,
@@ -139,21 +108,19 @@ std::optional<Program> cache_write(const Program &program, const std::string &st
   // 2. Initialisation. It and the write-back are unrolled where the limit allows:
   // registers need constant indices.
   const ForKind copies = shape_numel(shape) <= kMaxUnroll ? ForKind::Unrolled : ForKind::Serial;
-  auto unrolled = [&](const std::vector<Stmt> &layers) {
-    std::vector<Stmt> out;
-    for (const Stmt &layer : layers) {
-      const For *f = layer.as<For>();
-      out.push_back(f ? For::make(f->var, f->extent, copies, f->body) : layer);
+  std::vector<Stmt> init_loops, write_back_layers;
+  for (const Stmt &layer : spatial) {
+    const For *f = layer.as<For>();
+    if (!f) {
+      write_back_layers.push_back(layer);
+      continue;
     }
-    return out;
-  };
-  Stmt init = index_accumulator(steps->stmts[0], acc->buffer, index);
-  for (auto it = spatial.rbegin(); it != spatial.rend(); ++it)
-    if (const For *f = it->as<For>()) {
-      init_names[f->var] = names.fresh(f->var + "_init");
-      init = For::make(f->var, f->extent, copies, init);
-    }
-  init = rename(init, init_names);
+    Stmt copy = For::make(f->var, f->extent, copies, f->body);
+    init_loops.push_back(copy);
+    write_back_layers.push_back(copy);
+    init_names[f->var] = names.fresh(f->var + "_init");
+  }
+  Stmt init = rename(wrap(init_loops, index_accumulator(steps->stmts[0], acc->buffer, index)), init_names);
   // 3. Update: R's loops outside, S inside, then what of R depends on S.
   std::vector<Stmt> outer_layers, inner_layers = spatial;
   std::set<std::string> dependent = spatial_names;
@@ -169,7 +136,7 @@ std::optional<Program> cache_write(const Program &program, const std::string &st
   }
   Stmt updated = wrap(outer_layers, wrap(inner_layers, index_accumulator(update_stmt, acc->buffer, index)));
   // 4. Write-back.
-  Stmt write_back = rename(wrap(unrolled(spatial), index_accumulator(steps->stmts[2], acc->buffer, index)), out_names);
+  Stmt write_back = rename(wrap(write_back_layers, index_accumulator(steps->stmts[2], acc->buffer, index)), out_names);
 
   Stmt body =
       Allocate::make(acc->buffer, acc->type, shape, MemoryScope::Private, Seq::make({init, updated, write_back}));

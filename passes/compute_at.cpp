@@ -212,12 +212,13 @@ std::optional<Program> compute_at(const Program &program, const std::string &pro
     return std::nullopt;
   }
   // Names of P that would clash in C's kernel become fresh.
+  const std::set<std::string> consumer_names = names_in_kernel(ck);
   NameSet used;
   for (const TensorDecl &b : program.buffers) used.reserve(b.name);
-  for (const std::string &n : names_in_kernel(ck)) used.reserve(n);
+  for (const std::string &n : consumer_names) used.reserve(n);
   for (const std::string &n : names_in_kernel(pk)) used.reserve(n);
   for (const std::string &n : names_in_kernel(Kernel{"", rest}))
-    if (names_in_kernel(ck).count(n)) names[n] = used.fresh(n);
+    if (consumer_names.count(n)) names[n] = used.fresh(n);
   rest = rename(rest, names);
 
   // 2. Legality.
@@ -244,7 +245,8 @@ std::optional<Program> compute_at(const Program &program, const std::string &pro
   std::set<std::string> shared;  // written by P, read by C
   for (const std::string &b : pb.written)
     if (cb.read.count(b)) shared.insert(b);
-  if (!accesses(ck.body, shared).empty() && accesses(at->body, shared).size() != accesses(ck.body, shared).size()) {
+  const std::vector<Access> reads = accesses(at->body, shared);
+  if (reads.size() != accesses(ck.body, shared).size()) {
     *reason = consumer + "'s kernel reads what " + producer + " writes outside loop " + loop;
     return std::nullopt;
   }
@@ -271,7 +273,7 @@ std::optional<Program> compute_at(const Program &program, const std::string &pro
       return std::nullopt;
     }
   }
-  for (const Access &a : accesses(at->body, shared)) {
+  for (const Access &a : reads) {
     auto it = point.find(a.buffer);
     if (it == point.end() || it->second != print_indices(a.indices)) {
       *reason = consumer + " reads " + a.buffer + "[" + print_indices(a.indices) + "], but in one iteration of " +
@@ -294,20 +296,25 @@ std::optional<Program> compute_at(const Program &program, const std::string &pro
     if (k != pw->kernel) kernels.push_back(program.kernels[k]);
   out.kernels = kernels;
   const size_t fused = cw.kernel - 1;
+  std::set<std::string> elsewhere;  // buffers the other kernels use
+  for (size_t k = 0; k < out.kernels.size(); ++k)
+    if (k != fused) {
+      const KernelBuffers other = buffers_of(out.kernels[k].body);
+      elsewhere.insert(other.read.begin(), other.read.end());
+      elsewhere.insert(other.written.begin(), other.written.end());
+    }
   std::vector<TensorDecl> buffers;
   for (const TensorDecl &t : program.buffers) {
-    bool elsewhere = false;
-    for (size_t k = 0; k < out.kernels.size(); ++k)
-      if (k != fused && !accesses(out.kernels[k].body, {t.name}).empty()) elsewhere = true;
-    if (t.role != TensorRole::Temp || !shared.count(t.name) || elsewhere) {
+    if (t.role != TensorRole::Temp || !shared.count(t.name) || elsewhere.count(t.name)) {
       buffers.push_back(t);
       continue;
     }
+    const std::vector<Access> uses = accesses(fused_at, {t.name});
     std::vector<bool> keep;
     std::vector<int64_t> shape;
     for (size_t d = 0; d < t.shape.size(); ++d) {
       std::set<std::string> vars;
-      for (const Access &a : accesses(fused_at, {t.name}))
+      for (const Access &a : uses)
         for (const std::string &v : vars_in(a.indices[d])) vars.insert(v);
       bool group_only = true;
       for (const std::string &v : vars) group_only &= group_vars.count(v) > 0;
@@ -322,11 +329,8 @@ std::optional<Program> compute_at(const Program &program, const std::string &pro
     fused_at = Allocate::make(t.name, t.type, shape, MemoryScope::Local, demote(fused_at, t.name, keep));
   }
   out.buffers = buffers;
+  out = replace_loop(out, fused, loop, [&](const For *f) { return For::make(f->var, f->extent, f->kind, fused_at); });
   Kernel &k = out.kernels[fused];
-  k.body = replace_loop(Program{"", {}, {Kernel{k.name, k.body}}}, 0, loop,
-                        [&](const For *f) { return For::make(f->var, f->extent, f->kind, fused_at); })
-               .kernels[0]
-               .body;
   const KernelBuffers now = buffers_of(k.body);
   if (first_common(now.read, now.written).empty()) k.body = local_barriers(k.body);
   if (!verified(out, reason)) return std::nullopt;

@@ -237,6 +237,35 @@ Stmt rename(const Stmt &s, const std::map<std::string, std::string> &names) {
   return r.mutate(s);
 }
 
+Stmt wrap(const std::vector<Stmt> &layers, Stmt body) {
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+    if (const For *f = it->as<For>())
+      body = For::make(f->var, f->extent, f->kind, body);
+    else if (const LetStmt *l = it->as<LetStmt>())
+      body = LetStmt::make(l->var, l->value, body);
+    else if (const IfThenElse *g = it->as<IfThenElse>())
+      body = IfThenElse::make(g->condition, body);
+  }
+  return body;
+}
+
+Stmt peel(Stmt s, std::vector<Stmt> *layers) {
+  for (;;) {
+    if (const For *f = s.as<For>()) {
+      layers->push_back(s);
+      s = f->body;
+    } else if (const LetStmt *l = s.as<LetStmt>()) {
+      layers->push_back(s);
+      s = l->body;
+    } else if (const IfThenElse *g = s.as<IfThenElse>(); g && !g->else_case.defined()) {
+      layers->push_back(s);
+      s = g->then_case;
+    } else {
+      return s;
+    }
+  }
+}
+
 bool has_bound_loop(const Stmt &s) {
   struct Bound : IRVisitor {
     bool found = false;

@@ -61,6 +61,13 @@ bool mentions(const Expr &e, const std::set<std::string> &vars);
 /// and stores) by `names`; names not in the map stay.
 Stmt rename(const Stmt &s, const std::map<std::string, std::string> &names);
 
+/// Peels the loops, lets and guards (without else) enclosing one another at the top
+/// of s into *layers, outermost first; returns what the innermost encloses.
+Stmt peel(Stmt s, std::vector<Stmt> *layers);
+/// Rebuilds layers (loops, lets, guards; their own bodies ignored) around body,
+/// outermost first: the inverse of peel.
+Stmt wrap(const std::vector<Stmt> &layers, Stmt body);
+
 /// Whether s contains a loop bound to group.* or local.*.
 bool has_bound_loop(const Stmt &s);
 /// Whether s contains a barrier.

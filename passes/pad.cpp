@@ -18,12 +18,12 @@ std::optional<Program> pad(const Program &program, const std::string &stage, con
   struct Pad : IRMutator {
     const std::string &buffer;
     int64_t extra;
-    std::string found;  // "local", "private", ... once the allocation is met
+    std::optional<MemoryScope> found;  // once the allocation is met
     Pad(const std::string &buffer, int64_t extra) : buffer(buffer), extra(extra) {}
     using IRMutator::visit;
     Stmt visit(const Allocate *n, const Stmt &self) override {
       if (n->buffer != buffer) return IRMutator::visit(n, self);
-      found = memory_scope_name(n->scope);
+      found = n->scope;
       if (n->scope != MemoryScope::Local || n->shape.size() < 2) return self;
       std::vector<int64_t> shape = n->shape;
       shape.back() += extra;
@@ -33,12 +33,14 @@ std::optional<Program> pad(const Program &program, const std::string &stage, con
   Program out = program;
   Kernel &kernel = out.kernels[where->kernel];
   kernel.body = p.mutate(kernel.body);
-  if (p.found.empty()) {
+  if (!p.found) {
     *reason = "kernel " + kernel.name + " allocates no buffer named " + buffer;
     return std::nullopt;
   }
   if (kernel.body.same_as(program.kernels[where->kernel].body)) {
-    *reason = buffer + " is " + (p.found == "local" ? "one-dimensional" : "in " + p.found + " memory") +
+    *reason = buffer + " is " +
+              (*p.found == MemoryScope::Local ? "one-dimensional"
+                                              : "in " + std::string(memory_scope_name(*p.found)) + " memory") +
               "; only the rows of a local buffer of two or more dimensions are padded";
     return std::nullopt;
   }

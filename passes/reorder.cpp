@@ -84,13 +84,7 @@ std::optional<Program> reorder(const Program &program, const std::string &stage,
     }
   }
   Program out = replace_loop(program, where->kernel, top->var, [&](const For *) {
-    Stmt body = innermost_body;
-    for (size_t w = wrappers.size(); w-- > 0;) {
-      if (const LetStmt *let = wrappers[w].as<LetStmt>())
-        body = LetStmt::make(let->var, let->value, body);
-      else
-        body = IfThenElse::make(wrappers[w].as<IfThenElse>()->condition, body);
-    }
+    Stmt body = wrap(wrappers, innermost_body);
     for (size_t i = order.size(); i-- > 0;) body = For::make(order[i]->var, order[i]->extent, order[i]->kind, body);
     return body;
   });

@@ -29,9 +29,17 @@ const char *primitive_name(PrimitiveKind kind) {
 
 namespace {
 
-const char *const kPrimitiveNames =
-    "split, tile, reorder, fuse, bind, unroll, inline, cross_reduce, compute_at, cache_write, cache_read, pad";
-const std::string kPrimitiveList = std::string("a primitive (") + kPrimitiveNames + ")";
+constexpr PrimitiveKind kPrimitives[] = {
+    PrimitiveKind::Split,     PrimitiveKind::Tile,       PrimitiveKind::Reorder,   PrimitiveKind::Fuse,
+    PrimitiveKind::Bind,      PrimitiveKind::Unroll,     PrimitiveKind::Inline,    PrimitiveKind::CrossReduce,
+    PrimitiveKind::ComputeAt, PrimitiveKind::CacheWrite, PrimitiveKind::CacheRead, PrimitiveKind::Pad};
+
+// "split, tile, ..., pad"
+std::string primitive_names() {
+  std::string out;
+  for (PrimitiveKind k : kPrimitives) out += (out.empty() ? "" : ", ") + std::string(primitive_name(k));
+  return out;
+}
 
 class ScheduleParser {
  public:
@@ -83,17 +91,14 @@ class ScheduleParser {
   }
 
   static bool is_keyword(const Token &t) {
-    for (PrimitiveKind k :
-         {PrimitiveKind::Split, PrimitiveKind::Tile, PrimitiveKind::Reorder, PrimitiveKind::Fuse, PrimitiveKind::Bind,
-          PrimitiveKind::Unroll, PrimitiveKind::Inline, PrimitiveKind::CrossReduce, PrimitiveKind::ComputeAt,
-          PrimitiveKind::CacheWrite, PrimitiveKind::CacheRead, PrimitiveKind::Pad})
+    for (PrimitiveKind k : kPrimitives)
       if (t.text == primitive_name(k)) return true;
     return false;
   }
 
   Primitive step() {
     Primitive p;
-    const Token &head = ts_.expect_identifier(kPrimitiveList.c_str());
+    const Token &head = ts_.expect_identifier(("a primitive (" + primitive_names() + ")").c_str());
     p.loc = head.loc;
     const std::string &kind = head.text;
     if (kind == "split") {
@@ -168,7 +173,7 @@ class ScheduleParser {
       p.kind = PrimitiveKind::Inline;
       p.stage = name("a stage name");
     } else {
-      error_at(head.loc, "unknown primitive '" + kind + "'; primitives are " + kPrimitiveNames);
+      error_at(head.loc, "unknown primitive '" + kind + "'; primitives are " + primitive_names());
     }
     return p;
   }
@@ -178,6 +183,21 @@ std::string join(const std::vector<std::string> &names) {
   std::string out;
   for (const std::string &n : names) out += (out.empty() ? "" : " ") + n;
   return out;
+}
+
+// What a step was asked to act on, as written: `split y.q`, `reorder y`, `cache_read c.ko a`.
+std::string target_of(const Primitive &p) {
+  const std::string head = primitive_name(p.kind) + std::string(" ") + p.stage;
+  switch (p.kind) {
+    case PrimitiveKind::Tile:
+    case PrimitiveKind::Reorder:
+    case PrimitiveKind::Fuse:
+    case PrimitiveKind::Inline: return head;
+    case PrimitiveKind::ComputeAt: return head + " " + p.consumer + "." + p.loops[0];
+    case PrimitiveKind::Pad: return head + "." + p.buffer;
+    case PrimitiveKind::CacheRead: return head + "." + p.loops[0] + " " + p.buffer;
+    default: return head + "." + p.loops[0];
+  }
 }
 
 }  // namespace
@@ -249,17 +269,7 @@ Program apply_primitive(const Program &program, const Primitive &p) {
     case PrimitiveKind::Pad: out = pad(program, p.stage, p.buffer, p.factors[0], &reason); break;
   }
   if (!out) {
-    // Name what was asked as written: `split y.q`, `reorder y`, `inline e`.
-    std::string target = primitive_name(p.kind) + std::string(" ") + p.stage;
-    if (p.kind == PrimitiveKind::ComputeAt)
-      target += " " + p.consumer + "." + p.loops[0];
-    else if (p.kind == PrimitiveKind::Pad)
-      target += "." + p.buffer;
-    else if (p.kind != PrimitiveKind::Tile && p.kind != PrimitiveKind::Reorder && p.kind != PrimitiveKind::Fuse &&
-             p.kind != PrimitiveKind::Inline)
-      target += "." + p.loops[0];
-    if (p.kind == PrimitiveKind::CacheRead) target += " " + p.buffer;
-    error_at(p.loc, target + ": " + reason);
+    error_at(p.loc, target_of(p) + ": " + reason);
   }
   return *out;
 }

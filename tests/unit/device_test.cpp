@@ -26,15 +26,21 @@ std::unique_ptr<runtime::Device> device_or_skip() {
   auto var = device_or_skip(); \
   if (!var) GTEST_SKIP() << "no OpenCL device on this machine (install pocl-opencl-icd)"
 
+// The spec at path, under schedule, checked twice against the interpreter (untimed).
+EvalRecord checked(runtime::Device &device, const std::string &path, Schedule schedule = {}) {
+  EvalOptions options;
+  options.time = false;
+  options.trials = 2;
+  options.schedule = std::move(schedule);
+  return evaluate(frontend::load_spec(path), path, device, options);
+}
+
 class ExampleOnDevice : public testing::TestWithParam<std::string> {};
 
 // Every example, compiled and run, agrees with the interpreter on fresh inputs.
 TEST_P(ExampleOnDevice, MatchesTheInterpreter) {
   KS_REQUIRE_DEVICE(device);
-  EvalOptions options;
-  options.time = false;
-  options.trials = 2;
-  EvalRecord r = evaluate(frontend::load_spec(GetParam()), GetParam(), *device, options);
+  EvalRecord r = checked(*device, GetParam());
   EXPECT_TRUE(r.check.passed) << r.to_json().dump(2);
   EXPECT_EQ(r.check.trials, 2);
   EXPECT_LE(r.check.worst_error, tolerance_for(DType::F32));
@@ -56,11 +62,7 @@ class ScheduledExampleOnDevice : public testing::TestWithParam<std::string> {};
 
 TEST_P(ScheduledExampleOnDevice, MatchesTheInterpreter) {
   KS_REQUIRE_DEVICE(device);
-  EvalOptions options;
-  options.time = false;
-  options.trials = 2;
-  options.schedule = load_schedule(schedule_path(GetParam()));
-  EvalRecord r = evaluate(frontend::load_spec(GetParam()), GetParam(), *device, options);
+  EvalRecord r = checked(*device, GetParam(), load_schedule(schedule_path(GetParam())));
   EXPECT_TRUE(r.check.passed) << r.to_json().dump(2);
 }
 
