@@ -3,11 +3,19 @@
 // buffer has more than 2^31 - 1 elements. Private buffers of one element print as
 // scalars. Integer division prints as C's `/` and `%` when the numerator is proven
 // non-negative and the divisor a positive constant, else through floor helpers.
+// A vectorized loop prints once, at lane 0: its variable and the index lets made
+// from it are scalars there, so an index gives the address of lane 0; accesses
+// that vary by lane are vector loads and stores (a plain wide access where the
+// offset is provably a multiple of the lanes, vloadN/vstoreN otherwise), and
+// values that do not vary are widened where an operation needs a vector.
 #include "codegen/c_printer.h"
 
 #include <charconv>
 #include <cmath>
+#include <optional>
 
+#include "ir/affine.h"
+#include "ir/vector_form.h"
 #include "ir/verifier.h"
 #include "ir/visitor.h"
 
@@ -63,6 +71,16 @@ struct CPrinter::Impl : public IRVisitorStrict {
   // Result of the last expression visit, with its C precedence.
   std::string text;
   int precedence = kPrimary;
+  // Affine forms of the integer lets in scope, for the alignment of vector accesses.
+  std::map<std::string, Affine> affine_lets;
+  // The vectorized loop being printed, if any; index expressions inside it are
+  // scalars (in_index counts the indices being printed).
+  struct VectorLoop {
+    const For *loop;
+    VectorForm form;
+  };
+  std::optional<VectorLoop> vector_loop;
+  int in_index = 0;
 
   explicit Impl(CPrinter &printer) : p(printer) {
     for (const TensorDecl &b : p.program_.buffers) {
@@ -109,6 +127,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
   std::string offset(const std::string &buffer, const std::vector<Expr> &indices) {
     const TensorDecl &b = buffers.at(buffer);
     if (indices.empty()) return "0";
+    ++in_index;
     bool wide = b.numel() > INT32_MAX;
     DType type = wide ? DType::I64 : DType::I32;
     Expr flat;
@@ -120,8 +139,63 @@ struct CPrinter::Impl : public IRVisitorStrict {
         flat = Binary::make(BinaryOp::Add, Binary::make(BinaryOp::Mul, flat, make_int(b.shape[d], type)), index);
       }
     }
-    return sub(flat, 0);
+    std::string text = sub(flat, 0);
+    --in_index;
+    return text;
   }
+
+  // ---- vectors ----
+  bool lanes_vary(const Expr &e) const { return vector_loop && !in_index && mentions(e, vector_loop->form.varying); }
+  bool lanes_vary(const std::vector<Expr> &indices) const {
+    for (const Expr &index : indices)
+      if (vector_loop && mentions(index, vector_loop->form.varying)) return true;
+    return false;
+  }
+  int64_t lanes() const { return vector_loop->loop->extent; }
+  std::string vector_type(DType type) const { return p.type_name(type) + std::to_string(lanes()); }
+  // e as a vector: itself when it varies by lane, else widened.
+  std::string widened(const Expr &e) {
+    if (lanes_vary(e)) return sub(e, 0);
+    return "(" + vector_type(e.type()) + ")(" + sub(e, 0) + ")";
+  }
+  // Whether the access's offset at lane 0 is a multiple of the lanes, in a buffer
+  // aligned for them (global buffers are; local arrays are declared so).
+  bool aligned(const std::string &buffer, const std::vector<Expr> &indices) {
+    if (scopes.at(buffer) == MemoryScope::Private) return false;
+    const TensorDecl &b = buffers.at(buffer);
+    int64_t stride = 1;
+    for (size_t d = indices.size(); d-- > 0;) {
+      auto form = affine_of(indices[d], affine_lets);
+      if (!form || (form->constant * stride) % lanes() != 0) return false;
+      for (const auto &[var, c] : form->coeffs)
+        if (var != vector_loop->loop->var && (c * stride) % lanes() != 0) return false;
+      stride *= b.shape[d];
+    }
+    return true;
+  }
+  // The vector of buffer starting at lane 0's element: a wide lvalue where aligned.
+  std::string wide_lvalue(const std::string &buffer, const std::vector<Expr> &indices, DType type) {
+    const std::string &qualifier =
+        scopes.at(buffer) == MemoryScope::Local ? p.target_.local_qualifier : p.target_.global_qualifier;
+    return "*(" + qualifier + " " + vector_type(type) + " *)&" + access(buffer, indices);
+  }
+  // The element of lane k: the last index plus k.
+  std::string lane_access(const std::string &buffer, std::vector<Expr> indices, int64_t k) {
+    if (k) indices.back() = indices.back() + make_int(k, indices.back().type());
+    return access(buffer, indices);
+  }
+  std::string vector_load(const Load *n) {
+    // Private arrays stay registers only while every access names one element.
+    if (scopes.at(n->buffer) == MemoryScope::Private) {
+      std::string elements;
+      for (int64_t k = 0; k < lanes(); ++k) elements += (k ? ", " : "") + lane_access(n->buffer, n->indices, k);
+      return "(" + vector_type(n->type) + ")(" + elements + ")";
+    }
+    if (aligned(n->buffer, n->indices)) return wide_lvalue(n->buffer, n->indices, n->type);
+    return p.target_.vector_load + std::to_string(lanes()) + "(0, &" + access(n->buffer, n->indices) + ")";
+  }
+  // OpenCL C's lane names: s0 ... s9, sa ... sf.
+  static std::string lane(int64_t k) { return std::string(".s") + "0123456789abcdef"[k]; }
 
   std::string access(const std::string &buffer, const std::vector<Expr> &indices) {
     const TensorDecl &b = buffers.at(buffer);
@@ -157,7 +231,9 @@ struct CPrinter::Impl : public IRVisitorStrict {
       const CTarget &t = p.target_;
       std::string fn = is_float(type) ? (n->op == BinaryOp::Min ? t.float_min : t.float_max)
                                       : (n->op == BinaryOp::Min ? t.int_min : t.int_max);
-      std::string a = sub(n->a, 0), b = sub(n->b, 0);
+      // Vector min and max take two vectors.
+      bool wide = lanes_vary(n->a) || lanes_vary(n->b);
+      std::string a = wide ? widened(n->a) : sub(n->a, 0), b = wide ? widened(n->b) : sub(n->b, 0);
       set(fn + "(" + a + ", " + b + ")", kPrimary);
       return;
     }
@@ -182,9 +258,31 @@ struct CPrinter::Impl : public IRVisitorStrict {
   }
   void visit(const Call *n) override {
     std::string fn = use_helper(n->fn);
+    bool wide = false;
+    for (const Expr &arg : n->args) wide = wide || lanes_vary(arg);
+    // Vector calls take vectors only (scalars are widened); the target's builtins
+    // take them as they are, a helper through its lane-by-lane vector form.
+    if (wide && !p.target_.builtins.at(n->fn).helper_definition.empty()) fn = vector_helper(fn, n->args.size());
     std::string args;
-    for (size_t i = 0; i < n->args.size(); ++i) args += (i ? ", " : "") + sub(n->args[i], 0);
+    for (size_t i = 0; i < n->args.size(); ++i)
+      args += (i ? ", " : "") + (wide ? widened(n->args[i]) : sub(n->args[i], 0));
     set(fn + "(" + args + ")", kPrimary);
+  }
+  // fn_N(vectors...): the scalar helper fn applied lane by lane (helpers take floats).
+  std::string vector_helper(const std::string &fn, size_t arity) {
+    const std::string name = fn + "_" + std::to_string(lanes()), type = vector_type(DType::F32);
+    std::string params, lanes_text;
+    for (size_t i = 0; i < arity; ++i) params += (i ? ", " : "") + type + " a" + std::to_string(i);
+    for (int64_t k = 0; k < lanes(); ++k) {
+      std::string args;
+      for (size_t i = 0; i < arity; ++i) args += (i ? ", " : "") + std::string("a") + std::to_string(i) + lane(k);
+      lanes_text += std::string(k ? ",\n" : "\n") + "      " + fn + "(" + args + ")";
+    }
+    const std::string qualifier = p.target_.helper_qualifier.empty() ? "" : p.target_.helper_qualifier + " ";
+    p.helpers_used_.insert(name);
+    p.helper_text_[name] =
+        qualifier + type + " " + name + "(" + params + ") {\n  return (" + type + ")(" + lanes_text + ");\n}\n";
+    return name;
   }
   void visit(const Cast *n) override {
     if (n->type == DType::Bool) {
@@ -199,6 +297,10 @@ struct CPrinter::Impl : public IRVisitorStrict {
     set(c + " ? " + a + " : " + b, kTernary);
   }
   void visit(const Load *n) override {
+    if (vector_loop && !in_index && lanes_vary(n->indices)) {
+      set(vector_load(n), kUnary);  // the vector form has no padded vector reads
+      return;
+    }
     std::string read = access(n->buffer, n->indices);
     if (!n->pad) {
       set(read, kPrimary);
@@ -235,16 +337,47 @@ struct CPrinter::Impl : public IRVisitorStrict {
       const std::string &fn = is_group(n->kind) ? p.target_.group_id : p.target_.local_id;
       out << line() << "const " << type << " " << var << " = (" << type << ")" << fn << "(" << dim << ");\n";
       body(n->body);
+    } else if (n->kind == ForKind::Vectorized && !p.target_.vector_load.empty()) {
+      vectorized_loop(n, var, type);
     } else {
-      if (n->kind == ForKind::Unrolled) out << line() << p.target_.unroll_pragma << "\n";
-      out << line() << "for (" << type << " " << var << " = 0; " << var << " < " << n->extent << "; ++" << var
-          << ") {\n";
-      ++indent;
-      body(n->body);
-      --indent;
-      out << line() << "}\n";
+      loop(n, var, type);
     }
     scope.vars.erase(n->var);
+  }
+  void loop(const For *n, const std::string &var, const std::string &type) {
+    if (n->kind == ForKind::Unrolled || n->kind == ForKind::Vectorized)
+      out << line() << p.target_.unroll_pragma << "\n";
+    out << line() << "for (" << type << " " << var << " = 0; " << var << " < " << n->extent << "; ++" << var << ") {\n";
+    ++indent;
+    body(n->body);
+    --indent;
+    out << line() << "}\n";
+  }
+  // The body once at lane 0; with tail guards, only where every lane passes them,
+  // and lane by lane elsewhere.
+  void vectorized_loop(const For *n, const std::string &var, const std::string &type) {
+    std::string reason;
+    auto form = vector_form(*n, &reason);
+    if (!form) throw InternalError("vectorized loop " + n->var + " escaped the verifier: " + reason);
+    const std::string lanes_comment = "  // " + var + ": " + std::to_string(n->extent) + " lanes\n";
+    if (form->all_lanes_pass.defined()) {
+      out << line() << "if (" << sub(form->all_lanes_pass, 0) << ") {" << lanes_comment;
+    } else {
+      out << line() << "{" << lanes_comment;
+    }
+    ++indent;
+    out << line() << "const " << type << " " << var << " = 0;\n";
+    vector_loop = VectorLoop{n, *form};
+    body(n->body);
+    vector_loop.reset();
+    --indent;
+    if (form->all_lanes_pass.defined()) {
+      out << line() << "} else {  // " << var << ": lane by lane\n";
+      ++indent;
+      loop(n, var, type);
+      --indent;
+    }
+    out << line() << "}\n";
   }
   void visit(const Block *n) override {
     out << line() << "{  // " << n->stage << "\n";
@@ -269,6 +402,10 @@ struct CPrinter::Impl : public IRVisitorStrict {
     out << line() << (n->scope == MemoryScope::Local ? p.target_.local_barrier : p.target_.global_barrier) << "\n";
   }
   void visit(const IfThenElse *n) override {
+    if (lanes_vary(n->condition)) {  // a tail guard, which every lane passes here
+      body(n->then_case);
+      return;
+    }
     out << line() << "if (" << sub(n->condition, 0) << ") {\n";
     ++indent;
     BoundsScope outside = scope;
@@ -285,14 +422,34 @@ struct CPrinter::Impl : public IRVisitorStrict {
     out << line() << "}\n";
   }
   void visit(const LetStmt *n) override {
-    out << line() << "const " << p.type_name(n->value.type()) << " " << p.c_name(n->var) << " = " << sub(n->value, 0)
-        << ";\n";
-    if (is_int(n->value.type())) scope.vars[n->var] = bounds_of(n->value, scope);
+    bool vector = vector_loop && vector_loop->form.vector_lets.count(n->var);
+    const std::string type = vector ? vector_type(n->value.type()) : p.type_name(n->value.type());
+    out << line() << "const " << type << " " << p.c_name(n->var) << " = " << sub(n->value, 0) << ";\n";
+    if (is_int(n->value.type()) && !vector) {
+      scope.vars[n->var] = bounds_of(n->value, scope);
+      if (auto form = affine_of(n->value, affine_lets)) affine_lets[n->var] = *form;
+    }
     body(n->body);
     scope.vars.erase(n->var);
+    affine_lets.erase(n->var);
   }
   void visit(const Store *n) override {
-    out << line() << access(n->buffer, n->indices) << " = " << sub(n->value, 0) << ";\n";
+    if (!lanes_vary(n->indices)) {
+      out << line() << access(n->buffer, n->indices) << " = " << sub(n->value, 0) << ";\n";
+    } else if (scopes.at(n->buffer) == MemoryScope::Private) {
+      out << line() << "{\n";
+      ++indent;
+      out << line() << "const " << vector_type(n->value.type()) << " ks_lanes = " << widened(n->value) << ";\n";
+      for (int64_t k = 0; k < lanes(); ++k)
+        out << line() << lane_access(n->buffer, n->indices, k) << " = ks_lanes" << lane(k) << ";\n";
+      --indent;
+      out << line() << "}\n";
+    } else if (aligned(n->buffer, n->indices)) {
+      out << line() << wide_lvalue(n->buffer, n->indices, n->value.type()) << " = " << widened(n->value) << ";\n";
+    } else {
+      out << line() << p.target_.vector_store << lanes() << "(" << widened(n->value) << ", 0, &"
+          << access(n->buffer, n->indices) << ");\n";
+    }
   }
   void visit(const Seq *n) override {
     for (const Stmt &s : n->stmts) body(s);
@@ -336,7 +493,8 @@ std::string CPrinter::local_declarations(const Stmt &body, int indent) {
   std::string out;
   for (const Allocate *a : collect.locals)
     out += std::string(static_cast<size_t>(indent) * 2, ' ') + target_.local_qualifier + " " + type_name(a->type) +
-           " " + c_name(a->buffer) + "[" + std::to_string(shape_numel(a->shape)) + "];\n";
+           " " + c_name(a->buffer) + "[" + std::to_string(shape_numel(a->shape)) + "]" + target_.local_alignment +
+           ";\n";
   return out;
 }
 

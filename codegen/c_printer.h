@@ -33,6 +33,14 @@ struct CTarget {
   std::string local_barrier = "barrier(CLK_LOCAL_MEM_FENCE);";
   std::string global_barrier = "barrier(CLK_GLOBAL_MEM_FENCE);";
   std::string local_qualifier = "__local";
+  std::string global_qualifier = "__global";
+  // Vectors: the type name followed by the lane count (float4), loads and stores
+  // named vloadN/vstoreN; without vector_load, vectorized loops print as unrolled
+  // loops (their lanes are independent, so either order is right).
+  std::string vector_load = "vload", vector_store = "vstore";
+  // Local arrays are aligned for the widest vector (16 x 4 bytes), so an access
+  // whose offset is a multiple of its lane count can be one wide load.
+  std::string local_alignment = " __attribute__((aligned(64)))";
   std::string unroll_pragma = "#pragma unroll";
   std::string helper_qualifier = "inline";
   std::map<Builtin, BuiltinSpelling> builtins;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "ir/printer.h"
+#include "ir/vector_form.h"
 #include "ir/visitor.h"
 
 namespace ks {
@@ -110,6 +111,8 @@ class ProgramChecker : public IRVisitor {
       bound_.insert(n->kind);
     }
     bool serial = n->kind == ForKind::Serial || n->kind == ForKind::Unrolled || n->kind == ForKind::Vectorized;
+    std::string not_vector;
+    if (n->kind == ForKind::Vectorized && !vector_form(*n, &not_vector)) fail("vectorized loop: " + not_vector);
     serial_depth_ += serial;
     local_seen_ += is_local(n->kind);
     bind_var(n->var, Interval::of(0, n->extent - 1));

@@ -201,4 +201,33 @@ Stmt IRMutator::visit(const Seq *n, const Stmt &self) {
   return changed ? Seq::make(std::move(stmts)) : self;
 }
 
+std::set<std::string> vars_in(const Expr &e) {
+  struct Vars : IRVisitor {
+    std::set<std::string> names;
+    using IRVisitor::visit;
+    void visit(const Var *n) override { names.insert(n->name); }
+  } vars;
+  vars.dispatch(e);
+  return vars.names;
+}
+
+bool mentions(const Expr &e, const std::set<std::string> &vars) {
+  for (const std::string &v : vars_in(e))
+    if (vars.count(v)) return true;
+  return false;
+}
+
+Expr substitute(const Expr &e, const std::map<std::string, Expr> &values) {
+  struct Substitute : IRMutator {
+    const std::map<std::string, Expr> &values;
+    explicit Substitute(const std::map<std::string, Expr> &values) : values(values) {}
+    using IRMutator::visit;
+    Expr visit(const Var *n, const Expr &self) override {
+      auto it = values.find(n->name);
+      return it == values.end() ? self : it->second;
+    }
+  } substitute(values);
+  return substitute.mutate(e);
+}
+
 }  // namespace ks

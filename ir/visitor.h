@@ -7,6 +7,10 @@
 //    changed (so same_as() tells whether a pass did anything).
 #pragma once
 
+#include <map>
+#include <set>
+#include <string>
+
 #include "ir/ir.h"
 
 namespace ks {
@@ -42,5 +46,12 @@ class IRMutator {
 #include "ir/nodes.def"
   std::vector<Region> mutate_regions(const std::vector<Region> &regions, bool *changed);
 };
+
+/// The variables an expression uses.
+std::set<std::string> vars_in(const Expr &e);
+/// Whether e uses any of the given variables.
+bool mentions(const Expr &e, const std::set<std::string> &vars);
+/// e with each variable named in `values` replaced by its value.
+Expr substitute(const Expr &e, const std::map<std::string, Expr> &values);
 
 }  // namespace ks

@@ -22,7 +22,7 @@
 #include <numeric>
 
 #include "ir/visitor.h"
-#include "passes/affine.h"
+#include "ir/affine.h"
 #include "passes/loops.h"
 #include "passes/names.h"
 #include "passes/primitives.h"

@@ -179,22 +179,6 @@ Program replace_block(const Program &program, const std::string &stage,
   return out;
 }
 
-std::set<std::string> vars_in(const Expr &e) {
-  struct Vars : IRVisitor {
-    std::set<std::string> names;
-    using IRVisitor::visit;
-    void visit(const Var *n) override { names.insert(n->name); }
-  } vars;
-  vars.dispatch(e);
-  return vars.names;
-}
-
-bool mentions(const Expr &e, const std::set<std::string> &vars) {
-  for (const std::string &v : vars_in(e))
-    if (vars.count(v)) return true;
-  return false;
-}
-
 Stmt rename(const Stmt &s, const std::map<std::string, std::string> &names) {
   struct Rename : IRMutator {
     const std::map<std::string, std::string> &names;

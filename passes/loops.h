@@ -52,11 +52,6 @@ Program replace_loop(const Program &program, size_t kernel, const std::string &l
 Program replace_block(const Program &program, const std::string &stage,
                       const std::function<Stmt(const Block *)> &rewrite);
 
-/// The variables an expression uses.
-std::set<std::string> vars_in(const Expr &e);
-/// Whether e uses any of the given variables.
-bool mentions(const Expr &e, const std::set<std::string> &vars);
-
 /// Renames variables (loops, lets, their uses) and allocations (and their loads
 /// and stores) by `names`; names not in the map stay.
 Stmt rename(const Stmt &s, const std::map<std::string, std::string> &names);

@@ -46,6 +46,13 @@ std::optional<Program> unroll(const Program &program, const std::string &stage, 
                               std::string *reason);
 constexpr int64_t kMaxUnroll = 64;
 
+/// vectorize y.v: the iterations of the innermost loop v (2, 4, 8 or 16 of them)
+/// run as the lanes of vector operations: contiguous accesses become vector loads
+/// and stores. The loop's body must have the vector form (ir/vector_form.h), which
+/// the refusal names when it does not.
+std::optional<Program> vectorize(const Program &program, const std::string &stage, const std::string &loop,
+                                 std::string *reason);
+
 /// cross_reduce y.d T -> t: the reduction loop d of y is shared by T work-items
 /// (local.x, T a power of two up to 1024): work-item t accumulates the iterations
 /// d = j * T + t, the T partial results meet in local memory and combine in a tree

@@ -17,6 +17,7 @@ const char *primitive_name(PrimitiveKind kind) {
     case PrimitiveKind::Fuse: return "fuse";
     case PrimitiveKind::Bind: return "bind";
     case PrimitiveKind::Unroll: return "unroll";
+    case PrimitiveKind::Vectorize: return "vectorize";
     case PrimitiveKind::Inline: return "inline";
     case PrimitiveKind::CrossReduce: return "cross_reduce";
     case PrimitiveKind::ComputeAt: return "compute_at";
@@ -30,9 +31,10 @@ const char *primitive_name(PrimitiveKind kind) {
 namespace {
 
 constexpr PrimitiveKind kPrimitives[] = {
-    PrimitiveKind::Split,     PrimitiveKind::Tile,       PrimitiveKind::Reorder,   PrimitiveKind::Fuse,
-    PrimitiveKind::Bind,      PrimitiveKind::Unroll,     PrimitiveKind::Inline,    PrimitiveKind::CrossReduce,
-    PrimitiveKind::ComputeAt, PrimitiveKind::CacheWrite, PrimitiveKind::CacheRead, PrimitiveKind::Pad};
+    PrimitiveKind::Split,       PrimitiveKind::Tile,      PrimitiveKind::Reorder,    PrimitiveKind::Fuse,
+    PrimitiveKind::Bind,        PrimitiveKind::Unroll,    PrimitiveKind::Vectorize,  PrimitiveKind::Inline,
+    PrimitiveKind::CrossReduce, PrimitiveKind::ComputeAt, PrimitiveKind::CacheWrite, PrimitiveKind::CacheRead,
+    PrimitiveKind::Pad};
 
 // "split, tile, ..., pad"
 std::string primitive_names() {
@@ -140,6 +142,9 @@ class ScheduleParser {
     } else if (kind == "unroll") {
       p.kind = PrimitiveKind::Unroll;
       loop_ref(p);
+    } else if (kind == "vectorize") {
+      p.kind = PrimitiveKind::Vectorize;
+      loop_ref(p);
     } else if (kind == "cross_reduce") {
       p.kind = PrimitiveKind::CrossReduce;
       loop_ref(p);
@@ -223,7 +228,8 @@ std::string print_primitive(const Primitive &p) {
     case PrimitiveKind::Reorder: return out + " " + p.stage + " " + join(p.loops);
     case PrimitiveKind::Fuse: return out + " " + p.stage + " " + join(p.loops) + " -> " + join(p.results);
     case PrimitiveKind::Bind: return out + " " + p.stage + "." + p.loops[0] + " " + for_kind_name(p.binding);
-    case PrimitiveKind::Unroll: return out + " " + p.stage + "." + p.loops[0];
+    case PrimitiveKind::Unroll:
+    case PrimitiveKind::Vectorize: return out + " " + p.stage + "." + p.loops[0];
     case PrimitiveKind::Inline: return out + " " + p.stage;
     case PrimitiveKind::CrossReduce:
       return out + " " + p.stage + "." + p.loops[0] + " " + std::to_string(p.factors[0]) + " -> " + p.results[0];
@@ -257,6 +263,7 @@ Program apply_primitive(const Program &program, const Primitive &p) {
     case PrimitiveKind::Fuse: out = fuse(program, p.stage, p.loops, p.results[0], &reason); break;
     case PrimitiveKind::Bind: out = ks::bind(program, p.stage, p.loops[0], p.binding, &reason); break;
     case PrimitiveKind::Unroll: out = unroll(program, p.stage, p.loops[0], &reason); break;
+    case PrimitiveKind::Vectorize: out = vectorize(program, p.stage, p.loops[0], &reason); break;
     case PrimitiveKind::Inline: out = inline_stage(program, p.stage, &reason); break;
     case PrimitiveKind::CrossReduce:
       out = cross_reduce(program, p.stage, p.loops[0], p.factors[0], p.results[0], &reason);

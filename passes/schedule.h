@@ -7,6 +7,7 @@
 //   fuse    y m n -> mn                 # directly nested loops into one
 //   bind    y.mo group.y                # loop mo runs as work-groups along y
 //   unroll  y.ki                        # at most 64 iterations
+//   vectorize y.v                       # 2, 4, 8 or 16 iterations as vector lanes
 //   cross_reduce y.d 256 -> t           # 256 work-items share reduction loop d
 //   compute_at total y.t                # total's kernel inside y's, at loop t
 //   cache_write c.tx private            # c's accumulators for one tx in registers
@@ -34,6 +35,7 @@ enum class PrimitiveKind {
   Fuse,
   Bind,
   Unroll,
+  Vectorize,
   Inline,
   CrossReduce,
   ComputeAt,
@@ -50,7 +52,7 @@ struct Primitive {
   std::string consumer;                       // compute_at: the stage whose loop it names
   std::string buffer;                         // cache_read: the buffer cached; pad: the one padded
   MemoryScope memory = MemoryScope::Private;  // cache_read, cache_write
-  std::vector<std::string> loops;             // split, bind, unroll, compute_at: one; tile: two; reorder, fuse: several
+  std::vector<std::string> loops;             // split, bind, unroll, vectorize, compute_at: one; tile: two; reorder, fuse: several
   std::vector<int64_t> factors;               // split, cross_reduce, pad: one; tile: two
   std::vector<std::string> results;           // split: outer, inner; tile: four; fuse, cache_read: one
   ForKind binding = ForKind::Serial;          // bind

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/vector_form.h"
 #include "ir/visitor.h"
 #include "passes/loops.h"
 #include "passes/primitives.h"
@@ -35,7 +36,7 @@ Schedule random_schedule(const Program &start, std::mt19937 &rng, int steps, int
     std::vector<const For *> all = loops->outer;
     all.insert(all.end(), loops->inner.begin(), loops->inner.end());
     std::optional<Program> next;
-    switch (std::uniform_int_distribution<int>(0, 14)(rng)) {
+    switch (std::uniform_int_distribution<int>(0, 15)(rng)) {
       case 0:
       case 1: {  // split
         if (all.empty()) break;
@@ -105,6 +106,35 @@ Schedule random_schedule(const Program &start, std::mt19937 &rng, int steps, int
         next = unroll(program, p.stage, f->var, &reason);
         break;
       }
+      case 15: {  // vectorize a loop of a vector width, or split the innermost spatial loop into one first
+        std::vector<const For *> widths;
+        for (const For *f : all)
+          if (is_vector_width(f->extent)) widths.push_back(f);
+        Program base = program;
+        std::optional<Primitive> split_step;
+        p.kind = PrimitiveKind::Vectorize;
+        if (!widths.empty() && std::uniform_int_distribution<int>(0, 1)(rng)) {
+          p.loops = {pick(widths, rng)->var};
+        } else if (!loops->outer.empty()) {
+          Primitive sp;
+          sp.kind = PrimitiveKind::Split;
+          sp.stage = p.stage;
+          sp.loops = {loops->outer.back()->var};
+          sp.factors = {int64_t{2} << std::uniform_int_distribution<int>(0, 2)(rng)};
+          sp.results = {name(), name()};
+          auto split_program =
+              split(program, p.stage, sp.loops[0], sp.factors[0], sp.results[0], sp.results[1], &reason);
+          if (!split_program) break;
+          base = *split_program;
+          split_step = sp;
+          p.loops = {sp.results[1]};
+        } else {
+          break;
+        }
+        next = vectorize(base, p.stage, p.loops[0], &reason);
+        if (next && split_step) schedule.steps.push_back(*split_step);
+        break;
+      }
       case 10: {  // bind the spatial loops to work-groups, then share a reduction loop
         if (loops->inner.empty() || loops->outer.size() > 3) break;
         static const ForKind groups[] = {ForKind::GroupX, ForKind::GroupY, ForKind::GroupZ};
@@ -170,15 +200,37 @@ Schedule random_schedule(const Program &start, std::mt19937 &rng, int steps, int
         next = pad(program, p.stage, p.buffer, p.factors[0], &reason);
         break;
       }
-      case 14: {  // compute the stage inside a later stage's kernel, at the first loop where that is legal
+      case 14: {  // compute the stage inside a later stage's kernel, at the first loop where that is legal;
+                  // first loops of equal extent, both serial, are bound to work-groups for it
         p.kind = PrimitiveKind::ComputeAt;
         for (const std::string &consumer : stages) {
           auto theirs = stage_loops(program, consumer, &reason);
-          if (!theirs || theirs->kernel <= loops->kernel) continue;
+          if (!theirs || theirs->kernel <= loops->kernel || next) continue;
+          Program base = program;
+          std::vector<Primitive> binds;
+          if (!loops->outer.empty() && !theirs->outer.empty() && loops->outer[0]->kind == ForKind::Serial &&
+              theirs->outer[0]->kind == ForKind::Serial && loops->outer[0]->extent == theirs->outer[0]->extent) {
+            for (auto [stage, loop] : {std::pair{p.stage, loops->outer[0]->var}, {consumer, theirs->outer[0]->var}}) {
+              Primitive b;
+              b.kind = PrimitiveKind::Bind;
+              b.stage = stage;
+              b.loops = {loop};
+              b.binding = ForKind::GroupX;
+              auto bound = ks::bind(base, stage, loop, b.binding, &reason);
+              if (!bound) break;
+              base = *bound;
+              binds.push_back(b);
+            }
+            if (binds.size() != 2) {
+              base = program;
+              binds.clear();
+            }
+          }
           for (const For *f : theirs->outer)
-            if (!next && (next = compute_at(program, p.stage, consumer, f->var, &reason))) {
+            if (!next && (next = compute_at(base, p.stage, consumer, f->var, &reason))) {
               p.consumer = consumer;
               p.loops = {f->var};
+              schedule.steps.insert(schedule.steps.end(), binds.begin(), binds.end());
             }
         }
         break;

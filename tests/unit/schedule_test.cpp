@@ -38,7 +38,7 @@ std::string first_line(const std::string &s) { return s.substr(0, s.find('\n'));
 TEST(ScheduleText, RoundTripIsExact) {
   const std::string text =
       "inline e\nsplit y.m 64 -> mo mi\ntile y m n 64 32 -> mo no mi ni\nreorder y mo no mi ni\n"
-      "fuse y m n -> mn\nbind y.mo group.y\nbind y.mi local.x\nunroll y.ki\ncross_reduce y.k 256 -> t\n"
+      "fuse y m n -> mn\nbind y.mo group.y\nbind y.mi local.x\nunroll y.ki\nvectorize y.v\ncross_reduce y.k 256 -> t\n"
       "compute_at total y.t\ncache_write c.tx private\ncache_read c.ko a local -> a_s\npad c.a_s 1\n";
   EXPECT_EQ(print_schedule(schedule_of(text)), text);
   // Comments and spacing are not part of the data.
@@ -48,7 +48,7 @@ TEST(ScheduleText, RoundTripIsExact) {
 TEST(ScheduleText, ErrorsPointAtTheText) {
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 64 -> mo mi\nshuffle y.m\n"); })),
             "s.sched:2:1: error: unknown primitive 'shuffle'; primitives are split, tile, reorder, fuse, bind, "
-            "unroll, inline, cross_reduce, compute_at, cache_write, cache_read, pad");
+            "unroll, vectorize, inline, cross_reduce, compute_at, cache_write, cache_read, pad");
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("cache_write c.tx global"); })),
             "s.sched:1:18: error: unknown memory 'global'; caches are local or private");
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 0 -> mo mi"); })),
@@ -297,6 +297,37 @@ int count(const std::string &text, const std::string &what) {
   int n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
+}
+
+const char *kScale = "kernel s(x: f32[N, D]) -> y: f32[N, D] where N = 3, D = 8 { y[n, d] = x[n, d] * 2.0 }";
+
+TEST(Vectorize, MarksTheLoop) {
+  Program p = scheduled(kScale, "split y.d 4 -> do dv\nvectorize y.dv\n");
+  EXPECT_EQ(count(print_stmt(p.kernels[0].body), "for dv in 0..4 vectorized"), 1) << print_program(p);
+  // An unrolled loop may be vectorized instead (cache_write unrolls its copies).
+  Program q = scheduled(kScale, "split y.d 4 -> do dv\nunroll y.dv\nvectorize y.dv\n");
+  EXPECT_EQ(count(print_stmt(q.kernels[0].body), "for dv in 0..4 vectorized"), 1);
+}
+
+TEST(Vectorize, Refusals) {
+  EXPECT_EQ(first_line(refusal(kScale, "split y.d 4 -> do dv\nvectorize y.dq")),
+            "s.sched:2:1: error: vectorize y.dq: no loop named dq in stage y; loops are n, do, dv");
+  EXPECT_EQ(first_line(refusal(kScale, "split y.d 2 -> do dv\nvectorize y.do")),
+            "s.sched:2:1: error: vectorize y.do: loop do is not innermost: it holds loop dv");
+  EXPECT_EQ(first_line(refusal(kScale, "vectorize y.n")),
+            "s.sched:1:1: error: vectorize y.n: loop n has 3 iterations; vectors have 2, 4, 8 or 16 lanes (split it "
+            "first)");
+  EXPECT_EQ(first_line(refusal(kScale, "split y.n 2 -> no ni\nreorder y no d ni\nvectorize y.ni")),
+            "s.sched:3:1: error: vectorize y.ni: index 0 of the read of x (n) depends on ni; only the last index may");
+  EXPECT_EQ(first_line(refusal(kScale, "split y.d 4 -> do dv\nvectorize y.dv\nvectorize y.dv")),
+            "s.sched:3:1: error: vectorize y.dv: loop dv is already vectorized");
+  EXPECT_EQ(first_line(refusal(kScale, "bind y.n group.x\nvectorize y.n")),
+            "s.sched:2:1: error: vectorize y.n: loop n is already group.x");
+  const char *row_sums = "kernel r(x: f32[N, K]) -> y: f32[N] where N = 3, K = 8 { y[n] = sum(k) x[n, k] }";
+  EXPECT_EQ(first_line(refusal(row_sums, "vectorize y.k")),
+            "s.sched:1:1: error: vectorize y.k: the store to y_acc writes the same element in every lane");
+  // A tail (5 is not a multiple of 4) is vectorized where every lane is in range.
+  EXPECT_EQ(refusal(kSoftmax, "split y.d 4 -> dj dv\nvectorize y.dv"), "");
 }
 
 TEST(ComputeAt, SoftmaxBecomesOneKernel) {

@@ -1,4 +1,4 @@
-#include "passes/affine.h"
+#include "ir/affine.h"
 
 namespace ks {
 

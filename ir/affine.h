@@ -1,6 +1,7 @@
 // Affine forms of integer index expressions: sum of coefficient * variable plus a
-// constant, with lets expanded. cache_read uses them to find the box of a buffer
-// that a loop body reads, as an origin in the outer loops plus constant extents.
+// constant, with lets expanded. cache_read finds the box of a buffer a loop body
+// reads with them; vectorize the stride of an access along a loop, and the OpenCL
+// printer whether a vector access is aligned.
 #pragma once
 
 #include <cstdint>
