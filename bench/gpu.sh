@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole GPU job, run on the H100 machine through the device tool:
-#   bash bench/gpu.sh              (with .deps carried: header-only CLI11 and nlohmann-json)
+#   bash bench/gpu.sh              (with .deps carried, as scripts/gpu_deps.sh fills it)
 #   bash bench/gpu.sh COMMAND...   set up and build, then run COMMAND instead of the
 #                                  benchmark (e.g. bench/schedules.sh, to tune one)
 # Registers NVIDIA's OpenCL driver, builds with that machine's g++/cmake (no Clang,
@@ -15,7 +15,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | t
 # The loader may be there without its development symlink: name the library itself.
 opencl_lib=$(ldconfig -p | awk '/libOpenCL\.so(\.1)? / {print $NF; exit}')
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DKS_BUILD_TESTS=OFF \
-  -DKS_EXTRA_INCLUDE="$PWD/.deps/include" -DOpenCL_INCLUDE_DIR="$PWD/.deps/include" \
+  -DKS_EXTRA_INCLUDE="$PWD/.deps/include" -DOpenCL_INCLUDE_DIR="$PWD/.deps/include" -DCMAKE_PREFIX_PATH="$PWD/.deps/usr" \
   ${opencl_lib:+-DOpenCL_LIBRARY="$opencl_lib"} > "$out/configure.log" 2>&1 || { cat "$out/configure.log"; exit 1; }
 ninja -C build-gpu -j 16 > "$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
 ./build-gpu/ks_interpreter_bench | tee -a "$out/gpu.txt"

@@ -103,11 +103,22 @@ struct CPrinter::Impl : public IRVisitorStrict {
 
   std::string use_helper(Builtin fn) {
     const BuiltinSpelling &s = p.target_.builtins.at(fn);
-    if (!s.helper_definition.empty()) {
-      p.helpers_used_.insert(s.function);
-      p.helper_text_[s.function] = s.helper_definition;
-    }
+    if (!s.helper_definition.empty()) p.helpers_used_[s.function] = s.helper_definition;
+    for (const std::string &need : s.needs) use_function(need);
     return s.function;
+  }
+  // A function of the target, or one of its base helpers (then defined once).
+  const std::string &use_function(const std::string &name) {
+    auto base = p.target_.base_helpers.find(name);
+    if (base != p.target_.base_helpers.end()) p.base_helpers_used_[name] = base->second;
+    return name;
+  }
+  void print_cast(DType type, const Expr &value) {
+    if (p.target_.constructor_casts) {
+      set(p.type_name(type) + "(" + sub(value, 0) + ")", kPrimary);
+    } else {
+      set("(" + p.type_name(type) + ")" + sub(value, kUnary), kUnary);
+    }
   }
 
   std::string floor_helper(bool mod, DType type) {
@@ -118,8 +129,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     std::string def = qualifier + t + " " + name + "(" + t + " a, " + t + " b) {\n" + "  " + t + " q = " + q + ";\n" +
                       "  if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;\n" +
                       (mod ? "  return a - q * b;\n" : "  return q;\n") + "}\n";
-    p.helpers_used_.insert(name);
-    p.helper_text_[name] = def;
+    p.helpers_used_[name] = def;
     return name;
   }
 
@@ -249,7 +259,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     }
     if (n->op == BinaryOp::Mod && is_float(type)) {
       std::string a = sub(n->a, 0), b = sub(n->b, 0);
-      set(p.target_.float_mod + "(" + a + ", " + b + ")", kPrimary);
+      set(use_function(p.target_.float_mod) + "(" + a + ", " + b + ")", kPrimary);
       return;
     }
     int prec = c_precedence(n->op);
@@ -279,8 +289,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
       lanes_text += std::string(k ? ",\n" : "\n") + "      " + fn + "(" + args + ")";
     }
     const std::string qualifier = p.target_.helper_qualifier.empty() ? "" : p.target_.helper_qualifier + " ";
-    p.helpers_used_.insert(name);
-    p.helper_text_[name] =
+    p.helpers_used_[name] =
         qualifier + type + " " + name + "(" + params + ") {\n  return (" + type + ")(" + lanes_text + ");\n}\n";
     return name;
   }
@@ -289,7 +298,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
       set(sub(n->value, kEquality + 1) + " != 0", kEquality);
       return;
     }
-    set("(" + p.type_name(n->type) + ")" + sub(n->value, kUnary), kUnary);
+    print_cast(n->type, n->value);
   }
   void visit(const Select *n) override {
     std::string c = sub(n->condition, kTernary + 1), a = sub(n->true_value, kTernary + 1),
@@ -334,8 +343,9 @@ struct CPrinter::Impl : public IRVisitorStrict {
     scope.vars[n->var] = Interval::of(0, n->extent - 1);
     int dim = hardware_dim(n->kind);
     if (dim >= 0) {
-      const std::string &fn = is_group(n->kind) ? p.target_.group_id : p.target_.local_id;
-      out << line() << "const " << type << " " << var << " = (" << type << ")" << fn << "(" << dim << ");\n";
+      const std::string &index = (is_group(n->kind) ? p.target_.group_index : p.target_.local_index)[dim];
+      out << line() << "const " << type << " " << var << " = "
+          << (p.target_.constructor_casts ? type + "(" + index + ")" : "(" + type + ")" + index) << ";\n";
       body(n->body);
     } else if (n->kind == ForKind::Vectorized && !p.target_.vector_load.empty()) {
       vectorized_loop(n, var, type);
@@ -459,7 +469,9 @@ struct CPrinter::Impl : public IRVisitorStrict {
 CPrinter::CPrinter(const CTarget &target, const Program &program) : target_(target), program_(program) {}
 
 std::string CPrinter::c_name(const std::string &name) const {
-  if (target_.reserved.count(name) || name.rfind("ks_", 0) == 0 || name.rfind("__", 0) == 0) return name + "_";
+  if (target_.reserved.count(name)) return name + "_";
+  for (const std::string &prefix : target_.reserved_prefixes)
+    if (name.rfind(prefix, 0) == 0) return name + "_";
   return name;
 }
 
@@ -500,7 +512,8 @@ std::string CPrinter::local_declarations(const Stmt &body, int indent) {
 
 std::string CPrinter::helpers() const {
   std::string out;
-  for (const std::string &name : helpers_used_) out += helper_text_.at(name) + "\n";
+  for (const auto *helpers : {&base_helpers_used_, &helpers_used_})
+    for (const auto &[name, definition] : *helpers) out += definition + "\n";
   return out;
 }
 

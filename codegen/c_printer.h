@@ -4,6 +4,7 @@
 // Output is deterministic: the same program prints the same text.
 #pragma once
 
+#include <array>
 #include <map>
 #include <set>
 #include <sstream>
@@ -20,7 +21,8 @@ namespace ks {
 /// helper the printer defines once in the prelude (`ks_gelu`).
 struct BuiltinSpelling {
   std::string function;
-  std::string helper_definition;  // empty when the target has the function
+  std::string helper_definition;   // empty when the target has the function
+  std::vector<std::string> needs;  // the target's base helpers the definition calls
 };
 
 /// What differs between C-like targets.
@@ -29,7 +31,13 @@ struct CTarget {
   std::string f32_suffix = "f", i64_suffix = "L";
   std::string infinity = "INFINITY", nan = "NAN";
   std::string float_min = "fmin", float_max = "fmax", int_min = "min", int_max = "max", float_mod = "fmod";
-  std::string group_id = "get_group_id", local_id = "get_local_id";
+  // Functions the target lacks, defined by the printer where used (before the
+  // builtin helpers, which may call them): name -> definition.
+  std::map<std::string, std::string> base_helpers;
+  // The work-group and work-item indices along x, y, z.
+  std::array<std::string, 3> group_index{"get_group_id(0)", "get_group_id(1)", "get_group_id(2)"};
+  std::array<std::string, 3> local_index{"get_local_id(0)", "get_local_id(1)", "get_local_id(2)"};
+  bool constructor_casts = false;  // int(x) rather than (int)x
   std::string local_barrier = "barrier(CLK_LOCAL_MEM_FENCE);";
   std::string global_barrier = "barrier(CLK_GLOBAL_MEM_FENCE);";
   std::string local_qualifier = "__local";
@@ -45,6 +53,8 @@ struct CTarget {
   std::string helper_qualifier = "inline";
   std::map<Builtin, BuiltinSpelling> builtins;
   std::set<std::string> reserved;  // identifiers a kernel name may not take
+  // Prefixes a name may not start with: the printer's own (ks_) and the target's.
+  std::vector<std::string> reserved_prefixes{"ks_", "__"};
 };
 
 /// Prints one kernel body; collects the helpers it used.
@@ -71,8 +81,8 @@ class CPrinter {
   struct Impl;
   const CTarget &target_;
   const Program &program_;
-  std::set<std::string> helpers_used_;  // by helper name, printed sorted
-  std::map<std::string, std::string> helper_text_;
+  // Helpers used so far, by name, printed sorted: base helpers, then the others.
+  std::map<std::string, std::string> base_helpers_used_, helpers_used_;
   friend struct Impl;
 };
 

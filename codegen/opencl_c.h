@@ -14,6 +14,7 @@ struct GeneratedKernel {
   std::string name;                  // as spelled in the source
   std::vector<std::string> buffers;  // the kernel's parameters, in order
   LaunchShape shape;
+  std::string source;  // the kernel's own module where each kernel is one (GLSL); else empty
 };
 
 struct GeneratedProgram {

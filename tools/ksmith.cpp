@@ -1,6 +1,6 @@
 // ksmith: the kernelsmith command line.
 //   ksmith devices [--json]
-//   ksmith compile SPEC [--schedule FILE] [--size N=V]... [--emit=graph|loops|opencl] [-o FILE]
+//   ksmith compile SPEC [--schedule FILE] [--size N=V]... [--emit=graph|loops|opencl|glsl|spirv] [-o FILE]
 //   ksmith inspect SPEC [--schedule FILE] [--print-after-all | --print-after=NAME | --print-changed] [--time-passes]
 //   ksmith run SPEC [--size N=V]... [--check-size N=V]... [--device SEL] [--json]
 // Exit status: 0 success; 1 a bad input, a failed check or a device failure;
@@ -14,6 +14,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "codegen/glsl.h"
+#include "codegen/spirv.h"
 #include "evolve/compare.h"
 #include "evolve/evaluate.h"
 #include "frontend/elaborate.h"
@@ -85,6 +87,23 @@ int devices_command(bool json) {
 
 Schedule schedule_from(const std::string &path) { return path.empty() ? Schedule{} : load_schedule(path); }
 
+// SPIR-V: the disassembly of each kernel's module on standard output, or the
+// binary with -o (FILE itself for one kernel; FILE's stem.KERNEL.ext for several).
+int emit_spirv(const GeneratedProgram &glsl, const std::string &output) {
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> modules;
+  for (const GeneratedKernel &k : glsl.kernels) modules.push_back({k.name, compile_glsl_to_spirv(k.source, k.name)});
+  if (output.empty() || output == "-") {
+    for (const auto &[name, words] : modules) std::cout << "; kernel " << name << "\n" << disassemble_spirv(words);
+    return 0;
+  }
+  for (const auto &[name, words] : modules) {
+    std::filesystem::path path(output);
+    if (modules.size() > 1) path.replace_filename(path.stem().string() + "." + name + path.extension().string());
+    write_file(path.string(), std::string(reinterpret_cast<const char *>(words.data()), words.size() * 4));
+  }
+  return 0;
+}
+
 int compile_command(const std::string &path, const std::string &schedule_path, const std::vector<std::string> &sizes,
                     const std::string &emit, const std::string &output) {
   frontend::Spec spec = frontend::load_spec(path);
@@ -95,7 +114,10 @@ int compile_command(const std::string &path, const std::string &schedule_path, c
     text = print_graph(frontend::elaborate(spec, frontend::SizeSet::Default, o));
   } else {
     Compiled c = compile_spec(spec, frontend::SizeSet::Default, o, schedule);
-    text = emit == "loops" ? print_program(c.program) : c.code.source;
+    if (emit == "spirv") return emit_spirv(generate_glsl(c.program), output);
+    text = emit == "loops"  ? print_program(c.program)
+           : emit == "glsl" ? generate_glsl(c.program).source
+                            : c.code.source;
   }
   if (output.empty() || output == "-")
     std::cout << text;
@@ -185,8 +207,8 @@ int main(int argc, char **argv) {
   compile->add_option("spec", spec_path, "The .ks spec")->required();
   compile->add_option("--schedule", schedule_path, "Apply the schedule in FILE");
   compile->add_option("--size", sizes, "Override a size: NAME=VALUE (repeatable, or comma-separated)");
-  compile->add_option("--emit", emit, "What to print: graph, loops or opencl")
-      ->check(CLI::IsMember({"graph", "loops", "opencl"}));
+  compile->add_option("--emit", emit, "What to print: graph, loops, opencl, glsl or spirv")
+      ->check(CLI::IsMember({"graph", "loops", "opencl", "glsl", "spirv"}));
   compile->add_option("-o,--output", output, "Write to FILE instead of standard output");
 
   InspectOptions inspect_options;

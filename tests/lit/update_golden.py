@@ -8,12 +8,18 @@ to the output, line for line. Review the diff before committing it.
 Usage: tests/lit/update_golden.py BUILD_DIR/ksmith [TEST ...]
 """
 import pathlib
+import re
 import shlex
 import subprocess
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
 EXAMPLES = HERE.parent.parent / "examples"
+
+
+def escape(line: str) -> str:
+    """FileCheck reads [[...]] as a variable and {{...}} as a regex: match them literally."""
+    return re.sub(r"\[\[|\{\{", lambda m: "{{\\" + m.group(0)[0] + "\\" + m.group(0)[1] + "}}", line)
 
 
 def regenerate(test: pathlib.Path, ksmith: str) -> None:
@@ -29,7 +35,7 @@ def regenerate(test: pathlib.Path, ksmith: str) -> None:
         if not line:
             checks.append("# CHECK-EMPTY:")
         else:
-            checks.append(("# CHECK:" if i == 0 else "# CHECK-NEXT:") + line)
+            checks.append(("# CHECK:" if i == 0 else "# CHECK-NEXT:") + escape(line))
     test.write_text("\n".join(kept + checks) + "\n")
     print(f"updated {test.relative_to(HERE)} ({len(checks)} lines)")
 

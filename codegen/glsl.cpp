@@ -1,0 +1,185 @@
+// The GLSL target: its spellings (data) and the assembly of one shader per kernel.
+#include "codegen/glsl.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "codegen/c_printer.h"
+#include "ir/diagnostic.h"
+
+namespace ks {
+
+namespace {
+
+constexpr const char *kInfinity = "uintBitsToFloat(0x7F800000u)", *kNaN = "uintBitsToFloat(0x7FC00000u)";
+
+const CTarget &glsl_target() {
+  static const CTarget target = [] {
+    CTarget t;
+    t.bool_type = "bool";
+    t.i64_type = "int64_t";
+    t.i64_suffix = "l";
+    t.infinity = kInfinity;
+    t.nan = kNaN;
+    t.float_min = "min";
+    t.float_max = "max";
+    t.float_mod = "ks_fmod";
+    t.group_index = {"gl_WorkGroupID.x", "gl_WorkGroupID.y", "gl_WorkGroupID.z"};
+    t.local_index = {"gl_LocalInvocationID.x", "gl_LocalInvocationID.y", "gl_LocalInvocationID.z"};
+    t.constructor_casts = true;
+    t.local_barrier = "memoryBarrierShared(); barrier();";
+    t.global_barrier = "memoryBarrierBuffer(); barrier();";
+    t.local_qualifier = "shared";
+    t.global_qualifier = "";
+    t.vector_load = t.vector_store = "";  // vectorized loops print unrolled
+    t.local_alignment = "";
+    t.unroll_pragma = "[[unroll]]";
+    t.helper_qualifier = "";
+    t.reserved_prefixes = {"ks_", "__", "gl_"};
+    // GLSL lacks these functions (or, for pow, C's meaning for negative bases).
+    t.base_helpers = {
+        {"ks_fmod", "float ks_fmod(float a, float b) { return a - b * trunc(a / b); }\n"},
+        {"ks_erf",
+         "// Abramowitz and Stegun 7.1.26: absolute error below 1.5e-7.\n"
+         "float ks_erf(float x) {\n"
+         "  float t = 1.0f / (1.0f + 0.3275911f * abs(x));\n"
+         "  float p = ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t + "
+         "0.254829592f) * t;\n"
+         "  return sign(x) * (1.0f - p * exp(-x * x));\n"
+         "}\n"},
+        {"ks_log1p",
+         "// log(1 + x) without the rounding of 1 + x (Goldberg's correction).\n"
+         "float ks_log1p(float x) {\n"
+         "  float u = 1.0f + x;\n"
+         "  return u == 1.0f ? x : log(u) * x / (u - 1.0f);\n"
+         "}\n"},
+        {"ks_expm1",
+         "// exp(x) - 1 without the cancellation near 0 (Kahan's correction).\n"
+         "float ks_expm1(float x) {\n"
+         "  float u = exp(x);\n"
+         "  if (u == 1.0f) return x;\n"
+         "  if (u - 1.0f == -1.0f) return -1.0f;\n"
+         "  return (u - 1.0f) * x / log(u);\n"
+         "}\n"},
+        {"ks_pow",
+         "// C's pow: GLSL leaves x < 0 (and x = 0, y <= 0) undefined.\n"
+         "float ks_pow(float x, float y) {\n"
+         "  if (x == 0.0f) return y > 0.0f ? 0.0f : (y == 0.0f ? 1.0f : " +
+             std::string(kInfinity) +
+             ");\n"
+             "  float r = pow(abs(x), y);\n"
+             "  if (x > 0.0f || y == 0.0f) return r;\n"
+             "  if (fract(y) != 0.0f) return " +
+             kNaN +
+             ";\n"
+             "  return mod(y, 2.0f) == 1.0f ? -r : r;\n"
+             "}\n"},
+    };
+    auto direct = [&](Builtin b, const char *name) { t.builtins[b] = {name, "", {}}; };
+    auto base = [&](Builtin b, const char *name) { t.builtins[b] = {name, "", {name}}; };
+    auto helper = [&](Builtin b, const char *name, const char *body, std::vector<std::string> needs = {}) {
+      t.builtins[b] = {name, std::string("float ") + name + body, std::move(needs)};
+    };
+    direct(Builtin::Exp, "exp");
+    direct(Builtin::Exp2, "exp2");
+    direct(Builtin::Log, "log");
+    direct(Builtin::Log2, "log2");
+    base(Builtin::Log1p, "ks_log1p");
+    base(Builtin::Expm1, "ks_expm1");
+    direct(Builtin::Sqrt, "sqrt");
+    direct(Builtin::Rsqrt, "inversesqrt");
+    direct(Builtin::Tanh, "tanh");
+    base(Builtin::Erf, "ks_erf");
+    direct(Builtin::Sin, "sin");
+    direct(Builtin::Cos, "cos");
+    direct(Builtin::Abs, "abs");
+    direct(Builtin::Floor, "floor");
+    direct(Builtin::Ceil, "ceil");
+    direct(Builtin::Sign, "sign");
+    base(Builtin::Pow, "ks_pow");
+    helper(Builtin::Clamp, "ks_clamp", "(float x, float lo, float hi) { return min(max(x, lo), hi); }\n");
+    helper(Builtin::Sigmoid, "ks_sigmoid", "(float x) { return 1.0f / (1.0f + exp(-x)); }\n");
+    helper(Builtin::Relu, "ks_relu", "(float x) { return x > 0.0f ? x : 0.0f; }\n");
+    helper(Builtin::LeakyRelu, "ks_leaky_relu", "(float x, float a) { return x >= 0.0f ? x : x * a; }\n");
+    helper(Builtin::Gelu, "ks_gelu", "(float x) { return 0.5f * x * (1.0f + ks_erf(x * 0.70710678118654752f)); }\n",
+           {"ks_erf"});
+    helper(Builtin::GeluTanh, "ks_gelu_tanh",
+           "(float x) {\n  return 0.5f * x * (1.0f + tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));\n}\n");
+    helper(Builtin::Softplus, "ks_softplus", "(float x) { return x > 20.0f ? x : ks_log1p(exp(x)); }\n", {"ks_log1p"});
+    helper(Builtin::Silu, "ks_silu", "(float x) { return x / (1.0f + exp(-x)); }\n");
+    helper(Builtin::Mish, "ks_mish", "(float x) { return x * tanh(x > 20.0f ? x : ks_log1p(exp(x))); }\n",
+           {"ks_log1p"});
+    helper(Builtin::Elu, "ks_elu", "(float x, float a) { return x > 0.0f ? x : a * ks_expm1(x); }\n", {"ks_expm1"});
+    helper(Builtin::Selu, "ks_selu",
+           "(float x) {\n  return 1.05070098735548049f * (x > 0.0f ? x : 1.67326324235437728f * ks_expm1(x));\n}\n",
+           {"ks_expm1"});
+    helper(Builtin::Hardtanh, "ks_hardtanh", "(float x, float lo, float hi) { return min(max(x, lo), hi); }\n");
+    helper(Builtin::Hardsigmoid, "ks_hardsigmoid", "(float x) { return min(max(x / 6.0f + 0.5f, 0.0f), 1.0f); }\n");
+    helper(Builtin::Hardswish, "ks_hardswish", "(float x) { return x * min(max(x + 3.0f, 0.0f), 6.0f) / 6.0f; }\n");
+    for (const BuiltinInfo &info : all_builtins())
+      if (!t.builtins.count(info.id)) throw InternalError(std::string("GLSL spelling missing for ") + info.name);
+    t.reserved = {
+        // GLSL 4.50 keywords and reserved words
+        "attribute", "const", "uniform", "varying", "buffer", "shared", "coherent", "volatile", "restrict", "readonly",
+        "writeonly", "atomic_uint", "layout", "centroid", "flat", "smooth", "noperspective", "patch", "sample", "break",
+        "continue", "do", "for", "while", "switch", "case", "default", "if", "else", "subroutine", "in", "out", "inout",
+        "float", "double", "int", "void", "bool", "true", "false", "invariant", "precise", "discard", "return", "uint",
+        "lowp", "mediump", "highp", "precision", "struct", "common", "partition", "active", "asm", "class", "union",
+        "enum", "typedef", "template", "this", "resource", "goto", "inline", "noinline", "public", "static", "extern",
+        "external", "interface", "long", "short", "half", "fixed", "unsigned", "superp", "input", "output", "filter",
+        "sizeof", "cast", "namespace", "using", "main", "int64_t", "uint64_t",
+        // functions the generated code calls
+        "exp", "exp2", "log", "log2", "sqrt", "inversesqrt", "tanh", "sin", "cos", "abs", "floor", "ceil", "sign",
+        "pow", "min", "max", "mod", "trunc", "fract", "clamp", "barrier", "memoryBarrierShared", "memoryBarrierBuffer",
+        "uintBitsToFloat"};
+    for (const char *base_type : {"vec", "ivec", "uvec", "bvec", "dvec", "mat", "dmat", "hvec", "fvec"})
+      for (int n : {2, 3, 4}) t.reserved.insert(std::string(base_type) + std::to_string(n));
+    return t;
+  }();
+  return target;
+}
+
+}  // namespace
+
+GeneratedProgram generate_glsl(const Program &program) {
+  const CTarget &target = glsl_target();
+  for (const TensorDecl &b : program.buffers)
+    if (b.numel() > INT32_MAX)
+      throw UserError("error: buffer " + b.name + " has " + std::to_string(b.numel()) +
+                      " elements; a Vulkan storage buffer is indexed with 32 bits (at most 2147483647)");
+  GeneratedProgram generated;
+  for (const Kernel &kernel : program.kernels) {
+    CPrinter printer(target, program);  // per shader: each carries its own helpers
+    GeneratedKernel info;
+    info.name = printer.c_name(kernel.name);
+    info.buffers = kernel_buffers(program, kernel);
+    info.shape = launch_shape(kernel);
+    std::ostringstream shader;
+    shader << "#version 450\n"
+           << "#extension GL_EXT_control_flow_attributes : require\n"
+           << "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n"
+           << "// " << program.name << ", kernel " << kernel.name << ": generated by kernelsmith\n\n"
+           << "layout(local_size_x = " << info.shape.local[0] << ", local_size_y = " << info.shape.local[1]
+           << ", local_size_z = " << info.shape.local[2] << ") in;\n\n";
+    const std::vector<std::string> written = kernel_written_buffers(kernel);
+    for (size_t i = 0; i < info.buffers.size(); ++i) {
+      const TensorDecl &b = *program.find_buffer(info.buffers[i]);
+      bool writes = std::find(written.begin(), written.end(), b.name) != written.end();
+      shader << "layout(std430, set = 0, binding = " << i << ") restrict " << (writes ? "" : "readonly ")
+             << "buffer ks_buffer" << i << " { " << printer.type_name(b.type) << " " << printer.c_name(b.name)
+             << "[]; };\n";
+    }
+    std::string body = printer.kernel_body(kernel.body, 1);
+    std::string helpers = printer.helpers();
+    std::string locals = printer.local_declarations(kernel.body, 0);
+    if (!helpers.empty()) shader << "\n" << helpers;
+    if (!locals.empty()) shader << (helpers.empty() ? "\n" : "") << locals;
+    shader << "\nvoid main() {\n" << body << "}\n";
+    info.source = shader.str();
+    generated.source += (generated.kernels.empty() ? "" : "\n") + info.source;
+    generated.kernels.push_back(info);
+  }
+  return generated;
+}
+
+}  // namespace ks

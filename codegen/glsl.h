@@ -1,0 +1,16 @@
+// Loop IR -> GLSL 450 compute shaders, one per kernel (Vulkan's way: a pipeline per
+// entry point). Global buffers are storage buffers at set 0, binding = the
+// parameter's position; local arrays are `shared`; the work-group size is the
+// shader's local_size. Printed by the same CPrinter as OpenCL C, from GLSL's table.
+#pragma once
+
+#include "codegen/opencl_c.h"
+
+namespace ks {
+
+/// Generates one GLSL compute shader per kernel of a verified program: each
+/// GeneratedKernel's `source`; the program's `source` holds them all, in order.
+/// Throws UserError when a buffer is too large for a storage buffer's 32-bit index.
+GeneratedProgram generate_glsl(const Program &program);
+
+}  // namespace ks

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Fills .deps (ignored by git) with what the GPU machine lacks, from this Debian 12
+# machine's packages, for the device tool's `carry: [".deps"]` (64 MiB at most):
+#   .deps/include  header-only CLI11 and nlohmann-json, the OpenCL headers
+#   .deps/usr      glslang and SPIRV-Tools: headers, static libraries and their CMake
+#                  packages, laid out as under /usr so the packages find themselves
+# Idempotent: run it again after a package upgrade.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+arch=x86_64-linux-gnu
+rm -rf .deps
+mkdir -p .deps/include .deps/usr/include .deps/usr/lib/$arch/cmake .deps/usr/bin
+cp -r /usr/include/{CLI,nlohmann,CL} .deps/include/
+cp -r /usr/include/{glslang,spirv-tools} .deps/usr/include/
+for lib in glslang MachineIndependent GenericCodeGen OSDependent OGLCompiler HLSL SPIRV SPVRemapper \
+  glslang-default-resource-limits SPIRV-Tools SPIRV-Tools-opt SPIRV-Tools-link SPIRV-Tools-lint \
+  SPIRV-Tools-diff SPIRV-Tools-reduce; do
+  cp /usr/lib/$arch/lib$lib.a .deps/usr/lib/$arch/
+done
+cp -r /usr/lib/$arch/cmake/{glslang,SPIRV-Tools,SPIRV-Tools-opt,SPIRV-Tools-link,SPIRV-Tools-lint,SPIRV-Tools-diff,SPIRV-Tools-reduce,SPIRV-Tools-tools} \
+  .deps/usr/lib/$arch/cmake/
+# glslang's CMake package insists that its tools exist.
+cp /usr/bin/{glslangValidator,spirv-remap} .deps/usr/bin/
+du -sh .deps
