@@ -14,9 +14,9 @@ namespace {
 const CTarget &opencl_target() {
   static const CTarget target = [] {
     CTarget t;
-    auto direct = [&](Builtin b, const char *name) { t.builtins[b] = {name, ""}; };
+    auto direct = [&](Builtin b, const char *name) { t.builtins[b] = {name, "", {}}; };
     auto helper = [&](Builtin b, const char *name, const char *body) {
-      t.builtins[b] = {name, std::string("float ") + name + body};
+      t.builtins[b] = {name, std::string("float ") + name + body, {}};
     };
     direct(Builtin::Exp, "exp");
     direct(Builtin::Exp2, "exp2");
