@@ -10,6 +10,7 @@
 // values that do not vary are widened where an operation needs a vector.
 #include "codegen/c_printer.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -156,10 +157,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
 
   // ---- vectors ----
   bool lanes_vary(const Expr &e) const { return vector_loop && !in_index && mentions(e, vector_loop->form.varying); }
-  bool lanes_vary(const std::vector<Expr> &indices) const {
-    for (const Expr &index : indices)
-      if (vector_loop && mentions(index, vector_loop->form.varying)) return true;
-    return false;
+  bool lanes_vary(const std::vector<Expr> &es) const {
+    return std::any_of(es.begin(), es.end(), [&](const Expr &e) { return lanes_vary(e); });
   }
   int64_t lanes() const { return vector_loop->loop->extent; }
   std::string vector_type(DType type) const { return p.type_name(type) + std::to_string(lanes()); }
@@ -268,8 +267,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
   }
   void visit(const Call *n) override {
     std::string fn = use_helper(n->fn);
-    bool wide = false;
-    for (const Expr &arg : n->args) wide = wide || lanes_vary(arg);
+    const bool wide = lanes_vary(n->args);
     // Vector calls take vectors only (scalars are widened); the target's builtins
     // take them as they are, a helper through its lane-by-lane vector form.
     if (wide && !p.target_.builtins.at(n->fn).helper_definition.empty()) fn = vector_helper(fn, n->args.size());
@@ -306,7 +304,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     set(c + " ? " + a + " : " + b, kTernary);
   }
   void visit(const Load *n) override {
-    if (vector_loop && !in_index && lanes_vary(n->indices)) {
+    if (lanes_vary(n->indices)) {
       set(vector_load(n), kUnary);  // the vector form has no padded vector reads
       return;
     }
@@ -465,6 +463,10 @@ struct CPrinter::Impl : public IRVisitorStrict {
     for (const Stmt &s : n->stmts) body(s);
   }
 };
+
+void spell_by_name(CTarget *target, std::initializer_list<Builtin> builtins) {
+  for (Builtin b : builtins) target->builtins[b] = {builtin_info(b).name, "", {}};
+}
 
 CPrinter::CPrinter(const CTarget &target, const Program &program) : target_(target), program_(program) {}
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <sstream>
@@ -56,6 +57,10 @@ struct CTarget {
   // Prefixes a name may not start with: the printer's own (ks_) and the target's.
   std::vector<std::string> reserved_prefixes{"ks_", "__"};
 };
+
+/// Spells each builtin as the target's function of the builtin's own name (exp,
+/// tanh, ...), which C and GLSL share.
+void spell_by_name(CTarget *target, std::initializer_list<Builtin> builtins);
 
 /// Prints one kernel body; collects the helpers it used.
 class CPrinter {

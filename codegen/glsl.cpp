@@ -75,28 +75,17 @@ const CTarget &glsl_target() {
              "  return mod(y, 2.0f) == 1.0f ? -r : r;\n"
              "}\n"},
     };
-    auto direct = [&](Builtin b, const char *name) { t.builtins[b] = {name, "", {}}; };
     auto base = [&](Builtin b, const char *name) { t.builtins[b] = {name, "", {name}}; };
     auto helper = [&](Builtin b, const char *name, const char *body, std::vector<std::string> needs = {}) {
       t.builtins[b] = {name, std::string("float ") + name + body, std::move(needs)};
     };
-    direct(Builtin::Exp, "exp");
-    direct(Builtin::Exp2, "exp2");
-    direct(Builtin::Log, "log");
-    direct(Builtin::Log2, "log2");
+    spell_by_name(&t, {Builtin::Exp, Builtin::Exp2, Builtin::Log, Builtin::Log2, Builtin::Sqrt, Builtin::Tanh,
+                       Builtin::Sin, Builtin::Cos, Builtin::Abs, Builtin::Floor, Builtin::Ceil, Builtin::Sign});
     base(Builtin::Log1p, "ks_log1p");
     base(Builtin::Expm1, "ks_expm1");
-    direct(Builtin::Sqrt, "sqrt");
-    direct(Builtin::Rsqrt, "inversesqrt");
-    direct(Builtin::Tanh, "tanh");
     base(Builtin::Erf, "ks_erf");
-    direct(Builtin::Sin, "sin");
-    direct(Builtin::Cos, "cos");
-    direct(Builtin::Abs, "abs");
-    direct(Builtin::Floor, "floor");
-    direct(Builtin::Ceil, "ceil");
-    direct(Builtin::Sign, "sign");
     base(Builtin::Pow, "ks_pow");
+    t.builtins[Builtin::Rsqrt] = {"inversesqrt", "", {}};
     helper(Builtin::Clamp, "ks_clamp", "(float x, float lo, float hi) { return min(max(x, lo), hi); }\n");
     helper(Builtin::Sigmoid, "ks_sigmoid", "(float x) { return 1.0f / (1.0f + exp(-x)); }\n");
     helper(Builtin::Relu, "ks_relu", "(float x) { return x > 0.0f ? x : 0.0f; }\n");

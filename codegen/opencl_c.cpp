@@ -14,27 +14,13 @@ namespace {
 const CTarget &opencl_target() {
   static const CTarget target = [] {
     CTarget t;
-    auto direct = [&](Builtin b, const char *name) { t.builtins[b] = {name, "", {}}; };
     auto helper = [&](Builtin b, const char *name, const char *body) {
       t.builtins[b] = {name, std::string("float ") + name + body, {}};
     };
-    direct(Builtin::Exp, "exp");
-    direct(Builtin::Exp2, "exp2");
-    direct(Builtin::Log, "log");
-    direct(Builtin::Log2, "log2");
-    direct(Builtin::Log1p, "log1p");
-    direct(Builtin::Expm1, "expm1");
-    direct(Builtin::Sqrt, "sqrt");
-    direct(Builtin::Rsqrt, "rsqrt");
-    direct(Builtin::Tanh, "tanh");
-    direct(Builtin::Erf, "erf");
-    direct(Builtin::Sin, "sin");
-    direct(Builtin::Cos, "cos");
-    direct(Builtin::Abs, "fabs");
-    direct(Builtin::Floor, "floor");
-    direct(Builtin::Ceil, "ceil");
-    direct(Builtin::Sign, "sign");
-    direct(Builtin::Pow, "pow");
+    spell_by_name(&t, {Builtin::Exp, Builtin::Exp2, Builtin::Log, Builtin::Log2, Builtin::Log1p, Builtin::Expm1,
+                       Builtin::Sqrt, Builtin::Rsqrt, Builtin::Tanh, Builtin::Erf, Builtin::Sin, Builtin::Cos,
+                       Builtin::Floor, Builtin::Ceil, Builtin::Sign, Builtin::Pow});
+    t.builtins[Builtin::Abs] = {"fabs", "", {}};
     helper(Builtin::Clamp, "ks_clamp", "(float x, float lo, float hi) { return fmin(fmax(x, lo), hi); }\n");
     helper(Builtin::Sigmoid, "ks_sigmoid", "(float x) { return 1.0f / (1.0f + exp(-x)); }\n");
     helper(Builtin::Relu, "ks_relu", "(float x) { return x > 0.0f ? x : 0.0f; }\n");

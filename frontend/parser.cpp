@@ -15,9 +15,7 @@
 // it is the two-argument function.
 #include "frontend/parser.h"
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "ir/ir.h"
 #include "ir/lexer.h"
@@ -259,14 +257,6 @@ class Parser {
 
 Spec parse_spec(const std::shared_ptr<const SourceFile> &file) { return Parser(file).spec(); }
 
-Spec load_spec(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError("error: cannot open spec '" + path + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw UserError("error: cannot read spec '" + path + "'");
-  auto file = std::make_shared<SourceFile>(SourceFile{path, text.str()});
-  return parse_spec(file);
-}
+Spec load_spec(const std::string &path) { return parse_spec(read_source_file(path, "spec")); }
 
 }  // namespace ks::frontend

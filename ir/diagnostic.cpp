@@ -1,7 +1,19 @@
 // Clang-style diagnostics: the location, the message, the quoted line and a caret.
 #include "ir/diagnostic.h"
 
+#include <fstream>
+#include <sstream>
+
 namespace ks {
+
+std::shared_ptr<const SourceFile> read_source_file(const std::string &path, const std::string &what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError("error: cannot open " + what + " '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw UserError("error: cannot read " + what + " '" + path + "'");
+  return std::make_shared<SourceFile>(SourceFile{path, text.str()});
+}
 
 std::string format_diagnostic(const SourceLoc &loc, const std::string &message) {
   if (!loc.file) return "error: " + message;

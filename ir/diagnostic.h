@@ -15,6 +15,9 @@ struct SourceFile {
   std::string text;
 };
 
+/// The file at path, read whole; UserError "cannot open WHAT 'path'" (or read) on failure.
+std::shared_ptr<const SourceFile> read_source_file(const std::string &path, const std::string &what);
+
 /// A position in a source file (1-based line and column).
 struct SourceLoc {
   std::shared_ptr<const SourceFile> file;

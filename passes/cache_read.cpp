@@ -21,8 +21,8 @@
 //     other's elements) and one after the body (before the next copy overwrites).
 #include <numeric>
 
-#include "ir/visitor.h"
 #include "ir/affine.h"
+#include "ir/visitor.h"
 #include "passes/loops.h"
 #include "passes/names.h"
 #include "passes/primitives.h"

@@ -1,9 +1,6 @@
 // The schedule text format and the dispatch of each step to its primitive.
 #include "passes/schedule.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "ir/lexer.h"
 #include "passes/primitives.h"
 
@@ -209,13 +206,7 @@ std::string target_of(const Primitive &p) {
 
 Schedule parse_schedule(const std::shared_ptr<const SourceFile> &file) { return ScheduleParser(file).schedule(); }
 
-Schedule load_schedule(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError("error: cannot open schedule '" + path + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_schedule(std::make_shared<SourceFile>(SourceFile{path, text.str()}));
-}
+Schedule load_schedule(const std::string &path) { return parse_schedule(read_source_file(path, "schedule")); }
 
 std::string print_primitive(const Primitive &p) {
   std::string out = primitive_name(p.kind);

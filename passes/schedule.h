@@ -52,11 +52,11 @@ struct Primitive {
   std::string consumer;                       // compute_at: the stage whose loop it names
   std::string buffer;                         // cache_read: the buffer cached; pad: the one padded
   MemoryScope memory = MemoryScope::Private;  // cache_read, cache_write
-  std::vector<std::string> loops;             // split, bind, unroll, vectorize, compute_at: one; tile: two; reorder, fuse: several
-  std::vector<int64_t> factors;               // split, cross_reduce, pad: one; tile: two
-  std::vector<std::string> results;           // split: outer, inner; tile: four; fuse, cache_read: one
-  ForKind binding = ForKind::Serial;          // bind
-  SourceLoc loc;                              // where it was written, for errors
+  std::vector<std::string> loops;  // split, bind, unroll, vectorize, compute_at: one; tile: two; reorder, fuse: several
+  std::vector<int64_t> factors;    // split, cross_reduce, pad: one; tile: two
+  std::vector<std::string> results;   // split: outer, inner; tile: four; fuse, cache_read: one
+  ForKind binding = ForKind::Serial;  // bind
+  SourceLoc loc;                      // where it was written, for errors
 };
 
 struct Schedule {

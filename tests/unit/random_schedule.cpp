@@ -18,6 +18,23 @@ const T &pick(const std::vector<T> &items, std::mt19937 &rng) {
   return items[std::uniform_int_distribution<size_t>(0, items.size() - 1)(rng)];
 }
 
+// Binds stage.loop to kind in *program and records the step; false (and nothing
+// changed) where bind refuses.
+bool bind_step(Program *program, const std::string &stage, const std::string &loop, ForKind kind,
+               std::vector<Primitive> *steps) {
+  std::string reason;
+  auto bound = ks::bind(*program, stage, loop, kind, &reason);
+  if (!bound) return false;
+  *program = *bound;
+  Primitive b;
+  b.kind = PrimitiveKind::Bind;
+  b.stage = stage;
+  b.loops = {loop};
+  b.binding = kind;
+  steps->push_back(b);
+  return true;
+}
+
 }  // namespace
 
 Schedule random_schedule(const Program &start, std::mt19937 &rng, int steps, int attempts, int64_t max_group) {
@@ -140,17 +157,8 @@ Schedule random_schedule(const Program &start, std::mt19937 &rng, int steps, int
         static const ForKind groups[] = {ForKind::GroupX, ForKind::GroupY, ForKind::GroupZ};
         Program bound = program;
         std::vector<Primitive> binds;
-        for (size_t i = 0; i < loops->outer.size(); ++i) {
-          Primitive b;
-          b.kind = PrimitiveKind::Bind;
-          b.stage = p.stage;
-          b.loops = {loops->outer[i]->var};
-          b.binding = groups[i];
-          auto next_bound = ks::bind(bound, b.stage, b.loops[0], b.binding, &reason);
-          if (!next_bound) break;
-          bound = *next_bound;
-          binds.push_back(b);
-        }
+        for (size_t i = 0; i < loops->outer.size(); ++i)
+          if (!bind_step(&bound, p.stage, loops->outer[i]->var, groups[i], &binds)) break;
         if (binds.size() != loops->outer.size()) break;
         p.kind = PrimitiveKind::CrossReduce;
         p.loops = {pick(loops->inner, rng)->var};
@@ -210,18 +218,8 @@ Schedule random_schedule(const Program &start, std::mt19937 &rng, int steps, int
           std::vector<Primitive> binds;
           if (!loops->outer.empty() && !theirs->outer.empty() && loops->outer[0]->kind == ForKind::Serial &&
               theirs->outer[0]->kind == ForKind::Serial && loops->outer[0]->extent == theirs->outer[0]->extent) {
-            for (auto [stage, loop] : {std::pair{p.stage, loops->outer[0]->var}, {consumer, theirs->outer[0]->var}}) {
-              Primitive b;
-              b.kind = PrimitiveKind::Bind;
-              b.stage = stage;
-              b.loops = {loop};
-              b.binding = ForKind::GroupX;
-              auto bound = ks::bind(base, stage, loop, b.binding, &reason);
-              if (!bound) break;
-              base = *bound;
-              binds.push_back(b);
-            }
-            if (binds.size() != 2) {
+            if (!bind_step(&base, p.stage, loops->outer[0]->var, ForKind::GroupX, &binds) ||
+                !bind_step(&base, consumer, theirs->outer[0]->var, ForKind::GroupX, &binds)) {
               base = program;
               binds.clear();
             }
