@@ -3,14 +3,21 @@
 #   bash bench/gpu.sh              (with .deps carried, as scripts/gpu_deps.sh fills it)
 #   bash bench/gpu.sh COMMAND...   set up and build, then run COMMAND instead of the
 #                                  benchmark (e.g. bench/schedules.sh, to tune one)
-# Registers NVIDIA's OpenCL driver, builds with that machine's g++/cmake (no Clang,
-# no tests: GoogleTest is not there), lists devices, then benchmarks every example
-# on NVIDIA OpenCL beside PyTorch eager on CUDA. Results land in $OUT.
+# Registers NVIDIA's OpenCL driver, puts the carried Vulkan loader on the library
+# path (the driver's own manifest works without a display), builds with that
+# machine's g++/cmake (no Clang, no tests: GoogleTest is not there), lists devices,
+# then benchmarks every example on NVIDIA OpenCL and NVIDIA Vulkan beside PyTorch
+# eager on CUDA. Results land in $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/ks_out}
 mkdir -p /etc/OpenCL/vendors "$out"
 echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
+export LD_LIBRARY_PATH="$PWD/.deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+manifest=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+if ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json > /dev/null 2>&1 && [ -f "$manifest" ]; then
+  export VK_DRIVER_FILES=$manifest
+fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 # The loader may be there without its development symlink: name the library itself.
 opencl_lib=$(ldconfig -p | awk '/libOpenCL\.so(\.1)? / {print $NF; exit}')
@@ -26,6 +33,6 @@ if [ $# -gt 0 ]; then
   exit $?
 fi
 # Records go to a scratch folder and come back as one archive: $OUT returns 8 files at most.
-bash bench/run.sh bench/sizes_gpu.txt /tmp/ks_run nvidia cuda
+KS_TARGETS="opencl spirv" bash bench/run.sh bench/sizes_gpu.txt /tmp/ks_run nvidia cuda
 cp /tmp/ks_run/results.md "$out/results.md"
 tar czf "$out/records.tar.gz" -C /tmp ks_run

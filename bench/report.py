@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""Merges a benchmark run (ksmith records and the PyTorch peer) into a markdown table.
+"""Merges a benchmark run (ksmith records of each target and the PyTorch peer) into
+markdown tables: per target, the naive kernels and the hand-written schedules; with
+several targets, the targets side by side.
 
-Usage: report.py SIZES_FILE OUT_DIR
+Usage: report.py SIZES_FILE OUT_DIR [TARGET...]   (default target: opencl)
 """
 import json
 import pathlib
 import sys
+
+TARGET_TITLES = {"opencl": "OpenCL", "spirv": "Vulkan (SPIR-V)"}
 
 
 def load(path):
@@ -23,60 +27,58 @@ def problems(sizes_file):
             yield line.split()
 
 
-def main():
-    sizes_file, out = sys.argv[1], pathlib.Path(sys.argv[2])
-    peer = load(out / "torch.json") or {}
-    peer_problems = peer.get("problems", {})
+def failure(out, stem):
+    """The first line of a run's error output, or 'no record'."""
+    err = out / f"{stem}.err"
+    text = err.read_text().strip() if err.exists() else ""
+    return text.splitlines()[0][:80] if text else "no record"
+
+
+def timed(record):
+    return record and record.get("time") and record["check"]["passed"]
+
+
+def target_tables(sizes_file, out, target, peer_problems, have_peer):
+    """The naive table and the schedules table of one target."""
     device = None
-    rows = []
+    rows, scheduled = [], []
     for name, sizes in problems(sizes_file):
-        record = load(out / f"ksmith_{name}.json")
+        stem = f"ksmith_{target}_{name}"
+        record = load(out / f"{stem}.json")
         p = peer_problems.get(name, {})
-        torch_ms = f"{p['median_ms']:.3f}" if "median_ms" in p else ("unavailable" if not peer else p.get("error", "?")[:40])
+        torch_ms = f"{p['median_ms']:.3f}" if "median_ms" in p else ("unavailable" if not have_peer else p.get("error", "?")[:40])
         if not record:
-            err = (out / f"ksmith_{name}.err")
-            reason = err.read_text().strip().splitlines()[0][:60] if err.exists() and err.read_text().strip() else "no record"
-            rows.append(f"| {name} | {sizes} | FAILED: {reason} | | | | | {torch_ms} | |")
+            rows.append(f"| {name} | {sizes} | FAILED: {failure(out, stem)} | | | | | {torch_ms} | |")
+        else:
+            device = device or record["device"]
+            check = record["check"]
+            correct = "yes" if check["passed"] else f"NO ({check['worst_error']})"
+            t = record.get("time")
+            if not t:
+                rows.append(f"| {name} | {sizes} | {correct} | not timed | | | | {torch_ms} | |")
+            else:
+                ratio = f"{t['median_ms'] / p['median_ms']:.1f}x" if p.get("median_ms") else ""
+                rows.append(f"| {name} | {sizes} | {correct} | {t['median_ms']:.3f} | {100 * t['cv']:.2f}% | "
+                            f"{t['gbytes_per_s']:.1f} | {t['gflops_per_s']:.1f} | {torch_ms} | {ratio} |")
+        s = load(out / f"{stem}_scheduled.json")
+        if s is None and not (out / f"{stem}_scheduled.err").exists():
             continue
-        device = device or record["device"]
-        check = record["check"]
-        correct = "yes" if check["passed"] else f"NO ({check['worst_error']})"
-        t = record.get("time")
-        if not t:
-            rows.append(f"| {name} | {sizes} | {correct} | not timed | | | | {torch_ms} | |")
+        if not timed(s) or not timed(record):
+            scheduled.append(f"| {name} | {sizes} | FAILED: {failure(out, stem + '_scheduled')} | | | | | | | | |")
             continue
-        ratio = f"{t['median_ms'] / p['median_ms']:.1f}x" if "median_ms" in p and p["median_ms"] > 0 else ""
-        rows.append(f"| {name} | {sizes} | {correct} | {t['median_ms']:.3f} | {100 * t['cv']:.2f}% | "
-                    f"{t['gbytes_per_s']:.1f} | {t['gflops_per_s']:.1f} | {torch_ms} | {ratio} |")
+        t, n = s["time"], record["time"]
+        vs_torch = f"{t['median_ms'] / p['median_ms']:.2f}x" if p.get("median_ms") else ""
+        scheduled.append(f"| {name} | {sizes} | yes | {n['median_ms']:.3f} | {t['median_ms']:.3f} | "
+                         f"{n['median_ms'] / t['median_ms']:.1f}x | {100 * t['cv']:.2f}% | {t['gbytes_per_s']:.1f} | "
+                         f"{t['gflops_per_s']:.1f} | {torch_ms} | {vs_torch} |")
+    print(f"### {TARGET_TITLES.get(target, target)}")
+    print()
     if device:
         print(f"Device: {device['name']} ({device['platform']}, {device['version']}, driver {device['driver']})")
-    if peer:
-        print(f"Peer: PyTorch {peer.get('torch', '?')} eager on {peer.get('device', '?')}, float32, TF32 off")
-    else:
-        print("Peer: PyTorch unavailable")
-    print()
+        print()
     print("| problem | sizes | correct (check sizes) | naive ms | spread | GB/s | GFLOP/s | PyTorch ms | naive / PyTorch |")
     print("|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
-    scheduled = []
-    for name, sizes in problems(sizes_file):
-        record = load(out / f"ksmith_{name}_scheduled.json")
-        naive = load(out / f"ksmith_{name}.json")
-        if record is None and not (out / f"ksmith_{name}_scheduled.err").exists():
-            continue
-        if not record or not record.get("time") or not naive or not naive.get("time"):
-            err = out / f"ksmith_{name}_scheduled.err"
-            reason = err.read_text().strip().splitlines()[0][:80] if err.exists() and err.read_text().strip() else "no record"
-            scheduled.append(f"| {name} | {sizes} | FAILED: {reason} | | | | | | |")
-            continue
-        t, n = record["time"], naive["time"]
-        p = peer_problems.get(name, {})
-        torch_ms = f"{p['median_ms']:.3f}" if "median_ms" in p else "unavailable"
-        vs_torch = f"{t['median_ms'] / p['median_ms']:.2f}x" if "median_ms" in p and p["median_ms"] > 0 else ""
-        correct = "yes" if record["check"]["passed"] else "NO"
-        scheduled.append(f"| {name} | {sizes} | {correct} | {n['median_ms']:.3f} | {t['median_ms']:.3f} | "
-                         f"{n['median_ms'] / t['median_ms']:.1f}x | {100 * t['cv']:.2f}% | {t['gbytes_per_s']:.1f} | "
-                         f"{t['gflops_per_s']:.1f} | {torch_ms} | {vs_torch} |")
     if scheduled:
         print()
         print("Hand-written schedules (examples/NAME.sched):")
@@ -85,6 +87,43 @@ def main():
               "| PyTorch ms | scheduled / PyTorch |")
         print("|---|---|---|---|---|---|---|---|---|---|---|")
         print("\n".join(scheduled))
+    print()
+
+
+def side_by_side(sizes_file, out, targets, peer_problems):
+    """Each problem's best time per target: the faster of naive and scheduled."""
+    print("### Side by side (milliseconds: the faster of the naive kernel and the hand-written schedule)")
+    print()
+    print("| problem | " + " | ".join(TARGET_TITLES.get(t, t) for t in targets) + " | PyTorch |")
+    print("|---|" + "---|" * (len(targets) + 1))
+    for name, sizes in problems(sizes_file):
+        cells = []
+        for target in targets:
+            stem = f"ksmith_{target}_{name}"
+            s, n = load(out / f"{stem}_scheduled.json"), load(out / f"{stem}.json")
+            runs = [r for r in (n, s) if timed(r)]
+            best = min(runs, key=lambda r: r["time"]["median_ms"]) if runs else None
+            cells.append(f"{best['time']['median_ms']:.3f}" if timed(best) else "failed: " + failure(
+                out, stem + ("_scheduled" if (out / f"{stem}_scheduled.err").exists() else ""))[:60])
+        p = peer_problems.get(name, {})
+        cells.append(f"{p['median_ms']:.3f}" if "median_ms" in p else "unavailable")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    print()
+
+
+def main():
+    sizes_file, out = sys.argv[1], pathlib.Path(sys.argv[2])
+    targets = sys.argv[3:] or ["opencl"]
+    peer = load(out / "torch.json") or {}
+    if peer:
+        print(f"Peer: PyTorch {peer.get('torch', '?')} eager on {peer.get('device', '?')}, float32, TF32 off")
+    else:
+        print("Peer: PyTorch unavailable")
+    print()
+    for target in targets:
+        target_tables(sizes_file, out, target, peer.get("problems", {}), bool(peer))
+    if len(targets) > 1:
+        side_by_side(sizes_file, out, targets, peer.get("problems", {}))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@
 #include <map>
 #include <random>
 
+#include "codegen/glsl.h"
+#include "codegen/spirv.h"
 #include "evolve/compare.h"
 #include "evolve/inputs.h"
 #include "ir/interpreter.h"
@@ -13,12 +15,28 @@
 
 namespace ks {
 
+const char *target_name(Target target) { return target == Target::SPIRV ? "spirv" : "opencl"; }
+
+const char *target_api(Target target) { return target == Target::SPIRV ? "vulkan" : "opencl"; }
+
+Target target_for(const runtime::DeviceInfo &device) {
+  return device.api == "vulkan" ? Target::SPIRV : Target::OpenCL;
+}
+
 Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const frontend::SizeOverrides &overrides,
-                      const Schedule &schedule) {
+                      const Schedule &schedule, Target target) {
   Compiled c;
   c.graph = frontend::elaborate(spec, sizes, overrides);
   c.program = run_pipeline(c.graph, schedule);
-  c.code = generate_opencl_c(c.program);
+  c.target = target;
+  if (target == Target::OpenCL) {
+    c.code = generate_opencl_c(c.program);
+    c.binary.opencl_c = c.code.source;
+    return c;
+  }
+  c.code = generate_glsl(c.program);
+  for (const GeneratedKernel &k : c.code.kernels)
+    c.binary.spirv.push_back({k.name, compile_glsl_to_spirv(k.source, k.name), k.buffers.size()});
   return c;
 }
 
@@ -46,11 +64,22 @@ void check_device_limits(const Compiled &c, const runtime::DeviceInfo &device) {
     if (items > static_cast<int64_t>(device.max_work_group_size))
       throw UserError("error: kernel '" + kernel.name + "' needs " + std::to_string(items) + " work-items per group; " +
                       device.name + " allows " + std::to_string(device.max_work_group_size));
-    for (int d = 0; d < 3; ++d)
+    for (int d = 0; d < 3; ++d) {
       if (shape.local[d] > static_cast<int64_t>(device.max_work_item_sizes[d]))
         throw UserError("error: kernel '" + kernel.name + "' needs " + std::to_string(shape.local[d]) +
                         " work-items along local." + "xyz"[d] + "; " + device.name + " allows " +
                         std::to_string(device.max_work_item_sizes[d]));
+      if (static_cast<uint64_t>(shape.groups[d]) > device.max_group_counts[d])
+        throw UserError("error: kernel '" + kernel.name + "' needs " + std::to_string(shape.groups[d]) +
+                        " work-groups along group." + "xyz"[d] + "; " + device.name + " dispatches at most " +
+                        std::to_string(device.max_group_counts[d]) + " (bind a longer loop to another dimension)");
+    }
+    int64_t iterations = loop_iterations(kernel);
+    if (device.max_loop_iterations && static_cast<uint64_t>(iterations) > device.max_loop_iterations)
+      throw UserError("error: kernel '" + kernel.name + "' runs " + std::to_string(iterations) +
+                      " loop iterations per work-item; " + device.name + " ends a kernel's loops after " +
+                      std::to_string(device.max_loop_iterations) +
+                      " in all, silently (bind more loops to work-items or groups, or use smaller sizes)");
     int64_t local = local_memory_bytes(kernel);
     if (local > static_cast<int64_t>(device.local_memory_bytes))
       throw UserError("error: kernel '" + kernel.name + "' needs " + std::to_string(local) +
@@ -108,10 +137,11 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   record.kernel = spec.name;
   record.device = device.info();
   const uint64_t base_seed = options.seed ? *options.seed : fresh_seed();
+  const Target target = target_for(device.info());
 
   // Correctness at the check sizes, against the interpreter.
   {
-    Compiled c = compile_spec(spec, frontend::SizeSet::Check, options.check_sizes, options.schedule);
+    Compiled c = compile_spec(spec, frontend::SizeSet::Check, options.check_sizes, options.schedule, target);
     record.check.sizes = describe_sizes(c.graph);
     // The interpreter does some 10^8 steps a second: refuse a check that would take minutes.
     double steps = 0;
@@ -127,7 +157,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
                       " interpreter steps per trial (the limit is 2e9); give " + spec.name +
                       " a 'check' clause with smaller sizes, or pass --check-size");
     }
-    device.build(c.code.source);
+    device.build(c.binary);
     Bound b = bind(c, device);
     record.check.passed = true;
     for (int trial = 0; trial < options.trials; ++trial) {
@@ -155,11 +185,11 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   if (!options.time || !record.check.passed) return record;
 
   // Time at the timed sizes.
-  Compiled c = compile_spec(spec, frontend::SizeSet::Default, options.sizes, options.schedule);
+  Compiled c = compile_spec(spec, frontend::SizeSet::Default, options.sizes, options.schedule, target);
   TimeRecord time;
   time.sizes = describe_sizes(c.graph);
   time.cost = graph_cost(c.graph);
-  device.build(c.code.source);
+  device.build(c.binary);
   Bound b = bind(c, device);
   prepare(c, device, b, base_seed + 7777);
   time.timing = device.time(b.plan, options.timing);
@@ -182,7 +212,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
 }
 
 nlohmann::json device_json(const runtime::DeviceInfo &d) {
-  return {{"api", d.api},
+  nlohmann::json j = {{"api", d.api},
           {"selector", d.selector()},
           {"name", d.name},
           {"platform", d.platform},
@@ -192,6 +222,8 @@ nlohmann::json device_json(const runtime::DeviceInfo &d) {
           {"global_memory_bytes", d.global_memory_bytes},
           {"local_memory_bytes", d.local_memory_bytes},
           {"max_work_group_size", d.max_work_group_size}};
+  if (d.subgroup_size) j["subgroup_size"] = d.subgroup_size;
+  return j;
 }
 
 nlohmann::json EvalRecord::to_json() const {

@@ -19,15 +19,26 @@
 
 namespace ks {
 
+/// The code a device runs: OpenCL C for OpenCL devices; SPIR-V, by way of GLSL,
+/// for Vulkan devices.
+enum class Target { OpenCL, SPIRV };
+
+const char *target_name(Target target);  // "opencl", "spirv"
+const char *target_api(Target target);   // the api of the devices that run it: "opencl", "vulkan"
+Target target_for(const runtime::DeviceInfo &device);
+
 /// A spec taken through the whole compiler at one set of sizes.
 struct Compiled {
   Graph graph;
   Program program;
-  GeneratedProgram code;
+  Target target = Target::OpenCL;
+  GeneratedProgram code;            // OpenCL C, or one GLSL shader per kernel
+  runtime::DeviceProgram binary;  // what the device builds: the OpenCL C, or validated SPIR-V
 };
 
+/// Throws UserError for a bad spec, schedule or sizes, or code the target refuses.
 Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const frontend::SizeOverrides &overrides,
-                      const Schedule &schedule = {});
+                      const Schedule &schedule = {}, Target target = Target::OpenCL);
 
 struct EvalOptions {
   frontend::SizeOverrides sizes;        // timed run (--size)

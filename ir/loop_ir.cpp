@@ -78,6 +78,23 @@ int64_t local_memory_bytes(const Kernel &kernel) {
   return sum.bytes;
 }
 
+int64_t loop_iterations(const Kernel &kernel) {
+  struct Count : IRVisitor {
+    int64_t total = 0, enclosing = 1;  // iterations of the loops around this point
+    using IRVisitor::visit;
+    void visit(const For *n) override {
+      if (n->kind != ForKind::Serial && n->kind != ForKind::Unrolled) return IRVisitor::visit(n);
+      int64_t outer = enclosing;
+      enclosing = outer * n->extent;
+      total += enclosing;
+      IRVisitor::visit(n);
+      enclosing = outer;
+    }
+  } count;
+  count.dispatch(kernel.body);
+  return count.total;
+}
+
 namespace {
 std::vector<std::string> not_allocated(const std::set<std::string> &names, const std::set<std::string> &allocated) {
   std::vector<std::string> out;

@@ -45,6 +45,10 @@ std::vector<std::string> kernel_buffers(const Program &program, const Kernel &ke
 /// Bytes of local memory a work-group of the kernel allocates.
 int64_t local_memory_bytes(const Kernel &kernel);
 
+/// Iterations of serial and unrolled loops one work-item runs, summed over every
+/// loop (a driver may cap this: lavapipe stops a shader's loops after 65535).
+int64_t loop_iterations(const Kernel &kernel);
+
 /// The global buffers a kernel reads.
 std::vector<std::string> kernel_read_buffers(const Kernel &kernel);
 /// The global buffers a kernel writes.

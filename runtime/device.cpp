@@ -5,10 +5,22 @@
 #include <cctype>
 
 #include "runtime/opencl.h"
+#include "runtime/vulkan.h"
 
 namespace ks::runtime {
 
-std::vector<DeviceInfo> list_devices() { return opencl_devices(0); }
+std::vector<DeviceInfo> list_devices(std::vector<std::string> *why_none) {
+  std::vector<DeviceInfo> devices = opencl_devices();
+  if (devices.empty() && why_none)
+    why_none->push_back(
+        "OpenCL: no platform is registered with the ICD loader (install pocl-opencl-icd, or a GPU driver's ICD "
+        "under /etc/OpenCL/vendors)");
+  std::string vulkan_reason;
+  std::vector<DeviceInfo> vulkan = vulkan_devices(&vulkan_reason);
+  if (vulkan.empty() && why_none) why_none->push_back("Vulkan: " + vulkan_reason);
+  devices.insert(devices.end(), vulkan.begin(), vulkan.end());
+  return devices;
+}
 
 namespace {
 std::string lower(std::string s) {
@@ -21,14 +33,24 @@ std::string describe_all(const std::vector<DeviceInfo> &devices) {
   for (const DeviceInfo &d : devices) out += "\n  " + d.selector() + "  " + d.name + " (" + d.platform + ")";
   return out;
 }
+
+bool is_number(const std::string &s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
 }  // namespace
 
-std::unique_ptr<Device> open_device(const std::string &selector) {
-  std::vector<DeviceInfo> devices = list_devices();
-  if (devices.empty())
-    throw DeviceError(
-        "no OpenCL device found: no platform is registered with the ICD loader "
-        "(install pocl-opencl-icd, or a GPU driver's ICD under /etc/OpenCL/vendors)");
+std::unique_ptr<Device> open_device(const std::string &selector, const std::string &api) {
+  std::vector<std::string> why_none;
+  std::vector<DeviceInfo> all = list_devices(&why_none), devices;
+  for (const DeviceInfo &d : all)
+    if (api.empty() || d.api == api) devices.push_back(d);
+  if (devices.empty()) {
+    std::string why;
+    for (const std::string &reason : why_none)
+      if (api.empty() || lower(reason).rfind(api, 0) == 0) why += "\n  " + reason;
+    throw DeviceError("no " + (api.empty() ? std::string("") : api == "vulkan" ? "Vulkan " : "OpenCL ") +
+                      "device found:" + why);
+  }
   const DeviceInfo *chosen = nullptr;
   if (selector.empty()) {
     for (const DeviceInfo &d : devices)
@@ -38,19 +60,25 @@ std::unique_ptr<Device> open_device(const std::string &selector) {
       }
     if (!chosen) chosen = &devices.front();
   } else {
-    std::string s = lower(selector);
-    std::string index_text = s.rfind("opencl:", 0) == 0 ? s.substr(7) : s;
-    bool numeric = !index_text.empty() && std::all_of(index_text.begin(), index_text.end(), ::isdigit);
+    std::string s = lower(selector), by_api = api.empty() ? "opencl" : api, index_text;
+    for (const char *prefix : {"opencl:", "vulkan:"})
+      if (s.rfind(prefix, 0) == 0 && is_number(s.substr(std::string(prefix).size()))) {
+        by_api = std::string(prefix, std::string(prefix).size() - 1);
+        index_text = s.substr(by_api.size() + 1);
+      }
+    if (index_text.empty() && is_number(s)) index_text = s;
     for (const DeviceInfo &d : devices) {
-      if (numeric ? std::to_string(d.index) == index_text
-                  : lower(d.name).find(s) != std::string::npos || lower(d.platform).find(s) != std::string::npos) {
+      bool match = index_text.empty() ? lower(d.name).find(s) != std::string::npos ||
+                                            lower(d.platform).find(s) != std::string::npos
+                                      : d.api == by_api && std::to_string(d.index) == index_text;
+      if (match) {
         chosen = &d;
         break;
       }
     }
     if (!chosen) throw DeviceError("no device matches '" + selector + "'; devices are:" + describe_all(devices));
   }
-  return open_opencl_device(*chosen);
+  return chosen->api == "vulkan" ? open_vulkan_device(*chosen) : open_opencl_device(*chosen);
 }
 
 }  // namespace ks::runtime

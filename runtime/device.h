@@ -1,6 +1,7 @@
 // The device interface of kernelsmith's runtime. It knows nothing of the compiler:
-// it takes program source, buffers and a launch plan (kernels, ranges, arguments),
-// runs it, and times it. A backend (OpenCL today) is a few files behind this.
+// it takes a program (OpenCL C, or SPIR-V modules), buffers and a launch plan
+// (kernels, ranges, arguments), runs it, and times it. Each backend (OpenCL,
+// Vulkan) is a few files behind this.
 #pragma once
 
 #include <array>
@@ -19,25 +20,47 @@ class DeviceError : public std::runtime_error {
 };
 
 struct DeviceInfo {
-  std::string api;       // "opencl"
-  int index = 0;         // position in list_devices()
-  std::string platform;  // "Portable Computing Language"
+  std::string api;       // "opencl" or "vulkan"
+  int index = 0;         // position among list_devices()'s devices of this api
+  std::string platform;  // "Portable Computing Language"; for Vulkan the driver ("llvmpipe")
   std::string name;
   std::string vendor;
-  std::string version;  // "OpenCL 3.0 PoCL ..."
+  std::string version;  // "OpenCL 3.0 PoCL ...", "Vulkan 1.3.230"
   std::string driver_version;
   bool gpu = false;
   uint64_t global_memory_bytes = 0;
-  uint64_t max_allocation_bytes = 0;
+  uint64_t max_allocation_bytes = 0;  // Vulkan: also the largest storage-buffer binding
   uint64_t local_memory_bytes = 0;
   size_t max_work_group_size = 0;
   std::array<size_t, 3> max_work_item_sizes{0, 0, 0};
+  std::array<uint64_t, 3> max_group_counts{UINT64_MAX, UINT64_MAX, UINT64_MAX};  // Vulkan's dispatch limits
+  uint32_t subgroup_size = 0;  // 0 where the API does not say (OpenCL 1.2)
+  // Loop iterations a work-item may run, summed over all loops of a kernel; 0 for
+  // no limit. lavapipe ends a shader's loops silently after 65535 (a Mesa constant).
+  uint64_t max_loop_iterations = 0;
   std::string extensions;
   std::string selector() const { return api + ":" + std::to_string(index); }
 };
 
-/// Every device of every API found on this machine (empty when none).
-std::vector<DeviceInfo> list_devices();
+/// Every device of every API found on this machine (empty when none): OpenCL's,
+/// then Vulkan's. why_none, when given, receives for each API that contributed no
+/// device the reason ("the Vulkan loader libvulkan.so.1 is not installed").
+std::vector<DeviceInfo> list_devices(std::vector<std::string> *why_none = nullptr);
+
+/// One compute shader of a Vulkan program: SPIR-V whose entry point is "main",
+/// with storage buffers at set 0, bindings 0..buffers-1 in launch-argument order.
+struct SpirvKernel {
+  std::string name;
+  std::vector<uint32_t> words;
+  size_t buffers = 0;
+};
+
+/// What a device builds: OpenCL C source for an OpenCL device, one SPIR-V module
+/// per kernel for a Vulkan device (DeviceInfo::api says which it takes).
+struct DeviceProgram {
+  std::string opencl_c;
+  std::vector<SpirvKernel> spirv;
+};
 
 using BufferId = int;
 
@@ -77,17 +100,19 @@ class Device {
   virtual BufferId allocate(size_t bytes) = 0;
   virtual void write(BufferId buffer, const void *data, size_t bytes) = 0;
   virtual void read(BufferId buffer, void *data, size_t bytes) = 0;
-  /// Compiles the kernels of source (cached on disk by source and device); a
-  /// failure is a DeviceError carrying the build log.
-  virtual void build(const std::string &source) = 0;
+  /// Builds the program's kernels (cached on disk by code and device), replacing
+  /// those built before; a failure is a DeviceError carrying the driver's log.
+  virtual void build(const DeviceProgram &program) = 0;
   /// Runs the plan once and waits for it to finish.
   virtual void run(const LaunchPlan &plan) = 0;
   virtual Timing time(const LaunchPlan &plan, const TimingOptions &options) = 0;
 };
 
-/// Opens a device: "" picks the default (the first GPU, else the first device);
-/// "opencl:N" or "N" picks by index; any other text picks the first device whose
-/// name or platform contains it (case-insensitive).
-std::unique_ptr<Device> open_device(const std::string &selector);
+/// Opens a device of api ("opencl", "vulkan", or "" for any): selector "" picks
+/// the default (the first GPU, else the first device); "opencl:N" or "vulkan:N"
+/// picks by index, and "N" the Nth device of api (OpenCL's when api is ""); any
+/// other text picks the first device whose name or platform contains it
+/// (case-insensitive).
+std::unique_ptr<Device> open_device(const std::string &selector, const std::string &api = "");
 
 }  // namespace ks::runtime

@@ -6,8 +6,6 @@
 #include <CL/cl.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <map>
 
 #include "runtime/program_cache.h"
@@ -161,7 +159,9 @@ class OpenCLDevice : public Device {
             "clEnqueueReadBuffer");
   }
 
-  void build(const std::string &source) override {
+  void build(const DeviceProgram &program) override {
+    if (program.opencl_c.empty()) throw DeviceError("an OpenCL device builds OpenCL C; this program has none");
+    const std::string &source = program.opencl_c;
     release_program();
     const std::string options = "-cl-std=CL1.2";
     const std::string key =
@@ -207,27 +207,7 @@ class OpenCLDevice : public Device {
   }
 
   Timing time(const LaunchPlan &plan, const TimingOptions &options) override {
-    for (int i = 0; i < options.warmup_runs; ++i) enqueue(plan, nullptr, nullptr);
-    check(clFinish(queue_), "clFinish");
-    // One timed run tells how many runs make a batch long enough to time.
-    double once = timed_batch(plan, 1);
-    int runs = static_cast<int>(std::ceil(options.min_batch_ms / std::max(once, 1e-6)));
-    runs = std::clamp(runs, 1, options.max_runs_per_batch);
-    int batches = options.batches;
-    double estimate_seconds = once * runs * batches / 1e3;
-    if (estimate_seconds > options.max_total_seconds)
-      batches = std::max(3, static_cast<int>(options.max_total_seconds * 1e3 / (once * runs)));
-    std::vector<double> per_run;
-    for (int b = 0; b < batches; ++b) per_run.push_back(timed_batch(plan, runs) / runs);
-    Summary s = summarize(per_run);
-    Timing t;
-    t.median_ms = s.median;
-    t.min_ms = s.min;
-    t.max_ms = s.max;
-    t.cv = s.cv;
-    t.batches = batches;
-    t.runs_per_batch = runs;
-    return t;
+    return time_in_batches(options, [&](int runs) { return timed_batch(plan, runs); });
   }
 
  private:
@@ -331,17 +311,17 @@ class OpenCLDevice : public Device {
 
 }  // namespace
 
-std::vector<DeviceInfo> opencl_devices(int first_index) {
+std::vector<DeviceInfo> opencl_devices() {
   std::vector<DeviceInfo> out;
-  int index = first_index;
+  int index = 0;
   for (auto [platform, device] : enumerate()) out.push_back(describe(platform, device, index++));
   return out;
 }
 
 std::unique_ptr<Device> open_opencl_device(const DeviceInfo &info) {
   auto all = enumerate();
-  // OpenCL devices come first in list_devices(), so the index is the position; the
-  // names guard against a list that changed since.
+  // The index is the position in enumerate(); the names guard against a list that
+  // changed since.
   size_t i = static_cast<size_t>(info.index);
   if (info.index >= 0 && i < all.size()) {
     DeviceInfo candidate = describe(all[i].first, all[i].second, info.index);

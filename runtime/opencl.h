@@ -9,9 +9,9 @@
 
 namespace ks::runtime {
 
-/// OpenCL devices of every platform; empty when no ICD or platform is installed.
-/// first_index numbers them from there (their DeviceInfo::index).
-std::vector<DeviceInfo> opencl_devices(int first_index = 0);
+/// OpenCL devices of every platform, numbered from 0; empty when no ICD or
+/// platform is installed.
+std::vector<DeviceInfo> opencl_devices();
 
 /// Opens the OpenCL device described by info (from opencl_devices()).
 std::unique_ptr<Device> open_opencl_device(const DeviceInfo &info);

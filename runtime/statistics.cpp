@@ -43,3 +43,29 @@ Summary summarize(std::vector<double> samples) {
 }
 
 }  // namespace ks::runtime
+
+namespace ks::runtime {
+
+Timing time_in_batches(const TimingOptions &options, const std::function<double(int)> &batch) {
+  if (options.warmup_runs > 0) batch(options.warmup_runs);
+  double once = batch(1);
+  int runs = static_cast<int>(std::ceil(options.min_batch_ms / std::max(once, 1e-6)));
+  runs = std::clamp(runs, 1, options.max_runs_per_batch);
+  int batches = options.batches;
+  double estimate_seconds = once * runs * batches / 1e3;
+  if (estimate_seconds > options.max_total_seconds)
+    batches = std::max(3, static_cast<int>(options.max_total_seconds * 1e3 / (once * runs)));
+  std::vector<double> per_run;
+  for (int b = 0; b < batches; ++b) per_run.push_back(batch(runs) / runs);
+  Summary s = summarize(per_run);
+  Timing t;
+  t.median_ms = s.median;
+  t.min_ms = s.min;
+  t.max_ms = s.max;
+  t.cv = s.cv;
+  t.batches = batches;
+  t.runs_per_batch = runs;
+  return t;
+}
+
+}  // namespace ks::runtime

@@ -3,7 +3,9 @@
 # machine's packages, for the device tool's `carry: [".deps"]` (64 MiB at most):
 #   .deps/include  header-only CLI11 and nlohmann-json, the OpenCL headers
 #   .deps/usr      glslang and SPIRV-Tools: headers, static libraries and their CMake
-#                  packages, laid out as under /usr so the packages find themselves
+#                  packages, laid out as under /usr so the packages find themselves;
+#                  the Vulkan headers, SPIR-V's headers and the Vulkan loader
+#                  (libvulkan.so.1, which the runtime opens through LD_LIBRARY_PATH)
 # Idempotent: run it again after a package upgrade.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +14,8 @@ arch=x86_64-linux-gnu
 rm -rf .deps
 mkdir -p .deps/include .deps/usr/include .deps/usr/lib/$arch/cmake .deps/usr/bin
 cp -r /usr/include/{CLI,nlohmann,CL} .deps/include/
-cp -r /usr/include/{glslang,spirv-tools} .deps/usr/include/
+cp -r /usr/include/{glslang,spirv-tools,vulkan,vk_video,spirv} .deps/usr/include/
+cp -L /usr/lib/$arch/libvulkan.so.1 .deps/usr/lib/$arch/
 for lib in glslang MachineIndependent GenericCodeGen OSDependent OGLCompiler HLSL SPIRV SPVRemapper \
   glslang-default-resource-limits SPIRV-Tools SPIRV-Tools-opt SPIRV-Tools-link SPIRV-Tools-lint \
   SPIRV-Tools-diff SPIRV-Tools-reduce; do

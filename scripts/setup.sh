@@ -8,6 +8,7 @@ packages=(
   ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo pocl-opencl-icd
   libcli11-dev nlohmann-json3-dev libgtest-dev
   glslang-dev glslang-tools spirv-tools  # GLSL -> SPIR-V in-process; glslang's CMake package wants its tools
+  libvulkan-dev spirv-headers mesa-vulkan-drivers  # the Vulkan loader and headers; lavapipe, Vulkan on the CPU
   llvm-15-tools  # FileCheck and lit for the golden and error tests (LLVM 15, as PoCL)
 )
 

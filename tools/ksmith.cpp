@@ -1,18 +1,22 @@
 // ksmith: the kernelsmith command line.
 //   ksmith devices [--json]
-//   ksmith compile SPEC [--schedule FILE] [--size N=V]... [--emit=graph|loops|opencl|glsl|spirv] [-o FILE]
-//   ksmith inspect SPEC [--schedule FILE] [--print-after-all | --print-after=NAME | --print-changed] [--time-passes]
-//   ksmith run SPEC [--size N=V]... [--check-size N=V]... [--device SEL] [--json]
+//   ksmith compile SPEC [--target opencl|spirv] [--schedule FILE] [--size N=V]...
+//                       [--emit=graph|loops|opencl|glsl|spirv] [-o FILE]
+//   ksmith inspect SPEC [--target opencl|spirv] [--schedule FILE]
+//                       [--print-after-all | --print-after=NAME | --print-changed] [--time-passes]
+//   ksmith run SPEC [--target opencl|spirv] [--size N=V]... [--check-size N=V]... [--device SEL] [--json]
 // Exit status: 0 success; 1 a bad input, a failed check or a device failure;
 // 2 a bad command line.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "codegen/glsl.h"
 #include "codegen/spirv.h"
@@ -66,46 +70,53 @@ std::string human_bytes(uint64_t bytes) {
 }
 
 int devices_command(bool json) {
-  std::vector<runtime::DeviceInfo> devices = runtime::list_devices();
+  std::vector<std::string> why_none;
+  std::vector<runtime::DeviceInfo> devices = runtime::list_devices(&why_none);
   if (json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto &d : devices) list.push_back(device_json(d));
     std::cout << list.dump(2) << "\n";
     return 0;
   }
-  if (devices.empty()) {
-    std::cout << "no devices found (no OpenCL platform is registered with the ICD loader)\n";
-    return 0;
-  }
-  for (const auto &d : devices)
+  for (const auto &d : devices) {
     std::cout << d.selector() << "  " << d.name << "  [" << d.platform << ", " << d.version << ", driver "
               << d.driver_version << "]  " << (d.gpu ? "GPU" : "CPU") << ", " << human_bytes(d.global_memory_bytes)
-              << " global, " << d.local_memory_bytes / 1024 << " KiB local, work-groups up to " << d.max_work_group_size
-              << "\n";
+              << " global, " << d.local_memory_bytes / 1024 << " KiB local, work-groups up to " << d.max_work_group_size;
+    if (d.subgroup_size) std::cout << ", subgroups of " << d.subgroup_size;
+    std::cout << "\n";
+  }
+  for (const std::string &reason : why_none) std::cout << "no devices: " << reason << "\n";
   return 0;
 }
+
+Target parse_target(const std::string &name) { return name == "spirv" ? Target::SPIRV : Target::OpenCL; }
 
 Schedule schedule_from(const std::string &path) { return path.empty() ? Schedule{} : load_schedule(path); }
 
 // SPIR-V: the disassembly of each kernel's module on standard output, or the
 // binary with -o (FILE itself for one kernel; FILE's stem.KERNEL.ext for several).
-int emit_spirv(const GeneratedProgram &glsl, const std::string &output) {
-  std::vector<std::pair<std::string, std::vector<uint32_t>>> modules;
-  for (const GeneratedKernel &k : glsl.kernels) modules.push_back({k.name, compile_glsl_to_spirv(k.source, k.name)});
+int emit_spirv(const Compiled &c, const std::string &output) {
+  const std::vector<runtime::SpirvKernel> &modules = c.binary.spirv;
   if (output.empty() || output == "-") {
-    for (const auto &[name, words] : modules) std::cout << "; kernel " << name << "\n" << disassemble_spirv(words);
+    for (const runtime::SpirvKernel &k : modules) std::cout << "; kernel " << k.name << "\n" << disassemble_spirv(k.words);
     return 0;
   }
-  for (const auto &[name, words] : modules) {
+  for (const runtime::SpirvKernel &k : modules) {
     std::filesystem::path path(output);
-    if (modules.size() > 1) path.replace_filename(path.stem().string() + "." + name + path.extension().string());
-    write_file(path.string(), std::string(reinterpret_cast<const char *>(words.data()), words.size() * 4));
+    if (modules.size() > 1) path.replace_filename(path.stem().string() + "." + k.name + path.extension().string());
+    write_file(path.string(), std::string(reinterpret_cast<const char *>(k.words.data()), k.words.size() * 4));
   }
   return 0;
 }
 
 int compile_command(const std::string &path, const std::string &schedule_path, const std::vector<std::string> &sizes,
-                    const std::string &emit, const std::string &output) {
+                    std::optional<Target> target, std::string emit, const std::string &output) {
+  // The emitted language follows the target, and must not contradict it.
+  if (emit.empty()) emit = target == Target::SPIRV ? "spirv" : "opencl";
+  bool spirv_stage = emit == "glsl" || emit == "spirv";
+  if (target && ((*target == Target::SPIRV && emit == "opencl") || (*target == Target::OpenCL && spirv_stage)))
+    throw UserError("error: --emit=" + emit + " is not code of --target " + target_name(*target) +
+                    " (opencl emits opencl; spirv emits glsl or spirv)");
   frontend::Spec spec = frontend::load_spec(path);
   frontend::SizeOverrides o = overrides(sizes, "--size");
   Schedule schedule = schedule_from(schedule_path);
@@ -113,11 +124,10 @@ int compile_command(const std::string &path, const std::string &schedule_path, c
   if (emit == "graph") {
     text = print_graph(frontend::elaborate(spec, frontend::SizeSet::Default, o));
   } else {
-    Compiled c = compile_spec(spec, frontend::SizeSet::Default, o, schedule);
-    if (emit == "spirv") return emit_spirv(generate_glsl(c.program), output);
-    text = emit == "loops"  ? print_program(c.program)
-           : emit == "glsl" ? generate_glsl(c.program).source
-                            : c.code.source;
+    Compiled c =
+        compile_spec(spec, frontend::SizeSet::Default, o, schedule, spirv_stage ? Target::SPIRV : Target::OpenCL);
+    if (emit == "spirv") return emit_spirv(c, output);
+    text = emit == "loops" ? print_program(c.program) : c.code.source;
   }
   if (output.empty() || output == "-")
     std::cout << text;
@@ -128,7 +138,8 @@ int compile_command(const std::string &path, const std::string &schedule_path, c
 
 struct InspectOptions {
   bool all = false, changed = false, time_passes = false;
-  std::string after;  // a pass name; "schedule" matches every schedule step
+  std::string after;             // a pass name; "schedule" matches every schedule step
+  std::optional<Target> target;  // print the generated code too
 };
 
 int inspect_command(const std::string &path, const std::string &schedule_path, const std::vector<std::string> &sizes,
@@ -141,14 +152,24 @@ int inspect_command(const std::string &path, const std::string &schedule_path, c
     std::cout << "// ----- after elaborate (Graph IR) -----\n" << print_graph(graph) << "\n";
   std::string previous;
   std::vector<std::pair<std::string, double>> times;
-  run_pipeline(graph, schedule, [&](const std::string &pass, const Program &program, double seconds) {
+  Program program = run_pipeline(graph, schedule, [&](const std::string &pass, const Program &p, double seconds) {
     times.push_back({pass, seconds});
-    std::string text = print_program(program);
+    std::string text = print_program(p);
     bool matches = pass == options.after || (options.after == "schedule" && pass.rfind("schedule: ", 0) == 0);
     if (print_all || matches || (options.changed && text != previous))
       std::cout << "// ----- after " << pass << " -----\n" << text << "\n";
     previous = text;
   });
+  // Code generation is the last stage, printed when a target is named or asked for.
+  if (options.target || options.after == "codegen") {
+    Target target = options.target.value_or(Target::OpenCL);
+    auto start = std::chrono::steady_clock::now();
+    GeneratedProgram code = target == Target::SPIRV ? generate_glsl(program) : generate_opencl_c(program);
+    times.push_back({"codegen", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
+    if (print_all || options.changed || options.after == "codegen")
+      std::cout << "// ----- after codegen (" << (target == Target::SPIRV ? "GLSL" : "OpenCL C") << ") -----\n"
+                << code.source;
+  }
   if (options.time_passes) {
     std::fprintf(stderr, "%-48s %10s\n", "pass", "ms");
     for (const auto &[pass, seconds] : times) std::fprintf(stderr, "%-48s %10.3f\n", pass.c_str(), seconds * 1e3);
@@ -162,17 +183,25 @@ std::string format_index(const std::vector<int64_t> &index) {
   return "[" + out + "]";
 }
 
-int run_command(const std::string &path, const EvalOptions &options, const std::string &device_selector, bool json) {
+int run_command(const std::string &path, const EvalOptions &options, const std::string &device_selector,
+                std::optional<Target> target, bool json) {
   frontend::Spec spec = frontend::load_spec(path);
-  std::unique_ptr<runtime::Device> device = runtime::open_device(device_selector);
+  if (target)
+    for (const char *api : {"opencl", "vulkan"})
+      if (api != std::string(target_api(*target)) && device_selector.rfind(std::string(api) + ":", 0) == 0)
+        throw UserError("error: --device " + device_selector + " is a " + api + " device; --target " +
+                        target_name(*target) + " runs on " + target_api(*target) + " devices");
+  std::unique_ptr<runtime::Device> device =
+      runtime::open_device(device_selector, target ? target_api(*target) : "");
   EvalRecord r = evaluate(spec, path, *device, options);
   if (json) {
     std::cout << r.to_json().dump(2) << "\n";
     return r.ok() ? 0 : 1;
   }
   const auto &d = r.device;
-  std::printf("%s  (%s)\n  device  %s: %s [%s, driver %s]\n", r.kernel.c_str(), r.spec.c_str(), d.selector().c_str(),
-              d.name.c_str(), d.platform.c_str(), d.driver_version.c_str());
+  std::printf("%s  (%s)\n  device  %s: %s [%s, driver %s]  target %s\n", r.kernel.c_str(), r.spec.c_str(),
+              d.selector().c_str(), d.name.c_str(), d.platform.c_str(), d.driver_version.c_str(),
+              target_name(target_for(d)));
   const CheckRecord &c = r.check;
   std::printf("  check   %-28s %s  worst error %.2e at %s%s (expected %.8g, got %.8g), %d trials\n", c.sizes.c_str(),
               c.passed ? "correct  " : "INCORRECT", c.worst_error, c.tensor.c_str(), format_index(c.index).c_str(),
@@ -194,20 +223,25 @@ int run_command(const std::string &path, const EvalOptions &options, const std::
 }  // namespace
 
 int main(int argc, char **argv) {
-  CLI::App app{"kernelsmith: operator specs to fast OpenCL kernels", "ksmith"};
+  CLI::App app{"kernelsmith: operator specs to fast OpenCL and SPIR-V kernels", "ksmith"};
   app.require_subcommand(1);
 
   bool devices_json = false;
   auto *devices = app.add_subcommand("devices", "List the devices of every API");
   devices->add_flag("--json", devices_json, "Print JSON");
 
-  std::string spec_path, emit = "opencl", output, device_selector, schedule_path;
+  std::string spec_path, emit, output, device_selector, schedule_path, target_text;
+  auto add_target = [&](CLI::App *command) {
+    return command->add_option("--target", target_text, "Code for: opencl (OpenCL devices) or spirv (Vulkan devices)")
+        ->check(CLI::IsMember({"opencl", "spirv"}));
+  };
   std::vector<std::string> sizes, check_sizes;
   auto *compile = app.add_subcommand("compile", "Compile a spec and print the chosen stage");
   compile->add_option("spec", spec_path, "The .ks spec")->required();
   compile->add_option("--schedule", schedule_path, "Apply the schedule in FILE");
   compile->add_option("--size", sizes, "Override a size: NAME=VALUE (repeatable, or comma-separated)");
-  compile->add_option("--emit", emit, "What to print: graph, loops, opencl, glsl or spirv")
+  add_target(compile);
+  compile->add_option("--emit", emit, "What to print: graph, loops, opencl, glsl or spirv (default: the target's code)")
       ->check(CLI::IsMember({"graph", "loops", "opencl", "glsl", "spirv"}));
   compile->add_option("-o,--output", output, "Write to FILE instead of standard output");
 
@@ -216,11 +250,12 @@ int main(int argc, char **argv) {
   inspect->add_option("spec", spec_path, "The .ks spec")->required();
   inspect->add_option("--schedule", schedule_path, "Apply the schedule in FILE");
   inspect->add_option("--size", sizes, "Override a size: NAME=VALUE");
+  add_target(inspect);
   auto *all_flag =
       inspect->add_flag("--print-after-all", inspect_options.all, "Print the IR after every pass (default)");
   auto *after_flag =
       inspect->add_option("--print-after", inspect_options.after,
-                          "Print the IR after one pass: elaborate, lower, schedule, bind-unbound-kernels");
+                          "Print the IR after one pass: elaborate, lower, schedule, bind-unbound-kernels, codegen");
   auto *changed_flag =
       inspect->add_flag("--print-changed", inspect_options.changed, "Print the IR after passes that change it");
   all_flag->excludes(after_flag)->excludes(changed_flag);
@@ -235,7 +270,9 @@ int main(int argc, char **argv) {
   run->add_option("--size", sizes, "Override a size of the timed run: NAME=VALUE");
   run->add_option("--schedule", schedule_path, "Apply the schedule in FILE");
   run->add_option("--check-size", check_sizes, "Override a size of the correctness check: NAME=VALUE");
-  run->add_option("--device", device_selector, "Device: opencl:N, N, or part of its name (default: first GPU)");
+  add_target(run);
+  run->add_option("--device", device_selector,
+                  "Device: opencl:N, vulkan:N, N, or part of its name (default: the first GPU of the target's API)");
   run->add_flag("--json", run_json, "Print the evaluation record as JSON");
   auto *seed_option = run->add_option("--seed", seed, "Seed of the random inputs (default: fresh each run)");
   run->add_option("--trials", options.trials, "Correctness trials, each with fresh inputs")->check(CLI::Range(1, 1000));
@@ -252,13 +289,16 @@ int main(int argc, char **argv) {
 
   try {
     if (devices->parsed()) return devices_command(devices_json);
-    if (compile->parsed()) return compile_command(spec_path, schedule_path, sizes, emit, output);
+    std::optional<Target> target;
+    if (!target_text.empty()) target = parse_target(target_text);
+    if (compile->parsed()) return compile_command(spec_path, schedule_path, sizes, target, emit, output);
     if (inspect->parsed()) {
-      static const char *passes[] = {"elaborate", "lower", "schedule", "bind-unbound-kernels"};
+      static const char *passes[] = {"elaborate", "lower", "schedule", "bind-unbound-kernels", "codegen"};
       if (!inspect_options.after.empty() &&
           std::find(std::begin(passes), std::end(passes), inspect_options.after) == std::end(passes))
         throw UserError("error: --print-after: unknown pass '" + inspect_options.after +
-                        "'; passes are elaborate, lower, schedule, bind-unbound-kernels");
+                        "'; passes are elaborate, lower, schedule, bind-unbound-kernels, codegen");
+      inspect_options.target = target;
       return inspect_command(spec_path, schedule_path, sizes, inspect_options);
     }
     if (run->parsed()) {
@@ -267,7 +307,7 @@ int main(int argc, char **argv) {
       if (*seed_option) options.seed = seed;
       options.time = !no_time;
       options.schedule = schedule_from(schedule_path);
-      return run_command(spec_path, options, device_selector, run_json);
+      return run_command(spec_path, options, device_selector, target, run_json);
     }
   } catch (const UserError &e) {
     std::cerr << e.what() << "\n";

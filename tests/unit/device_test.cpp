@@ -1,5 +1,5 @@
-// Tests on every OpenCL device present (PoCL on machines without a GPU). Without a
-// device each says SKIPPED, visibly; none pretends to pass.
+// Tests on the first device of each API (PoCL and lavapipe on machines without a
+// GPU). Without a device each says SKIPPED, visibly; none pretends to pass.
 #include "runtime/device.h"
 
 #include <unistd.h>
@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "codegen/spirv.h"
 #include "evolve/compare.h"
 #include "evolve/evaluate.h"
 #include "passes/schedule.h"
@@ -17,14 +18,23 @@
 namespace ks {
 namespace {
 
-std::unique_ptr<runtime::Device> device_or_skip() {
-  if (runtime::list_devices().empty()) return nullptr;
-  return runtime::open_device("");
+// Each API's tests run on its first device (PoCL and lavapipe without a GPU).
+const std::vector<std::string> kApis = {"opencl", "vulkan"};
+
+std::unique_ptr<runtime::Device> device_or_skip(const std::string &api) {
+  for (const runtime::DeviceInfo &d : runtime::list_devices())
+    if (d.api == api) return runtime::open_device("", api);
+  return nullptr;
 }
 
-#define KS_REQUIRE_DEVICE(var) \
-  auto var = device_or_skip(); \
-  if (!var) GTEST_SKIP() << "no OpenCL device on this machine (install pocl-opencl-icd)"
+std::string missing_device(const std::string &api) {
+  return api == "vulkan" ? "no Vulkan device on this machine (install mesa-vulkan-drivers for lavapipe)"
+                         : "no OpenCL device on this machine (install pocl-opencl-icd)";
+}
+
+#define KS_REQUIRE_DEVICE(var, api) \
+  auto var = device_or_skip(api);   \
+  if (!var) GTEST_SKIP() << missing_device(api)
 
 // The spec at path, under schedule, checked twice against the interpreter (untimed).
 EvalRecord checked(runtime::Device &device, const std::string &path, Schedule schedule = {}) {
@@ -35,18 +45,27 @@ EvalRecord checked(runtime::Device &device, const std::string &path, Schedule sc
   return evaluate(frontend::load_spec(path), path, device, options);
 }
 
-class ExampleOnDevice : public testing::TestWithParam<std::string> {};
+using ApiAndPath = std::tuple<std::string, std::string>;
+
+std::string api_and_example_name(const testing::TestParamInfo<ApiAndPath> &info) {
+  return std::get<0>(info.param) + "_" + std::filesystem::path(std::get<1>(info.param)).stem().string();
+}
+
+class ExampleOnDevice : public testing::TestWithParam<ApiAndPath> {};
 
 // Every example, compiled and run, agrees with the interpreter on fresh inputs.
 TEST_P(ExampleOnDevice, MatchesTheInterpreter) {
-  KS_REQUIRE_DEVICE(device);
-  EvalRecord r = checked(*device, GetParam());
+  auto [api, path] = GetParam();
+  KS_REQUIRE_DEVICE(device, api);
+  EvalRecord r = checked(*device, path);
   EXPECT_TRUE(r.check.passed) << r.to_json().dump(2);
   EXPECT_EQ(r.check.trials, 2);
   EXPECT_LE(r.check.worst_error, tolerance_for(DType::F32));
 }
 
-INSTANTIATE_TEST_SUITE_P(Examples, ExampleOnDevice, testing::ValuesIn(test::example_paths()), test::example_name);
+INSTANTIATE_TEST_SUITE_P(Examples, ExampleOnDevice,
+                         testing::Combine(testing::ValuesIn(kApis), testing::ValuesIn(test::example_paths())),
+                         api_and_example_name);
 
 std::string schedule_path(const std::string &spec_path) { return spec_path.substr(0, spec_path.size() - 3) + ".sched"; }
 
@@ -58,23 +77,44 @@ std::vector<std::string> scheduled_example_paths() {
 }
 
 // Each example with a hand-written schedule beside it (examples/NAME.sched), scheduled.
-class ScheduledExampleOnDevice : public testing::TestWithParam<std::string> {};
+class ScheduledExampleOnDevice : public testing::TestWithParam<ApiAndPath> {};
 
 TEST_P(ScheduledExampleOnDevice, MatchesTheInterpreter) {
-  KS_REQUIRE_DEVICE(device);
-  EvalRecord r = checked(*device, GetParam(), load_schedule(schedule_path(GetParam())));
+  auto [api, path] = GetParam();
+  KS_REQUIRE_DEVICE(device, api);
+  EvalRecord r = checked(*device, path, load_schedule(schedule_path(path)));
   EXPECT_TRUE(r.check.passed) << r.to_json().dump(2);
 }
 
-INSTANTIATE_TEST_SUITE_P(Examples, ScheduledExampleOnDevice, testing::ValuesIn(scheduled_example_paths()),
-                         test::example_name);
+INSTANTIATE_TEST_SUITE_P(Examples, ScheduledExampleOnDevice,
+                         testing::Combine(testing::ValuesIn(kApis), testing::ValuesIn(scheduled_example_paths())),
+                         api_and_example_name);
 
-// The runtime knows nothing of the compiler: source, buffers and a plan suffice.
-TEST(Runtime, RunsAHandWrittenPlan) {
-  KS_REQUIRE_DEVICE(device);
-  device->build(
-      "__kernel void twice(__global const float *x, __global float *y) {\n"
-      "  size_t i = get_global_id(0);\n  y[i] = 2.0f * x[i];\n}\n");
+// A hand-written kernel for either API: OpenCL C, or GLSL compiled to SPIR-V.
+runtime::DeviceProgram program(const std::string &api, const std::string &name, size_t buffers,
+                               const std::string &opencl_c, const std::string &glsl) {
+  runtime::DeviceProgram p;
+  if (api == "opencl")
+    p.opencl_c = opencl_c;
+  else
+    p.spirv.push_back({name, compile_glsl_to_spirv(glsl, name), buffers});
+  return p;
+}
+
+const char *kGlslHeader = "#version 450\nlayout(local_size_x = 4) in;\n";
+
+class Runtime : public testing::TestWithParam<std::string> {};
+
+// The runtime knows nothing of the compiler: code, buffers and a plan suffice.
+TEST_P(Runtime, RunsAHandWrittenPlan) {
+  KS_REQUIRE_DEVICE(device, GetParam());
+  device->build(program(GetParam(), "twice", 2,
+                        "__kernel void twice(__global const float *x, __global float *y) {\n"
+                        "  size_t i = get_global_id(0);\n  y[i] = 2.0f * x[i];\n}\n",
+                        std::string(kGlslHeader) +
+                            "layout(std430, binding = 0) readonly buffer X { float x[]; };\n"
+                            "layout(std430, binding = 1) buffer Y { float y[]; };\n"
+                            "void main() { uint i = gl_GlobalInvocationID.x; y[i] = 2.0f * x[i]; }\n"));
   std::vector<float> x = {1, -2, 3.5f, 0, 8, 9, 10, 11}, y(8, NAN);
   runtime::BufferId bx = device->allocate(32), by = device->allocate(32);
   device->write(bx, x.data(), 32);
@@ -93,10 +133,56 @@ TEST(Runtime, RunsAHandWrittenPlan) {
   EXPECT_GE(t.runs_per_batch, 1);
 }
 
-TEST(Runtime, BuildFailureCarriesTheLog) {
-  KS_REQUIRE_DEVICE(device);
+// Each launch sees the writes of the one before, within a run and across the
+// repeated runs of a timed batch.
+TEST_P(Runtime, LaunchesSeeEarlierWrites) {
+  KS_REQUIRE_DEVICE(device, GetParam());
+  const std::string api = GetParam();
+  runtime::DeviceProgram p;
+  if (api == "opencl")
+    p.opencl_c = "__kernel void add_one(__global float *y) { y[get_global_id(0)] += 1.0f; }\n";
+  else
+    p.spirv.push_back({"add_one",
+                       compile_glsl_to_spirv(std::string(kGlslHeader) +
+                                                 "layout(std430, binding = 0) buffer Y { float y[]; };\n"
+                                                 "void main() { y[gl_GlobalInvocationID.x] += 1.0f; }\n",
+                                             "add_one"),
+                       1});
+  device->build(p);
+  std::vector<float> y(1024, 0.0f);
+  runtime::BufferId b = device->allocate(4096);
+  device->write(b, y.data(), 4096);
+  runtime::LaunchPlan plan;
+  for (int i = 0; i < 3; ++i) plan.launches.push_back({"add_one", {1024, 1, 1}, {4, 1, 1}, {b}});
+  device->run(plan);
+  device->read(b, y.data(), 4096);
+  for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], 3.0f) << i;
+  runtime::TimingOptions timing;
+  timing.warmup_runs = 0;
+  timing.batches = 3;
+  timing.min_batch_ms = 0;  // one run per batch: 1 + 3 runs of 3 launches
+  runtime::Timing t = device->time(plan, timing);
+  device->read(b, y.data(), 4096);
+  float expected = 3.0f + 3.0f * static_cast<float>(1 + t.batches * t.runs_per_batch);
+  for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], expected) << i;
+}
+
+TEST_P(Runtime, BuildFailureCarriesTheLog) {
+  KS_REQUIRE_DEVICE(device, GetParam());
+  if (GetParam() == "vulkan") {
+    // The compiler validates every module; the runtime refuses what is not SPIR-V.
+    runtime::DeviceProgram p;
+    p.spirv.push_back({"broken", {0xdeadbeef, 1, 2, 3, 4, 5}, 0});
+    try {
+      device->build(p);
+      FAIL() << "the build should fail";
+    } catch (const runtime::DeviceError &e) {
+      EXPECT_NE(std::string(e.what()).find("'broken' is not a SPIR-V module"), std::string::npos) << e.what();
+    }
+    return;
+  }
   try {
-    device->build("__kernel void broken(__global float *y) { y[0] = undefined_name; }\n");
+    device->build({"__kernel void broken(__global float *y) { y[0] = undefined_name; }\n", {}});
     FAIL() << "the build should fail";
   } catch (const runtime::DeviceError &e) {
     std::string message = e.what();
@@ -105,10 +191,13 @@ TEST(Runtime, BuildFailureCarriesTheLog) {
   }
 }
 
-TEST(Runtime, RefusesOversizedBuffersAndGroups) {
-  KS_REQUIRE_DEVICE(device);
+TEST_P(Runtime, RefusesOversizedBuffersAndGroups) {
+  KS_REQUIRE_DEVICE(device, GetParam());
   EXPECT_THROW(device->allocate(device->info().max_allocation_bytes + 1), runtime::DeviceError);
-  device->build("__kernel void k(__global float *y) { y[get_global_id(0)] = 1.0f; }\n");
+  device->build(program(GetParam(), "k", 1, "__kernel void k(__global float *y) { y[get_global_id(0)] = 1.0f; }\n",
+                        std::string(kGlslHeader) +
+                            "layout(std430, binding = 0) buffer Y { float y[]; };\n"
+                            "void main() { y[gl_GlobalInvocationID.x] = 1.0f; }\n"));
   runtime::BufferId b = device->allocate(4);
   runtime::LaunchPlan plan;
   size_t too_many = device->info().max_work_group_size * 2;
@@ -121,20 +210,24 @@ TEST(Runtime, RefusesOversizedBuffersAndGroups) {
   }
 }
 
-TEST(Runtime, ProgramBinariesAreCached) {
-  KS_REQUIRE_DEVICE(device);
+TEST_P(Runtime, ProgramsAreCached) {
+  KS_REQUIRE_DEVICE(device, GetParam());
   std::string dir =
       (std::filesystem::temp_directory_path() / ("ks_device_cache_" + std::to_string(::getpid()))).string();
   setenv("KSMITH_CACHE_DIR", dir.c_str(), 1);
-  const std::string source = "__kernel void cached(__global float *y) { y[get_global_id(0)] = 3.0f; }\n";
-  device->build(source);
+  runtime::DeviceProgram p =
+      program(GetParam(), "cached", 1, "__kernel void cached(__global float *y) { y[get_global_id(0)] = 3.0f; }\n",
+              std::string(kGlslHeader) +
+                  "layout(std430, binding = 0) buffer Y { float y[]; };\n"
+                  "void main() { y[gl_GlobalInvocationID.x] = 3.0f; }\n");
+  device->build(p);
   size_t entries = 0;
   for ([[maybe_unused]] const auto &e : std::filesystem::directory_iterator(dir)) ++entries;
   EXPECT_EQ(entries, 1u);
-  device->build(source);  // from the cache; must still work
-  runtime::BufferId b = device->allocate(4);
+  device->build(p);  // from the cache; must still work
+  runtime::BufferId b = device->allocate(16);
   runtime::LaunchPlan plan;
-  plan.launches.push_back({"cached", {1, 1, 1}, {1, 1, 1}, {b}});
+  plan.launches.push_back({"cached", {4, 1, 1}, {4, 1, 1}, {b}});
   device->run(plan);
   float y = 0;
   device->read(b, &y, 4);
@@ -142,6 +235,8 @@ TEST(Runtime, ProgramBinariesAreCached) {
   unsetenv("KSMITH_CACHE_DIR");
   std::filesystem::remove_all(dir);
 }
+
+INSTANTIATE_TEST_SUITE_P(Apis, Runtime, testing::ValuesIn(kApis));
 
 // The checker: a never-written output fails, element by element.
 TEST(Compare, PoisonedAndPartlyWrittenOutputsFail) {
