@@ -14,9 +14,12 @@ out=${OUT:-/tmp/ks_out}
 mkdir -p /etc/OpenCL/vendors "$out"
 echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
 export LD_LIBRARY_PATH="$PWD/.deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-manifest=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-if ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json > /dev/null 2>&1 && [ -f "$manifest" ]; then
-  export VK_DRIVER_FILES=$manifest
+# The installed manifest names libGLX_nvidia.so.0, which yields no vkCreateInstance
+# without glvnd; the EGL library holds the same driver and works headless.
+if [ -f /usr/local/nvidia/lib64/libEGL_nvidia.so.0 ]; then
+  printf '{"file_format_version": "1.0.1", "ICD": {"library_path": "libEGL_nvidia.so.0", "api_version": "1.3.0"}}\n' \
+    > /tmp/ks_nvidia_icd.json
+  export VK_DRIVER_FILES=/tmp/ks_nvidia_icd.json
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 # The loader may be there without its development symlink: name the library itself.

@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "ir/affine.h"
+#include "ir/group_tree.h"
 #include "ir/vector_form.h"
 #include "ir/verifier.h"
 #include "ir/visitor.h"
@@ -82,6 +83,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
   };
   std::optional<VectorLoop> vector_loop;
   int in_index = 0;
+  std::array<int64_t, 3> local_shape{1, 1, 1};  // the kernel's work-group
 
   explicit Impl(CPrinter &printer) : p(printer) {
     for (const TensorDecl &b : p.program_.buffers) {
@@ -460,7 +462,60 @@ struct CPrinter::Impl : public IRVisitorStrict {
     }
   }
   void visit(const Seq *n) override {
-    for (const Stmt &s : n->stmts) body(s);
+    for (size_t i = 0; i < n->stmts.size(); ++i) {
+      size_t count = 0;
+      if (std::optional<GroupTree> tree = subgroup_tree(n->stmts, i, &count)) {
+        print_subgroup_reduction(*tree);
+        i += count - 1;
+        continue;
+      }
+      body(n->stmts[i]);
+    }
+  }
+
+  // A group tree the target can print as subgroup reductions: its operation and
+  // type have one, and the group is exactly the tree's work-items, so that every
+  // invocation of the group holds one partial result.
+  std::optional<GroupTree> subgroup_tree(const std::vector<Stmt> &stmts, size_t i, size_t *count) {
+    if (p.target_.subgroup_reduce.empty()) return std::nullopt;
+    std::optional<GroupTree> tree = match_group_tree(stmts, i, count);
+    if (!tree || !p.target_.subgroup_reduce.count(tree->op) ||
+        !(tree->type == DType::F32 || tree->type == DType::I32) ||
+        local_shape != std::array<int64_t, 3>{tree->threads, 1, 1})
+      return std::nullopt;
+    return tree;
+  }
+
+  // Each subgroup reduces its lanes, subgroup 0 reduces the subgroups' results,
+  // and a barrier publishes part[0], as the tree leaves it. Two barriers where the
+  // tree takes log2(T); no assumption on how work-items map to subgroups.
+  void print_subgroup_reduction(const GroupTree &tree) {
+    const CTarget &t = p.target_;
+    p.uses_subgroups_ = true;
+    const std::string reduce = t.subgroup_reduce.at(tree.op), part = p.c_name(tree.part), type = p.type_name(tree.type);
+    const std::string other = part + "[ks_i]";
+    const std::string combine = tree.op == BinaryOp::Add   ? "ks_v + " + other
+                                : tree.op == BinaryOp::Mul ? "ks_v * " + other
+                                : tree.op == BinaryOp::Max ? "max(ks_v, " + other + ")"
+                                                           : "min(ks_v, " + other + ")";
+    out << line() << "{  // " << tree.part << ": " << reduce << " across subgroups\n";
+    ++indent;
+    out << line() << type << " ks_v = " << reduce << "(" << sub(tree.value, 0) << ");\n";
+    out << line() << "if (" << t.subgroup_elect << ") " << part << "[" << t.subgroup_id << "] = ks_v;\n";
+    out << line() << t.local_barrier << "\n";
+    out << line() << "if (" << t.subgroup_id << " == 0u && " << t.subgroup_lane << " < " << t.subgroup_count
+        << ") {\n";
+    ++indent;
+    out << line() << "ks_v = " << part << "[" << t.subgroup_lane << "];\n";
+    out << line() << "for (uint ks_i = " << t.subgroup_lane << " + " << t.subgroup_size << "; ks_i < "
+        << t.subgroup_count << "; ks_i += " << t.subgroup_size << ") ks_v = " << combine << ";\n";
+    out << line() << "ks_v = " << reduce << "(ks_v);\n";
+    out << line() << "if (" << t.subgroup_elect << ") " << part << "[0] = ks_v;\n";
+    --indent;
+    out << line() << "}\n";
+    out << line() << t.local_barrier << "\n";
+    --indent;
+    out << line() << "}\n";
   }
 };
 
@@ -490,6 +545,7 @@ std::string CPrinter::type_name(DType type) const {
 std::string CPrinter::kernel_body(const Stmt &body, int indent) {
   Impl impl(*this);
   impl.indent = indent;
+  impl.local_shape = launch_shape(Kernel{"", body}).local;
   impl.body(body);
   return impl.out.str();
 }

@@ -50,6 +50,12 @@ struct CTarget {
   // Local arrays are aligned for the widest vector (16 x 4 bytes), so an access
   // whose offset is a multiple of its lane count can be one wide load.
   std::string local_alignment = " __attribute__((aligned(64)))";
+  // Subgroup reductions by operation (GLSL's subgroupAdd, ...), with the subgroup
+  // index, the lane, the count of subgroups, their size and the election; empty
+  // where the target has none, and the group trees of cross_reduce then print as
+  // trees in local memory.
+  std::map<BinaryOp, std::string> subgroup_reduce;
+  std::string subgroup_id, subgroup_lane, subgroup_count, subgroup_size, subgroup_elect;
   std::string unroll_pragma = "#pragma unroll";
   std::string helper_qualifier = "inline";
   std::map<Builtin, BuiltinSpelling> builtins;
@@ -79,6 +85,8 @@ class CPrinter {
   std::string local_declarations(const Stmt &body, int indent);
   /// The helper functions used so far, in a fixed order.
   std::string helpers() const;
+  /// Whether a body printed so far uses subgroup operations.
+  bool uses_subgroups() const { return uses_subgroups_; }
 
   std::string expr(const Expr &e);
 
@@ -88,6 +96,7 @@ class CPrinter {
   const Program &program_;
   // Helpers used so far, by name, printed sorted: base helpers, then the others.
   std::map<std::string, std::string> base_helpers_used_, helpers_used_;
+  bool uses_subgroups_ = false;
   friend struct Impl;
 };
 

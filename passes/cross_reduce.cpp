@@ -10,6 +10,7 @@
 //     .., 1: `if t < s { part[t] = op(part[t], part[t + s]) }` and a barrier
 //     between steps; last, `if t == 0 { y[idx] = part[0] }`.
 //  3. `for t in 0..T local.x` wraps the block, inside the stage's group loops.
+#include "ir/group_tree.h"
 #include "ir/visitor.h"
 #include "passes/loops.h"
 #include "passes/names.h"
@@ -109,15 +110,10 @@ std::optional<Program> cross_reduce(const Program &program, const std::string &s
     for (size_t i = 0; i + 1 < steps->stmts.size(); ++i) body.push_back(distribute.mutate(steps->stmts[i]));
 
     // 2. Partial results meet in local memory and combine as a tree.
+    std::vector<Stmt> tree =
+        group_tree_stmts({op, type, part, thread, threads, Load::make(type, acc->buffer, {make_int(0)})});
+    body.insert(body.end(), tree.begin(), tree.end());
     auto part_at = [&](Expr i) { return Load::make(type, part, {std::move(i)}); };
-    body.push_back(Store::make(part, {t}, Load::make(type, acc->buffer, {make_int(0)})));
-    body.push_back(Barrier::make(MemoryScope::Local));
-    for (int64_t s = threads / 2; s >= 1; s /= 2) {
-      Expr other = part_at(t + make_int(s, index));
-      body.push_back(
-          IfThenElse::make(t < make_int(s, index), Store::make(part, {t}, Binary::make(op, part_at(t), other))));
-      if (s > 1) body.push_back(Barrier::make(MemoryScope::Local));
-    }
     body.push_back(
         IfThenElse::make(Binary::make(BinaryOp::Eq, t, make_int(0, index)),
                          Store::make(final_store->buffer, final_store->indices, part_at(make_int(0, index)))));

@@ -7,6 +7,8 @@
 #include <random>
 
 #include "codegen/glsl.h"
+#include "ir/group_tree.h"
+#include "ir/visitor.h"
 #include "evolve/evaluate.h"
 #include "passes/lower.h"
 #include "random_schedule.h"
@@ -72,6 +74,59 @@ TEST(Spirv, BuffersBeyond32BitIndicesAreRefused) {
   EXPECT_EQ(test::user_error([&] { generate_glsl(p); }),
             "error: buffer x has 3000000000 elements; a Vulkan storage buffer is indexed with 32 bits (at most "
             "2147483647)");
+}
+
+// The tree cross_reduce writes is recognised exactly, and nothing else is.
+TEST(GroupTree, MatchesExactlyWhatCrossReduceWrites) {
+  frontend::Spec spec = frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/softmax.ks");
+  Program p = compile_spec(spec, frontend::SizeSet::Check, {}, parse_schedule(test::source("bind row_max.n group.x\n"
+                                                                                            "cross_reduce row_max.d 64 -> t\n",
+                                                                                            "test.sched")))
+                  .program;
+  std::vector<std::vector<Stmt>> seqs;
+  struct Collect : IRVisitor {
+    std::vector<std::vector<Stmt>> *seqs;
+    using IRVisitor::visit;
+    void visit(const Seq *n) override {
+      seqs->push_back(n->stmts);
+      IRVisitor::visit(n);
+    }
+  } collect;
+  collect.seqs = &seqs;
+  for (const Kernel &k : p.kernels) collect.dispatch(k.body);
+  int found = 0;
+  for (const std::vector<Stmt> &stmts : seqs)
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      size_t count = 0;
+      std::optional<GroupTree> tree = match_group_tree(stmts, i, &count);
+      if (!tree) continue;
+      ++found;
+      EXPECT_EQ(tree->op, BinaryOp::Max);
+      EXPECT_EQ(tree->threads, 64);
+      EXPECT_EQ(tree->thread, "t");
+      EXPECT_EQ(count, 2u + 6 + 5);  // store, barrier, 6 steps with 5 barriers between
+      // Any change to the shape is no longer the tree: drop the last step.
+      std::vector<Stmt> shorter(stmts.begin(), stmts.begin() + static_cast<long>(i + count - 1));
+      size_t ignored = 0;
+      EXPECT_FALSE(match_group_tree(shorter, i, &ignored));
+    }
+  EXPECT_EQ(found, 1);
+}
+
+// On GLSL a group tree whose group is exactly its work-items becomes subgroup
+// reductions; OpenCL C (NVIDIA's has no subgroups) keeps the tree.
+TEST(Glsl, GroupTreesBecomeSubgroupReductions) {
+  frontend::Spec spec = frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/softmax.ks");
+  Schedule schedule = load_schedule(std::string(KS_SOURCE_DIR) + "/examples/softmax.sched");
+  Compiled spirv = compile_spec(spec, frontend::SizeSet::Check, {}, schedule, Target::SPIRV);
+  EXPECT_NE(spirv.code.source.find("#extension GL_KHR_shader_subgroup_arithmetic : require"), std::string::npos);
+  EXPECT_NE(spirv.code.source.find("float ks_v = subgroupMax(row_max_acc);"), std::string::npos) << spirv.code.source;
+  EXPECT_NE(spirv.code.source.find("float ks_v = subgroupAdd(total_acc);"), std::string::npos) << spirv.code.source;
+  EXPECT_EQ(spirv.code.source.find("row_max_part[t + 256]"), std::string::npos) << "no tree left";
+  EXPECT_NE(disassemble_spirv(spirv.binary.spirv[0].words).find("OpGroupNonUniformFMax"), std::string::npos);
+  Compiled opencl = compile_spec(spec, frontend::SizeSet::Check, {}, schedule, Target::OpenCL);
+  EXPECT_EQ(opencl.code.source.find("subgroup"), std::string::npos);
+  EXPECT_NE(opencl.code.source.find("row_max_part[t + 256]"), std::string::npos);
 }
 
 // GLSL lacks erf: the helper that defines it comes before the helper calling it.
