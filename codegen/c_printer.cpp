@@ -503,8 +503,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     out << line() << type << " ks_v = " << reduce << "(" << sub(tree.value, 0) << ");\n";
     out << line() << "if (" << t.subgroup_elect << ") " << part << "[" << t.subgroup_id << "] = ks_v;\n";
     out << line() << t.local_barrier << "\n";
-    out << line() << "if (" << t.subgroup_id << " == 0u && " << t.subgroup_lane << " < " << t.subgroup_count
-        << ") {\n";
+    out << line() << "if (" << t.subgroup_id << " == 0u && " << t.subgroup_lane << " < " << t.subgroup_count << ") {\n";
     ++indent;
     out << line() << "ks_v = " << part << "[" << t.subgroup_lane << "];\n";
     out << line() << "for (uint ks_i = " << t.subgroup_lane << " + " << t.subgroup_size << "; ks_i < "

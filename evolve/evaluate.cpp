@@ -19,9 +19,7 @@ const char *target_name(Target target) { return target == Target::SPIRV ? "spirv
 
 const char *target_api(Target target) { return target == Target::SPIRV ? "vulkan" : "opencl"; }
 
-Target target_for(const runtime::DeviceInfo &device) {
-  return device.api == "vulkan" ? Target::SPIRV : Target::OpenCL;
-}
+Target target_for(const runtime::DeviceInfo &device) { return device.api == "vulkan" ? Target::SPIRV : Target::OpenCL; }
 
 Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const frontend::SizeOverrides &overrides,
                       const Schedule &schedule, Target target) {
@@ -213,15 +211,15 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
 
 nlohmann::json device_json(const runtime::DeviceInfo &d) {
   nlohmann::json j = {{"api", d.api},
-          {"selector", d.selector()},
-          {"name", d.name},
-          {"platform", d.platform},
-          {"version", d.version},
-          {"driver", d.driver_version},
-          {"gpu", d.gpu},
-          {"global_memory_bytes", d.global_memory_bytes},
-          {"local_memory_bytes", d.local_memory_bytes},
-          {"max_work_group_size", d.max_work_group_size}};
+                      {"selector", d.selector()},
+                      {"name", d.name},
+                      {"platform", d.platform},
+                      {"version", d.version},
+                      {"driver", d.driver_version},
+                      {"gpu", d.gpu},
+                      {"global_memory_bytes", d.global_memory_bytes},
+                      {"local_memory_bytes", d.local_memory_bytes},
+                      {"max_work_group_size", d.max_work_group_size}};
   if (d.subgroup_size) j["subgroup_size"] = d.subgroup_size;
   return j;
 }

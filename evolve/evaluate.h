@@ -32,7 +32,7 @@ struct Compiled {
   Graph graph;
   Program program;
   Target target = Target::OpenCL;
-  GeneratedProgram code;            // OpenCL C, or one GLSL shader per kernel
+  GeneratedProgram code;          // OpenCL C, or one GLSL shader per kernel
   runtime::DeviceProgram binary;  // what the device builds: the OpenCL C, or validated SPIR-V
 };
 

@@ -18,10 +18,10 @@ namespace ks {
 struct GroupTree {
   BinaryOp op = BinaryOp::Add;
   DType type = DType::F32;
-  std::string part;    // local array of `threads` elements
-  std::string thread;  // the work-item index t, over [0, threads)
+  std::string part;     // local array of `threads` elements
+  std::string thread;   // the work-item index t, over [0, threads)
   int64_t threads = 2;  // a power of two
-  Expr value;          // work-item t's partial result
+  Expr value;           // work-item t's partial result
 };
 
 /// The tree's statements, in order.

@@ -48,7 +48,10 @@ std::unique_ptr<Device> open_device(const std::string &selector, const std::stri
     std::string why;
     for (const std::string &reason : why_none)
       if (api.empty() || lower(reason).rfind(api, 0) == 0) why += "\n  " + reason;
-    throw DeviceError("no " + (api.empty() ? std::string("") : api == "vulkan" ? "Vulkan " : "OpenCL ") +
+    throw DeviceError("no " +
+                      (api.empty()       ? std::string("")
+                       : api == "vulkan" ? "Vulkan "
+                                         : "OpenCL ") +
                       "device found:" + why);
   }
   const DeviceInfo *chosen = nullptr;
@@ -68,9 +71,9 @@ std::unique_ptr<Device> open_device(const std::string &selector, const std::stri
       }
     if (index_text.empty() && is_number(s)) index_text = s;
     for (const DeviceInfo &d : devices) {
-      bool match = index_text.empty() ? lower(d.name).find(s) != std::string::npos ||
-                                            lower(d.platform).find(s) != std::string::npos
-                                      : d.api == by_api && std::to_string(d.index) == index_text;
+      bool match = index_text.empty()
+                       ? lower(d.name).find(s) != std::string::npos || lower(d.platform).find(s) != std::string::npos
+                       : d.api == by_api && std::to_string(d.index) == index_text;
       if (match) {
         chosen = &d;
         break;

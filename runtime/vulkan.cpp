@@ -6,13 +6,12 @@
 // queries and replays that command buffer for every batch (the plan's "graph").
 #include "runtime/vulkan.h"
 
-#include <spirv/unified1/spirv.hpp>
-#include <vulkan/vulkan_raii.hpp>
-
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
+#include <spirv/unified1/spirv.hpp>
+#include <vulkan/vulkan_raii.hpp>
 
 #include "runtime/program_cache.h"
 #include "runtime/statistics.h"
@@ -21,7 +20,7 @@ namespace ks::runtime {
 
 namespace {
 
-constexpr uint32_t kApiVersion = VK_API_VERSION_1_2;            // SPIR-V 1.5, as the compiler emits
+constexpr uint32_t kApiVersion = VK_API_VERSION_1_2;               // SPIR-V 1.5, as the compiler emits
 constexpr uint64_t kFenceTimeoutNs = 600ull * 1000 * 1000 * 1000;  // no plan the runtime times lasts this long
 constexpr vk::DeviceSize kStagingBytes = 64ull << 20;
 
@@ -118,7 +117,8 @@ DeviceInfo describe(const vk::raii::PhysicalDevice &device, int index) {
 // The capabilities a SPIR-V module declares (OpCapability operands).
 std::vector<spv::Capability> capabilities_of(const SpirvKernel &kernel) {
   const std::vector<uint32_t> &w = kernel.words;
-  if (w.size() < 5 || w[0] != spv::MagicNumber) throw DeviceError("kernel '" + kernel.name + "' is not a SPIR-V module");
+  if (w.size() < 5 || w[0] != spv::MagicNumber)
+    throw DeviceError("kernel '" + kernel.name + "' is not a SPIR-V module");
   std::vector<spv::Capability> out;
   for (size_t i = 5; i < w.size();) {
     uint32_t count = w[i] >> spv::WordCountShift, opcode = w[i] & spv::OpCodeMask;
@@ -148,16 +148,17 @@ class VulkanDevice : public Device {
 
   BufferId allocate(size_t bytes) override {
     if (bytes > info_.max_allocation_bytes)
-      throw DeviceError("a buffer of " + std::to_string(bytes) + " bytes exceeds the device's largest storage buffer (" +
+      throw DeviceError("a buffer of " + std::to_string(bytes) +
+                        " bytes exceeds the device's largest storage buffer (" +
                         std::to_string(info_.max_allocation_bytes) + " bytes)");
     return guard("allocating a buffer", [&] {
       Buffer b;
       b.bytes = bytes;
       vk::DeviceSize size = std::max<vk::DeviceSize>((bytes + 3) / 4 * 4, 4);
-      b.buffer = vk::raii::Buffer(
-          device_, vk::BufferCreateInfo({}, size,
-                                        vk::BufferUsageFlagBits::eStorageBuffer | vk::BufferUsageFlagBits::eTransferSrc |
-                                            vk::BufferUsageFlagBits::eTransferDst));
+      b.buffer = vk::raii::Buffer(device_, vk::BufferCreateInfo({}, size,
+                                                                vk::BufferUsageFlagBits::eStorageBuffer |
+                                                                    vk::BufferUsageFlagBits::eTransferSrc |
+                                                                    vk::BufferUsageFlagBits::eTransferDst));
       vk::MemoryRequirements needs = b.buffer.getMemoryRequirements();
       uint32_t type = memory_type(needs.memoryTypeBits, vk::MemoryPropertyFlagBits::eDeviceLocal, {});
       b.memory = vk::raii::DeviceMemory(device_, vk::MemoryAllocateInfo(needs.size, type));
@@ -359,8 +360,8 @@ class VulkanDevice : public Device {
         throw DeviceError("kernel '" + kernel.name + "' uses subgroup operations (" + vk::to_string(*subgroup) +
                           ") that " + info_.name + " does not offer in compute shaders");
       if (missing)
-        throw DeviceError("kernel '" + kernel.name + "' needs the Vulkan feature " + missing + ", which " +
-                          info_.name + " lacks");
+        throw DeviceError("kernel '" + kernel.name + "' needs the Vulkan feature " + missing + ", which " + info_.name +
+                          " lacks");
     }
   }
 
@@ -374,9 +375,9 @@ class VulkanDevice : public Device {
 
   // Every earlier write (host, transfer, shader) visible to every later access.
   static void full_barrier(const vk::raii::CommandBuffer &commands) {
-    vk::MemoryBarrier barrier(vk::AccessFlagBits::eMemoryWrite | vk::AccessFlagBits::eHostWrite,
-                              vk::AccessFlagBits::eMemoryRead | vk::AccessFlagBits::eMemoryWrite |
-                                  vk::AccessFlagBits::eHostRead);
+    vk::MemoryBarrier barrier(
+        vk::AccessFlagBits::eMemoryWrite | vk::AccessFlagBits::eHostWrite,
+        vk::AccessFlagBits::eMemoryRead | vk::AccessFlagBits::eMemoryWrite | vk::AccessFlagBits::eHostRead);
     commands.pipelineBarrier(vk::PipelineStageFlagBits::eAllCommands | vk::PipelineStageFlagBits::eHost,
                              vk::PipelineStageFlagBits::eAllCommands | vk::PipelineStageFlagBits::eHost, {}, barrier,
                              {}, {});
@@ -408,9 +409,9 @@ class VulkanDevice : public Device {
       return;
     }
     if (!*staging_) {
-      staging_ = vk::raii::Buffer(device_, vk::BufferCreateInfo({}, kStagingBytes,
-                                                                vk::BufferUsageFlagBits::eTransferSrc |
-                                                                    vk::BufferUsageFlagBits::eTransferDst));
+      staging_ = vk::raii::Buffer(
+          device_, vk::BufferCreateInfo({}, kStagingBytes,
+                                        vk::BufferUsageFlagBits::eTransferSrc | vk::BufferUsageFlagBits::eTransferDst));
       vk::MemoryRequirements needs = staging_.getMemoryRequirements();
       uint32_t type = memory_type(needs.memoryTypeBits,
                                   vk::MemoryPropertyFlagBits::eHostVisible | vk::MemoryPropertyFlagBits::eHostCoherent,
@@ -444,8 +445,8 @@ class VulkanDevice : public Device {
     if (it == kernels_.end()) throw DeviceError("no kernel named '" + launch.kernel + "' in the built program");
     const Kernel &k = it->second;
     if (launch.args.size() != k.buffers)
-      throw DeviceError("kernel '" + launch.kernel + "' takes " + std::to_string(k.buffers) + " buffers; the launch gives " +
-                        std::to_string(launch.args.size()));
+      throw DeviceError("kernel '" + launch.kernel + "' takes " + std::to_string(k.buffers) +
+                        " buffers; the launch gives " + std::to_string(launch.args.size()));
     for (BufferId id : launch.args)
       if (id < 0 || static_cast<size_t>(id) >= buffers_.size()) throw DeviceError("unknown buffer in a launch");
     size_t group = launch.local[0] * launch.local[1] * launch.local[2];
@@ -485,7 +486,8 @@ class VulkanDevice : public Device {
                                                 static_cast<uint32_t>(launches.size()), size));
       std::vector<vk::DescriptorSetLayout> layouts;
       for (const auto &[kernel, groups] : launches) layouts.push_back(*kernel->set_layout);
-      for (vk::raii::DescriptorSet &set : vk::raii::DescriptorSets(device_, vk::DescriptorSetAllocateInfo(*r.pool, layouts)))
+      for (vk::raii::DescriptorSet &set :
+           vk::raii::DescriptorSets(device_, vk::DescriptorSetAllocateInfo(*r.pool, layouts)))
         r.sets.push_back(std::move(set));
       std::vector<vk::DescriptorBufferInfo> infos;
       infos.reserve(descriptors);
@@ -514,8 +516,8 @@ class VulkanDevice : public Device {
         r.commands.bindPipeline(vk::PipelineBindPoint::eCompute, *kernel->pipeline);
         r.commands.bindDescriptorSets(vk::PipelineBindPoint::eCompute, *kernel->layout, 0, *r.sets[i], {});
         r.commands.dispatch(groups[0], groups[1], groups[2]);
-        r.commands.pipelineBarrier(vk::PipelineStageFlagBits::eComputeShader,
-                                   vk::PipelineStageFlagBits::eComputeShader, {}, between, {}, {});
+        r.commands.pipelineBarrier(vk::PipelineStageFlagBits::eComputeShader, vk::PipelineStageFlagBits::eComputeShader,
+                                   {}, between, {}, {});
       }
     if (timed) r.commands.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, **queries_, 1);
     full_barrier(r.commands);
@@ -529,9 +531,8 @@ class VulkanDevice : public Device {
     auto it = recordings_.find(runs);
     if (it == recordings_.end()) it = recordings_.emplace(runs, record(plan, runs, true)).first;
     submit_and_wait(it->second.commands);
-    auto [result, stamps] =
-        queries_->getResults<uint64_t>(0, 2, 2 * sizeof(uint64_t), sizeof(uint64_t),
-                                       vk::QueryResultFlagBits::e64 | vk::QueryResultFlagBits::eWait);
+    auto [result, stamps] = queries_->getResults<uint64_t>(
+        0, 2, 2 * sizeof(uint64_t), sizeof(uint64_t), vk::QueryResultFlagBits::e64 | vk::QueryResultFlagBits::eWait);
     if (result != vk::Result::eSuccess) throw DeviceError(info_.name + ": timestamps not available");
     uint64_t ticks = (stamps[1] - stamps[0]) & timestamp_mask_;
     return static_cast<double>(ticks) * timestamp_ns_ * 1e-6;

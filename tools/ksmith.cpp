@@ -81,7 +81,8 @@ int devices_command(bool json) {
   for (const auto &d : devices) {
     std::cout << d.selector() << "  " << d.name << "  [" << d.platform << ", " << d.version << ", driver "
               << d.driver_version << "]  " << (d.gpu ? "GPU" : "CPU") << ", " << human_bytes(d.global_memory_bytes)
-              << " global, " << d.local_memory_bytes / 1024 << " KiB local, work-groups up to " << d.max_work_group_size;
+              << " global, " << d.local_memory_bytes / 1024 << " KiB local, work-groups up to "
+              << d.max_work_group_size;
     if (d.subgroup_size) std::cout << ", subgroups of " << d.subgroup_size;
     std::cout << "\n";
   }
@@ -98,7 +99,8 @@ Schedule schedule_from(const std::string &path) { return path.empty() ? Schedule
 int emit_spirv(const Compiled &c, const std::string &output) {
   const std::vector<runtime::SpirvKernel> &modules = c.binary.spirv;
   if (output.empty() || output == "-") {
-    for (const runtime::SpirvKernel &k : modules) std::cout << "; kernel " << k.name << "\n" << disassemble_spirv(k.words);
+    for (const runtime::SpirvKernel &k : modules)
+      std::cout << "; kernel " << k.name << "\n" << disassemble_spirv(k.words);
     return 0;
   }
   for (const runtime::SpirvKernel &k : modules) {
@@ -191,8 +193,7 @@ int run_command(const std::string &path, const EvalOptions &options, const std::
       if (api != std::string(target_api(*target)) && device_selector.rfind(std::string(api) + ":", 0) == 0)
         throw UserError("error: --device " + device_selector + " is a " + api + " device; --target " +
                         target_name(*target) + " runs on " + target_api(*target) + " devices");
-  std::unique_ptr<runtime::Device> device =
-      runtime::open_device(device_selector, target ? target_api(*target) : "");
+  std::unique_ptr<runtime::Device> device = runtime::open_device(device_selector, target ? target_api(*target) : "");
   EvalRecord r = evaluate(spec, path, *device, options);
   if (json) {
     std::cout << r.to_json().dump(2) << "\n";

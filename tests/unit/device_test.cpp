@@ -142,12 +142,12 @@ TEST_P(Runtime, LaunchesSeeEarlierWrites) {
   if (api == "opencl")
     p.opencl_c = "__kernel void add_one(__global float *y) { y[get_global_id(0)] += 1.0f; }\n";
   else
-    p.spirv.push_back({"add_one",
-                       compile_glsl_to_spirv(std::string(kGlslHeader) +
-                                                 "layout(std430, binding = 0) buffer Y { float y[]; };\n"
-                                                 "void main() { y[gl_GlobalInvocationID.x] += 1.0f; }\n",
-                                             "add_one"),
-                       1});
+    p.spirv.push_back(
+        {"add_one",
+         compile_glsl_to_spirv(std::string(kGlslHeader) + "layout(std430, binding = 0) buffer Y { float y[]; };\n"
+                                                          "void main() { y[gl_GlobalInvocationID.x] += 1.0f; }\n",
+                               "add_one"),
+         1});
   device->build(p);
   std::vector<float> y(1024, 0.0f);
   runtime::BufferId b = device->allocate(4096);
@@ -195,9 +195,8 @@ TEST_P(Runtime, RefusesOversizedBuffersAndGroups) {
   KS_REQUIRE_DEVICE(device, GetParam());
   EXPECT_THROW(device->allocate(device->info().max_allocation_bytes + 1), runtime::DeviceError);
   device->build(program(GetParam(), "k", 1, "__kernel void k(__global float *y) { y[get_global_id(0)] = 1.0f; }\n",
-                        std::string(kGlslHeader) +
-                            "layout(std430, binding = 0) buffer Y { float y[]; };\n"
-                            "void main() { y[gl_GlobalInvocationID.x] = 1.0f; }\n"));
+                        std::string(kGlslHeader) + "layout(std430, binding = 0) buffer Y { float y[]; };\n"
+                                                   "void main() { y[gl_GlobalInvocationID.x] = 1.0f; }\n"));
   runtime::BufferId b = device->allocate(4);
   runtime::LaunchPlan plan;
   size_t too_many = device->info().max_work_group_size * 2;

@@ -88,7 +88,8 @@ TEST_P(RandomSchedules, AgreeWithTheInterpreter) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, RandomSchedules,
-                         testing::Combine(testing::Values("opencl", "vulkan"), testing::ValuesIn(test::example_paths())),
+                         testing::Combine(testing::Values("opencl", "vulkan"),
+                                          testing::ValuesIn(test::example_paths())),
                          [](const testing::TestParamInfo<ApiAndPath> &info) {
                            return std::get<0>(info.param) + "_" +
                                   std::filesystem::path(std::get<1>(info.param)).stem().string();

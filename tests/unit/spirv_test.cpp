@@ -7,9 +7,9 @@
 #include <random>
 
 #include "codegen/glsl.h"
+#include "evolve/evaluate.h"
 #include "ir/group_tree.h"
 #include "ir/visitor.h"
-#include "evolve/evaluate.h"
 #include "passes/lower.h"
 #include "random_schedule.h"
 #include "test_util.h"
@@ -79,9 +79,10 @@ TEST(Spirv, BuffersBeyond32BitIndicesAreRefused) {
 // The tree cross_reduce writes is recognised exactly, and nothing else is.
 TEST(GroupTree, MatchesExactlyWhatCrossReduceWrites) {
   frontend::Spec spec = frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/softmax.ks");
-  Program p = compile_spec(spec, frontend::SizeSet::Check, {}, parse_schedule(test::source("bind row_max.n group.x\n"
-                                                                                            "cross_reduce row_max.d 64 -> t\n",
-                                                                                            "test.sched")))
+  Program p = compile_spec(spec, frontend::SizeSet::Check, {},
+                           parse_schedule(test::source("bind row_max.n group.x\n"
+                                                       "cross_reduce row_max.d 64 -> t\n",
+                                                       "test.sched")))
                   .program;
   std::vector<std::vector<Stmt>> seqs;
   struct Collect : IRVisitor {
