@@ -139,8 +139,9 @@ const CTarget &glsl_target() {
 
 }  // namespace
 
-GeneratedProgram generate_glsl(const Program &program) {
-  const CTarget &target = glsl_target();
+GeneratedProgram generate_glsl(const Program &program, bool subgroups) {
+  CTarget target = glsl_target();
+  if (!subgroups) target.subgroup_reduce.clear();
   for (const TensorDecl &b : program.buffers)
     if (b.numel() > INT32_MAX)
       throw UserError("error: buffer " + b.name + " has " + std::to_string(b.numel()) +

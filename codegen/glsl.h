@@ -10,7 +10,9 @@ namespace ks {
 
 /// Generates one GLSL compute shader per kernel of a verified program: each
 /// GeneratedKernel's `source`; the program's `source` holds them all, in order.
-/// Throws UserError when a buffer is too large for a storage buffer's 32-bit index.
-GeneratedProgram generate_glsl(const Program &program);
+/// With subgroups, group trees become subgroup reductions (the device must offer
+/// subgroup arithmetic in compute shaders). Throws UserError when a buffer is too
+/// large for a storage buffer's 32-bit index.
+GeneratedProgram generate_glsl(const Program &program, bool subgroups = true);
 
 }  // namespace ks

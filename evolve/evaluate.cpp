@@ -22,7 +22,7 @@ const char *target_api(Target target) { return target == Target::SPIRV ? "vulkan
 Target target_for(const runtime::DeviceInfo &device) { return device.api == "vulkan" ? Target::SPIRV : Target::OpenCL; }
 
 Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const frontend::SizeOverrides &overrides,
-                      const Schedule &schedule, Target target) {
+                      const Schedule &schedule, Target target, bool subgroups) {
   Compiled c;
   c.graph = frontend::elaborate(spec, sizes, overrides);
   c.program = run_pipeline(c.graph, schedule);
@@ -32,7 +32,7 @@ Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const
     c.binary.opencl_c = c.code.source;
     return c;
   }
-  c.code = generate_glsl(c.program);
+  c.code = generate_glsl(c.program, subgroups);
   for (const GeneratedKernel &k : c.code.kernels)
     c.binary.spirv.push_back({k.name, compile_glsl_to_spirv(k.source, k.name), k.buffers.size()});
   return c;
@@ -139,7 +139,8 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
 
   // Correctness at the check sizes, against the interpreter.
   {
-    Compiled c = compile_spec(spec, frontend::SizeSet::Check, options.check_sizes, options.schedule, target);
+    Compiled c = compile_spec(spec, frontend::SizeSet::Check, options.check_sizes, options.schedule, target,
+                              device.info().subgroup_arithmetic);
     record.check.sizes = describe_sizes(c.graph);
     // The interpreter does some 10^8 steps a second: refuse a check that would take minutes.
     double steps = 0;
@@ -183,7 +184,8 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   if (!options.time || !record.check.passed) return record;
 
   // Time at the timed sizes.
-  Compiled c = compile_spec(spec, frontend::SizeSet::Default, options.sizes, options.schedule, target);
+  Compiled c = compile_spec(spec, frontend::SizeSet::Default, options.sizes, options.schedule, target,
+                            device.info().subgroup_arithmetic);
   TimeRecord time;
   time.sizes = describe_sizes(c.graph);
   time.cost = graph_cost(c.graph);
@@ -221,6 +223,7 @@ nlohmann::json device_json(const runtime::DeviceInfo &d) {
                       {"local_memory_bytes", d.local_memory_bytes},
                       {"max_work_group_size", d.max_work_group_size}};
   if (d.subgroup_size) j["subgroup_size"] = d.subgroup_size;
+  if (d.api == "vulkan") j["subgroup_arithmetic"] = d.subgroup_arithmetic;
   return j;
 }
 

@@ -37,8 +37,9 @@ struct Compiled {
 };
 
 /// Throws UserError for a bad spec, schedule or sizes, or code the target refuses.
+/// subgroups: SPIR-V may use subgroup reductions (evaluate() asks the device).
 Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const frontend::SizeOverrides &overrides,
-                      const Schedule &schedule = {}, Target target = Target::OpenCL);
+                      const Schedule &schedule = {}, Target target = Target::OpenCL, bool subgroups = true);
 
 struct EvalOptions {
   frontend::SizeOverrides sizes;        // timed run (--size)

@@ -34,7 +34,8 @@ struct DeviceInfo {
   size_t max_work_group_size = 0;
   std::array<size_t, 3> max_work_item_sizes{0, 0, 0};
   std::array<uint64_t, 3> max_group_counts{UINT64_MAX, UINT64_MAX, UINT64_MAX};  // Vulkan's dispatch limits
-  uint32_t subgroup_size = 0;  // 0 where the API does not say (OpenCL 1.2)
+  uint32_t subgroup_size = 0;        // 0 where the API does not say (OpenCL 1.2)
+  bool subgroup_arithmetic = false;  // compute shaders may reduce across a subgroup (Vulkan)
   // Loop iterations a work-item may run, summed over all loops of a kernel; 0 for
   // no limit. lavapipe ends a shader's loops silently after 65535 (a Mesa constant).
   uint64_t max_loop_iterations = 0;

@@ -107,7 +107,10 @@ DeviceInfo describe(const vk::raii::PhysicalDevice &device, int index) {
     info.max_work_item_sizes[d] = p.limits.maxComputeWorkGroupSize[d];
     info.max_group_counts[d] = p.limits.maxComputeWorkGroupCount[d];
   }
-  info.subgroup_size = chain.get<vk::PhysicalDeviceSubgroupProperties>().subgroupSize;
+  const vk::PhysicalDeviceSubgroupProperties &subgroups = chain.get<vk::PhysicalDeviceSubgroupProperties>();
+  info.subgroup_size = subgroups.subgroupSize;
+  info.subgroup_arithmetic = (subgroups.supportedOperations & vk::SubgroupFeatureFlagBits::eArithmetic) &&
+                             (subgroups.supportedStages & vk::ShaderStageFlagBits::eCompute);
   if (driver.driverID == vk::DriverId::eMesaLlvmpipe) info.max_loop_iterations = 65535;  // LP_MAX_TGSI_LOOP_ITERATIONS
   for (const vk::ExtensionProperties &e : device.enumerateDeviceExtensionProperties())
     info.extensions += (info.extensions.empty() ? "" : " ") + std::string(e.extensionName.data());

@@ -125,6 +125,10 @@ TEST(Glsl, GroupTreesBecomeSubgroupReductions) {
   EXPECT_NE(spirv.code.source.find("float ks_v = subgroupAdd(total_acc);"), std::string::npos) << spirv.code.source;
   EXPECT_EQ(spirv.code.source.find("row_max_part[t + 256]"), std::string::npos) << "no tree left";
   EXPECT_NE(disassemble_spirv(spirv.binary.spirv[0].words).find("OpGroupNonUniformFMax"), std::string::npos);
+  // A device without subgroup arithmetic gets the tree.
+  Compiled plain = compile_spec(spec, frontend::SizeSet::Check, {}, schedule, Target::SPIRV, false);
+  EXPECT_EQ(plain.code.source.find("subgroup"), std::string::npos);
+  EXPECT_NE(plain.code.source.find("row_max_part[t + 256]"), std::string::npos);
   Compiled opencl = compile_spec(spec, frontend::SizeSet::Check, {}, schedule, Target::OpenCL);
   EXPECT_EQ(opencl.code.source.find("subgroup"), std::string::npos);
   EXPECT_NE(opencl.code.source.find("row_max_part[t + 256]"), std::string::npos);
