@@ -130,7 +130,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     std::string q = "a / b";
     std::string qualifier = p.target_.helper_qualifier.empty() ? "" : p.target_.helper_qualifier + " ";
     std::string def = qualifier + t + " " + name + "(" + t + " a, " + t + " b) {\n" + "  " + t + " q = " + q + ";\n" +
-                      "  if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;\n" +
+                      "  if (q * b != a && (a < 0) != (b < 0)) q -= 1;  // truncated toward zero: floor\n" +
                       (mod ? "  return a - q * b;\n" : "  return q;\n") + "}\n";
     p.helpers_used_[name] = def;
     return name;
@@ -255,6 +255,13 @@ struct CPrinter::Impl : public IRVisitorStrict {
         std::string fn = floor_helper(n->op == BinaryOp::Mod, type);
         std::string a = sub(n->a, 0), b = sub(n->b, 0);
         set(fn + "(" + a + ", " + b + ")", kPrimary);
+        return;
+      }
+      const std::string &unsigned_type = type == DType::I64 ? p.target_.u64_type : p.target_.u32_type;
+      if (!unsigned_type.empty()) {
+        std::string a = sub(n->a, 0), b = std::to_string(*divisor) + (type == DType::I64 ? "ul" : "u");
+        set(p.type_name(type) + "(" + unsigned_type + "(" + a + ") " + binary_op_symbol(n->op) + " " + b + ")",
+            kPrimary);
         return;
       }
     }

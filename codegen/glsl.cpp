@@ -27,6 +27,8 @@ const CTarget &glsl_target() {
     t.group_index = {"gl_WorkGroupID.x", "gl_WorkGroupID.y", "gl_WorkGroupID.z"};
     t.local_index = {"gl_LocalInvocationID.x", "gl_LocalInvocationID.y", "gl_LocalInvocationID.z"};
     t.constructor_casts = true;
+    t.u32_type = "uint";
+    t.u64_type = "uint64_t";
     t.local_barrier = "memoryBarrierShared(); barrier();";
     t.global_barrier = "memoryBarrierBuffer(); barrier();";
     t.local_qualifier = "shared";
