@@ -130,7 +130,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     std::string q = "a / b";
     std::string qualifier = p.target_.helper_qualifier.empty() ? "" : p.target_.helper_qualifier + " ";
     std::string def = qualifier + t + " " + name + "(" + t + " a, " + t + " b) {\n" + "  " + t + " q = " + q + ";\n" +
-                      "  if (q * b != a && (a < 0) != (b < 0)) q -= 1;  // truncated toward zero: floor\n" +
+                      "  if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;\n" +
                       (mod ? "  return a - q * b;\n" : "  return q;\n") + "}\n";
     p.helpers_used_[name] = def;
     return name;
