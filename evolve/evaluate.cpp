@@ -126,6 +126,38 @@ HostBuffer read_back(const TensorDecl &t, runtime::Device &device, const Bound &
   return out;
 }
 
+void poison_outputs(const Compiled &c, runtime::Device &device, const Bound &b) {
+  for (const TensorDecl &t : c.program.buffers)
+    if (t.role == TensorRole::Output) {
+      HostBuffer p = poisoned(t);
+      device.write(b.ids.at(t.name), p.bytes.data(), p.bytes.size());
+    }
+}
+
+// Compares every output with the reference; the check keeps the worst element.
+void check_outputs(const Compiled &c, runtime::Device &device, const Bound &b, const TensorMap &reference,
+                   CheckRecord *check) {
+  for (const TensorDecl &t : c.program.buffers) {
+    if (t.role != TensorRole::Output) continue;
+    Mismatch m = compare(read_back(t, device, b), reference.at(t.name));
+    if (!m.passed) check->passed = false;
+    if (check->tensor.empty() || m.worst_error > check->worst_error) {
+      check->worst_error = m.worst_error;
+      check->tensor = t.name;
+      check->index = m.index;
+      check->expected = m.expected;
+      check->got = m.got;
+    }
+    check->bad_elements = std::max(check->bad_elements, m.bad_elements);
+  }
+}
+
+std::string index_text(const std::vector<int64_t> &index) {
+  std::string out;
+  for (int64_t x : index) out += (out.empty() ? "" : ", ") + std::to_string(x);
+  return out;
+}
+
 }  // namespace
 
 EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, runtime::Device &device,
@@ -164,45 +196,73 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
       device.run(b.plan);
       TensorMap reference_inputs;
       for (const auto &[name, buffer] : inputs) reference_inputs[name] = to_tensor_data(buffer);
-      TensorMap expected = interpret(c.graph, reference_inputs);
-      for (const TensorDecl &t : c.program.buffers) {
-        if (t.role != TensorRole::Output) continue;
-        Mismatch m = compare(read_back(t, device, b), expected.at(t.name));
-        if (!m.passed) record.check.passed = false;
-        if (record.check.tensor.empty() || m.worst_error > record.check.worst_error) {
-          record.check.worst_error = m.worst_error;
-          record.check.tensor = t.name;
-          record.check.index = m.index;
-          record.check.expected = m.expected;
-          record.check.got = m.got;
-        }
-        record.check.bad_elements = std::max(record.check.bad_elements, m.bad_elements);
-      }
+      check_outputs(c, device, b, interpret(c.graph, reference_inputs), &record.check);
       ++record.check.trials;
     }
   }
   if (!options.time || !record.check.passed) return record;
 
-  // Time at the timed sizes.
+  // At the timed sizes: the naive kernel first, on the inputs the candidate gets,
+  // for the reference outputs there and the baseline time.
+  const uint64_t timed_seed = base_seed + 7777;
+  const bool scheduled = !options.schedule.steps.empty();
+  TimeRecord time;
+  TensorMap reference;
+  if (scheduled) {
+    Compiled naive = compile_spec(spec, frontend::SizeSet::Default, options.sizes, {}, target,
+                                  device.info().subgroup_arithmetic);
+    device.build(naive.binary);
+    Bound nb = bind(naive, device);
+    prepare(naive, device, nb, timed_seed);
+    device.run(nb.plan);
+    for (const TensorDecl &t : naive.program.buffers)
+      if (t.role == TensorRole::Output) reference[t.name] = to_tensor_data(read_back(t, device, nb));
+    time.baseline = device.time(nb.plan, options.timing);
+  }
   Compiled c = compile_spec(spec, frontend::SizeSet::Default, options.sizes, options.schedule, target,
                             device.info().subgroup_arithmetic);
-  TimeRecord time;
   time.sizes = describe_sizes(c.graph);
   time.cost = graph_cost(c.graph);
   device.build(c.binary);
   Bound b = bind(c, device);
-  prepare(c, device, b, base_seed + 7777);
+  prepare(c, device, b, timed_seed);
+  if (scheduled) {
+    CheckRecord versus;
+    versus.sizes = time.sizes;
+    versus.passed = true;
+    versus.trials = 1;
+    device.run(b.plan);
+    check_outputs(c, device, b, reference, &versus);
+    time.versus_naive = versus;
+    if (!versus.passed) {  // an incorrect kernel is not timed
+      record.time = time;
+      return record;
+    }
+    poison_outputs(c, device, b);  // so that timing starts from nothing written
+  }
   time.timing = device.time(b.plan, options.timing);
+  if (!scheduled) time.baseline = time.timing;
+  // After timing: every output written (no NaN), and equal to the naive kernel's.
   for (const TensorDecl &t : c.program.buffers) {
-    if (t.role != TensorRole::Output) continue;
+    if (t.role != TensorRole::Output || !time.after_timing_correct) continue;
     HostBuffer out = read_back(t, device, b);
+    if (scheduled) {
+      Mismatch m = compare(out, reference.at(t.name));
+      if (!m.passed) {
+        char text[160];
+        std::snprintf(text, sizeof text, "] is %.8g after timing; the naive kernel gave %.8g (%lld elements differ)",
+                      m.got, m.expected, static_cast<long long>(m.bad_elements));
+        time.after_timing_correct = false;
+        time.problem = t.name + "[" + index_text(m.index) + text;
+      }
+      continue;
+    }
     for (int64_t i = 0; i < out.numel(); ++i) {
       // NaN in a float output is never right either, so is_poison covers both.
       if (is_poison(t.type, out.at(i))) {
-        time.outputs_written = false;
-        std::string index;
-        for (int64_t x : unflatten(i, t.shape)) index += (index.empty() ? "" : ", ") + std::to_string(x);
-        time.problem = "after timing, " + t.name + "[" + index + "] holds NaN or was never written";
+        time.after_timing_correct = false;
+        time.problem = "after timing, " + t.name + "[" + index_text(unflatten(i, t.shape)) +
+                       "] holds NaN or was never written";
         break;
       }
     }
@@ -237,31 +297,41 @@ nlohmann::json EvalRecord::to_json() const {
     if (std::isfinite(v)) return v;
     return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
   };
-  j["check"] = {{"sizes", check.sizes},
-                {"passed", check.passed},
-                {"trials", check.trials},
-                {"worst_error", finite(check.worst_error)},
-                {"tensor", check.tensor},
-                {"index", check.index},
-                {"expected", finite(check.expected)},
-                {"got", finite(check.got)},
-                {"bad_elements", check.bad_elements}};
+  auto check_json = [&](const CheckRecord &c) -> nlohmann::json {
+    return {{"sizes", c.sizes},
+            {"passed", c.passed},
+            {"trials", c.trials},
+            {"worst_error", finite(c.worst_error)},
+            {"tensor", c.tensor},
+            {"index", c.index},
+            {"expected", finite(c.expected)},
+            {"got", finite(c.got)},
+            {"bad_elements", c.bad_elements}};
+  };
+  j["check"] = check_json(check);
   if (time) {
+    nlohmann::json &tj = j["time"];
+    tj["sizes"] = time->sizes;
+    if (time->versus_naive) tj["versus_naive"] = check_json(*time->versus_naive);
     const runtime::Timing &t = time->timing;
-    double seconds = t.median_ms * 1e-3;
-    j["time"] = {{"sizes", time->sizes},
-                 {"median_ms", t.median_ms},
+    if (t.batches > 0) {  // not timed when it disagreed with the naive kernel
+      double seconds = t.median_ms * 1e-3;
+      tj.update({{"median_ms", t.median_ms},
                  {"min_ms", t.min_ms},
                  {"max_ms", t.max_ms},
                  {"cv", t.cv},
                  {"batches", t.batches},
                  {"runs_per_batch", t.runs_per_batch},
+                 {"baseline_ms", time->baseline.median_ms},
+                 {"baseline_cv", time->baseline.cv},
+                 {"speedup", time->speedup()},
                  {"flops", time->cost.flops},
                  {"bytes", time->cost.bytes},
                  {"gflops_per_s", seconds > 0 ? time->cost.flops / seconds * 1e-9 : 0.0},
                  {"gbytes_per_s", seconds > 0 ? time->cost.bytes / seconds * 1e-9 : 0.0},
-                 {"outputs_written", time->outputs_written}};
-    if (!time->problem.empty()) j["time"]["problem"] = time->problem;
+                 {"after_timing_correct", time->after_timing_correct}});
+    }
+    if (!time->problem.empty()) tj["problem"] = time->problem;
   }
   return j;
 }

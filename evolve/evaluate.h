@@ -1,6 +1,9 @@
 // The evaluation of one spec on one device: compile, check against the float64
-// interpreter on fresh random inputs at the check sizes, then time at the timed
-// sizes. The result is one structured record (EvalRecord), printable as JSON.
+// interpreter on fresh random inputs at the check sizes; then, at the timed sizes,
+// run the naive kernel (the reference there, and the baseline time), check the
+// candidate against it, time the candidate from poisoned outputs, and check its
+// outputs after timing again. The result is one structured record (EvalRecord),
+// printable as JSON.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -65,9 +68,17 @@ struct CheckRecord {
 struct TimeRecord {
   std::string sizes;
   runtime::Timing timing;
+  // The naive kernel at the same sizes; for a naive candidate, the candidate itself.
+  runtime::Timing baseline;
+  double speedup() const { return timing.median_ms > 0 ? baseline.median_ms / timing.median_ms : 0; }
+  // A scheduled candidate against the naive kernel's outputs, on the same inputs.
+  std::optional<CheckRecord> versus_naive;
   Cost cost;
-  bool outputs_written = true;  // no poisoned (never written) element after timing
-  std::string problem;          // set when outputs_written is false
+  // After the timed batches (run from poisoned outputs), every output is written and
+  // equals the naive kernel's (for a naive candidate: holds no NaN).
+  bool after_timing_correct = true;
+  std::string problem;  // set when after_timing_correct is false
+  bool passed() const { return after_timing_correct && (!versus_naive || versus_naive->passed); }
 };
 
 struct EvalRecord {
@@ -76,7 +87,7 @@ struct EvalRecord {
   runtime::DeviceInfo device;
   CheckRecord check;
   std::optional<TimeRecord> time;
-  bool ok() const { return check.passed && (!time || time->outputs_written); }
+  bool ok() const { return check.passed && (!time || time->passed()); }
   nlohmann::json to_json() const;
 };
 

@@ -203,20 +203,28 @@ int run_command(const std::string &path, const EvalOptions &options, const std::
   std::printf("%s  (%s)\n  device  %s: %s [%s, driver %s]  target %s\n", r.kernel.c_str(), r.spec.c_str(),
               d.selector().c_str(), d.name.c_str(), d.platform.c_str(), d.driver_version.c_str(),
               target_name(target_for(d)));
-  const CheckRecord &c = r.check;
-  std::printf("  check   %-28s %s  worst error %.2e at %s%s (expected %.8g, got %.8g), %d trials\n", c.sizes.c_str(),
-              c.passed ? "correct  " : "INCORRECT", c.worst_error, c.tensor.c_str(), format_index(c.index).c_str(),
-              c.expected, c.got, c.trials);
-  if (!c.passed)
-    std::printf("          %lld elements over the tolerance (%.0e)\n", static_cast<long long>(c.bad_elements),
-                tolerance_for(DType::F32));
+  auto print_check = [](const char *label, const CheckRecord &c) {
+    std::printf("  %-7s %-28s %s  worst error %.2e at %s%s (expected %.8g, got %.8g), %d trials\n", label,
+                c.sizes.c_str(), c.passed ? "correct  " : "INCORRECT", c.worst_error, c.tensor.c_str(),
+                format_index(c.index).c_str(), c.expected, c.got, c.trials);
+    if (!c.passed)
+      std::printf("          %lld elements over the tolerance (%.0e)\n", static_cast<long long>(c.bad_elements),
+                  tolerance_for(DType::F32));
+  };
+  print_check("check", r.check);
   if (r.time) {
     const TimeRecord &t = *r.time;
-    double seconds = t.timing.median_ms * 1e-3;
-    std::printf("  time    %-28s median %.4f ms  spread %.2f%% (%d batches x %d runs)  %.1f GB/s  %.2f GFLOP/s\n",
-                t.sizes.c_str(), t.timing.median_ms, 100 * t.timing.cv, t.timing.batches, t.timing.runs_per_batch,
-                t.cost.bytes / seconds * 1e-9, t.cost.flops / seconds * 1e-9);
-    if (!t.outputs_written) std::printf("          FAILED: %s\n", t.problem.c_str());
+    if (t.versus_naive) print_check("versus", *t.versus_naive);  // the naive kernel, at the timed sizes
+    if (t.timing.batches > 0) {
+      double seconds = t.timing.median_ms * 1e-3;
+      std::printf("  time    %-28s median %.4f ms  spread %.2f%% (%d batches x %d runs)  %.1f GB/s  %.2f GFLOP/s\n",
+                  t.sizes.c_str(), t.timing.median_ms, 100 * t.timing.cv, t.timing.batches, t.timing.runs_per_batch,
+                  t.cost.bytes / seconds * 1e-9, t.cost.flops / seconds * 1e-9);
+      if (t.versus_naive)
+        std::printf("  naive   %-28s median %.4f ms  spread %.2f%%  speedup %.2fx\n", t.sizes.c_str(),
+                    t.baseline.median_ms, 100 * t.baseline.cv, t.speedup());
+    }
+    if (!t.after_timing_correct) std::printf("          FAILED: %s\n", t.problem.c_str());
   }
   return r.ok() ? 0 : 1;
 }

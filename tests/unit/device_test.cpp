@@ -90,6 +90,43 @@ INSTANTIATE_TEST_SUITE_P(Examples, ScheduledExampleOnDevice,
                          testing::Combine(testing::ValuesIn(kApis), testing::ValuesIn(scheduled_example_paths())),
                          api_and_example_name);
 
+class Evaluate : public testing::TestWithParam<std::string> {};
+
+// A scheduled candidate is checked against the naive kernel at the timed sizes (same
+// inputs), timed from poisoned outputs, checked again after timing, and its speedup
+// is over the naive kernel timed in the same evaluation.
+TEST_P(Evaluate, ScheduledCandidatesAnswerToTheNaiveKernel) {
+  KS_REQUIRE_DEVICE(device, GetParam());
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/softmax.ks";
+  EvalOptions options;
+  options.trials = 1;
+  options.timing.batches = 3;
+  options.timing.min_batch_ms = 0.2;
+  frontend::parse_size_assignments("N=4,D=1024", &options.sizes);
+  options.schedule = load_schedule(schedule_path(path));
+  EvalRecord r = evaluate(frontend::load_spec(path), path, *device, options);
+  ASSERT_TRUE(r.ok()) << r.to_json().dump(2);
+  ASSERT_TRUE(r.time && r.time->versus_naive);
+  EXPECT_TRUE(r.time->versus_naive->passed);
+  EXPECT_EQ(r.time->versus_naive->sizes, "N=4, D=1024");
+  EXPECT_TRUE(r.time->after_timing_correct);
+  EXPECT_GT(r.time->baseline.median_ms, 0);
+  EXPECT_GT(r.time->timing.median_ms, 0);
+  EXPECT_NEAR(r.time->speedup(), r.time->baseline.median_ms / r.time->timing.median_ms, 1e-12);
+  nlohmann::json j = r.to_json();
+  EXPECT_TRUE(j["time"]["versus_naive"]["passed"].get<bool>());
+  EXPECT_GT(j["time"]["speedup"].get<double>(), 0);
+
+  // The naive kernel is its own baseline.
+  options.schedule = {};
+  EvalRecord naive = evaluate(frontend::load_spec(path), path, *device, options);
+  ASSERT_TRUE(naive.ok()) << naive.to_json().dump(2);
+  EXPECT_FALSE(naive.time->versus_naive);
+  EXPECT_EQ(naive.time->speedup(), 1.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Apis, Evaluate, testing::ValuesIn(kApis));
+
 // A hand-written kernel for either API: OpenCL C, or GLSL compiled to SPIR-V.
 runtime::DeviceProgram program(const std::string &api, const std::string &name, size_t buffers,
                                const std::string &opencl_c, const std::string &glsl) {
