@@ -48,8 +48,14 @@ struct EvalOptions {
   frontend::SizeOverrides sizes;        // timed run (--size)
   frontend::SizeOverrides check_sizes;  // correctness check (--check-size)
   Schedule schedule;                    // applied at both sizes
-  std::optional<uint64_t> seed;         // fixed inputs; fresh random ones when absent
-  int trials = 2;                       // check runs, each with fresh inputs
+  // A kernel body: OpenCL C defining the naive program's kernels (same names and
+  // parameters, as `ksmith compile SPEC` prints them), compiled with every size as a
+  // macro (`#define N 4096`) and launched with the naive program's geometry (ids past
+  // the end included: guard them). Run in place of the generated code; empty: the
+  // generated code. Excludes a schedule.
+  std::string kernel_source;
+  std::optional<uint64_t> seed;  // fixed inputs; fresh random ones when absent
+  int trials = 2;                // check runs, each with fresh inputs
   bool time = true;
   runtime::TimingOptions timing;
 };
@@ -86,8 +92,12 @@ struct EvalRecord {
   std::string kernel;  // the spec's kernel name
   runtime::DeviceInfo device;
   CheckRecord check;
+  // Ways the candidate games the check, each a sentence: it changed an input, or
+  // it left a previous answer in place when given new inputs without poisoned
+  // outputs. Any flag fails the evaluation.
+  std::vector<std::string> hacking_flags;
   std::optional<TimeRecord> time;
-  bool ok() const { return check.passed && (!time || time->passed()); }
+  bool ok() const { return check.passed && hacking_flags.empty() && (!time || time->passed()); }
   nlohmann::json to_json() const;
 };
 

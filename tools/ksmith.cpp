@@ -4,7 +4,8 @@
 //                       [--emit=graph|loops|opencl|glsl|spirv] [-o FILE]
 //   ksmith inspect SPEC [--target opencl|spirv] [--schedule FILE]
 //                       [--print-after-all | --print-after=NAME | --print-changed] [--time-passes]
-//   ksmith run SPEC [--target opencl|spirv] [--size N=V]... [--check-size N=V]... [--device SEL] [--json]
+//   ksmith run SPEC [--target opencl|spirv] [--schedule FILE | --kernel FILE.cl] [--size N=V]...
+//                   [--check-size N=V]... [--device SEL] [--json]
 // Exit status: 0 success; 1 a bad input, a failed check or a device failure;
 // 2 a bad command line.
 #include <unistd.h>
@@ -212,6 +213,7 @@ int run_command(const std::string &path, const EvalOptions &options, const std::
                   tolerance_for(DType::F32));
   };
   print_check("check", r.check);
+  for (const std::string &flag : r.hacking_flags) std::printf("  FLAGGED the kernel %s\n", flag.c_str());
   if (r.time) {
     const TimeRecord &t = *r.time;
     if (t.versus_naive) print_check("versus", *t.versus_naive);  // the naive kernel, at the timed sizes
@@ -277,7 +279,11 @@ int main(int argc, char **argv) {
   auto *run = app.add_subcommand("run", "Check a spec against the reference, then time it");
   run->add_option("spec", spec_path, "The .ks spec")->required();
   run->add_option("--size", sizes, "Override a size of the timed run: NAME=VALUE");
-  run->add_option("--schedule", schedule_path, "Apply the schedule in FILE");
+  std::string kernel_path;
+  auto *schedule_option = run->add_option("--schedule", schedule_path, "Apply the schedule in FILE");
+  run->add_option("--kernel", kernel_path,
+                  "Run the OpenCL C kernel body in FILE in place of the generated code (sizes as macros)")
+      ->excludes(schedule_option);
   run->add_option("--check-size", check_sizes, "Override a size of the correctness check: NAME=VALUE");
   add_target(run);
   run->add_option("--device", device_selector,
@@ -316,6 +322,7 @@ int main(int argc, char **argv) {
       if (*seed_option) options.seed = seed;
       options.time = !no_time;
       options.schedule = schedule_from(schedule_path);
+      if (!kernel_path.empty()) options.kernel_source = read_source_file(kernel_path, "kernel body")->text;
       return run_command(spec_path, options, device_selector, target, run_json);
     }
   } catch (const UserError &e) {
