@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <random>
+#include <utility>
 
 #include "codegen/glsl.h"
 #include "codegen/spirv.h"
@@ -48,10 +49,28 @@ namespace {
 
 constexpr double kMaxCheckSteps = 2e9;
 
-// Device buffers for every global buffer of a program, and the launch plan.
+// Device buffers for every global buffer of a program, released with it (an
+// evaluation leaves the device as it found it, thrown out of or not), and the
+// launch plan.
 struct Bound {
+  runtime::Device *device = nullptr;
   std::map<std::string, runtime::BufferId> ids;
   runtime::LaunchPlan plan;
+  explicit Bound(runtime::Device *device) : device(device) {}
+  Bound(Bound &&other) noexcept
+      : device(std::exchange(other.device, nullptr)), ids(std::move(other.ids)), plan(std::move(other.plan)) {}
+  Bound(const Bound &) = delete;
+  Bound &operator=(const Bound &) = delete;
+  ~Bound() {
+    if (!device) return;
+    for (const auto &[name, id] : ids) {
+      try {
+        device->release(id);
+      } catch (const runtime::DeviceError &) {
+        // A lost device has nothing left to free.
+      }
+    }
+  }
 };
 
 // A kernel the device cannot launch is the schedule's error, said before launching.
@@ -88,7 +107,7 @@ void check_device_limits(const Compiled &c, const runtime::DeviceInfo &device) {
 
 Bound bind(const Compiled &c, runtime::Device &device) {
   check_device_limits(c, device.info());
-  Bound b;
+  Bound b(&device);
   for (const TensorDecl &t : c.program.buffers) b.ids[t.name] = device.allocate(static_cast<size_t>(t.bytes()));
   for (const GeneratedKernel &k : c.code.kernels) {
     runtime::KernelLaunch launch;

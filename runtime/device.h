@@ -99,6 +99,10 @@ class Device {
   virtual ~Device() = default;
   virtual const DeviceInfo &info() const = 0;
   virtual BufferId allocate(size_t bytes) = 0;
+  /// Frees a buffer; its id is never valid again.
+  virtual void release(BufferId buffer) = 0;
+  /// Buffers allocated and not released.
+  virtual size_t live_buffers() const = 0;
   virtual void write(BufferId buffer, const void *data, size_t bytes) = 0;
   virtual void read(BufferId buffer, void *data, size_t bytes) = 0;
   /// Builds the program's kernels (cached on disk by code and device), replacing

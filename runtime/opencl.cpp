@@ -145,6 +145,16 @@ class OpenCLDevice : public Device {
     return static_cast<BufferId>(buffers_.size() - 1);
   }
 
+  void release(BufferId id) override {
+    check_buffer(id, 0);
+    clReleaseMemObject(buffers_[static_cast<size_t>(id)]);
+    buffers_[static_cast<size_t>(id)] = nullptr;
+  }
+
+  size_t live_buffers() const override {
+    return static_cast<size_t>(std::count_if(buffers_.begin(), buffers_.end(), [](cl_mem m) { return m != nullptr; }));
+  }
+
   void write(BufferId id, const void *data, size_t bytes) override {
     check_buffer(id, bytes);
     if (bytes)
@@ -221,7 +231,8 @@ class OpenCLDevice : public Device {
   std::vector<size_t> sizes_;
 
   void check_buffer(BufferId id, size_t bytes) const {
-    if (id < 0 || static_cast<size_t>(id) >= buffers_.size()) throw DeviceError("unknown buffer " + std::to_string(id));
+    if (id < 0 || static_cast<size_t>(id) >= buffers_.size() || !buffers_[static_cast<size_t>(id)])
+      throw DeviceError("unknown or released buffer " + std::to_string(id));
     if (bytes > sizes_[static_cast<size_t>(id)])
       throw DeviceError("transfer of " + std::to_string(bytes) + " bytes to a buffer of " +
                         std::to_string(sizes_[static_cast<size_t>(id)]));
@@ -271,7 +282,8 @@ class OpenCLDevice : public Device {
                           " work-items per group; the device allows " + std::to_string(info_.max_work_group_size));
       for (size_t a = 0; a < launch.args.size(); ++a) {
         BufferId id = launch.args[a];
-        if (id < 0 || static_cast<size_t>(id) >= buffers_.size()) throw DeviceError("unknown buffer in a launch");
+        if (id < 0 || static_cast<size_t>(id) >= buffers_.size() || !buffers_[static_cast<size_t>(id)])
+          throw DeviceError("unknown or released buffer in a launch");
         check(clSetKernelArg(it->second, static_cast<cl_uint>(a), sizeof(cl_mem), &buffers_[static_cast<size_t>(id)]),
               "clSetKernelArg");
       }

@@ -6,6 +6,7 @@
 // queries and replays that command buffer for every batch (the plan's "graph").
 #include "runtime/vulkan.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -174,6 +175,17 @@ class VulkanDevice : public Device {
       buffers_.push_back(std::move(b));
       return static_cast<BufferId>(buffers_.size() - 1);
     });
+  }
+
+  void release(BufferId id) override {
+    buffer_at(id, 0);
+    recordings_.clear();  // they bind it
+    buffers_[static_cast<size_t>(id)] = Buffer();
+  }
+
+  size_t live_buffers() const override {
+    return static_cast<size_t>(
+        std::count_if(buffers_.begin(), buffers_.end(), [](const Buffer &b) { return static_cast<bool>(*b.buffer); }));
   }
 
   void write(BufferId id, const void *data, size_t bytes) override {
@@ -369,7 +381,8 @@ class VulkanDevice : public Device {
   }
 
   Buffer &buffer_at(BufferId id, size_t bytes) {
-    if (id < 0 || static_cast<size_t>(id) >= buffers_.size()) throw DeviceError("unknown buffer " + std::to_string(id));
+    if (id < 0 || static_cast<size_t>(id) >= buffers_.size() || !*buffers_[static_cast<size_t>(id)].buffer)
+      throw DeviceError("unknown or released buffer " + std::to_string(id));
     Buffer &b = buffers_[static_cast<size_t>(id)];
     if (bytes > b.bytes)
       throw DeviceError("transfer of " + std::to_string(bytes) + " bytes to a buffer of " + std::to_string(b.bytes));
@@ -451,7 +464,8 @@ class VulkanDevice : public Device {
       throw DeviceError("kernel '" + launch.kernel + "' takes " + std::to_string(k.buffers) +
                         " buffers; the launch gives " + std::to_string(launch.args.size()));
     for (BufferId id : launch.args)
-      if (id < 0 || static_cast<size_t>(id) >= buffers_.size()) throw DeviceError("unknown buffer in a launch");
+      if (id < 0 || static_cast<size_t>(id) >= buffers_.size() || !*buffers_[static_cast<size_t>(id)].buffer)
+        throw DeviceError("unknown or released buffer in a launch");
     size_t group = launch.local[0] * launch.local[1] * launch.local[2];
     if (group > info_.max_work_group_size)
       throw DeviceError("kernel '" + launch.kernel + "' needs " + std::to_string(group) +

@@ -125,6 +125,27 @@ TEST_P(Evaluate, ScheduledCandidatesAnswerToTheNaiveKernel) {
   EXPECT_EQ(naive.time->speedup(), 1.0);
 }
 
+// Evaluations free what they allocate, also when they fail part-way: a search runs
+// thousands in one process.
+TEST_P(Evaluate, LeavesNoBuffersBehind) {
+  KS_REQUIRE_DEVICE(device, GetParam());
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/softmax.ks";
+  EvalOptions options;
+  options.trials = 1;
+  options.timing.batches = 3;
+  options.timing.min_batch_ms = 0.1;
+  frontend::parse_size_assignments("N=4,D=512", &options.sizes);
+  options.schedule = load_schedule(schedule_path(path));
+  EXPECT_TRUE(evaluate(frontend::load_spec(path), path, *device, options).ok());
+  EXPECT_EQ(device->live_buffers(), 0u);
+  // Refused at the timed sizes (too many work-items for the device), after the check.
+  options.schedule = parse_schedule(test::source("bind y.n group.x\nbind y.d local.x\n", "big.sched"));
+  options.sizes = {};
+  frontend::parse_size_assignments("N=2,D=" + std::to_string(device->info().max_work_group_size * 2), &options.sizes);
+  EXPECT_NE(test::user_error([&] { evaluate(frontend::load_spec(path), path, *device, options); }), "");
+  EXPECT_EQ(device->live_buffers(), 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Apis, Evaluate, testing::ValuesIn(kApis));
 
 // A hand-written kernel for either API: OpenCL C, or GLSL compiled to SPIR-V.
@@ -270,6 +291,22 @@ TEST_P(Runtime, ProgramsAreCached) {
   EXPECT_EQ(y, 3.0f);
   unsetenv("KSMITH_CACHE_DIR");
   std::filesystem::remove_all(dir);
+}
+
+// A released buffer is gone: its id is refused everywhere.
+TEST_P(Runtime, ReleasedBuffersAreRefused) {
+  KS_REQUIRE_DEVICE(device, GetParam());
+  runtime::BufferId a = device->allocate(64), b = device->allocate(64);
+  EXPECT_EQ(device->live_buffers(), 2u);
+  device->release(a);
+  EXPECT_EQ(device->live_buffers(), 1u);
+  float value = 1;
+  EXPECT_THROW(device->write(a, &value, 4), runtime::DeviceError);
+  EXPECT_THROW(device->read(a, &value, 4), runtime::DeviceError);
+  EXPECT_THROW(device->release(a), runtime::DeviceError);
+  device->write(b, &value, 4);  // the other stays usable
+  device->release(b);
+  EXPECT_EQ(device->live_buffers(), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Apis, Runtime, testing::ValuesIn(kApis));
