@@ -1,0 +1,69 @@
+// Evaluations in a child process: a passing record crosses as JSON; a spec error, a
+// hanging kernel and a crashing one each become a failure with its reason, within
+// the time limit, and the caller carries on.
+#include "evolve/isolate.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "runtime/device.h"
+#include "test_util.h"
+
+namespace ks {
+namespace {
+
+class Isolated : public testing::Test {
+ protected:
+  void SetUp() override {
+    bool present = false;
+    for (const runtime::DeviceInfo &d : runtime::list_devices()) present |= d.api == "opencl";
+    if (!present) GTEST_SKIP() << "no OpenCL device on this machine (install pocl-opencl-icd)";
+  }
+  const std::string softmax = std::string(KS_SOURCE_DIR) + "/examples/softmax.ks";
+
+  // The honest softmax body with its y kernel's body replaced.
+  std::string body_file(const std::string &name, const std::string &y_body) {
+    std::ifstream in(std::string(KS_SOURCE_DIR) + "/tests/adversarial/softmax_honest.cl");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string line = "  y[i] = e[i] / total[i / D];";
+    text.replace(text.find(line), line.size(), y_body);
+    std::string path = (std::filesystem::temp_directory_path() / (name + std::to_string(::getpid()) + ".cl")).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+};
+
+TEST_F(Isolated, APassingRecordCrossesAsJson) {
+  IsolatedRun r = run_isolated(KS_KSMITH, {softmax, "--no-time", "--target", "opencl"}, 120);
+  ASSERT_TRUE(r.record) << r.failure;
+  EXPECT_TRUE(r.ok) << r.failure;
+  EXPECT_TRUE((*r.record)["check"]["passed"].get<bool>());
+  EXPECT_EQ((*r.record)["kernel"], "softmax");
+}
+
+TEST_F(Isolated, AnErrorBecomesTheFailure) {
+  IsolatedRun r = run_isolated(KS_KSMITH, {softmax + ".missing"}, 60);
+  EXPECT_FALSE(r.ok);
+  EXPECT_FALSE(r.record);
+  EXPECT_NE(r.failure.find("error: cannot open"), std::string::npos) << r.failure;
+}
+
+TEST_F(Isolated, AHangingKernelIsKilledAtTheLimit) {
+  std::string path = body_file("ks_hang", "  while (y[i] != 1.5f) y[i] = e[i];  // never 1.5: loops forever");
+  IsolatedRun r = run_isolated(KS_KSMITH, {softmax, "--no-time", "--target", "opencl", "--kernel", path}, 5);
+  std::filesystem::remove(path);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.failure, "no record within the time limit of 5 s: the evaluation was killed");
+  EXPECT_LT(r.seconds, 15);
+}
+
+TEST_F(Isolated, ACrashingKernelBecomesAFailedRecord) {
+  std::string path = body_file("ks_crash", "  ((__global float *)0)[i] = 1.0f;  // a null pointer");
+  IsolatedRun r = run_isolated(KS_KSMITH, {softmax, "--no-time", "--target", "opencl", "--kernel", path}, 60);
+  std::filesystem::remove(path);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.failure.rfind("the evaluation died of ", 0), 0u) << r.failure;
+}
+
+}  // namespace
+}  // namespace ks
