@@ -6,6 +6,7 @@
 //                       [--print-after-all | --print-after=NAME | --print-changed] [--time-passes]
 //   ksmith run SPEC [--target opencl|spirv] [--schedule FILE | --kernel FILE.cl] [--size N=V]...
 //                   [--check-size N=V]... [--device SEL] [--json]
+//   ksmith bench SUITE_DIR [--sizes FILE] [--peer FILE.json] [--target T] [--device SEL] [--time-limit S] [--json]
 // Exit status: 0 success; 1 a bad input, a failed check or a device failure;
 // 2 a bad command line.
 #include <unistd.h>
@@ -17,12 +18,16 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
+#include <sstream>
 
 #include "codegen/glsl.h"
 #include "codegen/spirv.h"
+#include "evolve/bench.h"
 #include "evolve/compare.h"
 #include "evolve/evaluate.h"
+#include "evolve/isolate.h"
 #include "frontend/elaborate.h"
 #include "frontend/parser.h"
 #include "ir/printer.h"
@@ -231,6 +236,131 @@ int run_command(const std::string &path, const EvalOptions &options, const std::
   return r.ok() ? 0 : 1;
 }
 
+struct BenchOptions {
+  std::string sizes_path, peer_path, target, device;
+  double time_limit_s = 600;
+  bool json = false;
+};
+
+// NAME SIZES lines (bench/sizes_*.txt); '#' starts a comment.
+std::map<std::string, std::string> read_sizes_file(const std::string &path) {
+  std::map<std::string, std::string> sizes;
+  std::istringstream lines(read_source_file(path, "sizes file")->text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line.substr(0, line.find('#')));
+    std::string name, value;
+    if (words >> name >> value) sizes[name] = value;
+  }
+  return sizes;
+}
+
+std::string metrics_line(const BenchMetrics &m) {
+  char text[512];
+  int n = std::snprintf(text, sizeof text, "%d problems, %d correct (%.1f%%)", m.problems, m.correct,
+                        100 * m.correctness_rate);
+  if (!m.geomean_speedup) return std::string(text, static_cast<size_t>(n)) + "; speedups unavailable (no peer)";
+  std::string out(text, static_cast<size_t>(n));
+  for (const auto &[p, value] : m.fast_p) {
+    std::snprintf(text, sizeof text, ", fast_%g %.1f%%", p, 100 * value);
+    out += text;
+  }
+  std::snprintf(text, sizeof text, ", geomean speedup %.3fx, average speedup ratio %.3f", *m.geomean_speedup,
+                *m.average_speedup_ratio);
+  return out + text;
+}
+
+nlohmann::json metrics_json(const BenchMetrics &m) {
+  nlohmann::json j = {{"problems", m.problems}, {"correct", m.correct}, {"correctness_rate", m.correctness_rate}};
+  for (const auto &[p, value] : m.fast_p) j["fast_" + std::to_string(p).substr(0, 3)] = value;
+  if (m.geomean_speedup) j["geomean_speedup"] = *m.geomean_speedup;
+  if (m.average_speedup_ratio) j["average_speedup_ratio"] = *m.average_speedup_ratio;
+  return j;
+}
+
+// Every spec of the folder, each evaluated in a child process (its schedule beside
+// it, its sizes from the sizes file), against the peer's times.
+int bench_command(const std::string &dir, const BenchOptions &o) {
+  std::vector<std::filesystem::path> specs;
+  std::error_code ec;
+  for (const auto &entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".ks") specs.push_back(entry.path());
+  if (ec) throw UserError("error: cannot read suite folder '" + dir + "': " + ec.message());
+  if (specs.empty()) throw UserError("error: suite folder '" + dir + "' holds no .ks specs");
+  std::sort(specs.begin(), specs.end());
+  std::map<std::string, std::string> sizes;
+  if (!o.sizes_path.empty()) sizes = read_sizes_file(o.sizes_path);
+  nlohmann::json peer = nlohmann::json::object();
+  std::string peer_note = "no peer file given";
+  if (!o.peer_path.empty()) {
+    peer = nlohmann::json::parse(read_source_file(o.peer_path, "peer file")->text, nullptr, false);
+    if (peer.is_discarded() || !peer.is_object()) throw UserError("error: peer file '" + o.peer_path + "' is not JSON");
+    peer_note = peer.contains("error") ? "unavailable: " + peer["error"].get<std::string>()
+                                       : "PyTorch " + peer.value("torch", std::string("?")) + " eager on " +
+                                             peer.value("device", std::string("?"));
+  }
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::vector<BenchProblem> results;
+  nlohmann::json records = nlohmann::json::array();
+  for (const std::filesystem::path &spec : specs) {
+    BenchProblem p;
+    p.name = spec.stem().string();
+    std::ifstream text_in(spec);
+    p.level = kernelbench_level(std::string(std::istreambuf_iterator<char>(text_in), {}));
+    std::vector<std::string> args = {spec.string()};
+    if (!o.target.empty()) args.insert(args.end(), {"--target", o.target});
+    if (!o.device.empty()) args.insert(args.end(), {"--device", o.device});
+    if (sizes.count(p.name)) args.insert(args.end(), {"--size", sizes.at(p.name)});
+    std::filesystem::path schedule = spec;
+    schedule.replace_extension(".sched");
+    if (std::filesystem::exists(schedule)) args.insert(args.end(), {"--schedule", schedule.string()});
+    IsolatedRun run = run_isolated(self, args, o.time_limit_s);
+    p.correct = run.ok;
+    p.failure = run.ok ? "" : run.failure;
+    if (run.record && run.record->contains("time") && (*run.record)["time"].contains("median_ms"))
+      p.ms = (*run.record)["time"]["median_ms"].get<double>();
+    if (peer.contains("problems") && peer["problems"].contains(p.name) &&
+        peer["problems"][p.name].contains("median_ms"))
+      p.peer_ms = peer["problems"][p.name]["median_ms"].get<double>();
+    records.push_back({{"problem", p.name},
+                       {"level", p.level},
+                       {"correct", p.correct},
+                       {"failure", p.failure},
+                       {"record", run.record ? *run.record : nlohmann::json()},
+                       {"seconds", run.seconds}});
+    if (p.peer_ms) records.back()["peer_ms"] = *p.peer_ms;
+    results.push_back(p);
+  }
+  std::map<int, std::vector<BenchProblem>> by_level;
+  for (const BenchProblem &p : results) by_level[p.level].push_back(p);
+  if (o.json) {
+    nlohmann::json j = {{"suite", dir}, {"peer", peer_note}, {"problems", records}};
+    j["metrics"]["all"] = metrics_json(bench_metrics(results));
+    for (const auto &[level, problems] : by_level)
+      j["metrics"]["level " + std::to_string(level)] = metrics_json(bench_metrics(problems));
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("suite %s (%zu problems); peer: %s\n\n", dir.c_str(), results.size(), peer_note.c_str());
+  std::printf("%-22s %5s %-8s %12s %12s %9s\n", "problem", "level", "correct", "ms", "peer ms", "speedup");
+  for (const BenchProblem &p : results) {
+    auto number = [](std::optional<double> v, const char *format) {
+      char text[32];
+      if (!v) return std::string("-");
+      std::snprintf(text, sizeof text, format, *v);
+      return std::string(text);
+    };
+    std::printf("%-22s %5d %-8s %12s %12s %9s%s%s\n", p.name.c_str(), p.level, p.correct ? "yes" : "NO",
+                number(p.ms, "%.4f").c_str(), number(p.peer_ms, "%.4f").c_str(), number(p.speedup(), "%.2fx").c_str(),
+                p.failure.empty() ? "" : "  ", p.failure.c_str());
+  }
+  std::printf("\n");
+  for (const auto &[level, problems] : by_level)
+    std::printf("level %d: %s\n", level, metrics_line(bench_metrics(problems)).c_str());
+  std::printf("all: %s\n", metrics_line(bench_metrics(results)).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -296,6 +426,19 @@ int main(int argc, char **argv) {
   run->add_option("--min-batch-ms", options.timing.min_batch_ms, "Shortest batch, in milliseconds")
       ->check(CLI::Range(0.0, 1e6));
 
+  BenchOptions bench_options;
+  std::string suite_dir;
+  auto *bench = app.add_subcommand("bench", "Evaluate every spec of a folder (each in a child process) against a peer");
+  bench->add_option("suite", suite_dir, "A folder of .ks specs (NAME.sched beside a spec is applied)")->required();
+  bench->add_option("--sizes", bench_options.sizes_path, "Timed sizes: NAME SIZES lines (bench/sizes_*.txt)");
+  bench->add_option("--peer", bench_options.peer_path, "The peer's times (bench/torch_peer.py's JSON)");
+  bench->add_option("--target", bench_options.target, "Code for: opencl or spirv")
+      ->check(CLI::IsMember({"opencl", "spirv"}));
+  bench->add_option("--device", bench_options.device, "Device, as for run");
+  bench->add_option("--time-limit", bench_options.time_limit_s, "Seconds each problem may take (default 600)")
+      ->check(CLI::Range(1.0, 86400.0));
+  bench->add_flag("--json", bench_options.json, "Print JSON");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -304,6 +447,7 @@ int main(int argc, char **argv) {
 
   try {
     if (devices->parsed()) return devices_command(devices_json);
+    if (bench->parsed()) return bench_command(suite_dir, bench_options);
     std::optional<Target> target;
     if (!target_text.empty()) target = parse_target(target_text);
     if (compile->parsed()) return compile_command(spec_path, schedule_path, sizes, target, emit, output);
