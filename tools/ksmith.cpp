@@ -259,7 +259,8 @@ std::string metrics_line(const BenchMetrics &m) {
   char text[512];
   int n = std::snprintf(text, sizeof text, "%d problems, %d correct (%.1f%%)", m.problems, m.correct,
                         100 * m.correctness_rate);
-  if (!m.geomean_speedup) return std::string(text, static_cast<size_t>(n)) + "; speedups unavailable (no peer)";
+  if (!m.geomean_speedup)
+    return std::string(text, static_cast<size_t>(n)) + "; no speedups (no peer time for a correct, timed problem)";
   std::string out(text, static_cast<size_t>(n));
   for (const auto &[p, value] : m.fast_p) {
     std::snprintf(text, sizeof text, ", fast_%g %.1f%%", p, 100 * value);
@@ -466,7 +467,11 @@ int main(int argc, char **argv) {
       if (*seed_option) options.seed = seed;
       options.time = !no_time;
       options.schedule = schedule_from(schedule_path);
-      if (!kernel_path.empty()) options.kernel_source = read_source_file(kernel_path, "kernel body")->text;
+      if (!kernel_path.empty()) {
+        options.kernel_source = read_source_file(kernel_path, "kernel body")->text;
+        if (options.kernel_source.find_first_not_of(" \t\r\n") == std::string::npos)
+          throw UserError("error: kernel body '" + kernel_path + "' is empty");
+      }
       return run_command(spec_path, options, device_selector, target, run_json);
     }
   } catch (const UserError &e) {
