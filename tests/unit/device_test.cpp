@@ -293,6 +293,43 @@ TEST_P(Runtime, ProgramsAreCached) {
   std::filesystem::remove_all(dir);
 }
 
+// The timing protocol measures per run: a plan of four launches takes about four
+// times one launch, and a repeated measurement agrees. The bounds are wide because CI
+// runs tests side by side on two cores; the GPU's spread (under 0.3%) is measured in
+// bench/.
+TEST_P(Runtime, TimingScalesWithTheWorkAndRepeats) {
+  KS_REQUIRE_DEVICE(device, GetParam());
+  const char *loop = "  float v = y[i];\n  for (int k = 0; k < 400; ++k) v = v * 0.999f + 0.5f;\n  y[i] = v;\n";
+  device->build(
+      program(GetParam(), "work", 1,
+              std::string("__kernel void work(__global float *y) {\n  int i = get_global_id(0);\n") + loop + "}\n",
+              std::string("#version 450\nlayout(local_size_x = 64) in;\n"
+                          "layout(std430, binding = 0) buffer Y { float y[]; };\n"
+                          "void main() {\n  uint i = gl_GlobalInvocationID.x;\n") +
+                  loop + "}\n"));
+  const size_t n = 16384;
+  runtime::BufferId b = device->allocate(n * 4);
+  std::vector<float> zeros(n, 0.0f);
+  device->write(b, zeros.data(), n * 4);
+  runtime::LaunchPlan one, four;
+  one.launches.push_back({"work", {n, 1, 1}, {64, 1, 1}, {b}});
+  for (int i = 0; i < 4; ++i) four.launches.push_back(one.launches[0]);
+  runtime::TimingOptions options;
+  options.batches = 5;
+  options.min_batch_ms = 20;
+  runtime::Timing a = device->time(one, options), b4 = device->time(four, options), again = device->time(one, options);
+  EXPECT_GT(a.median_ms, 0);
+  EXPECT_GT(b4.median_ms / a.median_ms, 2.0) << a.median_ms << " " << b4.median_ms;
+  EXPECT_LT(b4.median_ms / a.median_ms, 8.0) << a.median_ms << " " << b4.median_ms;
+  // Within a factor of two: lavapipe's thread pool on a busy 2-core machine moved a
+  // repeat by 60% in one of five runs here.
+  EXPECT_LT(again.median_ms / a.median_ms, 2.0) << a.median_ms << " " << again.median_ms;
+  EXPECT_GT(again.median_ms / a.median_ms, 0.5) << a.median_ms << " " << again.median_ms;
+  // N comes from one timed run, which a busy machine can slow: a batch lasts at
+  // least a fraction of min_batch_ms.
+  EXPECT_GE(a.runs_per_batch * a.median_ms, 0.2 * options.min_batch_ms);
+}
+
 // A released buffer is gone: its id is refused everywhere.
 TEST_P(Runtime, ReleasedBuffersAreRefused) {
   KS_REQUIRE_DEVICE(device, GetParam());
