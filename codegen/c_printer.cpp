@@ -501,10 +501,11 @@ struct CPrinter::Impl : public IRVisitorStrict {
     p.uses_subgroups_ = true;
     const std::string reduce = t.subgroup_reduce.at(tree.op), part = p.c_name(tree.part), type = p.type_name(tree.type);
     const std::string other = part + "[ks_i]";
+    const bool f = is_float(tree.type);
     const std::string combine = tree.op == BinaryOp::Add   ? "ks_v + " + other
                                 : tree.op == BinaryOp::Mul ? "ks_v * " + other
-                                : tree.op == BinaryOp::Max ? "max(ks_v, " + other + ")"
-                                                           : "min(ks_v, " + other + ")";
+                                : tree.op == BinaryOp::Max ? (f ? t.float_max : t.int_max) + "(ks_v, " + other + ")"
+                                                           : (f ? t.float_min : t.int_min) + "(ks_v, " + other + ")";
     out << line() << "{  // " << tree.part << ": " << reduce << " across subgroups\n";
     ++indent;
     out << line() << type << " ks_v = " << reduce << "(" << sub(tree.value, 0) << ");\n";

@@ -194,6 +194,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   record.device = device.info();
   const uint64_t base_seed = options.seed ? *options.seed : fresh_seed();
   const Target target = target_for(device.info());
+  const bool subgroups = device.info().subgroup_arithmetic;
   const bool body = !options.kernel_source.empty();
   if (body && target != Target::OpenCL)
     throw UserError("error: a kernel body is OpenCL C; run it on an OpenCL device (--target opencl)");
@@ -201,7 +202,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
     throw UserError("error: a kernel body replaces the generated code; it takes no schedule");
   // The candidate's code at some sizes: generated, or the kernel body in its place.
   auto candidate = [&](frontend::SizeSet set, const frontend::SizeOverrides &sizes) {
-    Compiled c = compile_spec(spec, set, sizes, options.schedule, target, device.info().subgroup_arithmetic);
+    Compiled c = compile_spec(spec, set, sizes, options.schedule, target, subgroups);
     if (body) {
       std::string defines = "// sizes, as macros\n";
       for (const SizeBinding &s : c.graph.sizes) defines += "#define " + s.name + " " + std::to_string(s.value) + "\n";
@@ -255,7 +256,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
         if (!record.check.passed) break;
         continue;
       }
-      CheckRecord fresh = record.check;
+      CheckRecord fresh;
       fresh.passed = true;
       check_outputs(c, device, b, interpret(c.graph, reference_inputs), &fresh);
       if (!fresh.passed)
@@ -312,8 +313,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
     record.time = time;
     return record;
   }
-  Compiled naive =
-      compile_spec(spec, frontend::SizeSet::Default, options.sizes, {}, target, device.info().subgroup_arithmetic);
+  Compiled naive = compile_spec(spec, frontend::SizeSet::Default, options.sizes, {}, target, subgroups);
   device.build(naive.binary);
   Bound nb = bind(naive, device);
   prepare(naive, device, nb, timed_seed);

@@ -306,8 +306,7 @@ int bench_command(const std::string &dir, const BenchOptions &o) {
   for (const std::filesystem::path &spec : specs) {
     BenchProblem p;
     p.name = spec.stem().string();
-    std::ifstream text_in(spec);
-    p.level = kernelbench_level(std::string(std::istreambuf_iterator<char>(text_in), {}));
+    p.level = kernelbench_level(read_source_file(spec.string(), "spec")->text);
     std::vector<std::string> args = {spec.string()};
     if (!o.target.empty()) args.insert(args.end(), {"--target", o.target});
     if (!o.device.empty()) args.insert(args.end(), {"--device", o.device});

@@ -22,19 +22,12 @@ namespace {
 const std::vector<std::string> kApis = {"opencl", "vulkan"};
 
 std::unique_ptr<runtime::Device> device_or_skip(const std::string &api) {
-  for (const runtime::DeviceInfo &d : runtime::list_devices())
-    if (d.api == api) return runtime::open_device("", api);
-  return nullptr;
-}
-
-std::string missing_device(const std::string &api) {
-  return api == "vulkan" ? "no Vulkan device on this machine (install mesa-vulkan-drivers for lavapipe)"
-                         : "no OpenCL device on this machine (install pocl-opencl-icd)";
+  return test::has_device(api) ? runtime::open_device("", api) : nullptr;
 }
 
 #define KS_REQUIRE_DEVICE(var, api) \
   auto var = device_or_skip(api);   \
-  if (!var) GTEST_SKIP() << missing_device(api)
+  if (!var) GTEST_SKIP() << test::missing_device(api)
 
 // The spec at path, under schedule, checked twice against the interpreter (untimed).
 EvalRecord checked(runtime::Device &device, const std::string &path, Schedule schedule = {}) {
@@ -90,20 +83,27 @@ INSTANTIATE_TEST_SUITE_P(Examples, ScheduledExampleOnDevice,
                          testing::Combine(testing::ValuesIn(kApis), testing::ValuesIn(scheduled_example_paths())),
                          api_and_example_name);
 
-class Evaluate : public testing::TestWithParam<std::string> {};
+class Evaluate : public testing::TestWithParam<std::string> {
+ protected:
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/softmax.ks";
+  // Softmax under its hand schedule, timed briefly at sizes.
+  EvalOptions scheduled_softmax(const std::string &sizes, double min_batch_ms) const {
+    EvalOptions options;
+    options.trials = 1;
+    options.timing.batches = 3;
+    options.timing.min_batch_ms = min_batch_ms;
+    frontend::parse_size_assignments(sizes, &options.sizes);
+    options.schedule = load_schedule(schedule_path(path));
+    return options;
+  }
+};
 
 // A scheduled candidate is checked against the naive kernel at the timed sizes (same
 // inputs), timed from poisoned outputs, checked again after timing, and its speedup
 // is over the naive kernel timed in the same evaluation.
 TEST_P(Evaluate, ScheduledCandidatesAnswerToTheNaiveKernel) {
   KS_REQUIRE_DEVICE(device, GetParam());
-  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/softmax.ks";
-  EvalOptions options;
-  options.trials = 1;
-  options.timing.batches = 3;
-  options.timing.min_batch_ms = 0.2;
-  frontend::parse_size_assignments("N=4,D=1024", &options.sizes);
-  options.schedule = load_schedule(schedule_path(path));
+  EvalOptions options = scheduled_softmax("N=4,D=1024", 0.2);
   EvalRecord r = evaluate(frontend::load_spec(path), path, *device, options);
   ASSERT_TRUE(r.ok()) << r.to_json().dump(2);
   ASSERT_TRUE(r.time && r.time->versus_naive);
@@ -129,13 +129,7 @@ TEST_P(Evaluate, ScheduledCandidatesAnswerToTheNaiveKernel) {
 // thousands in one process.
 TEST_P(Evaluate, LeavesNoBuffersBehind) {
   KS_REQUIRE_DEVICE(device, GetParam());
-  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/softmax.ks";
-  EvalOptions options;
-  options.trials = 1;
-  options.timing.batches = 3;
-  options.timing.min_batch_ms = 0.1;
-  frontend::parse_size_assignments("N=4,D=512", &options.sizes);
-  options.schedule = load_schedule(schedule_path(path));
+  EvalOptions options = scheduled_softmax("N=4,D=512", 0.1);
   EXPECT_TRUE(evaluate(frontend::load_spec(path), path, *device, options).ok());
   EXPECT_EQ(device->live_buffers(), 0u);
   // Refused at the timed sizes (too many work-items for the device), after the check.
@@ -195,18 +189,10 @@ TEST_P(Runtime, RunsAHandWrittenPlan) {
 // repeated runs of a timed batch.
 TEST_P(Runtime, LaunchesSeeEarlierWrites) {
   KS_REQUIRE_DEVICE(device, GetParam());
-  const std::string api = GetParam();
-  runtime::DeviceProgram p;
-  if (api == "opencl")
-    p.opencl_c = "__kernel void add_one(__global float *y) { y[get_global_id(0)] += 1.0f; }\n";
-  else
-    p.spirv.push_back(
-        {"add_one",
-         compile_glsl_to_spirv(std::string(kGlslHeader) + "layout(std430, binding = 0) buffer Y { float y[]; };\n"
-                                                          "void main() { y[gl_GlobalInvocationID.x] += 1.0f; }\n",
-                               "add_one"),
-         1});
-  device->build(p);
+  device->build(program(GetParam(), "add_one", 1,
+                        "__kernel void add_one(__global float *y) { y[get_global_id(0)] += 1.0f; }\n",
+                        std::string(kGlslHeader) + "layout(std430, binding = 0) buffer Y { float y[]; };\n"
+                                                   "void main() { y[gl_GlobalInvocationID.x] += 1.0f; }\n"));
   std::vector<float> y(1024, 0.0f);
   runtime::BufferId b = device->allocate(4096);
   device->write(b, y.data(), 4096);

@@ -1,9 +1,6 @@
 // The evaluator against kernels that game it (KernelBench has seen each pass its own
 // checks): a hand-written softmax body (tests/adversarial/softmax_honest.cl) passes,
 // and each edit of it that cheats is caught, by the check or by a hacking flag.
-#include <fstream>
-#include <sstream>
-
 #include "evolve/evaluate.h"
 #include "runtime/device.h"
 #include "test_util.h"
@@ -11,16 +8,9 @@
 namespace ks {
 namespace {
 
-std::string honest_body() {
-  std::ifstream in(std::string(KS_SOURCE_DIR) + "/tests/adversarial/softmax_honest.cl");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // The honest body with one line replaced.
 std::string cheat(const std::string &line, const std::string &replacement) {
-  std::string body = honest_body();
+  std::string body = test::honest_softmax_body();
   size_t at = body.find(line);
   EXPECT_NE(at, std::string::npos) << line;
   return at == std::string::npos ? body : body.replace(at, line.size(), replacement);
@@ -41,14 +31,12 @@ EvalRecord evaluated(const std::string &body, bool time = false) {
 class Hacking : public testing::Test {
  protected:
   void SetUp() override {
-    bool present = false;
-    for (const runtime::DeviceInfo &d : runtime::list_devices()) present |= d.api == "opencl";
-    if (!present) GTEST_SKIP() << "no OpenCL device on this machine (install pocl-opencl-icd)";
+    if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
   }
 };
 
 TEST_F(Hacking, TheHonestBodyPasses) {
-  EvalRecord r = evaluated(honest_body(), true);
+  EvalRecord r = evaluated(test::honest_softmax_body(), true);
   EXPECT_TRUE(r.ok()) << r.to_json().dump(2);
   EXPECT_TRUE(r.hacking_flags.empty());
   ASSERT_TRUE(r.time && r.time->versus_naive);

@@ -15,16 +15,13 @@ namespace {
 class Isolated : public testing::Test {
  protected:
   void SetUp() override {
-    bool present = false;
-    for (const runtime::DeviceInfo &d : runtime::list_devices()) present |= d.api == "opencl";
-    if (!present) GTEST_SKIP() << "no OpenCL device on this machine (install pocl-opencl-icd)";
+    if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
   }
   const std::string softmax = std::string(KS_SOURCE_DIR) + "/examples/softmax.ks";
 
   // The honest softmax body with its y kernel's body replaced.
   std::string body_file(const std::string &name, const std::string &y_body) {
-    std::ifstream in(std::string(KS_SOURCE_DIR) + "/tests/adversarial/softmax_honest.cl");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string text = test::honest_softmax_body();
     const std::string line = "  y[i] = e[i] / total[i / D];";
     text.replace(text.find(line), line.size(), y_body);
     std::string path = (std::filesystem::temp_directory_path() / (name + std::to_string(::getpid()) + ".cl")).string();

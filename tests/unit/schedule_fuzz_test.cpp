@@ -46,11 +46,7 @@ class RandomSchedules : public testing::TestWithParam<ApiAndPath> {};
 // with the same schedules; Vulkan runs the first kVulkanSchedules of them.
 TEST_P(RandomSchedules, AgreeWithTheInterpreter) {
   auto [api, path] = GetParam();
-  bool present = false;
-  for (const runtime::DeviceInfo &d : runtime::list_devices()) present |= d.api == api;
-  if (!present)
-    GTEST_SKIP() << (api == "vulkan" ? "no Vulkan device on this machine (install mesa-vulkan-drivers)"
-                                     : "no OpenCL device on this machine (install pocl-opencl-icd)");
+  if (!test::has_device(api)) GTEST_SKIP() << test::missing_device(api);
   auto device = runtime::open_device("", api);
   frontend::Spec spec = frontend::load_spec(path);
   std::vector<Schedule> schedules = schedules_for(spec);

@@ -12,6 +12,7 @@
 #include "frontend/elaborate.h"
 #include "frontend/parser.h"
 #include "ir/diagnostic.h"
+#include "runtime/device.h"
 
 namespace ks::test {
 
@@ -33,6 +34,24 @@ std::string user_error(F &&f) {
     return e.what();
   }
   return "";
+}
+
+/// Whether this machine has a device of api ("opencl", "vulkan").
+inline bool has_device(const std::string &api) {
+  for (const runtime::DeviceInfo &d : runtime::list_devices())
+    if (d.api == api) return true;
+  return false;
+}
+
+/// What a test without a device of api says when it skips.
+inline std::string missing_device(const std::string &api) {
+  return api == "vulkan" ? "no Vulkan device on this machine (install mesa-vulkan-drivers for lavapipe)"
+                         : "no OpenCL device on this machine (install pocl-opencl-icd)";
+}
+
+/// examples/softmax.ks written by hand as a kernel body (tests/adversarial/).
+inline std::string honest_softmax_body() {
+  return read_source_file(std::string(KS_SOURCE_DIR) + "/tests/adversarial/softmax_honest.cl", "kernel body")->text;
 }
 
 /// Every example spec of the repository.
