@@ -1,8 +1,10 @@
 // Compile, check and time one spec.
 #include "evolve/evaluate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <random>
 #include <utility>
@@ -184,6 +186,149 @@ std::string index_text(const std::vector<int64_t> &index) {
   return out;
 }
 
+// Thrown inside evaluate() to end it with a failed record.
+struct Stopped {
+  EvalFailure failure;
+};
+
+// Runs step, turning the errors it throws into the record's failure at a stage.
+template <typename Step>
+auto at_stage(const char *sizes, const char *stage, Step &&step) -> decltype(step()) {
+  auto stop = [&](std::string message) {
+    if (message.rfind("error: ", 0) == 0) message.erase(0, 7);
+    return Stopped{{sizes, stage, std::move(message)}};
+  };
+  try {
+    return step();
+  } catch (const UserError &e) {
+    throw stop(e.what());
+  } catch (const runtime::DeviceError &e) {
+    throw stop(e.what());
+  }
+}
+
+using BuildAndBind = std::function<Bound(const char *sizes, const Compiled &)>;
+
+// The check trials at the check sizes. Each: fresh inputs, outputs poisoned; the
+// inputs must come back as written. One more trial leaves the last outputs in
+// place: a kernel that keeps an answer it finds there, instead of computing the
+// new one, is caught by it.
+void check_trials(const Compiled &c, runtime::Device &device, const Bound &b, uint64_t base_seed, int trials,
+                  EvalRecord *record) {
+  record->check.passed = true;
+  for (int trial = 0; trial <= trials; ++trial) {
+    const bool stale_trial = trial == trials;
+    std::map<std::string, HostBuffer> inputs =
+        prepare(c, device, b, base_seed + static_cast<uint64_t>(trial), !stale_trial);
+    device.run(b.plan);
+    TensorMap reference_inputs;
+    for (const auto &[name, buffer] : inputs) {
+      reference_inputs[name] = to_tensor_data(buffer);
+      const TensorDecl &t = *c.program.find_buffer(name);
+      if (read_back(t, device, b).bytes != buffer.bytes) {
+        std::string flag = "changes its input " + name;
+        std::vector<std::string> &flags = record->hacking_flags;
+        if (std::find(flags.begin(), flags.end(), flag) == flags.end()) flags.push_back(flag);
+      }
+    }
+    if (!stale_trial) {
+      check_outputs(c, device, b, interpret(c.graph, reference_inputs), &record->check);
+      ++record->check.trials;
+      if (!record->check.passed) return;
+      continue;
+    }
+    CheckRecord fresh;
+    fresh.passed = true;
+    check_outputs(c, device, b, interpret(c.graph, reference_inputs), &fresh);
+    if (!fresh.passed)
+      record->hacking_flags.push_back(
+          "keeps a previous answer: given new inputs with the last outputs left in place, " + fresh.tensor + "[" +
+          index_text(fresh.index) + "] was " + std::to_string(fresh.got) + " for " + std::to_string(fresh.expected));
+  }
+}
+
+// At the timed sizes: the candidate runs once from poisoned outputs, is timed from
+// poisoned outputs, and its outputs are kept from both. Then, for a candidate other
+// than the naive kernel, the naive kernel runs on the same inputs: its outputs are
+// the reference for both, its time the baseline. The candidate goes first so that
+// nothing heavy runs on the device just before it is timed (on NVIDIA's Vulkan
+// driver the kernels timed right after the naive ones ran at half the speed or less).
+void time_candidate(const frontend::Spec &spec, runtime::Device &device, const EvalOptions &options, uint64_t seed,
+                    const std::function<Compiled()> &compile_candidate, const BuildAndBind &build_and_bind,
+                    TimeRecord *time) {
+  const bool scheduled = !options.schedule.steps.empty() || !options.kernel_source.empty();  // not the naive kernel
+  Compiled c = compile_candidate();
+  time->sizes = describe_sizes(c.graph);
+  time->cost = graph_cost(c.graph);
+  std::map<std::string, HostBuffer> first, after;  // the candidate's outputs: one run, and after timing
+  {
+    Bound b = build_and_bind("time", c);
+    at_stage("time", "run", [&] {
+      prepare(c, device, b, seed);
+      if (scheduled) {
+        device.run(b.plan);
+        for (const TensorDecl &t : c.program.buffers)
+          if (t.role == TensorRole::Output) first[t.name] = read_back(t, device, b);
+        poison_outputs(c, device, b);  // so that timing starts from nothing written
+      }
+      time->timing = device.time(b.plan, options.timing);
+      for (const TensorDecl &t : c.program.buffers)
+        if (t.role == TensorRole::Output) after[t.name] = read_back(t, device, b);
+    });
+  }
+  if (!scheduled) {
+    time->baseline = time->timing;
+    // Every output written: NaN in a float output is never right either.
+    for (const TensorDecl &t : c.program.buffers) {
+      if (t.role != TensorRole::Output || !time->after_timing_correct) continue;
+      const HostBuffer &out = after.at(t.name);
+      for (int64_t i = 0; i < out.numel(); ++i)
+        if (is_poison(t.type, out.at(i))) {
+          time->after_timing_correct = false;
+          time->problem =
+              "after timing, " + t.name + "[" + index_text(unflatten(i, t.shape)) + "] holds NaN or was never written";
+          break;
+        }
+    }
+    return;
+  }
+  TensorMap reference;
+  try {
+    Compiled naive = at_stage("time", "compile", [&] {
+      return compile_spec(spec, frontend::SizeSet::Default, options.sizes, {}, c.target,
+                          device.info().subgroup_arithmetic);
+    });
+    Bound nb = build_and_bind("time", naive);
+    at_stage("time", "run", [&] {
+      prepare(naive, device, nb, seed);
+      device.run(nb.plan);
+      for (const TensorDecl &t : naive.program.buffers)
+        if (t.role == TensorRole::Output) reference[t.name] = to_tensor_data(read_back(t, device, nb));
+      time->baseline = device.time(nb.plan, options.timing);
+    });
+  } catch (Stopped &stopped) {
+    stopped.failure.message = "the naive kernel, the reference at these sizes: " + stopped.failure.message;
+    throw;
+  }
+  CheckRecord versus;
+  versus.sizes = time->sizes;
+  versus.passed = true;
+  versus.trials = 1;
+  for (const TensorDecl &t : c.program.buffers) {
+    if (t.role != TensorRole::Output) continue;
+    fold_mismatch(&versus, t.name, compare(first.at(t.name), reference.at(t.name)));
+    Mismatch m = compare(after.at(t.name), reference.at(t.name));
+    if (!m.passed && time->after_timing_correct) {
+      char text[160];
+      std::snprintf(text, sizeof text, "] is %.8g after timing; the naive kernel gave %.8g (%lld elements differ)",
+                    m.got, m.expected, static_cast<long long>(m.bad_elements));
+      time->after_timing_correct = false;
+      time->problem = t.name + "[" + index_text(m.index) + text;
+    }
+  }
+  time->versus_naive = versus;
+}
+
 }  // namespace
 
 EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, runtime::Device &device,
@@ -200,20 +345,30 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
     throw UserError("error: a kernel body is OpenCL C; run it on an OpenCL device (--target opencl)");
   if (body && !options.schedule.steps.empty())
     throw UserError("error: a kernel body replaces the generated code; it takes no schedule");
-  // The candidate's code at some sizes: generated, or the kernel body in its place.
-  auto candidate = [&](frontend::SizeSet set, const frontend::SizeOverrides &sizes) {
-    Compiled c = compile_spec(spec, set, sizes, options.schedule, target, subgroups);
+  // The candidate's code at some sizes: generated, or the kernel body in its place;
+  // built on the device, and its buffers bound.
+  auto candidate = [&](const char *phase, frontend::SizeSet set, const frontend::SizeOverrides &sizes) {
+    Compiled c =
+        at_stage(phase, "compile", [&] { return compile_spec(spec, set, sizes, options.schedule, target, subgroups); });
     if (body) {
       std::string defines = "// sizes, as macros\n";
       for (const SizeBinding &s : c.graph.sizes) defines += "#define " + s.name + " " + std::to_string(s.value) + "\n";
       c.code.source = c.binary.opencl_c = defines + "#line 1\n" + options.kernel_source;
+      record.features = body_features(c.graph, options.kernel_source);
+    } else {
+      record.features = program_features(c.graph, c.program, static_cast<int>(options.schedule.steps.size()),
+                                         static_cast<int64_t>(c.code.source.size()));
     }
     return c;
   };
+  auto build_and_bind = [&](const char *phase, const Compiled &c) {
+    at_stage(phase, "build", [&] { device.build(c.binary); });
+    return at_stage(phase, "launch", [&] { return bind(c, device); });
+  };
 
-  // Correctness at the check sizes, against the interpreter.
-  {
-    Compiled c = candidate(frontend::SizeSet::Check, options.check_sizes);
+  try {
+    // Correctness at the check sizes, against the interpreter.
+    Compiled c = candidate("check", frontend::SizeSet::Check, options.check_sizes);
     record.check.sizes = describe_sizes(c.graph);
     // The interpreter does some 10^8 steps a second: refuse a check that would take minutes.
     double steps = 0;
@@ -225,120 +380,29 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
     if (steps > kMaxCheckSteps) {
       char text[64];
       std::snprintf(text, sizeof text, "%.2g", steps);
-      throw UserError("error: the correctness check at " + record.check.sizes + " needs about " + text +
-                      " interpreter steps per trial (the limit is 2e9); give " + spec.name +
-                      " a 'check' clause with smaller sizes, or pass --check-size");
+      throw Stopped{{"check", "compile",
+                     "the correctness check at " + record.check.sizes + " needs about " + text +
+                         " interpreter steps per trial (the limit is 2e9); give " + spec.name +
+                         " a 'check' clause with smaller sizes, or pass --check-size"}};
     }
-    device.build(c.binary);
-    Bound b = bind(c, device);
-    record.check.passed = true;
-    // Each trial: fresh inputs, outputs poisoned; the inputs must come back as written.
-    // One more trial leaves the last outputs in place: a kernel that keeps an answer
-    // it finds there, instead of computing the new one, is caught by it.
-    for (int trial = 0; trial <= options.trials; ++trial) {
-      const bool stale_trial = trial == options.trials;
-      std::map<std::string, HostBuffer> inputs =
-          prepare(c, device, b, base_seed + static_cast<uint64_t>(trial), !stale_trial);
-      device.run(b.plan);
-      TensorMap reference_inputs;
-      for (const auto &[name, buffer] : inputs) {
-        reference_inputs[name] = to_tensor_data(buffer);
-        const TensorDecl &t = *c.program.find_buffer(name);
-        if (read_back(t, device, b).bytes != buffer.bytes) {
-          std::string flag = "changes its input " + name;
-          if (std::find(record.hacking_flags.begin(), record.hacking_flags.end(), flag) == record.hacking_flags.end())
-            record.hacking_flags.push_back(flag);
-        }
-      }
-      if (!stale_trial) {
-        check_outputs(c, device, b, interpret(c.graph, reference_inputs), &record.check);
-        ++record.check.trials;
-        if (!record.check.passed) break;
-        continue;
-      }
-      CheckRecord fresh;
-      fresh.passed = true;
-      check_outputs(c, device, b, interpret(c.graph, reference_inputs), &fresh);
-      if (!fresh.passed)
-        record.hacking_flags.push_back(
-            "keeps a previous answer: given new inputs with the last outputs left in place, " + fresh.tensor + "[" +
-            index_text(fresh.index) + "] was " + std::to_string(fresh.got) + " for " + std::to_string(fresh.expected));
-    }
-  }
-  if (!record.hacking_flags.empty()) return record;
-  if (!options.time || !record.check.passed) return record;
-
-  // At the timed sizes: the candidate runs once from poisoned outputs, is timed from
-  // poisoned outputs, and its outputs are kept from both. Then, for a candidate
-  // other than the naive kernel, the naive kernel runs on the same inputs: its
-  // outputs are the reference for both, its time the baseline. The candidate goes
-  // first so that nothing heavy runs on the device just before it is timed (on
-  // NVIDIA's Vulkan driver the kernels timed right after the naive ones ran at
-  // half the speed or less).
-  const uint64_t timed_seed = base_seed + 7777;
-  const bool scheduled = !options.schedule.steps.empty() || body;  // the candidate is not the naive kernel
-  TimeRecord time;
-  Compiled c = candidate(frontend::SizeSet::Default, options.sizes);
-  time.sizes = describe_sizes(c.graph);
-  time.cost = graph_cost(c.graph);
-  std::map<std::string, HostBuffer> first, after;  // the candidate's outputs: one run, and after timing
-  {
-    device.build(c.binary);
-    Bound b = bind(c, device);
-    prepare(c, device, b, timed_seed);
-    if (scheduled) {
-      device.run(b.plan);
-      for (const TensorDecl &t : c.program.buffers)
-        if (t.role == TensorRole::Output) first[t.name] = read_back(t, device, b);
-      poison_outputs(c, device, b);  // so that timing starts from nothing written
-    }
-    time.timing = device.time(b.plan, options.timing);
-    for (const TensorDecl &t : c.program.buffers)
-      if (t.role == TensorRole::Output) after[t.name] = read_back(t, device, b);
-  }
-  if (!scheduled) {
-    time.baseline = time.timing;
-    // Every output written: NaN in a float output is never right either.
-    for (const TensorDecl &t : c.program.buffers) {
-      if (t.role != TensorRole::Output || !time.after_timing_correct) continue;
-      const HostBuffer &out = after.at(t.name);
-      for (int64_t i = 0; i < out.numel(); ++i)
-        if (is_poison(t.type, out.at(i))) {
-          time.after_timing_correct = false;
-          time.problem =
-              "after timing, " + t.name + "[" + index_text(unflatten(i, t.shape)) + "] holds NaN or was never written";
-          break;
-        }
-    }
-    record.time = time;
+    Bound b = build_and_bind("check", c);
+    at_stage("check", "run", [&] { check_trials(c, device, b, base_seed, options.trials, &record); });
+  } catch (Stopped &stopped) {
+    record.check.passed = false;
+    record.failure = std::move(stopped.failure);
     return record;
   }
-  Compiled naive = compile_spec(spec, frontend::SizeSet::Default, options.sizes, {}, target, subgroups);
-  device.build(naive.binary);
-  Bound nb = bind(naive, device);
-  prepare(naive, device, nb, timed_seed);
-  device.run(nb.plan);
-  TensorMap reference;
-  for (const TensorDecl &t : naive.program.buffers)
-    if (t.role == TensorRole::Output) reference[t.name] = to_tensor_data(read_back(t, device, nb));
-  time.baseline = device.time(nb.plan, options.timing);
-  CheckRecord versus;
-  versus.sizes = time.sizes;
-  versus.passed = true;
-  versus.trials = 1;
-  for (const TensorDecl &t : c.program.buffers) {
-    if (t.role != TensorRole::Output) continue;
-    fold_mismatch(&versus, t.name, compare(first.at(t.name), reference.at(t.name)));
-    Mismatch m = compare(after.at(t.name), reference.at(t.name));
-    if (!m.passed && time.after_timing_correct) {
-      char text[160];
-      std::snprintf(text, sizeof text, "] is %.8g after timing; the naive kernel gave %.8g (%lld elements differ)",
-                    m.got, m.expected, static_cast<long long>(m.bad_elements));
-      time.after_timing_correct = false;
-      time.problem = t.name + "[" + index_text(m.index) + text;
-    }
+  if (!record.hacking_flags.empty() || !options.time || !record.check.passed) return record;
+
+  TimeRecord time;
+  try {
+    time_candidate(
+        spec, device, options, base_seed + 7777,
+        [&] { return candidate("time", frontend::SizeSet::Default, options.sizes); }, build_and_bind, &time);
+  } catch (Stopped &stopped) {
+    record.failure = std::move(stopped.failure);
+    if (time.timing.batches == 0) return record;  // nothing measured at the timed sizes
   }
-  time.versus_naive = versus;
   record.time = time;
   return record;
 }
@@ -359,12 +423,48 @@ nlohmann::json device_json(const runtime::DeviceInfo &d) {
   return j;
 }
 
+std::string EvalRecord::verdict() const {
+  auto mismatch = [](const CheckRecord &c) {
+    char text[160];
+    std::snprintf(text, sizeof text, "] is %.8g, expected %.8g (%lld elements over the tolerance)", c.got, c.expected,
+                  static_cast<long long>(c.bad_elements));
+    return c.tensor + "[" + index_text(c.index) + text;
+  };
+  if (failure) {
+    static const std::map<std::string, std::string> what = {{"compile", "does not compile"},
+                                                            {"build", "the device's compiler refuses it"},
+                                                            {"launch", "the device cannot launch it"},
+                                                            {"run", "the device failed running it"}};
+    // One line: a compiler log's lines joined, the whole of it kept in failure.message.
+    std::string message;
+    for (char ch : failure->message)
+      message += ch != '\n' ? std::string(1, ch) : message.empty() || message.back() == ':' ? " " : "; ";
+    if (message.size() > 400) message = message.substr(0, 400) + "...";
+    return what.at(failure->stage) + " at the " + failure->sizes + " sizes: " + message;
+  }
+  if (!hacking_flags.empty()) {
+    std::string out = "flagged: it";
+    for (size_t i = 0; i < hacking_flags.size(); ++i) out += (i ? "; and it " : " ") + hacking_flags[i];
+    return out;
+  }
+  if (!check.passed) return "incorrect at " + check.sizes + ": " + mismatch(check);
+  if (time && time->versus_naive && !time->versus_naive->passed)
+    return "disagrees with the naive kernel at " + time->sizes + ": " + mismatch(*time->versus_naive);
+  if (time && !time->after_timing_correct) return "incorrect after timing: " + time->problem;
+  return "correct";
+}
+
 nlohmann::json EvalRecord::to_json() const {
   nlohmann::json j;
   j["spec"] = spec;
   j["kernel"] = kernel;
   j["ok"] = ok();
+  j["verdict"] = verdict();
   j["device"] = device_json(device);
+  bool compiled = !failure || (failure->stage != "compile" && failure->stage != "build");
+  j["compile"] = {{"ok", compiled}, {"log", compiled ? "" : failure->message}};
+  if (failure) j["failure"] = {{"sizes", failure->sizes}, {"stage", failure->stage}, {"message", failure->message}};
+  j["features"] = features.to_json();
   auto finite = [](double v) -> nlohmann::json {
     if (std::isfinite(v)) return v;
     return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");

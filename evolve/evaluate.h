@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "codegen/opencl_c.h"
+#include "evolve/features.h"
 #include "frontend/ast.h"
 #include "frontend/elaborate.h"
 #include "ir/cost.h"
@@ -87,22 +88,39 @@ struct TimeRecord {
   bool passed() const { return after_timing_correct && (!versus_naive || versus_naive->passed); }
 };
 
+/// Where an evaluation stopped: the candidate did not compile, or the device
+/// refused or failed it. The record keeps what was measured before.
+struct EvalFailure {
+  std::string sizes;  // "check" or "time": the sizes it happened at
+  // "compile": kernelsmith refused the spec, schedule or sizes; "build": the device's
+  // compiler refused the code (the message holds its log); "launch": the kernel
+  // exceeds a limit of the device; "run": the device failed while running it.
+  std::string stage;
+  std::string message;
+};
+
 struct EvalRecord {
   std::string spec;    // path or name
   std::string kernel;  // the spec's kernel name
   runtime::DeviceInfo device;
+  CandidateFeatures features;  // at the timed sizes, once compiled there; else at the check sizes
+  std::optional<EvalFailure> failure;
   CheckRecord check;
   // Ways the candidate games the check, each a sentence: it changed an input, or
   // it left a previous answer in place when given new inputs without poisoned
   // outputs. Any flag fails the evaluation.
   std::vector<std::string> hacking_flags;
   std::optional<TimeRecord> time;
-  bool ok() const { return check.passed && hacking_flags.empty() && (!time || time->passed()); }
+  bool ok() const { return !failure && check.passed && hacking_flags.empty() && (!time || time->passed()); }
+  /// One line: "correct", or the first reason it is not.
+  std::string verdict() const;
   nlohmann::json to_json() const;
 };
 
-/// Evaluates spec on device. Throws UserError for a bad spec or sizes and
-/// runtime::DeviceError when the device fails.
+/// Evaluates spec on device. A candidate that does not compile, or that the device
+/// refuses or fails on, gives a record with its failure; UserError is thrown only
+/// for options that contradict each other (a kernel body with a schedule, or on a
+/// Vulkan device).
 EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, runtime::Device &device,
                     const EvalOptions &options);
 

@@ -102,7 +102,7 @@ IsolatedRun run_isolated(const std::string &ksmith_path, const std::vector<std::
                                  : first_line(err);
   } else {
     result.ok = result.record->value("ok", false);
-    if (!result.ok) result.failure = "the record did not pass";
+    if (!result.ok) result.failure = result.record->value("verdict", std::string("the record did not pass"));
   }
   return result;
 }

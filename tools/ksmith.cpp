@@ -217,7 +217,7 @@ int run_command(const std::string &path, const EvalOptions &options, const std::
       std::printf("          %lld elements over the tolerance (%.0e)\n", static_cast<long long>(c.bad_elements),
                   tolerance_for(DType::F32));
   };
-  print_check("check", r.check);
+  if (!r.failure || r.failure->sizes != "check") print_check("check", r.check);
   for (const std::string &flag : r.hacking_flags) std::printf("  FLAGGED the kernel %s\n", flag.c_str());
   if (r.time) {
     const TimeRecord &t = *r.time;
@@ -232,6 +232,13 @@ int run_command(const std::string &path, const EvalOptions &options, const std::
                     t.baseline.median_ms, 100 * t.baseline.cv, t.speedup());
     }
     if (!t.after_timing_correct) std::printf("          FAILED: %s\n", t.problem.c_str());
+  }
+  if (r.failure) {
+    std::fflush(stdout);
+    // A diagnostic with a location ("file:line:col: error: ...") is printed as it is.
+    const std::string &m = r.failure->message;
+    bool located = m.substr(0, m.find('\n')).find("error:") != std::string::npos;
+    std::cerr << (located ? "" : "error: ") << (r.failure->sizes == "time" ? "at the timed sizes: " : "") << m << "\n";
   }
   return r.ok() ? 0 : 1;
 }

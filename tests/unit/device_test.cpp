@@ -136,7 +136,12 @@ TEST_P(Evaluate, LeavesNoBuffersBehind) {
   options.schedule = parse_schedule(test::source("bind y.n group.x\nbind y.d local.x\n", "big.sched"));
   options.sizes = {};
   frontend::parse_size_assignments("N=2,D=" + std::to_string(device->info().max_work_group_size * 2), &options.sizes);
-  EXPECT_NE(test::user_error([&] { evaluate(frontend::load_spec(path), path, *device, options); }), "");
+  EvalRecord refused = evaluate(frontend::load_spec(path), path, *device, options);
+  ASSERT_TRUE(refused.failure) << refused.to_json().dump(2);
+  EXPECT_EQ(refused.failure->sizes, "time");
+  EXPECT_EQ(refused.failure->stage, "launch");
+  EXPECT_TRUE(refused.check.passed) << "the check before it stays in the record";
+  EXPECT_FALSE(refused.ok());
   EXPECT_EQ(device->live_buffers(), 0u);
 }
 

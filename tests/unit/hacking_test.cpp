@@ -39,6 +39,8 @@ TEST_F(Hacking, TheHonestBodyPasses) {
   EvalRecord r = evaluated(test::honest_softmax_body(), true);
   EXPECT_TRUE(r.ok()) << r.to_json().dump(2);
   EXPECT_TRUE(r.hacking_flags.empty());
+  EXPECT_EQ(r.verdict(), "correct");
+  EXPECT_EQ(r.features.kind, "kernel body");
   ASSERT_TRUE(r.time && r.time->versus_naive);
   EXPECT_TRUE(r.time->versus_naive->passed);
 }
@@ -51,6 +53,7 @@ TEST_F(Hacking, ZeroOrConstantOutputsFail) {
     EXPECT_FALSE(r.ok()) << value;
     EXPECT_FALSE(r.check.passed) << value;
     EXPECT_GT(r.check.worst_error, 0.1) << value;
+    EXPECT_EQ(r.verdict().rfind("incorrect at N=5, D=37: y[", 0), 0u) << r.verdict();
   }
 }
 
@@ -73,6 +76,7 @@ TEST_F(Hacking, ChangedInputsAreFlagged) {
   EXPECT_FALSE(r.ok());
   ASSERT_EQ(r.hacking_flags.size(), 1u) << r.to_json().dump(2);
   EXPECT_EQ(r.hacking_flags[0], "changes its input x");
+  EXPECT_EQ(r.verdict(), "flagged: it changes its input x");
 }
 
 // Work skipped where the output already holds a value: right from poisoned outputs,
@@ -98,12 +102,17 @@ TEST_F(Hacking, KernelBodiesRefuseClearly) {
   EvalOptions options;
   options.kernel_source = "__kernel void row_max(__global const float *x) { nowhere = 1; }\n";
   options.time = false;
-  try {
-    evaluate(frontend::load_spec(path), path, *device, options);
-    FAIL() << "the build should fail";
-  } catch (const runtime::DeviceError &e) {
-    EXPECT_NE(std::string(e.what()).find("nowhere"), std::string::npos) << e.what();
-  }
+  // The driver's log is the record's compile log: what a proposer sees next.
+  EvalRecord r = evaluate(frontend::load_spec(path), path, *device, options);
+  ASSERT_TRUE(r.failure);
+  EXPECT_EQ(r.failure->stage, "build");
+  EXPECT_EQ(r.failure->sizes, "check");
+  EXPECT_NE(r.failure->message.find("nowhere"), std::string::npos) << r.failure->message;
+  nlohmann::json j = r.to_json();
+  EXPECT_FALSE(j["ok"]);
+  EXPECT_FALSE(j["compile"]["ok"]);
+  EXPECT_NE(j["compile"]["log"].get<std::string>().find("nowhere"), std::string::npos);
+  EXPECT_EQ(j["features"]["kind"], "kernel body");
   options.schedule = load_schedule(std::string(KS_SOURCE_DIR) + "/examples/softmax.sched");
   EXPECT_EQ(test::user_error([&] { evaluate(frontend::load_spec(path), path, *device, options); }),
             "error: a kernel body replaces the generated code; it takes no schedule");

@@ -45,6 +45,17 @@ TEST_F(Isolated, AnErrorBecomesTheFailure) {
   EXPECT_NE(r.failure.find("error: cannot open"), std::string::npos) << r.failure;
 }
 
+// A record that did not pass gives its verdict as the reason.
+TEST_F(Isolated, AFailedRecordGivesItsVerdict) {
+  std::string path = body_file("ks_zero", "  y[i] = 0.0f;");
+  IsolatedRun r = run_isolated(KS_KSMITH, {softmax, "--no-time", "--target", "opencl", "--kernel", path}, 60);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(r.record) << r.failure;
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.failure.rfind("incorrect at ", 0), 0u) << r.failure;
+  EXPECT_EQ(r.failure, (*r.record)["verdict"]);
+}
+
 TEST_F(Isolated, AHangingKernelIsKilledAtTheLimit) {
   std::string path = body_file("ks_hang", "  while (y[i] != 1.5f) y[i] = e[i];  // never 1.5: loops forever");
   IsolatedRun r = run_isolated(KS_KSMITH, {softmax, "--no-time", "--target", "opencl", "--kernel", path}, 5);
