@@ -495,6 +495,8 @@ nlohmann::json EvalRecord::to_json() const {
                  {"cv", t.cv},
                  {"batches", t.batches},
                  {"runs_per_batch", t.runs_per_batch},
+                 {"cold_cache", t.cold_cache},
+                 {"method", t.method},
                  {"baseline_ms", time->baseline.median_ms},
                  {"baseline_cv", time->baseline.cv},
                  {"speedup", time->speedup()},

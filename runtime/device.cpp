@@ -9,6 +9,12 @@
 
 namespace ks::runtime {
 
+uint64_t cache_flush_bytes(const DeviceInfo &device) {
+  uint64_t bytes = std::max<uint64_t>(2 * device.cache_bytes, 128ull << 20);
+  if (device.max_allocation_bytes) bytes = std::min(bytes, device.max_allocation_bytes / 4);
+  return bytes / 4 * 4;
+}
+
 std::vector<DeviceInfo> list_devices(std::vector<std::string> *why_none) {
   std::vector<DeviceInfo> devices = opencl_devices();
   if (devices.empty() && why_none)

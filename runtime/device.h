@@ -31,6 +31,7 @@ struct DeviceInfo {
   uint64_t global_memory_bytes = 0;
   uint64_t max_allocation_bytes = 0;  // Vulkan: also the largest storage-buffer binding
   uint64_t local_memory_bytes = 0;
+  uint64_t cache_bytes = 0;  // the global-memory cache the device reports; 0 where the API does not say
   size_t max_work_group_size = 0;
   std::array<size_t, 3> max_work_item_sizes{0, 0, 0};
   std::array<uint64_t, 3> max_group_counts{UINT64_MAX, UINT64_MAX, UINT64_MAX};  // Vulkan's dispatch limits
@@ -83,7 +84,17 @@ struct TimingOptions {
   double min_batch_ms = 5.0;  // each batch repeats the plan N times to last this long
   int max_runs_per_batch = 1000;
   double max_total_seconds = 20.0;  // fewer batches (at least 3) when a plan is slow
+  // Cold caches: before each run the device overwrites a buffer larger than its
+  // caches (cache_flush_bytes), and each run is timed on its own, the flush left
+  // out. Warm (false): runs follow each other, timed as one batch.
+  bool cold_cache = false;
+  // Warm batches through OpenCL's cl_khr_command_buffer where the device offers it
+  // (one recorded command buffer per batch); else back-to-back enqueues.
+  bool command_buffers = true;
 };
+
+/// Runs per batch in cold-cache mode, at most: each run pays a flush besides.
+constexpr int kMaxColdRunsPerBatch = 16;
 
 /// The time of one run of a plan, from R batches of N back-to-back runs each.
 struct Timing {
@@ -92,7 +103,16 @@ struct Timing {
   double cv = 0;  // coefficient of variation of the batch times, outliers trimmed
   int batches = 0;
   int runs_per_batch = 0;
+  bool cold_cache = false;
+  // How a batch was timed: "vulkan command buffer", "opencl command buffer" or
+  // "opencl enqueues".
+  std::string method;
 };
+
+/// Bytes a cold-cache flush overwrites: twice the cache the device reports, at least
+/// 128 MiB (Vulkan does not report caches; an H100's L2 holds 50 MiB), at most a
+/// quarter of the largest allocation.
+uint64_t cache_flush_bytes(const DeviceInfo &device);
 
 class Device {
  public:

@@ -4,9 +4,12 @@
 #include "runtime/opencl.h"
 
 #include <CL/cl.h>
+#include <CL/cl_ext.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
+#include <type_traits>
 
 #include "runtime/program_cache.h"
 #include "runtime/statistics.h"
@@ -105,6 +108,7 @@ DeviceInfo describe(cl_platform_id platform, cl_device_id device, int index) {
   info.global_memory_bytes = device_value<cl_ulong>(device, CL_DEVICE_GLOBAL_MEM_SIZE);
   info.max_allocation_bytes = device_value<cl_ulong>(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
   info.local_memory_bytes = device_value<cl_ulong>(device, CL_DEVICE_LOCAL_MEM_SIZE);
+  info.cache_bytes = device_value<cl_ulong>(device, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE);
   info.max_work_group_size = device_value<size_t>(device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
   size_t sizes[3] = {0, 0, 0};
   clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof sizes, sizes, nullptr);
@@ -113,17 +117,65 @@ DeviceInfo describe(cl_platform_id platform, cl_device_id device, int index) {
   return info;
 }
 
+// cl_khr_command_buffer's entry points. The extension is provisional and changed
+// its signatures after 0.9.4 (commands gained a properties argument); these are the
+// signatures of the installed header, so only versions 0.9.0 to 0.9.4 are used.
+struct CommandBufferApi {
+  clCreateCommandBufferKHR_fn create = nullptr;
+  clCommandNDRangeKernelKHR_fn ndrange = nullptr;
+  clFinalizeCommandBufferKHR_fn finalize = nullptr;
+  clEnqueueCommandBufferKHR_fn enqueue = nullptr;
+  clReleaseCommandBufferKHR_fn release = nullptr;
+  explicit operator bool() const { return create && ndrange && finalize && enqueue && release; }
+};
+
+CommandBufferApi command_buffer_api(cl_platform_id platform, cl_device_id device, cl_command_queue_properties queue) {
+  CommandBufferApi api;
+  // CL_DEVICE_EXTENSIONS_WITH_VERSION (OpenCL 3.0): name and version of each extension.
+  struct NameVersion {
+    cl_uint version;
+    char name[64];
+  };
+  constexpr cl_device_info kExtensionsWithVersion = 0x1060;
+  size_t size = 0;
+  if (clGetDeviceInfo(device, kExtensionsWithVersion, 0, nullptr, &size) != CL_SUCCESS || size == 0) return api;
+  std::vector<NameVersion> extensions(size / sizeof(NameVersion));
+  if (clGetDeviceInfo(device, kExtensionsWithVersion, size, extensions.data(), nullptr) != CL_SUCCESS) return api;
+  auto it = std::find_if(extensions.begin(), extensions.end(), [](const NameVersion &e) {
+    return std::string(e.name, strnlen(e.name, sizeof e.name)) == "cl_khr_command_buffer";
+  });
+  if (it == extensions.end()) return api;
+  cl_uint major = it->version >> 22, minor = (it->version >> 12) & 0x3ff, patch = it->version & 0xfff;
+  if (major != 0 || minor != 9 || patch > 4) return api;
+  cl_command_queue_properties required = 0;
+  clGetDeviceInfo(device, CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR, sizeof required, &required, nullptr);
+  if ((required & queue) != required) return api;
+  auto load = [&](auto *fn, const char *name) {
+    *fn =
+        reinterpret_cast<std::remove_pointer_t<decltype(fn)>>(clGetExtensionFunctionAddressForPlatform(platform, name));
+  };
+  load(&api.create, "clCreateCommandBufferKHR");
+  load(&api.ndrange, "clCommandNDRangeKernelKHR");
+  load(&api.finalize, "clFinalizeCommandBufferKHR");
+  load(&api.enqueue, "clEnqueueCommandBufferKHR");
+  load(&api.release, "clReleaseCommandBufferKHR");
+  return api;
+}
+
 class OpenCLDevice : public Device {
  public:
-  OpenCLDevice(const DeviceInfo &info, cl_platform_id, cl_device_id device) : info_(info), device_(device) {
+  OpenCLDevice(const DeviceInfo &info, cl_platform_id platform, cl_device_id device) : info_(info), device_(device) {
     cl_int err;
     context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
     check(err, "clCreateContext");
     queue_ = clCreateCommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE, &err);
     check(err, "clCreateCommandQueue");
+    command_buffers_ = command_buffer_api(platform, device_, CL_QUEUE_PROFILING_ENABLE);
   }
 
   ~OpenCLDevice() override {
+    release_recordings();
+    if (flush_) clReleaseMemObject(flush_);
     release_program();
     for (cl_mem m : buffers_)
       if (m) clReleaseMemObject(m);
@@ -217,7 +269,23 @@ class OpenCLDevice : public Device {
   }
 
   Timing time(const LaunchPlan &plan, const TimingOptions &options) override {
-    return time_in_batches(options, [&](int runs) { return timed_batch(plan, runs); });
+    release_recordings();  // recorded for another plan, or for kernels since rebuilt
+    if (options.cold_cache) {
+      if (!flush_) {
+        cl_int err;
+        flush_ = clCreateBuffer(context_, CL_MEM_READ_WRITE, cache_flush_bytes(info_), nullptr, &err);
+        check(err, "clCreateBuffer (the cache flush)");
+      }
+      Timing t = time_in_batches(options, [&](int runs) { return cold_batch(plan, runs); });
+      t.method = "opencl enqueues";
+      return t;
+    }
+    bool recorded = options.command_buffers && command_buffers_;
+    Timing t = time_in_batches(
+        options, [&](int runs) { return recorded ? recorded_batch(plan, runs) : timed_batch(plan, runs); });
+    t.method = recorded ? "opencl command buffer" : "opencl enqueues";
+    release_recordings();
+    return t;
   }
 
  private:
@@ -229,6 +297,14 @@ class OpenCLDevice : public Device {
   std::map<std::string, cl_kernel> kernels_;
   std::vector<cl_mem> buffers_;
   std::vector<size_t> sizes_;
+  CommandBufferApi command_buffers_;                 // empty where not offered
+  std::map<int, cl_command_buffer_khr> recordings_;  // time()'s plan, by runs per batch
+  cl_mem flush_ = nullptr;                           // overwritten between cold-cache runs
+
+  void release_recordings() {
+    for (auto &[runs, commands] : recordings_) command_buffers_.release(commands);
+    recordings_.clear();
+  }
 
   void check_buffer(BufferId id, size_t bytes) const {
     if (id < 0 || static_cast<size_t>(id) >= buffers_.size() || !buffers_[static_cast<size_t>(id)])
@@ -274,26 +350,14 @@ class OpenCLDevice : public Device {
   void enqueue(const LaunchPlan &plan, cl_event *first, cl_event *last) {
     for (size_t i = 0; i < plan.launches.size(); ++i) {
       const KernelLaunch &launch = plan.launches[i];
-      auto it = kernels_.find(launch.kernel);
-      if (it == kernels_.end()) throw DeviceError("no kernel named '" + launch.kernel + "' in the built program");
-      size_t group = launch.local[0] * launch.local[1] * launch.local[2];
-      if (group > info_.max_work_group_size)
-        throw DeviceError("kernel '" + launch.kernel + "' needs " + std::to_string(group) +
-                          " work-items per group; the device allows " + std::to_string(info_.max_work_group_size));
-      for (size_t a = 0; a < launch.args.size(); ++a) {
-        BufferId id = launch.args[a];
-        if (id < 0 || static_cast<size_t>(id) >= buffers_.size() || !buffers_[static_cast<size_t>(id)])
-          throw DeviceError("unknown or released buffer in a launch");
-        check(clSetKernelArg(it->second, static_cast<cl_uint>(a), sizeof(cl_mem), &buffers_[static_cast<size_t>(id)]),
-              "clSetKernelArg");
-      }
+      cl_kernel kernel = prepared(launch);
       cl_event *event = nullptr;
       if (first && i == 0)
         event = first;
       else if (last && i + 1 == plan.launches.size())
         event = last;
-      check(clEnqueueNDRangeKernel(queue_, it->second, 3, nullptr, launch.global.data(), launch.local.data(), 0,
-                                   nullptr, event),
+      check(clEnqueueNDRangeKernel(queue_, kernel, 3, nullptr, launch.global.data(), launch.local.data(), 0, nullptr,
+                                   event),
             "clEnqueueNDRangeKernel");
       // A plan of one kernel has the same first and last event.
       if (first && last && plan.launches.size() == 1 && i == 0) {
@@ -303,21 +367,97 @@ class OpenCLDevice : public Device {
     }
   }
 
+  // Sets a launch's kernel arguments; returns its kernel.
+  cl_kernel prepared(const KernelLaunch &launch) {
+    auto it = kernels_.find(launch.kernel);
+    if (it == kernels_.end()) throw DeviceError("no kernel named '" + launch.kernel + "' in the built program");
+    size_t group = launch.local[0] * launch.local[1] * launch.local[2];
+    if (group > info_.max_work_group_size)
+      throw DeviceError("kernel '" + launch.kernel + "' needs " + std::to_string(group) +
+                        " work-items per group; the device allows " + std::to_string(info_.max_work_group_size));
+    for (size_t a = 0; a < launch.args.size(); ++a) {
+      BufferId id = launch.args[a];
+      if (id < 0 || static_cast<size_t>(id) >= buffers_.size() || !buffers_[static_cast<size_t>(id)])
+        throw DeviceError("unknown or released buffer in a launch");
+      check(clSetKernelArg(it->second, static_cast<cl_uint>(a), sizeof(cl_mem), &buffers_[static_cast<size_t>(id)]),
+            "clSetKernelArg");
+    }
+    return it->second;
+  }
+
+  // Milliseconds of one command buffer holding `runs` runs of the plan, recorded once
+  // per batch size (each command after the one before it) and replayed.
+  double recorded_batch(const LaunchPlan &plan, int runs) {
+    if (plan.launches.empty()) return 0;
+    auto found = recordings_.find(runs);
+    if (found == recordings_.end()) {
+      cl_int err;
+      cl_command_buffer_khr commands = command_buffers_.create(1, &queue_, nullptr, &err);
+      check(err, "clCreateCommandBufferKHR");
+      found = recordings_.emplace(runs, commands).first;
+      cl_sync_point_khr last = 0;
+      for (int r = 0; r < runs; ++r)
+        for (size_t i = 0; i < plan.launches.size(); ++i) {
+          const KernelLaunch &launch = plan.launches[i];
+          cl_kernel kernel = prepared(launch);
+          bool after = r > 0 || i > 0;
+          check(command_buffers_.ndrange(commands, nullptr, nullptr, kernel, 3, nullptr, launch.global.data(),
+                                         launch.local.data(), after ? 1 : 0, after ? &last : nullptr, &last, nullptr),
+                "clCommandNDRangeKernelKHR");
+        }
+      check(command_buffers_.finalize(commands), "clFinalizeCommandBufferKHR");
+    }
+    // Timed between markers before and after it: PoCL 3.1 stamps the command
+    // buffer's own event as starting once its commands have run.
+    cl_event before = nullptr, after = nullptr;
+    check(clEnqueueMarkerWithWaitList(queue_, 0, nullptr, &before), "clEnqueueMarkerWithWaitList");
+    cl_int err = command_buffers_.enqueue(0, nullptr, found->second, 0, nullptr, nullptr);
+    if (err == CL_SUCCESS) err = clEnqueueMarkerWithWaitList(queue_, 0, nullptr, &after);
+    if (err == CL_SUCCESS) err = clFinish(queue_);
+    return elapsed_ms(err, before, after, "clEnqueueCommandBufferKHR");
+  }
+
+  // Milliseconds of `runs` runs of the plan, each after a flush of the device's
+  // caches and timed on its own: the flushes are left out.
+  double cold_batch(const LaunchPlan &plan, int runs) {
+    if (plan.launches.empty()) return 0;
+    std::vector<std::pair<cl_event, cl_event>> events;
+    const cl_uint pattern = static_cast<cl_uint>(flush_count_++);
+    for (int r = 0; r < runs; ++r) {
+      check(clEnqueueFillBuffer(queue_, flush_, &pattern, sizeof pattern, 0, cache_flush_bytes(info_), 0, nullptr,
+                                nullptr),
+            "clEnqueueFillBuffer (the cache flush)");
+      events.emplace_back(nullptr, nullptr);
+      enqueue(plan, &events.back().first, &events.back().second);
+    }
+    cl_int err = clFinish(queue_);
+    double total = 0;
+    for (auto &[first, last] : events) total += elapsed_ms(err, first, last, "timing a cold run");
+    return total;
+  }
+  uint64_t flush_count_ = 0;
+
+  // Milliseconds from the start of `first` to the end of `last` (of `first` when
+  // null), releasing both; err is the status of the wait before.
+  double elapsed_ms(cl_int err, cl_event first, cl_event last, const char *what) {
+    cl_ulong start = 0, end = 0;
+    if (err == CL_SUCCESS)
+      err = clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr);
+    if (err == CL_SUCCESS)
+      err = clGetEventProfilingInfo(last ? last : first, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr);
+    if (first) clReleaseEvent(first);
+    if (last) clReleaseEvent(last);
+    check(err, what);
+    return static_cast<double>(end - start) * 1e-6;
+  }
+
   // Milliseconds from the start of the first kernel to the end of the last, over
   // `runs` back-to-back runs of the plan.
   double timed_batch(const LaunchPlan &plan, int runs) {
     if (plan.launches.empty()) return 0;
     cl_event first = nullptr, last = nullptr;
     for (int r = 0; r < runs; ++r) enqueue(plan, r == 0 ? &first : nullptr, r == runs - 1 ? &last : nullptr);
-    cl_int err = clFinish(queue_);
-    cl_ulong start = 0, end = 0;
-    if (err == CL_SUCCESS)
-      err = clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr);
-    if (err == CL_SUCCESS) err = clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr);
-    if (first) clReleaseEvent(first);
-    if (last) clReleaseEvent(last);
-    check(err, "timing a batch");
-    return static_cast<double>(end - start) * 1e-6;
+    return elapsed_ms(clFinish(queue_), first, last, "timing a batch");
   }
 };
 

@@ -50,7 +50,7 @@ Timing time_in_batches(const TimingOptions &options, const std::function<double(
   if (options.warmup_runs > 0) batch(options.warmup_runs);
   double once = batch(1);
   int runs = static_cast<int>(std::ceil(options.min_batch_ms / std::max(once, 1e-6)));
-  runs = std::clamp(runs, 1, options.max_runs_per_batch);
+  runs = std::clamp(runs, 1, options.cold_cache ? kMaxColdRunsPerBatch : options.max_runs_per_batch);
   int batches = options.batches;
   double estimate_seconds = once * runs * batches / 1e3;
   if (estimate_seconds > options.max_total_seconds)
@@ -65,6 +65,7 @@ Timing time_in_batches(const TimingOptions &options, const std::function<double(
   t.cv = s.cv;
   t.batches = batches;
   t.runs_per_batch = runs;
+  t.cold_cache = options.cold_cache;
   return t;
 }
 

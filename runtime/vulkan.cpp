@@ -156,23 +156,7 @@ class VulkanDevice : public Device {
                         " bytes exceeds the device's largest storage buffer (" +
                         std::to_string(info_.max_allocation_bytes) + " bytes)");
     return guard("allocating a buffer", [&] {
-      Buffer b;
-      b.bytes = bytes;
-      vk::DeviceSize size = std::max<vk::DeviceSize>((bytes + 3) / 4 * 4, 4);
-      b.buffer = vk::raii::Buffer(device_, vk::BufferCreateInfo({}, size,
-                                                                vk::BufferUsageFlagBits::eStorageBuffer |
-                                                                    vk::BufferUsageFlagBits::eTransferSrc |
-                                                                    vk::BufferUsageFlagBits::eTransferDst));
-      vk::MemoryRequirements needs = b.buffer.getMemoryRequirements();
-      uint32_t type = memory_type(needs.memoryTypeBits, vk::MemoryPropertyFlagBits::eDeviceLocal, {});
-      b.memory = vk::raii::DeviceMemory(device_, vk::MemoryAllocateInfo(needs.size, type));
-      b.buffer.bindMemory(*b.memory, 0);
-      // A CPU device's memory is the host's: map it rather than copy twice.
-      vk::MemoryPropertyFlags flags = memory_.memoryTypes[type].propertyFlags;
-      if (!always_stage_ && (flags & vk::MemoryPropertyFlagBits::eHostVisible) &&
-          (flags & vk::MemoryPropertyFlagBits::eHostCoherent))
-        b.mapped = b.memory.mapMemory(0, VK_WHOLE_SIZE);
-      buffers_.push_back(std::move(b));
+      buffers_.push_back(make_buffer(bytes));
       return static_cast<BufferId>(buffers_.size() - 1);
     });
   }
@@ -242,7 +226,10 @@ class VulkanDevice : public Device {
       throw DeviceError(info_.name + ": the compute queue has no timestamps, so plans cannot be timed");
     return guard("timing a plan", [&] {
       recordings_.clear();
-      return time_in_batches(options, [&](int runs) { return timed_batch(plan, runs); });
+      if (options.cold_cache && !*flush_.buffer) flush_ = make_buffer(cache_flush_bytes(info_));
+      Timing t = time_in_batches(options, [&](int runs) { return timed_batch(plan, runs, options.cold_cache); });
+      t.method = "vulkan command buffer";
+      return t;
     });
   }
 
@@ -287,8 +274,30 @@ class VulkanDevice : public Device {
   std::vector<Buffer> buffers_;
   std::map<std::string, Kernel> kernels_;
   std::map<int, Recording> recordings_;  // time()'s plan, by runs per batch
+  Buffer flush_;                         // overwritten between cold-cache runs
   bool always_stage_ = false;
   bool lost_ = false;
+
+  // A device-local storage buffer, mapped where the device's memory is the host's.
+  Buffer make_buffer(size_t bytes) {
+    Buffer b;
+    b.bytes = bytes;
+    vk::DeviceSize size = std::max<vk::DeviceSize>((bytes + 3) / 4 * 4, 4);
+    b.buffer = vk::raii::Buffer(
+        device_, vk::BufferCreateInfo({}, size,
+                                      vk::BufferUsageFlagBits::eStorageBuffer | vk::BufferUsageFlagBits::eTransferSrc |
+                                          vk::BufferUsageFlagBits::eTransferDst));
+    vk::MemoryRequirements needs = b.buffer.getMemoryRequirements();
+    uint32_t type = memory_type(needs.memoryTypeBits, vk::MemoryPropertyFlagBits::eDeviceLocal, {});
+    b.memory = vk::raii::DeviceMemory(device_, vk::MemoryAllocateInfo(needs.size, type));
+    b.buffer.bindMemory(*b.memory, 0);
+    // A CPU device's memory is the host's: map it rather than copy twice.
+    vk::MemoryPropertyFlags flags = memory_.memoryTypes[type].propertyFlags;
+    if (!always_stage_ && (flags & vk::MemoryPropertyFlagBits::eHostVisible) &&
+        (flags & vk::MemoryPropertyFlagBits::eHostCoherent))
+      b.mapped = b.memory.mapMemory(0, VK_WHOLE_SIZE);
+    return b;
+  }
 
   // Runs f, turning Vulkan's exceptions into DeviceErrors that say what was being done.
   template <typename F>
@@ -330,7 +339,7 @@ class VulkanDevice : public Device {
     fence_ = vk::raii::Fence(device_, vk::FenceCreateInfo());
     uint32_t bits = families[*family].timestampValidBits;
     if (bits > 0 && limits.timestampPeriod > 0) {
-      queries_.emplace(device_, vk::QueryPoolCreateInfo({}, vk::QueryType::eTimestamp, 2));
+      queries_.emplace(device_, vk::QueryPoolCreateInfo({}, vk::QueryType::eTimestamp, 2 * kMaxColdRunsPerBatch));
       timestamp_mask_ = bits >= 64 ? ~0ull : (1ull << bits) - 1;
       timestamp_ns_ = limits.timestampPeriod;
     }
@@ -487,8 +496,9 @@ class VulkanDevice : public Device {
   }
 
   // The plan recorded `runs` times into one command buffer; with timestamps around
-  // the whole when timed.
-  Recording record(const LaunchPlan &plan, int runs, bool timed) {
+  // the whole when timed; cold: a cache flush before each run, and timestamps around
+  // each run.
+  Recording record(const LaunchPlan &plan, int runs, bool timed, bool cold = false) {
     std::vector<std::pair<const Kernel *, std::array<uint32_t, 3>>> launches;
     uint32_t descriptors = 0;
     for (const KernelLaunch &launch : plan.launches) {
@@ -520,14 +530,19 @@ class VulkanDevice : public Device {
     r.commands = new_commands();
     r.commands.begin(vk::CommandBufferBeginInfo());  // replayable: no one-time flag
     full_barrier(r.commands);
-    if (timed) {
-      r.commands.resetQueryPool(**queries_, 0, 2);
-      r.commands.writeTimestamp(vk::PipelineStageFlagBits::eTopOfPipe, **queries_, 0);
-    }
+    if (timed) r.commands.resetQueryPool(**queries_, 0, cold ? 2 * runs : 2);
+    if (timed && !cold) r.commands.writeTimestamp(vk::PipelineStageFlagBits::eTopOfPipe, **queries_, 0);
     // Each kernel sees the writes of those before it, in this run and the last.
     vk::MemoryBarrier between(vk::AccessFlagBits::eShaderWrite,
                               vk::AccessFlagBits::eShaderRead | vk::AccessFlagBits::eShaderWrite);
-    for (int run = 0; run < runs; ++run)
+    for (int run = 0; run < runs; ++run) {
+      if (cold) {
+        // The flush, finished before the start stamp: a bottom-of-pipe stamp waits
+        // for every command before it.
+        r.commands.fillBuffer(*flush_.buffer, 0, VK_WHOLE_SIZE, static_cast<uint32_t>(run + 1));
+        full_barrier(r.commands);
+        r.commands.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, **queries_, 2 * run);
+      }
       for (size_t i = 0; i < launches.size(); ++i) {
         const auto &[kernel, groups] = launches[i];
         r.commands.bindPipeline(vk::PipelineBindPoint::eCompute, *kernel->pipeline);
@@ -536,7 +551,12 @@ class VulkanDevice : public Device {
         r.commands.pipelineBarrier(vk::PipelineStageFlagBits::eComputeShader, vk::PipelineStageFlagBits::eComputeShader,
                                    {}, between, {}, {});
       }
-    if (timed) r.commands.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, **queries_, 1);
+      if (cold) {
+        r.commands.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, **queries_, 2 * run + 1);
+        full_barrier(r.commands);  // the next flush starts after this run
+      }
+    }
+    if (timed && !cold) r.commands.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, **queries_, 1);
     full_barrier(r.commands);
     r.commands.end();
     return r;
@@ -544,14 +564,18 @@ class VulkanDevice : public Device {
 
   // Milliseconds between the timestamps around `runs` runs of the plan, recorded
   // once per batch size and replayed.
-  double timed_batch(const LaunchPlan &plan, int runs) {
+  // Cold: the sum of each run's time between its own stamps.
+  double timed_batch(const LaunchPlan &plan, int runs, bool cold) {
     auto it = recordings_.find(runs);
-    if (it == recordings_.end()) it = recordings_.emplace(runs, record(plan, runs, true)).first;
+    if (it == recordings_.end()) it = recordings_.emplace(runs, record(plan, runs, true, cold)).first;
     submit_and_wait(it->second.commands);
-    auto [result, stamps] = queries_->getResults<uint64_t>(
-        0, 2, 2 * sizeof(uint64_t), sizeof(uint64_t), vk::QueryResultFlagBits::e64 | vk::QueryResultFlagBits::eWait);
+    const uint32_t count = cold ? 2 * static_cast<uint32_t>(runs) : 2;
+    auto [result, stamps] =
+        queries_->getResults<uint64_t>(0, count, count * sizeof(uint64_t), sizeof(uint64_t),
+                                       vk::QueryResultFlagBits::e64 | vk::QueryResultFlagBits::eWait);
     if (result != vk::Result::eSuccess) throw DeviceError(info_.name + ": timestamps not available");
-    uint64_t ticks = (stamps[1] - stamps[0]) & timestamp_mask_;
+    uint64_t ticks = 0;
+    for (uint32_t q = 0; q < count; q += 2) ticks += (stamps[q + 1] - stamps[q]) & timestamp_mask_;
     return static_cast<double>(ticks) * timestamp_ns_ * 1e-6;
   }
 };

@@ -224,9 +224,10 @@ int run_command(const std::string &path, const EvalOptions &options, const std::
     if (t.versus_naive) print_check("versus", *t.versus_naive);  // the naive kernel, at the timed sizes
     if (t.timing.batches > 0) {
       double seconds = t.timing.median_ms * 1e-3;
-      std::printf("  time    %-28s median %.4f ms  spread %.2f%% (%d batches x %d runs)  %.1f GB/s  %.2f GFLOP/s\n",
+      std::printf("  time    %-28s median %.4f ms  spread %.2f%% (%d batches x %d runs%s)  %.1f GB/s  %.2f GFLOP/s\n",
                   t.sizes.c_str(), t.timing.median_ms, 100 * t.timing.cv, t.timing.batches, t.timing.runs_per_batch,
-                  t.cost.bytes / seconds * 1e-9, t.cost.flops / seconds * 1e-9);
+                  t.timing.cold_cache ? ", cold caches" : "", t.cost.bytes / seconds * 1e-9,
+                  t.cost.flops / seconds * 1e-9);
       if (t.versus_naive)
         std::printf("  naive   %-28s median %.4f ms  spread %.2f%%  speedup %.2fx\n", t.sizes.c_str(),
                     t.baseline.median_ms, 100 * t.baseline.cv, t.speedup());
@@ -432,6 +433,8 @@ int main(int argc, char **argv) {
   run->add_option("--batches", options.timing.batches, "Timed batches")->check(CLI::Range(1, 100000));
   run->add_option("--min-batch-ms", options.timing.min_batch_ms, "Shortest batch, in milliseconds")
       ->check(CLI::Range(0.0, 1e6));
+  run->add_flag("--cold-cache", options.timing.cold_cache,
+                "Flush the device's caches before each timed run, and time each run on its own");
 
   BenchOptions bench_options;
   std::string suite_dir;

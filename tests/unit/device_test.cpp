@@ -321,6 +321,55 @@ TEST_P(Runtime, TimingScalesWithTheWorkAndRepeats) {
   EXPECT_GE(a.runs_per_batch * a.median_ms, 0.2 * options.min_batch_ms);
 }
 
+// Every way of timing a batch measures the same work: OpenCL's command buffers (where
+// offered, as by PoCL) and enqueues, Vulkan's command buffer, and cold caches, where
+// each run is timed on its own after a flush of the device's caches.
+TEST_P(Runtime, EveryTimingMethodMeasuresTheSameWork) {
+  KS_REQUIRE_DEVICE(device, GetParam());
+  const char *loop = "  float v = y[i];\n  for (int k = 0; k < 400; ++k) v = v * 0.999f + 0.5f;\n  y[i] = v;\n";
+  device->build(
+      program(GetParam(), "work", 1,
+              std::string("__kernel void work(__global float *y) {\n  int i = get_global_id(0);\n") + loop + "}\n",
+              std::string("#version 450\nlayout(local_size_x = 64) in;\n"
+                          "layout(std430, binding = 0) buffer Y { float y[]; };\n"
+                          "void main() {\n  uint i = gl_GlobalInvocationID.x;\n") +
+                  loop + "}\n"));
+  const size_t n = 16384;
+  runtime::BufferId b = device->allocate(n * 4);
+  std::vector<float> zeros(n, 0.0f);
+  device->write(b, zeros.data(), n * 4);
+  runtime::LaunchPlan plan;
+  for (int i = 0; i < 2; ++i) plan.launches.push_back({"work", {n, 1, 1}, {64, 1, 1}, {b}});
+  runtime::TimingOptions warm;
+  warm.batches = 5;
+  warm.min_batch_ms = 10;
+  runtime::TimingOptions enqueued = warm, cold = warm;
+  enqueued.command_buffers = false;
+  cold.cold_cache = true;
+  runtime::Timing w = device->time(plan, warm), e = device->time(plan, enqueued), c = device->time(plan, cold);
+  if (GetParam() == "vulkan") {
+    EXPECT_EQ(w.method, "vulkan command buffer");
+    EXPECT_EQ(e.method, "vulkan command buffer");
+  } else {
+    bool offered = device->info().extensions.find("cl_khr_command_buffer") != std::string::npos;
+    EXPECT_EQ(w.method, offered ? "opencl command buffer" : "opencl enqueues") << device->info().name;
+    EXPECT_EQ(e.method, "opencl enqueues");
+  }
+  EXPECT_FALSE(w.cold_cache);
+  EXPECT_TRUE(c.cold_cache);
+  EXPECT_LE(c.runs_per_batch, runtime::kMaxColdRunsPerBatch);
+  for (const runtime::Timing *t : {&e, &c}) {
+    EXPECT_LT(t->median_ms / w.median_ms, 2.0) << w.median_ms << " " << t->median_ms << " " << t->method;
+    EXPECT_GT(t->median_ms / w.median_ms, 0.5) << w.median_ms << " " << t->median_ms << " " << t->method;
+  }
+  // Each launch takes every element 400 steps of v -> 0.999 v + 0.5 towards 500; past
+  // 400 needs some 1600 steps: the timed runs ran, each after the one before.
+  std::vector<float> y(n);
+  device->read(b, y.data(), n * 4);
+  EXPECT_GT(y[0], 400.0f) << "the timed runs ran";
+  device->release(b);
+}
+
 // A released buffer is gone: its id is refused everywhere.
 TEST_P(Runtime, ReleasedBuffersAreRefused) {
   KS_REQUIRE_DEVICE(device, GetParam());
