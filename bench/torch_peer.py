@@ -1,23 +1,35 @@
 #!/usr/bin/env python3
-"""PyTorch eager (the peer) on the same problems and sizes as a ksmith benchmark run.
+"""PyTorch (the peer) on the same problems and sizes as a ksmith benchmark run.
 
-Usage: torch_peer.py SIZES_FILE OUT_JSON [--device cuda|cpu]
+Usage: torch_peer.py SIZES_FILE OUT_JSON [--device cuda|cpu] [--no-compile]
 
 Each problem is the PyTorch code a KernelBench reference would run, in float32 with
-TF32 off (kernelsmith computes in float32). Times are medians over repeated runs
-after warm-up: CUDA events on the GPU, perf_counter on the CPU. A problem whose
-operator this PyTorch lacks is reported as unavailable, not as a crash.
+TF32 off (kernelsmith computes in float32), timed in eager mode and, where this
+PyTorch has it, under torch.compile (KernelBench's second baseline). Times are
+medians over repeated runs after warm-up (the compile happens in the warm-up): CUDA
+events on the GPU, perf_counter on the CPU. A problem whose operator this PyTorch
+lacks, or that torch.compile fails on, says so in its entry; no PyTorch at all gives
+{"error": ...}. `ksmith bench --peer bench/torch_peer.py` runs this script itself.
 """
+import argparse
 import json
 import statistics
 import sys
 import time
 
+parser = argparse.ArgumentParser()
+parser.add_argument("sizes_file")
+parser.add_argument("out_json")
+parser.add_argument("--device", choices=["cuda", "cpu"])
+parser.add_argument("--no-compile", action="store_true", help="eager only")
+args = parser.parse_args()
+
 try:
     import torch
     import torch.nn.functional as F
 except ImportError as e:  # the peer column then says "unavailable"
-    print(json.dumps({"error": f"PyTorch is not installed: {e}"}))
+    with open(args.out_json, "w") as f:
+        json.dump({"error": f"PyTorch is not installed: {e}"}, f)
     sys.exit(0)
 
 
@@ -95,32 +107,48 @@ def time_ms(run, inputs, dev):
     return med, cv
 
 
+def compile_status(dev):
+    """'available', or why torch.compile cannot serve here."""
+    if args.no_compile:
+        return "not asked for"
+    if not hasattr(torch, "compile"):
+        return f"unavailable (PyTorch {torch.__version__} has none)"
+    return "available"
+
+
 def main():
-    sizes_file, out_json = sys.argv[1], sys.argv[2]
-    dev = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--device" else ("cuda" if torch.cuda.is_available() else "cpu")
+    dev = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     if dev == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
+    compiling = compile_status(dev)
     results = {"torch": torch.__version__, "device": torch.cuda.get_device_name() if dev == "cuda" else "cpu",
-               "problems": {}}
-    for line in open(sizes_file):
+               "compile": compiling, "problems": {}}
+    for line in open(args.sizes_file):
         line = line.split("#")[0].strip()
         if not line:
             continue
         name, assignments = line.split()
         s = {k: int(v) for k, v in (a.split("=") for a in assignments.split(","))}
+        entry = results["problems"][name] = {}
         try:
             make, run = problems(s, dev)[name]
             inputs = make()
-            med, cv = time_ms(run, inputs, dev)
-            results["problems"][name] = {"median_ms": med, "cv": cv}
+            entry["median_ms"], entry["cv"] = time_ms(run, inputs, dev)
+            if compiling == "available":
+                try:
+                    started = time.perf_counter()
+                    entry["compiled_ms"], entry["compiled_cv"] = time_ms(torch.compile(run), inputs, dev)
+                    entry["compile_and_time_s"] = time.perf_counter() - started
+                except Exception as e:  # one problem torch.compile cannot take
+                    entry["compile_error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
             del inputs
             if dev == "cuda":
                 torch.cuda.empty_cache()
         except Exception as e:  # report, carry on with the rest
-            results["problems"][name] = {"error": f"{type(e).__name__}: {e}"}
-        print(f"torch {name}: {results['problems'][name]}", flush=True)
-    with open(out_json, "w") as f:
+            entry["error"] = f"{type(e).__name__}: {e}"
+        print(f"torch {name}: {entry}", flush=True)
+    with open(args.out_json, "w") as f:
         json.dump(results, f, indent=1)
 
 

@@ -16,8 +16,9 @@ struct BenchProblem {
   std::string name;
   int level = 0;  // KernelBench level, 0 where the spec does not say
   bool correct = false;
-  std::optional<double> ms, peer_ms;
-  std::string failure;  // why it is not correct, or not timed
+  std::optional<double> ms, peer_ms;  // the peer: PyTorch eager
+  std::optional<double> compiled_ms;  // PyTorch's torch.compile, where it ran
+  std::string failure;                // why it is not correct, or not timed
   std::optional<double> speedup() const;
 };
 
@@ -32,6 +33,9 @@ struct BenchMetrics {
 const std::vector<double> &fast_p_thresholds();
 
 BenchMetrics bench_metrics(const std::vector<BenchProblem> &problems);
+
+/// The problems with torch.compile's times as the peer's.
+std::vector<BenchProblem> against_compiled(std::vector<BenchProblem> problems);
 
 /// The level a spec names in a comment "(KernelBench level N, ...)"; 0 if none.
 int kernelbench_level(const std::string &spec_text);

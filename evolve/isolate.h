@@ -11,6 +11,20 @@
 
 namespace ks {
 
+/// A child process's outcome: what it printed, how it ended.
+struct ChildRun {
+  std::string out, err;
+  bool started = false;    // false: `err` says why it could not start
+  bool timed_out = false;  // killed at the time limit
+  int exit_status = -1;    // when it exited
+  int signal = 0;          // when a signal ended it
+  double seconds = 0;
+};
+
+/// Runs argv[0] (looked up in PATH when it has no '/') with argv, and waits at most
+/// time_limit_s seconds; past that the child is killed.
+ChildRun run_child(const std::vector<std::string> &argv, double time_limit_s);
+
 struct IsolatedRun {
   std::optional<nlohmann::json> record;  // the child's record, when it printed one
   bool ok = false;                       // a record that passed

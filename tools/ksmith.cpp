@@ -6,7 +6,8 @@
 //                       [--print-after-all | --print-after=NAME | --print-changed] [--time-passes]
 //   ksmith run SPEC [--target opencl|spirv] [--schedule FILE | --kernel FILE.cl] [--size N=V]...
 //                   [--check-size N=V]... [--device SEL] [--json]
-//   ksmith bench SUITE_DIR [--sizes FILE] [--peer FILE.json] [--target T] [--device SEL] [--time-limit S] [--json]
+//   ksmith bench SUITE_DIR [--sizes FILE] [--peer FILE.json|SCRIPT.py] [--python PY] [--target T] [--device SEL]
+//                          [--time-limit S] [--json]
 // Exit status: 0 success; 1 a bad input, a failed check or a device failure;
 // 2 a bad command line.
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -246,6 +248,7 @@ int run_command(const std::string &path, const EvalOptions &options, const std::
 
 struct BenchOptions {
   std::string sizes_path, peer_path, target, device;
+  std::string python = "python3";  // runs a peer script
   double time_limit_s = 600;
   bool json = false;
 };
@@ -287,6 +290,50 @@ nlohmann::json metrics_json(const BenchMetrics &m) {
   return j;
 }
 
+// The peer's times as bench/torch_peer.py writes them. peer_path is that JSON, or the
+// script itself (.py), run now with the sizes file on the same kind of device as the
+// suite, so that speedups are against PyTorch measured minutes apart. A peer that
+// cannot run (no PyTorch, no interpreter, a crash) gives {"error": why}.
+nlohmann::json peer_times(const BenchOptions &o, size_t problems) {
+  if (o.peer_path.empty()) return {{"error", "no peer given"}};
+  if (std::filesystem::path(o.peer_path).extension() != ".py") {
+    nlohmann::json peer = nlohmann::json::parse(read_source_file(o.peer_path, "peer file")->text, nullptr, false);
+    if (peer.is_discarded() || !peer.is_object()) throw UserError("error: peer file '" + o.peer_path + "' is not JSON");
+    return peer;
+  }
+  if (o.sizes_path.empty())
+    throw UserError("error: the peer script '" + o.peer_path + "' times the sizes file's sizes: give --sizes");
+  if (!std::filesystem::is_regular_file(o.peer_path))
+    throw UserError("error: cannot open peer script '" + o.peer_path + "'");
+  const bool gpu =
+      runtime::open_device(o.device, o.target.empty() ? "" : target_api(parse_target(o.target)))->info().gpu;
+  const std::string out =
+      (std::filesystem::temp_directory_path() / ("ksmith_peer_" + std::to_string(::getpid()) + ".json")).string();
+  std::fprintf(stderr, "peer: %s %s on %s...\n", o.python.c_str(), o.peer_path.c_str(), gpu ? "cuda" : "cpu");
+  ChildRun child = run_child({o.python, o.peer_path, o.sizes_path, out, "--device", gpu ? "cuda" : "cpu"},
+                             o.time_limit_s * static_cast<double>(std::max<size_t>(problems, 1)));
+  std::string text;
+  if (std::ifstream in{out}) text.assign(std::istreambuf_iterator<char>(in), {});
+  std::filesystem::remove(out);
+  nlohmann::json peer = nlohmann::json::parse(text, nullptr, false);
+  if (child.started && !child.timed_out && child.exit_status == 0 && peer.is_object()) return peer;
+  std::string why = !child.started      ? child.err
+                    : child.timed_out   ? "it ran past its time limit"
+                    : child.err.empty() ? "it exited with status " + std::to_string(child.exit_status)
+                                        : child.err.substr(child.err.rfind('\n', child.err.size() - 2) + 1);
+  while (!why.empty() && why.back() == '\n') why.pop_back();
+  return {{"error", "the peer script failed: " + why}};
+}
+
+// "PyTorch 2.11 on cuda: eager; torch.compile", or why there is no peer.
+std::string peer_note(const nlohmann::json &peer) {
+  if (peer.contains("error")) return "unavailable: " + peer["error"].get<std::string>();
+  std::string note =
+      "PyTorch " + peer.value("torch", std::string("?")) + " eager on " + peer.value("device", std::string("?"));
+  if (peer.contains("compile")) note += "; torch.compile " + peer["compile"].get<std::string>();
+  return note;
+}
+
 // Every spec of the folder, each evaluated in a child process (its schedule beside
 // it, its sizes from the sizes file), against the peer's times.
 int bench_command(const std::string &dir, const BenchOptions &o) {
@@ -299,17 +346,12 @@ int bench_command(const std::string &dir, const BenchOptions &o) {
   std::sort(specs.begin(), specs.end());
   std::map<std::string, std::string> sizes;
   if (!o.sizes_path.empty()) sizes = read_sizes_file(o.sizes_path);
-  nlohmann::json peer = nlohmann::json::object();
-  std::string peer_note = "no peer file given";
-  if (!o.peer_path.empty()) {
-    peer = nlohmann::json::parse(read_source_file(o.peer_path, "peer file")->text, nullptr, false);
-    if (peer.is_discarded() || !peer.is_object()) throw UserError("error: peer file '" + o.peer_path + "' is not JSON");
-    peer_note = peer.contains("error") ? "unavailable: " + peer["error"].get<std::string>()
-                                       : "PyTorch " + peer.value("torch", std::string("?")) + " eager on " +
-                                             peer.value("device", std::string("?"));
-  }
+  // The peer first: its times are taken before the suite's, on an idle device.
+  const nlohmann::json peer = peer_times(o, specs.size());
+  const std::string note = peer_note(peer);
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   std::vector<BenchProblem> results;
+  std::vector<std::optional<double>> spreads;  // of each problem's time, in percent
   nlohmann::json records = nlohmann::json::array();
   for (const std::filesystem::path &spec : specs) {
     BenchProblem p;
@@ -325,11 +367,16 @@ int bench_command(const std::string &dir, const BenchOptions &o) {
     IsolatedRun run = run_isolated(self, args, o.time_limit_s);
     p.correct = run.ok;
     p.failure = run.ok ? "" : run.failure;
-    if (run.record && run.record->contains("time") && (*run.record)["time"].contains("median_ms"))
+    std::optional<double> spread;
+    if (run.record && run.record->contains("time") && (*run.record)["time"].contains("median_ms")) {
       p.ms = (*run.record)["time"]["median_ms"].get<double>();
-    if (peer.contains("problems") && peer["problems"].contains(p.name) &&
-        peer["problems"][p.name].contains("median_ms"))
-      p.peer_ms = peer["problems"][p.name]["median_ms"].get<double>();
+      spread = 100 * (*run.record)["time"]["cv"].get<double>();
+    }
+    if (peer.contains("problems") && peer["problems"].contains(p.name)) {
+      const nlohmann::json &times = peer["problems"][p.name];
+      if (times.contains("median_ms")) p.peer_ms = times["median_ms"].get<double>();
+      if (times.contains("compiled_ms")) p.compiled_ms = times["compiled_ms"].get<double>();
+    }
     records.push_back({{"problem", p.name},
                        {"level", p.level},
                        {"correct", p.correct},
@@ -337,35 +384,46 @@ int bench_command(const std::string &dir, const BenchOptions &o) {
                        {"record", run.record ? *run.record : nlohmann::json()},
                        {"seconds", run.seconds}});
     if (p.peer_ms) records.back()["peer_ms"] = *p.peer_ms;
+    if (p.compiled_ms) records.back()["compiled_ms"] = *p.compiled_ms;
     results.push_back(p);
+    spreads.push_back(spread);
   }
   std::map<int, std::vector<BenchProblem>> by_level;
   for (const BenchProblem &p : results) by_level[p.level].push_back(p);
+  const bool compiled =
+      std::any_of(results.begin(), results.end(), [](const BenchProblem &p) { return p.compiled_ms; });
   if (o.json) {
-    nlohmann::json j = {{"suite", dir}, {"peer", peer_note}, {"problems", records}};
+    nlohmann::json j = {{"suite", dir}, {"peer", note}, {"problems", records}};
     j["metrics"]["all"] = metrics_json(bench_metrics(results));
     for (const auto &[level, problems] : by_level)
       j["metrics"]["level " + std::to_string(level)] = metrics_json(bench_metrics(problems));
+    if (compiled) j["metrics"]["all, against torch.compile"] = metrics_json(bench_metrics(against_compiled(results)));
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::printf("suite %s (%zu problems); peer: %s\n\n", dir.c_str(), results.size(), peer_note.c_str());
-  std::printf("%-22s %5s %-8s %12s %12s %9s\n", "problem", "level", "correct", "ms", "peer ms", "speedup");
-  for (const BenchProblem &p : results) {
+  std::printf("suite %s (%zu problems); peer: %s\n\n", dir.c_str(), results.size(), note.c_str());
+  std::printf("%-22s %5s %-8s %12s %7s %12s %9s %12s %9s\n", "problem", "level", "correct", "ms", "spread", "eager ms",
+              "speedup", "compiled ms", "speedup");
+  for (size_t i = 0; i < results.size(); ++i) {
+    const BenchProblem &p = results[i];
     auto number = [](std::optional<double> v, const char *format) {
       char text[32];
       if (!v) return std::string("-");
       std::snprintf(text, sizeof text, format, *v);
       return std::string(text);
     };
-    std::printf("%-22s %5d %-8s %12s %12s %9s%s%s\n", p.name.c_str(), p.level, p.correct ? "yes" : "NO",
-                number(p.ms, "%.4f").c_str(), number(p.peer_ms, "%.4f").c_str(), number(p.speedup(), "%.2fx").c_str(),
-                p.failure.empty() ? "" : "  ", p.failure.c_str());
+    std::optional<double> versus_compiled = against_compiled({p})[0].speedup();
+    std::printf("%-22s %5d %-8s %12s %7s %12s %9s %12s %9s%s%s\n", p.name.c_str(), p.level, p.correct ? "yes" : "NO",
+                number(p.ms, "%.4f").c_str(), number(spreads[i], "%.2f%%").c_str(), number(p.peer_ms, "%.4f").c_str(),
+                number(p.speedup(), "%.2fx").c_str(), number(p.compiled_ms, "%.4f").c_str(),
+                number(versus_compiled, "%.2fx").c_str(), p.failure.empty() ? "" : "  ", p.failure.c_str());
   }
   std::printf("\n");
   for (const auto &[level, problems] : by_level)
     std::printf("level %d: %s\n", level, metrics_line(bench_metrics(problems)).c_str());
   std::printf("all: %s\n", metrics_line(bench_metrics(results)).c_str());
+  if (compiled)
+    std::printf("all, against torch.compile: %s\n", metrics_line(bench_metrics(against_compiled(results))).c_str());
   return 0;
 }
 
@@ -441,7 +499,9 @@ int main(int argc, char **argv) {
   auto *bench = app.add_subcommand("bench", "Evaluate every spec of a folder (each in a child process) against a peer");
   bench->add_option("suite", suite_dir, "A folder of .ks specs (NAME.sched beside a spec is applied)")->required();
   bench->add_option("--sizes", bench_options.sizes_path, "Timed sizes: NAME SIZES lines (bench/sizes_*.txt)");
-  bench->add_option("--peer", bench_options.peer_path, "The peer's times (bench/torch_peer.py's JSON)");
+  bench->add_option("--peer", bench_options.peer_path,
+                    "The peer: bench/torch_peer.py's JSON, or the script itself (.py), run first with --sizes");
+  bench->add_option("--python", bench_options.python, "The Python that runs a peer script (default python3)");
   bench->add_option("--target", bench_options.target, "Code for: opencl or spirv")
       ->check(CLI::IsMember({"opencl", "spirv"}));
   bench->add_option("--device", bench_options.device, "Device, as for run");

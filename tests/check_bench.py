@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""`ksmith bench` on the CI-size suite: every example at bench/sizes_cpu.txt's sizes on
+the default OpenCL device, with PyTorch run first by bench/torch_peer.py.
+
+Every problem must be correct, timed, and carry its record (verdict, features, the
+timing method); the metrics must cover every problem. Where the Python running the
+peer has PyTorch (Debian's python3-torch), every problem must have a peer time and the
+metrics their speedups; where it has none, the peer must say it is unavailable. Prints
+each problem's time beside PyTorch's. SKIPs (exit 77) when there is no OpenCL device.
+
+Usage: check_bench.py KSMITH SOURCE_DIR
+"""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+ksmith, source = sys.argv[1], pathlib.Path(sys.argv[2])
+devices = json.loads(subprocess.run([ksmith, "devices", "--json"], capture_output=True, text=True, check=True).stdout)
+if not any(d["api"] == "opencl" for d in devices):
+    print("SKIP: no OpenCL device (install pocl-opencl-icd)")
+    sys.exit(77)
+# Debian's interpreter is the one python3-torch installs into.
+python = os.environ.get("PYTHON") or ("/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable)
+command = [ksmith, "bench", str(source / "examples"), "--sizes", str(source / "bench/sizes_cpu.txt"), "--target",
+           "opencl", "--peer", str(source / "bench/torch_peer.py"), "--python", python, "--time-limit", "300"]
+run = subprocess.run(command + ["--json"], capture_output=True, text=True, timeout=1800)
+sys.stderr.write(run.stderr)
+assert run.returncode == 0, f"ksmith bench exited with {run.returncode}"
+suite = json.loads(run.stdout)
+
+specs = sorted(p.stem for p in (source / "examples").glob("*.ks"))
+problems = {p["problem"]: p for p in suite["problems"]}
+failures = []
+assert sorted(problems) == specs, f"problems {sorted(problems)} are not the examples {specs}"
+for name, p in problems.items():
+    record = p["record"] or {}
+    if not p["correct"]:
+        failures.append(f"{name}: {p['failure']}")
+        continue
+    assert record["verdict"] == "correct", name
+    assert record["time"]["median_ms"] > 0, name
+    assert record["time"]["method"].startswith("opencl "), name
+    assert record["features"]["kind"] in ("naive", "schedule"), name
+    if (source / "examples" / f"{name}.sched").exists():
+        assert record["features"]["kind"] == "schedule", f"{name}: its schedule was not applied"
+assert not failures, "problems failed:\n  " + "\n  ".join(failures)
+metrics = suite["metrics"]["all"]
+assert metrics["problems"] == len(specs) and metrics["correct"] == len(specs), metrics
+
+if suite["peer"].startswith("unavailable"):
+    print(f"peer {suite['peer']}: speedups not checked")
+    assert "geomean_speedup" not in metrics, metrics
+else:
+    missing = [name for name, p in problems.items() if "peer_ms" not in p]
+    assert not missing, f"no PyTorch time for {missing}"
+    assert metrics["geomean_speedup"] > 0 and 0 <= metrics["fast_1.0"] <= 1, metrics
+
+for name, p in sorted(problems.items()):
+    ms, peer = p["record"]["time"]["median_ms"], p.get("peer_ms")
+    print(f"{name:22} {ms:10.4f} ms" + (f"  PyTorch {peer:10.4f} ms  {peer / ms:6.2f}x" if peer else ""))
+print(f"all: {metrics}")
+print(f"PASS: {len(specs)} problems correct; peer: {suite['peer']}")
