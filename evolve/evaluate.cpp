@@ -262,8 +262,8 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
   time->cost = graph_cost(c.graph);
   std::map<std::string, HostBuffer> first, after;  // the candidate's outputs: one run, and after timing
   {
-    Bound b = build_and_bind("time", c);
-    at_stage("time", "run", [&] {
+    Bound b = build_and_bind("timed", c);
+    at_stage("timed", "run", [&] {
       prepare(c, device, b, seed);
       if (scheduled) {
         device.run(b.plan);
@@ -294,12 +294,12 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
   }
   TensorMap reference;
   try {
-    Compiled naive = at_stage("time", "compile", [&] {
+    Compiled naive = at_stage("timed", "compile", [&] {
       return compile_spec(spec, frontend::SizeSet::Default, options.sizes, {}, c.target,
                           device.info().subgroup_arithmetic);
     });
-    Bound nb = build_and_bind("time", naive);
-    at_stage("time", "run", [&] {
+    Bound nb = build_and_bind("timed", naive);
+    at_stage("timed", "run", [&] {
       prepare(naive, device, nb, seed);
       device.run(nb.plan);
       for (const TensorDecl &t : naive.program.buffers)
@@ -398,7 +398,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   try {
     time_candidate(
         spec, device, options, base_seed + 7777,
-        [&] { return candidate("time", frontend::SizeSet::Default, options.sizes); }, build_and_bind, &time);
+        [&] { return candidate("timed", frontend::SizeSet::Default, options.sizes); }, build_and_bind, &time);
   } catch (Stopped &stopped) {
     record.failure = std::move(stopped.failure);
     if (time.timing.batches == 0) return record;  // nothing measured at the timed sizes

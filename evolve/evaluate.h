@@ -91,7 +91,7 @@ struct TimeRecord {
 /// Where an evaluation stopped: the candidate did not compile, or the device
 /// refused or failed it. The record keeps what was measured before.
 struct EvalFailure {
-  std::string sizes;  // "check" or "time": the sizes it happened at
+  std::string sizes;  // "check" or "timed": the sizes it happened at
   // "compile": kernelsmith refused the spec, schedule or sizes; "build": the device's
   // compiler refused the code (the message holds its log); "launch": the kernel
   // exceeds a limit of the device; "run": the device failed while running it.

@@ -241,7 +241,7 @@ int run_command(const std::string &path, const EvalOptions &options, const std::
     // A diagnostic with a location ("file:line:col: error: ...") is printed as it is.
     const std::string &m = r.failure->message;
     bool located = m.substr(0, m.find('\n')).find("error:") != std::string::npos;
-    std::cerr << (located ? "" : "error: ") << (r.failure->sizes == "time" ? "at the timed sizes: " : "") << m << "\n";
+    std::cerr << (located ? "" : "error: ") << (r.failure->sizes == "timed" ? "at the timed sizes: " : "") << m << "\n";
   }
   return r.ok() ? 0 : 1;
 }

@@ -138,7 +138,7 @@ TEST_P(Evaluate, LeavesNoBuffersBehind) {
   frontend::parse_size_assignments("N=2,D=" + std::to_string(device->info().max_work_group_size * 2), &options.sizes);
   EvalRecord refused = evaluate(frontend::load_spec(path), path, *device, options);
   ASSERT_TRUE(refused.failure) << refused.to_json().dump(2);
-  EXPECT_EQ(refused.failure->sizes, "time");
+  EXPECT_EQ(refused.failure->sizes, "timed");
   EXPECT_EQ(refused.failure->stage, "launch");
   EXPECT_TRUE(refused.check.passed) << "the check before it stays in the record";
   EXPECT_FALSE(refused.ok());
