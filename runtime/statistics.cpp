@@ -47,7 +47,9 @@ Summary summarize(std::vector<double> samples) {
 namespace ks::runtime {
 
 Timing time_in_batches(const TimingOptions &options, const std::function<double(int)> &batch) {
-  if (options.warmup_runs > 0) batch(options.warmup_runs);
+  // A cold batch holds at most kMaxColdRunsPerBatch runs (Vulkan's query pool is sized for it).
+  int warmup = options.cold_cache ? std::min(options.warmup_runs, kMaxColdRunsPerBatch) : options.warmup_runs;
+  if (warmup > 0) batch(warmup);
   double once = batch(1);
   int runs = static_cast<int>(std::ceil(options.min_batch_ms / std::max(once, 1e-6)));
   runs = std::clamp(runs, 1, options.cold_cache ? kMaxColdRunsPerBatch : options.max_runs_per_batch);

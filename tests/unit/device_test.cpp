@@ -284,24 +284,31 @@ TEST_P(Runtime, ProgramsAreCached) {
   std::filesystem::remove_all(dir);
 }
 
+// The timing tests' kernel, built: "work" takes each of n floats of a buffer 400 steps
+// of v -> 0.999 v + 0.5 (towards 500), in groups of 64. Returns the buffer, zeroed.
+runtime::BufferId build_work(runtime::Device &device, const std::string &api, size_t n) {
+  const char *loop = "  float v = y[i];\n  for (int k = 0; k < 400; ++k) v = v * 0.999f + 0.5f;\n  y[i] = v;\n";
+  device.build(
+      program(api, "work", 1,
+              std::string("__kernel void work(__global float *y) {\n  int i = get_global_id(0);\n") + loop + "}\n",
+              std::string("#version 450\nlayout(local_size_x = 64) in;\n"
+                          "layout(std430, binding = 0) buffer Y { float y[]; };\n"
+                          "void main() {\n  uint i = gl_GlobalInvocationID.x;\n") +
+                  loop + "}\n"));
+  runtime::BufferId b = device.allocate(n * 4);
+  std::vector<float> zeros(n, 0.0f);
+  device.write(b, zeros.data(), n * 4);
+  return b;
+}
+
 // The timing protocol measures per run: a plan of four launches takes about four
 // times one launch, and a repeated measurement agrees. The bounds are wide because CI
 // runs tests side by side on two cores; the GPU's spread (under 0.3%) is measured in
 // bench/.
 TEST_P(Runtime, TimingScalesWithTheWorkAndRepeats) {
   KS_REQUIRE_DEVICE(device, GetParam());
-  const char *loop = "  float v = y[i];\n  for (int k = 0; k < 400; ++k) v = v * 0.999f + 0.5f;\n  y[i] = v;\n";
-  device->build(
-      program(GetParam(), "work", 1,
-              std::string("__kernel void work(__global float *y) {\n  int i = get_global_id(0);\n") + loop + "}\n",
-              std::string("#version 450\nlayout(local_size_x = 64) in;\n"
-                          "layout(std430, binding = 0) buffer Y { float y[]; };\n"
-                          "void main() {\n  uint i = gl_GlobalInvocationID.x;\n") +
-                  loop + "}\n"));
   const size_t n = 16384;
-  runtime::BufferId b = device->allocate(n * 4);
-  std::vector<float> zeros(n, 0.0f);
-  device->write(b, zeros.data(), n * 4);
+  runtime::BufferId b = build_work(*device, GetParam(), n);
   runtime::LaunchPlan one, four;
   one.launches.push_back({"work", {n, 1, 1}, {64, 1, 1}, {b}});
   for (int i = 0; i < 4; ++i) four.launches.push_back(one.launches[0]);
@@ -326,18 +333,8 @@ TEST_P(Runtime, TimingScalesWithTheWorkAndRepeats) {
 // each run is timed on its own after a flush of the device's caches.
 TEST_P(Runtime, EveryTimingMethodMeasuresTheSameWork) {
   KS_REQUIRE_DEVICE(device, GetParam());
-  const char *loop = "  float v = y[i];\n  for (int k = 0; k < 400; ++k) v = v * 0.999f + 0.5f;\n  y[i] = v;\n";
-  device->build(
-      program(GetParam(), "work", 1,
-              std::string("__kernel void work(__global float *y) {\n  int i = get_global_id(0);\n") + loop + "}\n",
-              std::string("#version 450\nlayout(local_size_x = 64) in;\n"
-                          "layout(std430, binding = 0) buffer Y { float y[]; };\n"
-                          "void main() {\n  uint i = gl_GlobalInvocationID.x;\n") +
-                  loop + "}\n"));
   const size_t n = 16384;
-  runtime::BufferId b = device->allocate(n * 4);
-  std::vector<float> zeros(n, 0.0f);
-  device->write(b, zeros.data(), n * 4);
+  runtime::BufferId b = build_work(*device, GetParam(), n);
   runtime::LaunchPlan plan;
   for (int i = 0; i < 2; ++i) plan.launches.push_back({"work", {n, 1, 1}, {64, 1, 1}, {b}});
   runtime::TimingOptions warm;
@@ -362,8 +359,7 @@ TEST_P(Runtime, EveryTimingMethodMeasuresTheSameWork) {
     EXPECT_LT(t->median_ms / w.median_ms, 2.0) << w.median_ms << " " << t->median_ms << " " << t->method;
     EXPECT_GT(t->median_ms / w.median_ms, 0.5) << w.median_ms << " " << t->median_ms << " " << t->method;
   }
-  // Each launch takes every element 400 steps of v -> 0.999 v + 0.5 towards 500; past
-  // 400 needs some 1600 steps: the timed runs ran, each after the one before.
+  // Past 400 needs some 1600 steps: the timed runs ran, each after the one before.
   std::vector<float> y(n);
   device->read(b, y.data(), n * 4);
   EXPECT_GT(y[0], 400.0f) << "the timed runs ran";
