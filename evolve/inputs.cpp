@@ -68,8 +68,18 @@ HostBuffer random_input(const TensorDecl &tensor, uint64_t seed) {
   double hi = tensor.range ? tensor.range->hi : 1.0;
   switch (tensor.type) {
     case DType::F32:
-      fill_parallel<float>(buffer, seed, [lo, hi](std::mt19937_64 &rng) {
-        return static_cast<float>(std::uniform_real_distribution<double>(lo, hi)(rng));
+      if (tensor.range) {  // the spec's domain
+        fill_parallel<float>(buffer, seed, [lo, hi](std::mt19937_64 &rng) {
+          return static_cast<float>(std::uniform_real_distribution<double>(lo, hi)(rng));
+        });
+        break;
+      }
+      // Mixed signs over a wide range: each value uniform in [-1, 1] times 2^k, k from
+      // -4 to 4, so rows differ and a kernel that assumes small values (a softmax
+      // that skips the max) or that drops small terms is caught.
+      fill_parallel<float>(buffer, seed, [](std::mt19937_64 &rng) {
+        double u = std::uniform_real_distribution<double>(-1.0, 1.0)(rng);
+        return static_cast<float>(std::ldexp(u, std::uniform_int_distribution<int>(-4, 4)(rng)));
       });
       break;
     case DType::I32:

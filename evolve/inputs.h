@@ -19,8 +19,9 @@ struct HostBuffer {
   double at(int64_t i) const;
 };
 
-/// Random values for an input: uniform over its declared range, else over [-1, 1]
-/// (floats; mixed signs). Deterministic in seed, whatever the number of threads.
+/// Random values for an input: uniform over its declared range; else, for floats,
+/// mixed signs over magnitudes from 1/16 to 16 (uniform in [-1, 1] times 2^k, k
+/// uniform in -4..4). Deterministic in seed, whatever the number of threads.
 HostBuffer random_input(const TensorDecl &tensor, uint64_t seed);
 
 /// A buffer every element of which is the poison value: NaN for floats, the most

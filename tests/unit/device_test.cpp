@@ -419,14 +419,25 @@ TEST(Inputs, RandomInputsAreFreshMixedAndInRange) {
   HostBuffer a = random_input(x, 1), b = random_input(x, 2), a_again = random_input(x, 1);
   EXPECT_EQ(a.bytes, a_again.bytes);
   EXPECT_NE(a.bytes, b.bytes);
-  int negative = 0;
+  // Mixed signs over magnitudes from 1/16 to 16: both ends are there.
+  int negative = 0, large = 0, small = 0;
   for (int64_t i = 0; i < a.numel(); ++i) {
-    EXPECT_GE(a.at(i), -1.0);
-    EXPECT_LE(a.at(i), 1.0);
+    EXPECT_LE(std::fabs(a.at(i)), 16.0);
     negative += a.at(i) < 0;
+    large += std::fabs(a.at(i)) > 4;
+    small += std::fabs(a.at(i)) < 0.125;
   }
   EXPECT_GT(negative, 300);
   EXPECT_LT(negative, 700);
+  EXPECT_GT(large, 50);
+  EXPECT_GT(small, 50);
+  // A declared range is the spec's domain: uniform within it.
+  TensorDecl ranged{"r", DType::F32, {1000}, TensorRole::Input, ValueRange{0.5, 2.0}};
+  HostBuffer r = random_input(ranged, 3);
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    EXPECT_GE(r.at(i), 0.5);
+    EXPECT_LE(r.at(i), 2.0);
+  }
   TensorDecl t{"t", DType::I64, {1000}, TensorRole::Input, ValueRange{0, 10}};
   HostBuffer ti = random_input(t, 3);
   for (int64_t i = 0; i < ti.numel(); ++i) {
