@@ -319,10 +319,11 @@ TEST_P(Runtime, TimingScalesWithTheWorkAndRepeats) {
   EXPECT_GT(a.median_ms, 0);
   EXPECT_GT(b4.median_ms / a.median_ms, 2.0) << a.median_ms << " " << b4.median_ms;
   EXPECT_LT(b4.median_ms / a.median_ms, 8.0) << a.median_ms << " " << b4.median_ms;
-  // Within a factor of two: lavapipe's thread pool on a busy 2-core machine moved a
-  // repeat by 60% in one of five runs here.
-  EXPECT_LT(again.median_ms / a.median_ms, 2.0) << a.median_ms << " " << again.median_ms;
-  EXPECT_GT(again.median_ms / a.median_ms, 0.5) << a.median_ms << " " << again.median_ms;
+  // Within a factor of three: on a busy 2-core machine lavapipe's thread pool moved a
+  // repeat by 60% in one of five runs here, and PoCL's times are bimodal (1.9 or 3.6
+  // ms for one softmax, from one process to the next).
+  EXPECT_LT(again.median_ms / a.median_ms, 3.0) << a.median_ms << " " << again.median_ms;
+  EXPECT_GT(again.median_ms / a.median_ms, 1 / 3.0) << a.median_ms << " " << again.median_ms;
   // N comes from one timed run, which a busy machine can slow: a batch lasts at
   // least a fraction of min_batch_ms.
   EXPECT_GE(a.runs_per_batch * a.median_ms, 0.2 * options.min_batch_ms);
@@ -355,9 +356,12 @@ TEST_P(Runtime, EveryTimingMethodMeasuresTheSameWork) {
   EXPECT_FALSE(w.cold_cache);
   EXPECT_TRUE(c.cold_cache);
   EXPECT_LE(c.runs_per_batch, runtime::kMaxColdRunsPerBatch);
+  // Within a factor of three (this machine's noise, as above): a method that times
+  // the wrong span is off by orders of magnitude (PoCL's own command-buffer event gave
+  // 1e-7 ms for a 2 ms softmax).
   for (const runtime::Timing *t : {&e, &c}) {
-    EXPECT_LT(t->median_ms / w.median_ms, 2.0) << w.median_ms << " " << t->median_ms << " " << t->method;
-    EXPECT_GT(t->median_ms / w.median_ms, 0.5) << w.median_ms << " " << t->median_ms << " " << t->method;
+    EXPECT_LT(t->median_ms / w.median_ms, 3.0) << w.median_ms << " " << t->median_ms << " " << t->method;
+    EXPECT_GT(t->median_ms / w.median_ms, 1 / 3.0) << w.median_ms << " " << t->median_ms << " " << t->method;
   }
   // Past 400 needs some 1600 steps: the timed runs ran, each after the one before.
   std::vector<float> y(n);
