@@ -5,9 +5,9 @@
 
 namespace ks {
 
-std::optional<double> BenchProblem::speedup() const {
-  if (!correct || !ms || !peer_ms || *ms <= 0) return std::nullopt;
-  return *peer_ms / *ms;
+std::optional<double> BenchProblem::speedup_over(std::optional<double> peer) const {
+  if (!correct || !ms || !peer || *ms <= 0) return std::nullopt;
+  return *peer / *ms;
 }
 
 const std::vector<double> &fast_p_thresholds() {

@@ -18,8 +18,11 @@ struct BenchProblem {
   bool correct = false;
   std::optional<double> ms, peer_ms;  // the peer: PyTorch eager
   std::optional<double> compiled_ms;  // PyTorch's torch.compile, where it ran
+  std::optional<double> cv;           // spread of ms: coefficient of variation of its batches
   std::string failure;                // why it is not correct, or not timed
-  std::optional<double> speedup() const;
+  /// Over a peer time: none unless correct and timed.
+  std::optional<double> speedup_over(std::optional<double> peer) const;
+  std::optional<double> speedup() const { return speedup_over(peer_ms); }
 };
 
 struct BenchMetrics {

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <map>
 #include <random>
 #include <utility>
@@ -129,7 +128,6 @@ uint64_t fresh_seed() {
   return (static_cast<uint64_t>(rd()) << 32) ^ rd();
 }
 
-// Writes random inputs and poisons everything else; returns the inputs.
 // Writes random inputs and, unless told not to, poisons everything else; returns
 // the inputs.
 std::map<std::string, HostBuffer> prepare(const Compiled &c, runtime::Device &device, const Bound &b, uint64_t seed,
@@ -207,7 +205,12 @@ auto at_stage(const char *sizes, const char *stage, Step &&step) -> decltype(ste
   }
 }
 
-using BuildAndBind = std::function<Bound(const char *sizes, const Compiled &)>;
+// Builds c on the device and binds its buffers; a failure stops the evaluation at
+// the stage it happened in.
+Bound build_and_bind(const char *sizes, const Compiled &c, runtime::Device &device) {
+  at_stage(sizes, "build", [&] { device.build(c.binary); });
+  return at_stage(sizes, "launch", [&] { return bind(c, device); });
+}
 
 // The check trials at the check sizes. Each: fresh inputs, outputs poisoned; the
 // inputs must come back as written. One more trial leaves the last outputs in
@@ -254,15 +257,13 @@ void check_trials(const Compiled &c, runtime::Device &device, const Bound &b, ui
 // nothing heavy runs on the device just before it is timed (on NVIDIA's Vulkan
 // driver the kernels timed right after the naive ones ran at half the speed or less).
 void time_candidate(const frontend::Spec &spec, runtime::Device &device, const EvalOptions &options, uint64_t seed,
-                    const std::function<Compiled()> &compile_candidate, const BuildAndBind &build_and_bind,
-                    TimeRecord *time) {
+                    const Compiled &c, TimeRecord *time) {
   const bool scheduled = !options.schedule.steps.empty() || !options.kernel_source.empty();  // not the naive kernel
-  Compiled c = compile_candidate();
   time->sizes = describe_sizes(c.graph);
   time->cost = graph_cost(c.graph);
   std::map<std::string, HostBuffer> first, after;  // the candidate's outputs: one run, and after timing
   {
-    Bound b = build_and_bind("timed", c);
+    Bound b = build_and_bind("timed", c, device);
     at_stage("timed", "run", [&] {
       prepare(c, device, b, seed);
       if (scheduled) {
@@ -298,7 +299,7 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
       return compile_spec(spec, frontend::SizeSet::Default, options.sizes, {}, c.target,
                           device.info().subgroup_arithmetic);
     });
-    Bound nb = build_and_bind("timed", naive);
+    Bound nb = build_and_bind("timed", naive, device);
     at_stage("timed", "run", [&] {
       prepare(naive, device, nb, seed);
       device.run(nb.plan);
@@ -345,8 +346,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
     throw UserError("error: a kernel body is OpenCL C; run it on an OpenCL device (--target opencl)");
   if (body && !options.schedule.steps.empty())
     throw UserError("error: a kernel body replaces the generated code; it takes no schedule");
-  // The candidate's code at some sizes: generated, or the kernel body in its place;
-  // built on the device, and its buffers bound.
+  // The candidate's code at some sizes: generated, or the kernel body in its place.
   auto candidate = [&](const char *phase, frontend::SizeSet set, const frontend::SizeOverrides &sizes) {
     Compiled c =
         at_stage(phase, "compile", [&] { return compile_spec(spec, set, sizes, options.schedule, target, subgroups); });
@@ -360,10 +360,6 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
                                          static_cast<int64_t>(c.code.source.size()));
     }
     return c;
-  };
-  auto build_and_bind = [&](const char *phase, const Compiled &c) {
-    at_stage(phase, "build", [&] { device.build(c.binary); });
-    return at_stage(phase, "launch", [&] { return bind(c, device); });
   };
 
   try {
@@ -385,7 +381,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
                          " interpreter steps per trial (the limit is 2e9); give " + spec.name +
                          " a 'check' clause with smaller sizes, or pass --check-size"}};
     }
-    Bound b = build_and_bind("check", c);
+    Bound b = build_and_bind("check", c, device);
     at_stage("check", "run", [&] { check_trials(c, device, b, base_seed, options.trials, &record); });
   } catch (Stopped &stopped) {
     record.check.passed = false;
@@ -396,9 +392,8 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
 
   TimeRecord time;
   try {
-    time_candidate(
-        spec, device, options, base_seed + 7777,
-        [&] { return candidate("timed", frontend::SizeSet::Default, options.sizes); }, build_and_bind, &time);
+    Compiled c = candidate("timed", frontend::SizeSet::Default, options.sizes);
+    time_candidate(spec, device, options, base_seed + 7777, c, &time);
   } catch (Stopped &stopped) {
     record.failure = std::move(stopped.failure);
     if (time.timing.batches == 0) return record;  // nothing measured at the timed sizes

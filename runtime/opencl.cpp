@@ -449,8 +449,8 @@ class OpenCLDevice : public Device {
   double cold_batch(const LaunchPlan &plan, int runs) {
     if (plan.launches.empty()) return 0;
     std::vector<std::pair<cl_event, cl_event>> events;
-    const cl_uint pattern = static_cast<cl_uint>(flush_count_++);
     for (int r = 0; r < runs; ++r) {
+      const cl_uint pattern = static_cast<cl_uint>(r + 1);
       check(clEnqueueFillBuffer(queue_, flush_, &pattern, sizeof pattern, 0, cache_flush_bytes(info_), 0, nullptr,
                                 nullptr),
             "clEnqueueFillBuffer (the cache flush)");
@@ -462,7 +462,6 @@ class OpenCLDevice : public Device {
     for (auto &[first, last] : events) total += elapsed_ms(err, first, last, "timing a cold run");
     return total;
   }
-  uint64_t flush_count_ = 0;
 
   // Milliseconds from the start of `first` to the end of `last` (of `first` when
   // null), releasing both; err is the status of the wait before.

@@ -351,7 +351,6 @@ int bench_command(const std::string &dir, const BenchOptions &o) {
   const std::string note = peer_note(peer);
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   std::vector<BenchProblem> results;
-  std::vector<std::optional<double>> spreads;  // of each problem's time, in percent
   nlohmann::json records = nlohmann::json::array();
   for (const std::filesystem::path &spec : specs) {
     BenchProblem p;
@@ -367,10 +366,9 @@ int bench_command(const std::string &dir, const BenchOptions &o) {
     IsolatedRun run = run_isolated(self, args, o.time_limit_s);
     p.correct = run.ok;
     p.failure = run.ok ? "" : run.failure;
-    std::optional<double> spread;
     if (run.record && run.record->contains("time") && (*run.record)["time"].contains("median_ms")) {
       p.ms = (*run.record)["time"]["median_ms"].get<double>();
-      spread = 100 * (*run.record)["time"]["cv"].get<double>();
+      p.cv = (*run.record)["time"]["cv"].get<double>();
     }
     if (peer.contains("problems") && peer["problems"].contains(p.name)) {
       const nlohmann::json &times = peer["problems"][p.name];
@@ -386,7 +384,6 @@ int bench_command(const std::string &dir, const BenchOptions &o) {
     if (p.peer_ms) records.back()["peer_ms"] = *p.peer_ms;
     if (p.compiled_ms) records.back()["compiled_ms"] = *p.compiled_ms;
     results.push_back(p);
-    spreads.push_back(spread);
   }
   std::map<int, std::vector<BenchProblem>> by_level;
   for (const BenchProblem &p : results) by_level[p.level].push_back(p);
@@ -404,19 +401,19 @@ int bench_command(const std::string &dir, const BenchOptions &o) {
   std::printf("suite %s (%zu problems); peer: %s\n\n", dir.c_str(), results.size(), note.c_str());
   std::printf("%-22s %5s %-8s %12s %7s %12s %9s %12s %9s\n", "problem", "level", "correct", "ms", "spread", "eager ms",
               "speedup", "compiled ms", "speedup");
-  for (size_t i = 0; i < results.size(); ++i) {
-    const BenchProblem &p = results[i];
+  for (const BenchProblem &p : results) {
     auto number = [](std::optional<double> v, const char *format) {
       char text[32];
       if (!v) return std::string("-");
       std::snprintf(text, sizeof text, format, *v);
       return std::string(text);
     };
-    std::optional<double> versus_compiled = against_compiled({p})[0].speedup();
     std::printf("%-22s %5d %-8s %12s %7s %12s %9s %12s %9s%s%s\n", p.name.c_str(), p.level, p.correct ? "yes" : "NO",
-                number(p.ms, "%.4f").c_str(), number(spreads[i], "%.2f%%").c_str(), number(p.peer_ms, "%.4f").c_str(),
-                number(p.speedup(), "%.2fx").c_str(), number(p.compiled_ms, "%.4f").c_str(),
-                number(versus_compiled, "%.2fx").c_str(), p.failure.empty() ? "" : "  ", p.failure.c_str());
+                number(p.ms, "%.4f").c_str(),
+                number(p.cv ? std::optional<double>(100 * *p.cv) : std::nullopt, "%.2f%%").c_str(),
+                number(p.peer_ms, "%.4f").c_str(), number(p.speedup(), "%.2fx").c_str(),
+                number(p.compiled_ms, "%.4f").c_str(), number(p.speedup_over(p.compiled_ms), "%.2fx").c_str(),
+                p.failure.empty() ? "" : "  ", p.failure.c_str());
   }
   std::printf("\n");
   for (const auto &[level, problems] : by_level)
