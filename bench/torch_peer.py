@@ -8,8 +8,10 @@ TF32 off (kernelsmith computes in float32), timed in eager mode and, where this
 PyTorch has it, under torch.compile (KernelBench's second baseline). Times are
 medians over repeated runs after warm-up (the compile happens in the warm-up): CUDA
 events on the GPU, perf_counter on the CPU. A problem whose operator this PyTorch
-lacks, or that torch.compile fails on, says so in its entry; no PyTorch at all gives
-{"error": ...}. `ksmith bench --peer bench/torch_peer.py` runs this script itself.
+lacks, or that torch.compile fails on, says so in its entry. No PyTorch at all, or
+--device cuda without CUDA, is an error (a message on stderr, exit status 1): a peer
+that cannot run is never a silent "no speedups". `ksmith bench --peer
+bench/torch_peer.py` runs this script itself.
 """
 import argparse
 import json
@@ -27,10 +29,8 @@ args = parser.parse_args()
 try:
     import torch
     import torch.nn.functional as F
-except ImportError as e:  # the peer column then says "unavailable"
-    with open(args.out_json, "w") as f:
-        json.dump({"error": f"PyTorch is not installed: {e}"}, f)
-    sys.exit(0)
+except ImportError as e:
+    sys.exit(f"torch_peer.py: PyTorch is not installed for {sys.executable} ({e}); on Debian: apt install python3-torch")
 
 
 def problems(s, dev):
@@ -118,6 +118,8 @@ def compile_status(dev):
 
 def main():
     dev = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if dev == "cuda" and not torch.cuda.is_available():
+        sys.exit(f"torch_peer.py: --device cuda, but PyTorch {torch.__version__} sees no CUDA device")
     if dev == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False

@@ -228,6 +228,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
   }
   void visit(const FloatImm *n) override {
     std::string v = format_f32(n->value, p.target_);
+    if (n->type == DType::F64) v = p.type_name(DType::F64) + "(" + v + ")";
     set(v, v[0] == '-' ? kUnary : kPrimary);
   }
   void visit(const Var *n) override { set(p.c_name(n->name), kPrimary); }
@@ -545,6 +546,7 @@ std::string CPrinter::type_name(DType type) const {
     case DType::I32: return target_.i32_type;
     case DType::I64: return target_.i64_type;
     case DType::Bool: return target_.bool_type;
+    case DType::F64: uses_f64_ = true; return target_.f64_type;
   }
   return "?";
 }

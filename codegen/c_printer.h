@@ -28,7 +28,7 @@ struct BuiltinSpelling {
 
 /// What differs between C-like targets.
 struct CTarget {
-  std::string f32_type = "float", i32_type = "int", i64_type = "long", bool_type = "int";
+  std::string f32_type = "float", i32_type = "int", i64_type = "long", bool_type = "int", f64_type = "double";
   std::string f32_suffix = "f", i64_suffix = "L";
   std::string infinity = "INFINITY", nan = "NAN";
   std::string float_min = "fmin", float_max = "fmax", int_min = "min", int_max = "max", float_mod = "fmod";
@@ -92,6 +92,8 @@ class CPrinter {
   std::string helpers() const;
   /// Whether a body printed so far uses subgroup operations.
   bool uses_subgroups() const { return uses_subgroups_; }
+  /// Whether a body printed so far uses f64.
+  bool uses_f64() const { return uses_f64_; }
 
   std::string expr(const Expr &e);
 
@@ -102,6 +104,7 @@ class CPrinter {
   // Helpers used so far, by name, printed sorted: base helpers, then the others.
   std::map<std::string, std::string> base_helpers_used_, helpers_used_;
   bool uses_subgroups_ = false;
+  mutable bool uses_f64_ = false;
   friend struct Impl;
 };
 

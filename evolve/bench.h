@@ -1,11 +1,18 @@
-// A suite's results and KernelBench's metrics over them: correctness rate, fast_p
-// (correct and faster than the peer by more than p), the geometric-mean speedup of
-// the correct problems, and the Kernel-Smith paper's average speedup ratio (the
-// mean speedup over all problems, where an incorrect problem or a speedup below 1
-// counts as 0). Speedups are over the peer (PyTorch eager) measured in the same run.
+// A benchmark suite (`ksmith bench`): every spec of a folder evaluated in a child
+// process against a peer (PyTorch) measured first in the same run, and KernelBench's
+// metrics over the results, counted as KernelBench counts them:
+//  - correctness rate: correct problems over all problems;
+//  - the comparison set: the problems the peer timed. A problem without a peer time
+//    is reported as such and left out of every speedup metric alike;
+//  - fast_p: problems of the comparison set that are correct and faster than the
+//    peer by more than p, over the comparison set (fast_0 is its correctness rate);
+//  - the geometric-mean speedup of the correct problems of the comparison set;
+//  - the Kernel-Smith paper's average speedup ratio: the mean over the comparison
+//    set of the speedup, where an incorrect problem or a speedup below 1 counts 0.
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,9 +33,12 @@ struct BenchProblem {
 };
 
 struct BenchMetrics {
-  int problems = 0, correct = 0, with_speedup = 0;
-  double correctness_rate = 0;
-  std::map<double, double> fast_p;  // p -> fraction of all problems; empty without speedups
+  int problems = 0, correct = 0;
+  double correctness_rate = 0;            // over all problems
+  int with_peer = 0;                      // the comparison set: problems the peer timed
+  int with_speedup = 0;                   // of those, correct and timed
+  std::vector<std::string> without_peer;  // left out of every speedup metric
+  std::map<double, double> fast_p;        // p -> fraction of the comparison set; empty when it is
   std::optional<double> geomean_speedup, average_speedup_ratio;
 };
 
@@ -42,5 +52,33 @@ std::vector<BenchProblem> against_compiled(std::vector<BenchProblem> problems);
 
 /// The level a spec names in a comment "(KernelBench level N, ...)"; 0 if none.
 int kernelbench_level(const std::string &spec_text);
+
+/// NAME SIZES lines (bench/sizes_*.txt); '#' starts a comment. Throws UserError for
+/// an unreadable file or a line without sizes.
+std::map<std::string, std::string> read_sizes_file(const std::string &path);
+
+struct SuiteOptions {
+  std::string ksmith;  // the executable that evaluates each problem in a child process
+  std::string sizes_path;
+  std::string peer_path;                    // bench/torch_peer.py's JSON, or the script itself (.py)
+  std::string python = "/usr/bin/python3";  // runs a peer script: Debian's, where python3-torch installs
+  std::string target, device;
+  double time_limit_s = 600;  // each problem; the peer script gets this per problem
+};
+
+struct Suite {
+  std::string dir;
+  std::string peer;  // "PyTorch 2.11 eager on cuda; torch.compile available", or "none given"
+  std::vector<BenchProblem> problems;
+  nlohmann::json records = nlohmann::json::array();  // one per problem: its record and times
+  std::vector<std::string> warnings;                 // specs missing from the sizes file or the peer's times
+  bool compiled() const;                             // torch.compile times for some problem
+};
+
+/// Evaluates every spec of dir in a child process (`NAME.sched` beside a spec is
+/// applied, its sizes come from the sizes file), after running or reading the peer.
+/// Throws UserError for a bad folder, sizes file or peer file, and for a peer script
+/// that fails (its error output in the message).
+Suite run_suite(const std::string &dir, const SuiteOptions &options);
 
 }  // namespace ks

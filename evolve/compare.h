@@ -7,6 +7,7 @@
 // match exactly. NaN (or a never-written, poisoned element) never passes.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,13 @@ namespace ks {
 /// The largest error an element of this type may have.
 double tolerance_for(DType type);
 
+/// The f32 tolerance at the timed sizes where the reference is the naive float32
+/// kernel itself (a device without fp64, so no f64 sums): float32 summation of n
+/// terms in order may be off by about n * 2^-24 relative to the sum of the terms'
+/// magnitudes (Higham's bound), so the tolerance grows with the longest reduction of
+/// the graph: max(1e-4, n * 2^-24).
+double float_reference_tolerance(const Graph &graph);
+
 struct Mismatch {
   bool passed = true;
   double worst_error = 0;
@@ -26,7 +34,8 @@ struct Mismatch {
   int64_t bad_elements = 0;  // over tolerance, NaN, or never written
 };
 
-Mismatch compare(const HostBuffer &got, const TensorData &expected);
+/// Compares with tolerance, or tolerance_for the buffer's type when none is given.
+Mismatch compare(const HostBuffer &got, const TensorData &expected, std::optional<double> tolerance = std::nullopt);
 
 /// Row-major multi-index of a flat position.
 std::vector<int64_t> unflatten(int64_t flat, const std::vector<int64_t> &shape);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <random>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "evolve/inputs.h"
 #include "ir/interpreter.h"
 #include "passes/pipeline.h"
+#include "runtime/statistics.h"
 
 namespace ks {
 
@@ -23,20 +25,37 @@ const char *target_api(Target target) { return target == Target::SPIRV ? "vulkan
 
 Target target_for(const runtime::DeviceInfo &device) { return device.api == "vulkan" ? Target::SPIRV : Target::OpenCL; }
 
+namespace {
+
+// The code of c.program for target.
+void generate(Compiled &c, Target target, bool subgroups) {
+  c.target = target;
+  if (target == Target::OpenCL) {
+    c.code = generate_opencl_c(c.program);
+    c.binary.opencl_c = c.code.source;
+    return;
+  }
+  c.code = generate_glsl(c.program, subgroups);
+  for (const GeneratedKernel &k : c.code.kernels)
+    c.binary.spirv.push_back({k.name, compile_glsl_to_spirv(k.source, k.name), k.buffers.size()});
+}
+
+}  // namespace
+
 Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const frontend::SizeOverrides &overrides,
                       const Schedule &schedule, Target target, bool subgroups) {
   Compiled c;
   c.graph = frontend::elaborate(spec, sizes, overrides);
   c.program = run_pipeline(c.graph, schedule);
-  c.target = target;
-  if (target == Target::OpenCL) {
-    c.code = generate_opencl_c(c.program);
-    c.binary.opencl_c = c.code.source;
-    return c;
-  }
-  c.code = generate_glsl(c.program, subgroups);
-  for (const GeneratedKernel &k : c.code.kernels)
-    c.binary.spirv.push_back({k.name, compile_glsl_to_spirv(k.source, k.name), k.buffers.size()});
+  generate(c, target, subgroups);
+  return c;
+}
+
+Compiled compile_reference(const frontend::Spec &spec, const frontend::SizeOverrides &overrides, Target target) {
+  Compiled c;
+  c.graph = frontend::elaborate(spec, frontend::SizeSet::Default, overrides);
+  c.program = reference_program(c.graph);
+  generate(c, target, false);
   return c;
 }
 
@@ -106,10 +125,9 @@ void check_device_limits(const Compiled &c, const runtime::DeviceInfo &device) {
   }
 }
 
-Bound bind(const Compiled &c, runtime::Device &device) {
-  check_device_limits(c, device.info());
-  Bound b(&device);
-  for (const TensorDecl &t : c.program.buffers) b.ids[t.name] = device.allocate(static_cast<size_t>(t.bytes()));
+// The launch plan of c's kernels over buffers by name.
+runtime::LaunchPlan launch_plan(const Compiled &c, const std::map<std::string, runtime::BufferId> &ids) {
+  runtime::LaunchPlan plan;
   for (const GeneratedKernel &k : c.code.kernels) {
     runtime::KernelLaunch launch;
     launch.kernel = k.name;
@@ -117,15 +135,59 @@ Bound bind(const Compiled &c, runtime::Device &device) {
       launch.local[d] = static_cast<size_t>(k.shape.local[d]);
       launch.global[d] = static_cast<size_t>(k.shape.groups[d] * k.shape.local[d]);
     }
-    for (const std::string &name : k.buffers) launch.args.push_back(b.ids.at(name));
-    b.plan.launches.push_back(launch);
+    for (const std::string &name : k.buffers) launch.args.push_back(ids.at(name));
+    plan.launches.push_back(launch);
   }
+  return plan;
+}
+
+Bound bind(const Compiled &c, runtime::Device &device) {
+  check_device_limits(c, device.info());
+  Bound b(&device);
+  for (const TensorDecl &t : c.program.buffers) b.ids[t.name] = device.allocate(static_cast<size_t>(t.bytes()));
+  b.plan = launch_plan(c, b.ids);
   return b;
 }
 
 uint64_t fresh_seed() {
   std::random_device rd;
   return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+// A candidate's state: every buffer that is not an input (its outputs and
+// intermediates). What it holds before a run must change neither the result nor the
+// work done.
+bool is_state(const TensorDecl &t) { return t.role != TensorRole::Input; }
+
+std::string role_text(const TensorDecl &t) {
+  return std::string(t.role == TensorRole::Input    ? "input "
+                     : t.role == TensorRole::Output ? "output "
+                                                    : "intermediate ") +
+         t.name;
+}
+
+// Random inputs of one trial, as written to the device, and the interpreter's
+// outputs for them.
+struct TrialInputs {
+  std::map<std::string, HostBuffer> inputs;
+  TensorMap reference;
+};
+
+TrialInputs trial_inputs(const Compiled &c, uint64_t seed) {
+  TrialInputs t;
+  TensorMap values;
+  uint64_t n = 0;
+  for (const TensorDecl &d : c.program.buffers)
+    if (d.role == TensorRole::Input) {
+      t.inputs[d.name] = random_input(d, seed + 1000003 * ++n);
+      values[d.name] = to_tensor_data(t.inputs[d.name]);
+    }
+  t.reference = interpret(c.graph, values);
+  return t;
+}
+
+void write_buffer(runtime::Device &device, const Bound &b, const std::string &name, const HostBuffer &data) {
+  device.write(b.ids.at(name), data.bytes.data(), data.bytes.size());
 }
 
 // Writes random inputs and, unless told not to, poisons everything else; returns
@@ -137,7 +199,7 @@ std::map<std::string, HostBuffer> prepare(const Compiled &c, runtime::Device &de
   for (const TensorDecl &t : c.program.buffers) {
     if (t.role != TensorRole::Input && !poison) continue;
     HostBuffer buffer = t.role == TensorRole::Input ? random_input(t, seed + 1000003 * ++n) : poisoned(t);
-    device.write(b.ids.at(t.name), buffer.bytes.data(), buffer.bytes.size());
+    write_buffer(device, b, t.name, buffer);
     if (t.role == TensorRole::Input) inputs[t.name] = std::move(buffer);
   }
   return inputs;
@@ -151,10 +213,28 @@ HostBuffer read_back(const TensorDecl &t, runtime::Device &device, const Bound &
 
 void poison_outputs(const Compiled &c, runtime::Device &device, const Bound &b) {
   for (const TensorDecl &t : c.program.buffers)
-    if (t.role == TensorRole::Output) {
-      HostBuffer p = poisoned(t);
-      device.write(b.ids.at(t.name), p.bytes.data(), p.bytes.size());
-    }
+    if (t.role == TensorRole::Output) write_buffer(device, b, t.name, poisoned(t));
+}
+
+void add_flag(std::vector<std::string> *flags, const std::string &flag) {
+  if (std::find(flags->begin(), flags->end(), flag) == flags->end()) flags->push_back(flag);
+}
+
+// "5 elements past the end" of a buffer of `bytes`, from a guard breach's offset.
+std::string breach_text(int64_t offset, int64_t bytes, int element_bytes) {
+  auto elements = [](int64_t n) { return std::to_string(n) + (n == 1 ? " element" : " elements"); };
+  if (offset < 0) return elements((-offset + element_bytes - 1) / element_bytes) + " before the start";
+  int64_t past = (offset - bytes) / element_bytes;
+  return past == 0 ? "just past the end" : elements(past) + " past the end";
+}
+
+// Flags a write outside any buffer of the program: each buffer's guards must be as
+// they were allocated.
+void check_guards(const Compiled &c, runtime::Device &device, const Bound &b, std::vector<std::string> *flags) {
+  for (const TensorDecl &t : c.program.buffers)
+    if (std::optional<int64_t> offset = device.guard_breach(b.ids.at(t.name)))
+      add_flag(flags, "writes outside its " + role_text(t) + ", " +
+                          breach_text(*offset, std::max<int64_t>(t.bytes(), 1), dtype_bytes(t.type)));
 }
 
 // Folds one output's comparison into a check, which keeps the worst element.
@@ -168,6 +248,13 @@ void fold_mismatch(CheckRecord *check, const std::string &tensor, const Mismatch
     check->got = m.got;
   }
   check->bad_elements = std::max(check->bad_elements, m.bad_elements);
+}
+
+// Folds one trial's check into the record's.
+void fold_check(CheckRecord *check, const CheckRecord &trial) {
+  if (trial.tensor.empty()) return;  // no outputs compared
+  fold_mismatch(check, trial.tensor,
+                {trial.passed, trial.worst_error, trial.index, trial.expected, trial.got, trial.bad_elements});
 }
 
 // Compares every output on the device with the reference.
@@ -212,60 +299,192 @@ Bound build_and_bind(const char *sizes, const Compiled &c, runtime::Device &devi
   return at_stage(sizes, "launch", [&] { return bind(c, device); });
 }
 
-// The check trials at the check sizes. Each: fresh inputs, outputs poisoned; the
-// inputs must come back as written. One more trial leaves the last outputs in
-// place: a kernel that keeps an answer it finds there, instead of computing the
-// new one, is caught by it.
+// One run at the check sizes: the trial's inputs written, each state buffer set as
+// `state` says (poisoned of a kind, or nullopt: left as the last run left it); then
+// the guards and the inputs checked (flags). Returns the outputs against the
+// reference.
+using StateSetup = std::function<std::optional<Poison>(const TensorDecl &)>;
+
+CheckRecord trial_run(const Compiled &c, runtime::Device &device, const Bound &b, const TrialInputs &trial,
+                      const StateSetup &state, std::vector<std::string> *flags) {
+  for (const TensorDecl &t : c.program.buffers) {
+    if (t.role == TensorRole::Input)
+      write_buffer(device, b, t.name, trial.inputs.at(t.name));
+    else if (std::optional<Poison> kind = state(t))
+      write_buffer(device, b, t.name, poisoned(t, *kind));
+  }
+  device.run(b.plan);
+  check_guards(c, device, b, flags);
+  for (const auto &[name, buffer] : trial.inputs)
+    if (read_back(*c.program.find_buffer(name), device, b).bytes != buffer.bytes)
+      add_flag(flags, "changes its input " + name);
+  CheckRecord out;
+  out.passed = true;
+  check_outputs(c, device, b, trial.reference, &out);
+  return out;
+}
+
+// "y[2, 10] was 0.5 for 0.25"
+std::string was_for(const CheckRecord &r) {
+  return r.tensor + "[" + index_text(r.index) + "] was " + std::to_string(r.got) + " for " + std::to_string(r.expected);
+}
+
+// The check at the check sizes. Trials with fresh inputs and every state buffer
+// poisoned (NaN) are compared with the interpreter. Then three trials vary the state
+// a run starts from, each on inputs other than the last run's, reusing the first
+// trials' references (no interpreter run of their own):
+//  1. the last outputs left in place: a kernel that keeps an answer it finds there
+//     instead of computing the new one;
+//  2. every state buffer holding large finite values instead of NaN: a kernel that
+//     reads an output or intermediate before writing it, or takes a finite value
+//     there for work already done;
+//  3. the intermediates left as the last run wrote them: a kernel that reuses an
+//     intermediate computed for other inputs.
+// Each run's guards and inputs are checked too. The first flag ends the check.
 void check_trials(const Compiled &c, runtime::Device &device, const Bound &b, uint64_t base_seed, int trials,
                   EvalRecord *record) {
+  std::vector<std::string> &flags = record->hacking_flags;
+  const StateSetup unwritten = [](const TensorDecl &) { return Poison::Unwritten; };
   record->check.passed = true;
-  for (int trial = 0; trial <= trials; ++trial) {
-    const bool stale_trial = trial == trials;
-    std::map<std::string, HostBuffer> inputs =
-        prepare(c, device, b, base_seed + static_cast<uint64_t>(trial), !stale_trial);
-    device.run(b.plan);
-    TensorMap reference_inputs;
-    for (const auto &[name, buffer] : inputs) {
-      reference_inputs[name] = to_tensor_data(buffer);
-      const TensorDecl &t = *c.program.find_buffer(name);
-      if (read_back(t, device, b).bytes != buffer.bytes) {
-        std::string flag = "changes its input " + name;
-        std::vector<std::string> &flags = record->hacking_flags;
-        if (std::find(flags.begin(), flags.end(), flag) == flags.end()) flags.push_back(flag);
-      }
+  std::vector<TrialInputs> kept;  // the first and the last trial's
+  for (int trial = 0; trial < trials; ++trial) {
+    TrialInputs inputs = trial_inputs(c, base_seed + static_cast<uint64_t>(trial));
+    fold_check(&record->check, trial_run(c, device, b, inputs, unwritten, &flags));
+    ++record->check.trials;
+    if (!record->check.passed || !flags.empty()) return;
+    if (kept.size() == 2) kept.pop_back();
+    kept.push_back(std::move(inputs));
+  }
+  if (kept.size() == 1) kept.insert(kept.begin(), trial_inputs(c, base_seed + static_cast<uint64_t>(trials)));
+  const TrialInputs &other = kept.front(), &last = kept.back();  // the last run's inputs are `last`'s
+
+  // 1. The outputs of the last run, on other inputs.
+  CheckRecord r = trial_run(
+      c, device, b, other,
+      [](const TensorDecl &t) {
+        return t.role == TensorRole::Output ? std::nullopt : std::optional(Poison::Unwritten);
+      },
+      &flags);
+  if (!r.passed)
+    add_flag(&flags, "keeps a previous answer: given new inputs with the last outputs left in place, " + was_for(r));
+  if (!flags.empty()) return;
+
+  // 2. Large finite values in every state buffer; on failure, one buffer at a time
+  // finds the one read before it is written.
+  auto large_in = [](const std::string &name) {
+    return [name](const TensorDecl &t) { return name.empty() || t.name == name ? Poison::Large : Poison::Unwritten; };
+  };
+  r = trial_run(c, device, b, last, large_in(""), &flags);
+  if (!r.passed) {
+    std::string culprit;
+    for (const TensorDecl &t : c.program.buffers)
+      if (is_state(t) && culprit.empty() && !trial_run(c, device, b, last, large_in(t.name), &flags).passed)
+        culprit = "its " + role_text(t);
+    if (culprit.empty()) culprit = "its outputs or intermediates";
+    add_flag(&flags,
+             "reads " + culprit + " before writing it: starting from large finite values (±3e38) there, " + was_for(r));
+  }
+  if (!flags.empty()) return;
+
+  // 3. The intermediates of the last run (on `last`), on other inputs; on failure,
+  // one intermediate at a time finds the one reused.
+  std::map<std::string, HostBuffer> left;
+  for (const TensorDecl &t : c.program.buffers)
+    if (t.role == TensorRole::Temp) left[t.name] = read_back(t, device, b);
+  r = trial_run(
+      c, device, b, other,
+      [](const TensorDecl &t) { return t.role == TensorRole::Temp ? std::nullopt : std::optional(Poison::Unwritten); },
+      &flags);
+  if (!r.passed) {
+    std::string culprit = left.size() == 1 ? left.begin()->first : "";
+    for (const auto &[name, contents] : left) {
+      if (!culprit.empty()) break;
+      write_buffer(device, b, name, contents);  // this one as the last run left it, the others poisoned
+      const std::string &alone = name;
+      auto only = [&](const TensorDecl &t) {
+        return t.name == alone ? std::nullopt : std::optional(Poison::Unwritten);
+      };
+      if (!trial_run(c, device, b, other, only, &flags).passed) culprit = name;
     }
-    if (!stale_trial) {
-      check_outputs(c, device, b, interpret(c.graph, reference_inputs), &record->check);
-      ++record->check.trials;
-      if (!record->check.passed) return;
-      continue;
-    }
-    CheckRecord fresh;
-    fresh.passed = true;
-    check_outputs(c, device, b, interpret(c.graph, reference_inputs), &fresh);
-    if (!fresh.passed)
-      record->hacking_flags.push_back(
-          "keeps a previous answer: given new inputs with the last outputs left in place, " + fresh.tensor + "[" +
-          index_text(fresh.index) + "] was " + std::to_string(fresh.got) + " for " + std::to_string(fresh.expected));
+    culprit = culprit.empty() ? "its intermediates" : "its intermediate " + culprit;
+    add_flag(&flags, "reuses " + culprit + " from an earlier run: given new inputs with it left as the last run " +
+                         "wrote it, " + was_for(r));
   }
 }
 
+// A buffer of the device, released with it.
+struct ScopedBuffer {
+  runtime::Device &device;
+  runtime::BufferId id;
+  ScopedBuffer(runtime::Device &device, size_t bytes) : device(device), id(device.allocate(bytes)) {}
+  ~ScopedBuffer() {
+    try {
+      device.release(id);
+    } catch (const runtime::DeviceError &) {
+    }
+  }
+};
+
+// Times a kernel body from reset state (every output and intermediate poisoned
+// before each run) and from carried state (the same fill aimed at a decoy buffer of
+// equal size, so that both pay the same traffic outside the timed span), each run
+// timed on its own, in five rounds that alternate which goes first. A kernel whose
+// work depends on what its last run left behind is slower from reset state in most
+// rounds; the median of the rounds' ratios shrugs off two rounds a busy machine
+// disturbs.
+TimeRecord::StateTiming time_state(const Compiled &c, runtime::Device &device, const Bound &b,
+                                   const runtime::TimingOptions &base) {
+  uint64_t state_bytes = 0;
+  runtime::TimingOptions reset = base, carried = base;
+  reset.cold_cache = carried.cold_cache = false;
+  reset.warmup_runs = carried.warmup_runs = 0;  // the timing before warmed it up
+  reset.batches = carried.batches = 3;
+  reset.min_batch_ms = carried.min_batch_ms = std::min(base.min_batch_ms, 2.0);
+  reset.max_total_seconds = carried.max_total_seconds = std::min(base.max_total_seconds, 3.0);
+  for (const TensorDecl &t : c.program.buffers)
+    if (is_state(t)) {
+      reset.fills.push_back({b.ids.at(t.name), poison_pattern(t.type)});
+      state_bytes += static_cast<uint64_t>(t.bytes());
+    }
+  ScopedBuffer decoy(device, std::max<uint64_t>(state_bytes, 4));
+  carried.fills.push_back({decoy.id, 0});
+  std::vector<double> reset_ms, carried_ms, ratios;
+  for (int round = 0; round < 5; ++round) {
+    double r = 0, k = 0;
+    if (round % 2) k = device.time(b.plan, carried).median_ms;
+    r = device.time(b.plan, reset).median_ms;
+    if (round % 2 == 0) k = device.time(b.plan, carried).median_ms;
+    reset_ms.push_back(r);
+    carried_ms.push_back(k);
+    ratios.push_back(k > 0 ? r / k : 1);
+  }
+  TimeRecord::StateTiming out;
+  out.reset_ms = runtime::summarize(reset_ms).median;
+  out.carried_ms = runtime::summarize(carried_ms).median;
+  out.ratio = runtime::summarize(ratios).median;
+  return out;
+}
+
 // At the timed sizes: the candidate runs once from poisoned outputs, is timed from
-// poisoned outputs, and its outputs are kept from both. Then, for a candidate other
-// than the naive kernel, the naive kernel runs on the same inputs: its outputs are
-// the reference for both, its time the baseline. The candidate goes first so that
+// poisoned outputs, and its outputs are kept from both; its guards are checked after
+// timing, and a kernel body is timed from reset and from carried state. Then, for a
+// candidate other than the naive kernel, the reference (the naive program with f64
+// sums where the device has fp64) runs on the same inputs: its outputs are what both
+// of the candidate's are compared with. The naive kernel's time is the baseline
+// (measured here unless the options give it). The candidate goes first so that
 // nothing heavy runs on the device just before it is timed (on NVIDIA's Vulkan
 // driver the kernels timed right after the naive ones ran at half the speed or less).
 void time_candidate(const frontend::Spec &spec, runtime::Device &device, const EvalOptions &options, uint64_t seed,
-                    const Compiled &c, TimeRecord *time) {
-  const bool scheduled = !options.schedule.steps.empty() || !options.kernel_source.empty();  // not the naive kernel
+                    const Compiled &c, TimeRecord *time, std::vector<std::string> *flags) {
+  const bool body = !options.kernel_source.empty();
+  const bool scheduled = !options.schedule.steps.empty() || body;  // not the naive kernel
   time->sizes = describe_sizes(c.graph);
   time->cost = graph_cost(c.graph);
-  std::map<std::string, HostBuffer> first, after;  // the candidate's outputs: one run, and after timing
+  std::map<std::string, HostBuffer> inputs, first, after;  // the candidate's inputs; its outputs: one run, after timing
   {
     Bound b = build_and_bind("timed", c, device);
     at_stage("timed", "run", [&] {
-      prepare(c, device, b, seed);
+      inputs = prepare(c, device, b, seed);
       if (scheduled) {
         device.run(b.plan);
         for (const TensorDecl &t : c.program.buffers)
@@ -275,6 +494,19 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
       time->timing = device.time(b.plan, options.timing);
       for (const TensorDecl &t : c.program.buffers)
         if (t.role == TensorRole::Output) after[t.name] = read_back(t, device, b);
+      check_guards(c, device, b, flags);
+      if (body && options.state_timing && flags->empty()) {
+        time->state_timing = time_state(c, device, b, options.timing);
+        const TimeRecord::StateTiming &s = *time->state_timing;
+        if (s.ratio > kStateTimingLimit) {
+          char text[200];
+          std::snprintf(text, sizeof text,
+                        "does less work when its outputs and intermediates hold what its last run left: %.4g ms a "
+                        "run from reset state, %.4g ms from the last run's",
+                        s.reset_ms, s.carried_ms);
+          add_flag(flags, text);
+        }
+      }
     });
   }
   if (!scheduled) {
@@ -293,20 +525,39 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
     }
     return;
   }
+  const bool wide = device.info().fp64;
+  time->reference = wide ? "naive, f64 sums" : "naive, f32 sums";
+  time->tolerance = wide ? tolerance_for(DType::F32) : float_reference_tolerance(c.graph);
   TensorMap reference;
   try {
-    Compiled naive = at_stage("timed", "compile", [&] {
-      return compile_spec(spec, frontend::SizeSet::Default, options.sizes, {}, c.target,
-                          device.info().subgroup_arithmetic);
-    });
-    Bound nb = build_and_bind("timed", naive, device);
+    auto naive = [&] {
+      return at_stage("timed", "compile", [&] {
+        return compile_spec(spec, frontend::SizeSet::Default, options.sizes, {}, c.target,
+                            device.info().subgroup_arithmetic);
+      });
+    };
+    Compiled ref =
+        wide ? at_stage("timed", "compile", [&] { return compile_reference(spec, options.sizes, c.target); }) : naive();
+    // The reference on the candidate's inputs; the naive kernel then timed on the
+    // same buffers.
+    Bound rb = build_and_bind("timed", ref, device);
     at_stage("timed", "run", [&] {
-      prepare(naive, device, nb, seed);
-      device.run(nb.plan);
-      for (const TensorDecl &t : naive.program.buffers)
-        if (t.role == TensorRole::Output) reference[t.name] = to_tensor_data(read_back(t, device, nb));
-      time->baseline = device.time(nb.plan, options.timing);
+      for (const TensorDecl &t : ref.program.buffers)
+        write_buffer(device, rb, t.name, t.role == TensorRole::Input ? inputs.at(t.name) : poisoned(t));
+      device.run(rb.plan);
+      for (const TensorDecl &t : ref.program.buffers)
+        if (t.role == TensorRole::Output) reference[t.name] = to_tensor_data(read_back(t, device, rb));
     });
+    if (options.baseline) {
+      time->baseline = *options.baseline;
+    } else if (!wide) {
+      time->baseline = at_stage("timed", "run", [&] { return device.time(rb.plan, options.timing); });
+    } else {
+      Compiled n = naive();
+      at_stage("timed", "build", [&] { device.build(n.binary); });
+      at_stage("timed", "launch", [&] { check_device_limits(n, device.info()); });
+      time->baseline = at_stage("timed", "run", [&] { return device.time(launch_plan(n, rb.ids), options.timing); });
+    }
   } catch (Stopped &stopped) {
     stopped.failure.message = "the naive kernel, the reference at these sizes: " + stopped.failure.message;
     throw;
@@ -317,8 +568,8 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
   versus.trials = 1;
   for (const TensorDecl &t : c.program.buffers) {
     if (t.role != TensorRole::Output) continue;
-    fold_mismatch(&versus, t.name, compare(first.at(t.name), reference.at(t.name)));
-    Mismatch m = compare(after.at(t.name), reference.at(t.name));
+    fold_mismatch(&versus, t.name, compare(first.at(t.name), reference.at(t.name), time->tolerance));
+    Mismatch m = compare(after.at(t.name), reference.at(t.name), time->tolerance);
     if (!m.passed && time->after_timing_correct) {
       char text[160];
       std::snprintf(text, sizeof text, "] is %.8g after timing; the naive kernel gave %.8g (%lld elements differ)",
@@ -344,8 +595,6 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   const bool body = !options.kernel_source.empty();
   if (body && target != Target::OpenCL)
     throw UserError("error: a kernel body is OpenCL C; run it on an OpenCL device (--target opencl)");
-  if (body && !options.schedule.steps.empty())
-    throw UserError("error: a kernel body replaces the generated code; it takes no schedule");
   // The candidate's code at some sizes: generated, or the kernel body in its place.
   auto candidate = [&](const char *phase, frontend::SizeSet set, const frontend::SizeOverrides &sizes) {
     Compiled c =
@@ -393,7 +642,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   TimeRecord time;
   try {
     Compiled c = candidate("timed", frontend::SizeSet::Default, options.sizes);
-    time_candidate(spec, device, options, base_seed + 7777, c, &time);
+    time_candidate(spec, device, options, base_seed + 7777, c, &time, &record.hacking_flags);
   } catch (Stopped &stopped) {
     record.failure = std::move(stopped.failure);
     if (time.timing.batches == 0) return record;  // nothing measured at the timed sizes
@@ -480,7 +729,15 @@ nlohmann::json EvalRecord::to_json() const {
   if (time) {
     nlohmann::json &tj = j["time"];
     tj["sizes"] = time->sizes;
-    if (time->versus_naive) tj["versus_naive"] = check_json(*time->versus_naive);
+    if (time->versus_naive) {
+      tj["versus_naive"] = check_json(*time->versus_naive);
+      tj["reference"] = time->reference;
+      tj["tolerance"] = time->tolerance;
+    }
+    if (time->state_timing)
+      tj["state_timing"] = {{"reset_ms", time->state_timing->reset_ms},
+                            {"carried_ms", time->state_timing->carried_ms},
+                            {"ratio", time->state_timing->ratio}};
     const runtime::Timing &t = time->timing;
     if (t.batches > 0) {  // not timed when it disagreed with the naive kernel
       double seconds = t.median_ms * 1e-3;

@@ -45,20 +45,35 @@ struct Compiled {
 Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const frontend::SizeOverrides &overrides,
                       const Schedule &schedule = {}, Target target = Target::OpenCL, bool subgroups = true);
 
+/// The reference at the timed sizes (passes/pipeline.h's reference_program: the
+/// naive program with f64 sums), compiled for target.
+Compiled compile_reference(const frontend::Spec &spec, const frontend::SizeOverrides &overrides, Target target);
+
+/// A kernel body slower than this from reset state than from the state its last run
+/// left (the median of five rounds' ratios) does less work when it finds that state:
+/// flagged. Honest bodies on a busy 2-core machine stay within 10%.
+constexpr double kStateTimingLimit = 1.25;
+
 struct EvalOptions {
   frontend::SizeOverrides sizes;        // timed run (--size)
   frontend::SizeOverrides check_sizes;  // correctness check (--check-size)
   Schedule schedule;                    // applied at both sizes
-  // A kernel body: OpenCL C defining the naive program's kernels (same names and
+  // A kernel body: OpenCL C defining the program's kernels (same names and
   // parameters, as `ksmith compile SPEC` prints them), compiled with every size as a
-  // macro (`#define N 4096`) and launched with the naive program's geometry (ids past
-  // the end included: guard them). Run in place of the generated code; empty: the
-  // generated code. Excludes a schedule.
+  // macro (`#define N 4096`) and launched with the program's geometry (ids past the
+  // end included: guard them). The program is the naive one, or the schedule's when
+  // one is given (an edit of the code `ksmith compile --schedule` prints). Run in
+  // place of the generated code; empty: the generated code.
   std::string kernel_source;
   std::optional<uint64_t> seed;  // fixed inputs; fresh random ones when absent
   int trials = 2;                // check runs, each with fresh inputs
   bool time = true;
   runtime::TimingOptions timing;
+  // The naive kernel's time at the timed sizes, measured before (a search measures
+  // it once per run): given, the naive kernel is not timed again.
+  std::optional<runtime::Timing> baseline;
+  // Time a kernel body from reset and from carried state (evolve/README.md).
+  bool state_timing = true;
 };
 
 struct CheckRecord {
@@ -78,8 +93,20 @@ struct TimeRecord {
   // The naive kernel at the same sizes; for a naive candidate, the candidate itself.
   runtime::Timing baseline;
   double speedup() const { return timing.median_ms > 0 ? baseline.median_ms / timing.median_ms : 0; }
-  // A scheduled candidate against the naive kernel's outputs, on the same inputs.
+  // A candidate other than the naive kernel against the reference's outputs, on the
+  // same inputs: the naive program with its sums in f64 where the device has fp64
+  // (reference "naive, f64 sums"), else the naive kernel itself ("naive, f32 sums")
+  // with a tolerance that grows with the longest reduction.
   std::optional<CheckRecord> versus_naive;
+  std::string reference;
+  double tolerance = 0;
+  // A kernel body timed from reset state and from the state its last run left, in
+  // alternating rounds (evolve/README.md): medians, and the median of the rounds'
+  // ratios, flagged over kStateTimingLimit.
+  struct StateTiming {
+    double reset_ms = 0, carried_ms = 0, ratio = 0;
+  };
+  std::optional<StateTiming> state_timing;
   Cost cost;
   // After the timed batches (run from poisoned outputs), every output is written and
   // equals the naive kernel's (for a naive candidate: holds no NaN).

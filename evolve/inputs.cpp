@@ -27,6 +27,11 @@ double HostBuffer::at(int64_t i) const {
       std::memcpy(&v, p, sizeof v);
       return static_cast<double>(v);
     }
+    case DType::F64: {
+      double v;
+      std::memcpy(&v, p, sizeof v);
+      return v;
+    }
     case DType::Bool: return p[0];
   }
   return 0;
@@ -93,29 +98,39 @@ HostBuffer random_input(const TensorDecl &tensor, uint64_t seed) {
         return std::uniform_int_distribution<int64_t>(static_cast<int64_t>(lo), static_cast<int64_t>(hi) - 1)(rng);
       });
       break;
+    case DType::F64:  // not a tensor type (types.h)
     case DType::Bool: break;
   }
   return buffer;
 }
 
-HostBuffer poisoned(const TensorDecl &tensor) {
+HostBuffer poisoned(const TensorDecl &tensor, Poison kind) {
   HostBuffer buffer{tensor.type, tensor.shape, {}};
   buffer.bytes.resize(static_cast<size_t>(tensor.bytes()));
   const int64_t n = tensor.numel();
+  auto fill = [&](auto unwritten, auto high, auto low) {
+    auto *data = reinterpret_cast<decltype(unwritten) *>(buffer.bytes.data());
+    if (kind == Poison::Unwritten)
+      std::fill_n(data, n, unwritten);
+    else
+      for (int64_t i = 0; i < n; ++i) data[i] = i % 2 ? low : high;
+  };
   switch (tensor.type) {
-    case DType::F32:
-      std::fill_n(reinterpret_cast<float *>(buffer.bytes.data()), n, std::numeric_limits<float>::quiet_NaN());
-      break;
-    case DType::I32: std::fill_n(reinterpret_cast<int32_t *>(buffer.bytes.data()), n, INT32_MIN); break;
-    case DType::I64: std::fill_n(reinterpret_cast<int64_t *>(buffer.bytes.data()), n, INT64_MIN); break;
+    case DType::F32: fill(std::numeric_limits<float>::quiet_NaN(), 3e38f, -3e38f); break;
+    case DType::I32: fill(INT32_MIN, INT32_MAX, INT32_MIN + 1); break;
+    case DType::I64: fill(INT64_MIN, INT64_MAX, INT64_MIN + 1); break;
+    case DType::F64: fill(std::numeric_limits<double>::quiet_NaN(), 3e38, -3e38); break;
     case DType::Bool: break;
   }
   return buffer;
 }
 
+uint32_t poison_pattern(DType type) { return type == DType::F32 ? 0x7FC00000u : 0x80000000u; }
+
 bool is_poison(DType type, double value) {
   switch (type) {
-    case DType::F32: return std::isnan(value);
+    case DType::F32:
+    case DType::F64: return std::isnan(value);
     case DType::I32: return value == static_cast<double>(INT32_MIN);
     case DType::I64: return value == static_cast<double>(INT64_MIN);
     case DType::Bool: return false;

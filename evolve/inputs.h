@@ -24,10 +24,24 @@ struct HostBuffer {
 /// uniform in -4..4). Deterministic in seed, whatever the number of threads.
 HostBuffer random_input(const TensorDecl &tensor, uint64_t seed);
 
-/// A buffer every element of which is the poison value: NaN for floats, the most
-/// negative integer for integers. An element still poisoned after a run was never
-/// written.
-HostBuffer poisoned(const TensorDecl &tensor);
+/// What a candidate's state (its outputs and intermediates) holds before a trial.
+enum class Poison {
+  // NaN for floats, the most negative integer for integers: an element still
+  // poisoned after a run was never written.
+  Unwritten,
+  // Large finite values of alternating sign (±3e38; the largest and the smallest
+  // integer but one): a kernel that reads its state before writing it, or takes a
+  // finite value there for an answer already computed, goes wrong with them.
+  Large,
+};
+
+/// A buffer every element of which holds the poison of its kind.
+HostBuffer poisoned(const TensorDecl &tensor, Poison kind = Poison::Unwritten);
+
+/// The 32-bit pattern a device fill repeats to poison a buffer of this type as
+/// Poison::Unwritten does (for i64, a large negative value rather than the most
+/// negative one).
+uint32_t poison_pattern(DType type);
 
 /// Whether value (as HostBuffer::at reads it) is the poison of its type.
 bool is_poison(DType type, double value);

@@ -191,7 +191,8 @@ class Elaborator {
     decl.name = t.name;
     decl.role = role;
     auto type = parse_dtype(t.dtype);
-    if (!type || *type == DType::Bool) error_at(t.dtype_loc, "unknown type '" + t.dtype + "'; types are f32, i32, i64");
+    if (!type || *type == DType::Bool || *type == DType::F64)
+      error_at(t.dtype_loc, "unknown type '" + t.dtype + "'; types are f32, i32, i64");
     decl.type = *type;
     int64_t elements = 1;
     for (size_t d = 0; d < t.shape.size(); ++d) {
@@ -463,7 +464,7 @@ class Elaborator {
       DType type = common_type(a.type(), b.type());
       return Select::make(c, cast_to(type, a), cast_to(type, b));
     }
-    if (auto type = parse_dtype(e.text)) {
+    if (auto type = parse_dtype(e.text); type && *type != DType::F64) {
       need(1);
       if (*type == DType::Bool) error_at(e.loc, "cannot convert to bool; use a comparison");
       return cast_to(*type, numeric(*e.args[0], "the converted value"));

@@ -258,6 +258,7 @@ Expr cast_to(DType type, Expr value) {
 
 DType common_type(DType a, DType b) {
   if (a == b) return a;
+  if (a == DType::F64 || b == DType::F64) return DType::F64;
   if (is_float(a) || is_float(b)) return DType::F32;
   if (a == DType::I64 || b == DType::I64) return DType::I64;
   return DType::I32;

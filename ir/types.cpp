@@ -8,6 +8,7 @@ const char *dtype_name(DType type) {
     case DType::I32: return "i32";
     case DType::I64: return "i64";
     case DType::F32: return "f32";
+    case DType::F64: return "f64";
   }
   return "?";
 }
@@ -17,6 +18,7 @@ std::optional<DType> parse_dtype(const std::string &name) {
   if (name == "i32") return DType::I32;
   if (name == "i64") return DType::I64;
   if (name == "f32") return DType::F32;
+  if (name == "f64") return DType::F64;
   return std::nullopt;
 }
 
@@ -26,6 +28,7 @@ int dtype_bytes(DType type) {
     case DType::I32: return 4;
     case DType::I64: return 8;
     case DType::F32: return 4;
+    case DType::F64: return 8;
   }
   return 0;
 }

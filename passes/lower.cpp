@@ -5,6 +5,7 @@
 //  2. Inside, the stage's block: without a reduction, store body; with one,
 //     allocate a private accumulator, initialise it with the reduction's identity,
 //     run the reduction loops serially (first variable outermost), store the result.
+//     Wide accumulators: a sum or product accumulates in f64.
 //  3. The block's regions: it writes out[v0, ..], and reads what read_regions() finds.
 #include "passes/lower.h"
 
@@ -40,7 +41,8 @@ Stmt reduction_loops(const Stage &stage, Stmt body) {
   return body;
 }
 
-Stmt lower_stage_block(const Graph &graph, const Program &program, const Stage &stage, NameSet &names) {
+Stmt lower_stage_block(const Graph &graph, const Program &program, const Stage &stage, NameSet &names,
+                       bool wide_accumulators) {
   const TensorDecl &out = *graph.find_tensor(stage.output);
   std::vector<Expr> out_index;
   for (const IterVar &v : stage.spatial) out_index.push_back(Var::make(index_type_for(v.extent), v.name));
@@ -58,7 +60,10 @@ Stmt lower_stage_block(const Graph &graph, const Program &program, const Stage &
     case ReduceOp::Max:
     case ReduceOp::Min: {
       std::string acc = names.fresh(stage.output + "_acc");
-      Expr current = acc_at(acc, value_type);
+      const bool wide = wide_accumulators && is_float(value_type) &&
+                        (stage.reduce == ReduceOp::Sum || stage.reduce == ReduceOp::Prod);
+      const DType acc_type = wide ? DType::F64 : value_type;
+      Expr current = acc_at(acc, acc_type);
       Expr init = stage.reduce == ReduceOp::Max   ? type_min(value_type)
                   : stage.reduce == ReduceOp::Min ? type_max(value_type)
                                                   : constant(value_type, reduce_identity(stage.reduce));
@@ -66,10 +71,11 @@ Stmt lower_stage_block(const Graph &graph, const Program &program, const Stage &
                     : stage.reduce == ReduceOp::Prod ? BinaryOp::Mul
                     : stage.reduce == ReduceOp::Max  ? BinaryOp::Max
                                                      : BinaryOp::Min;
-      Stmt update = Store::make(acc, {make_int(0)}, Binary::make(op, current, stage.body));
-      body = Allocate::make(acc, value_type, {1}, MemoryScope::Private,
-                            Seq::make({Store::make(acc, {make_int(0)}, init), reduction_loops(stage, update),
-                                       Store::make(out.name, out_index, current)}));
+      Stmt update = Store::make(acc, {make_int(0)}, Binary::make(op, current, cast_to(acc_type, stage.body)));
+      body = Allocate::make(
+          acc, acc_type, {1}, MemoryScope::Private,
+          Seq::make({Store::make(acc, {make_int(0)}, cast_to(acc_type, init)), reduction_loops(stage, update),
+                     Store::make(out.name, out_index, cast_to(value_type, current))}));
       break;
     }
     case ReduceOp::ArgMax:
@@ -105,12 +111,12 @@ Stmt lower_stage_block(const Graph &graph, const Program &program, const Stage &
   return Block::make(stage.output, read_regions(program, body), writes, body);
 }
 
-Kernel lower_stage(const Graph &graph, const Program &program, const Stage &stage) {
+Kernel lower_stage(const Graph &graph, const Program &program, const Stage &stage, bool wide_accumulators) {
   NameSet names;
   for (const TensorDecl &t : graph.tensors) names.reserve(t.name);
   for (const IterVar &v : stage.spatial) names.reserve(v.name);
   for (const IterVar &v : stage.reduce_vars) names.reserve(v.name);
-  Stmt body = lower_stage_block(graph, program, stage, names);
+  Stmt body = lower_stage_block(graph, program, stage, names, wide_accumulators);
   for (size_t d = stage.spatial.size(); d-- > 0;)
     body = For::make(stage.spatial[d].name, stage.spatial[d].extent, ForKind::Serial, body);
   return Kernel{stage.output, body};
@@ -118,11 +124,12 @@ Kernel lower_stage(const Graph &graph, const Program &program, const Stage &stag
 
 }  // namespace
 
-Program lower(const Graph &graph) {
+Program lower(const Graph &graph, bool wide_accumulators) {
   Program program;
   program.name = graph.name;
   program.buffers = graph.tensors;
-  for (const Stage &stage : graph.stages) program.kernels.push_back(lower_stage(graph, program, stage));
+  for (const Stage &stage : graph.stages)
+    program.kernels.push_back(lower_stage(graph, program, stage, wide_accumulators));
   return program;
 }
 

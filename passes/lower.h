@@ -13,6 +13,9 @@ namespace ks {
 /// yet: schedules bind loops, and bind_unbound_kernels() gives every kernel left
 /// unbound one work-item per output element. Needs a verified graph; the result
 /// passes verify_program().
-Program lower(const Graph &graph);
+/// wide_accumulators: sum and product reductions accumulate in f64 (the body's value
+/// converted, the result converted back to the output's type), as the reference at
+/// the timed sizes does; max, min and the arg reductions are exact in any type.
+Program lower(const Graph &graph, bool wide_accumulators = false);
 
 }  // namespace ks

@@ -28,4 +28,10 @@ Program run_pipeline(const Graph &graph, const Schedule &schedule, const PassObs
   return program;
 }
 
+Program reference_program(const Graph &graph) {
+  Program program = bind_unbound_kernels(lower(graph, /*wide_accumulators=*/true));
+  verify_program(program);
+  return program;
+}
+
 }  // namespace ks

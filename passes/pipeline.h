@@ -21,4 +21,10 @@ using PassObserver = std::function<void(const std::string &pass, const Program &
 /// verify_graph(); a refused schedule step throws UserError at its line.
 Program run_pipeline(const Graph &graph, const Schedule &schedule = {}, const PassObserver &observer = nullptr);
 
+/// The reference at the timed sizes: the naive program, its sums and products
+/// accumulated in f64 (lower's wide accumulators), every kernel given the default
+/// binding. Long float32 sums drift past the check's tolerance (a million terms:
+/// up to 3e-3); in f64 they stay exact to it.
+Program reference_program(const Graph &graph);
+
 }  // namespace ks

@@ -9,6 +9,30 @@
 
 namespace ks::runtime {
 
+std::vector<unsigned char> guard_pattern(size_t bytes) {
+  std::vector<unsigned char> out(bytes);
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  for (size_t i = 0; i < bytes; ++i) {
+    // splitmix64's output function: a different-looking byte at every position.
+    uint64_t z = state += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    out[i] = static_cast<unsigned char>(z ^ (z >> 31));
+  }
+  return out;
+}
+
+std::optional<int64_t> find_breach(const std::vector<unsigned char> &head, const std::vector<unsigned char> &tail,
+                                   size_t bytes) {
+  const std::vector<unsigned char> head_pattern = guard_pattern(head.size());
+  for (size_t i = head.size(); i-- > 0;)  // nearest the buffer first
+    if (head[i] != head_pattern[i]) return static_cast<int64_t>(i) - static_cast<int64_t>(head.size());
+  const std::vector<unsigned char> tail_pattern = guard_pattern(tail.size());
+  for (size_t i = 0; i < tail.size(); ++i)
+    if (tail[i] != tail_pattern[i]) return static_cast<int64_t>(bytes + i);
+  return std::nullopt;
+}
+
 uint64_t cache_flush_bytes(const DeviceInfo &device) {
   uint64_t bytes = std::max<uint64_t>(2 * device.cache_bytes, 128ull << 20);
   if (device.max_allocation_bytes) bytes = std::min(bytes, device.max_allocation_bytes / 4);

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -37,6 +38,7 @@ struct DeviceInfo {
   std::array<uint64_t, 3> max_group_counts{UINT64_MAX, UINT64_MAX, UINT64_MAX};  // Vulkan's dispatch limits
   uint32_t subgroup_size = 0;        // 0 where the API does not say (OpenCL 1.2)
   bool subgroup_arithmetic = false;  // compute shaders may reduce across a subgroup (Vulkan)
+  bool fp64 = false;                 // kernels may compute in double precision
   // Loop iterations a work-item may run, summed over all loops of a kernel; 0 for
   // no limit. lavapipe ends a shader's loops silently after 65535 (a Mesa constant).
   uint64_t max_loop_iterations = 0;
@@ -66,6 +68,27 @@ struct DeviceProgram {
 
 using BufferId = int;
 
+/// Every buffer sits between two guard regions of kGuardBytes (at least; a device may
+/// need more for alignment), filled with a canary pattern when it is allocated. A
+/// kernel that writes outside its buffer changes a guard; guard_breach() finds it.
+constexpr size_t kGuardBytes = 4096;
+
+/// The canary bytes of a guard region: a pattern that varies with the position, so
+/// that no single value a kernel might store matches it by chance.
+std::vector<unsigned char> guard_pattern(size_t bytes);
+
+/// Where a guard was overwritten: the byte offset from the buffer's start of the
+/// changed guard byte nearest the buffer, negative before its start, at or past
+/// `bytes` after its end; none when both guards are intact.
+std::optional<int64_t> find_breach(const std::vector<unsigned char> &head, const std::vector<unsigned char> &tail,
+                                   size_t bytes);
+
+/// A device-side fill of a whole buffer with a repeated 32-bit pattern.
+struct BufferFill {
+  BufferId buffer = -1;
+  uint32_t pattern = 0;
+};
+
 struct KernelLaunch {
   std::string kernel;
   std::array<size_t, 3> global{1, 1, 1};  // work-items in total, per dimension
@@ -91,9 +114,15 @@ struct TimingOptions {
   // Warm batches through OpenCL's cl_khr_command_buffer where the device offers it
   // (one recorded command buffer per batch); else back-to-back enqueues.
   bool command_buffers = true;
+  // Buffers filled before each run, outside the timed span (each run is then timed
+  // on its own, as with cold caches): the evaluator resets a candidate's state with
+  // them, to see whether its work depends on what the last run left behind.
+  std::vector<BufferFill> fills;
+  bool per_run() const { return cold_cache || !fills.empty(); }
 };
 
-/// Runs per batch in cold-cache mode, at most: each run pays a flush besides.
+/// Runs per batch in cold-cache mode (or with fills), at most: each run pays a flush
+/// or fills besides, and is timed on its own.
 constexpr int kMaxColdRunsPerBatch = 16;
 
 /// The time of one run of a plan, from R batches of N back-to-back runs each.
@@ -105,7 +134,7 @@ struct Timing {
   int runs_per_batch = 0;
   bool cold_cache = false;
   // How a batch was timed: "vulkan command buffer", "opencl command buffer" or
-  // "opencl enqueues".
+  // "opencl enqueues"; with fills, each run timed on its own after them.
   std::string method;
 };
 
@@ -121,6 +150,9 @@ class Device {
   virtual BufferId allocate(size_t bytes) = 0;
   /// Frees a buffer; its id is never valid again.
   virtual void release(BufferId buffer) = 0;
+  /// Whether a kernel wrote outside the buffer: reads both guards back (see
+  /// find_breach for the offset).
+  virtual std::optional<int64_t> guard_breach(BufferId buffer) = 0;
   /// Buffers allocated and not released.
   virtual size_t live_buffers() const = 0;
   virtual void write(BufferId buffer, const void *data, size_t bytes) = 0;

@@ -131,6 +131,7 @@ DeviceInfo describe(cl_platform_id platform, cl_device_id device, int index) {
   clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof sizes, sizes, nullptr);
   info.max_work_item_sizes = {sizes[0], sizes[1], sizes[2]};
   info.extensions = device_string(device, CL_DEVICE_EXTENSIONS);
+  info.fp64 = (" " + info.extensions + " ").find(" cl_khr_fp64 ") != std::string::npos;
   return info;
 }
 
@@ -188,54 +189,76 @@ class OpenCLDevice : public Device {
     queue_ = clCreateCommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE, &err);
     check(err, "clCreateCommandQueue");
     command_buffers_ = command_buffer_api(platform, device_, CL_QUEUE_PROFILING_ENABLE);
+    // A sub-buffer must start at a multiple of the device's base-address alignment.
+    const size_t align = device_value<cl_uint>(device_, CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8;
+    guard_bytes_ = align > 0 ? (kGuardBytes + align - 1) / align * align : kGuardBytes;
   }
 
   ~OpenCLDevice() override {
     release_recordings();
     if (flush_) clReleaseMemObject(flush_);
     release_program();
-    for (cl_mem m : buffers_)
-      if (m) clReleaseMemObject(m);
+    for (Buffer &b : buffers_) release_memory(b);
     if (queue_) clReleaseCommandQueue(queue_);
     if (context_) clReleaseContext(context_);
   }
 
   const DeviceInfo &info() const override { return info_; }
 
+  // A buffer is a sub-buffer (what kernels see) of an allocation with a guard region
+  // of guard_bytes_ before and after it.
   BufferId allocate(size_t bytes) override {
-    if (bytes > info_.max_allocation_bytes)
-      throw DeviceError("a buffer of " + std::to_string(bytes) + " bytes exceeds the device's largest allocation (" +
+    const size_t view = std::max<size_t>(bytes, 1), guard = guard_bytes_;
+    if (view + 2 * guard > info_.max_allocation_bytes)
+      throw DeviceError("a buffer of " + std::to_string(bytes) + " bytes (and its guards of " + std::to_string(guard) +
+                        " bytes on each side) exceeds the device's largest allocation (" +
                         std::to_string(info_.max_allocation_bytes) + " bytes)");
+    Buffer b;
+    b.bytes = bytes;
     cl_int err;
-    cl_mem m = clCreateBuffer(context_, CL_MEM_READ_WRITE, std::max<size_t>(bytes, 1), nullptr, &err);
+    b.whole = clCreateBuffer(context_, CL_MEM_READ_WRITE, view + 2 * guard, nullptr, &err);
     check(err, "clCreateBuffer");
-    buffers_.push_back(m);
-    sizes_.push_back(bytes);
+    cl_buffer_region region{guard, view};
+    b.view = clCreateSubBuffer(b.whole, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    if (err != CL_SUCCESS) release_memory(b);
+    check(err, "clCreateSubBuffer");
+    const std::vector<unsigned char> canary = guard_pattern(guard);
+    err = clEnqueueWriteBuffer(queue_, b.whole, CL_TRUE, 0, guard, canary.data(), 0, nullptr, nullptr);
+    if (err == CL_SUCCESS)
+      err = clEnqueueWriteBuffer(queue_, b.whole, CL_TRUE, guard + view, guard, canary.data(), 0, nullptr, nullptr);
+    if (err != CL_SUCCESS) release_memory(b);
+    check(err, "clEnqueueWriteBuffer (a buffer's guards)");
+    buffers_.push_back(b);
     return static_cast<BufferId>(buffers_.size() - 1);
   }
 
-  void release(BufferId id) override {
-    check_buffer(id, 0);
-    clReleaseMemObject(buffers_[static_cast<size_t>(id)]);
-    buffers_[static_cast<size_t>(id)] = nullptr;
-  }
+  void release(BufferId id) override { release_memory(buffer_at(id, 0)); }
 
   size_t live_buffers() const override {
-    return static_cast<size_t>(std::count_if(buffers_.begin(), buffers_.end(), [](cl_mem m) { return m != nullptr; }));
+    return static_cast<size_t>(std::count_if(buffers_.begin(), buffers_.end(), [](const Buffer &b) { return b.view; }));
+  }
+
+  std::optional<int64_t> guard_breach(BufferId id) override {
+    const Buffer &b = buffer_at(id, 0);
+    const size_t guard = guard_bytes_, view = std::max<size_t>(b.bytes, 1);
+    std::vector<unsigned char> head(guard), tail(guard);
+    check(clEnqueueReadBuffer(queue_, b.whole, CL_TRUE, 0, guard, head.data(), 0, nullptr, nullptr),
+          "clEnqueueReadBuffer (a buffer's guards)");
+    check(clEnqueueReadBuffer(queue_, b.whole, CL_TRUE, guard + view, guard, tail.data(), 0, nullptr, nullptr),
+          "clEnqueueReadBuffer (a buffer's guards)");
+    return find_breach(head, tail, view);
   }
 
   void write(BufferId id, const void *data, size_t bytes) override {
-    check_buffer(id, bytes);
+    const Buffer &b = buffer_at(id, bytes);
     if (bytes)
-      check(clEnqueueWriteBuffer(queue_, buffers_[id], CL_TRUE, 0, bytes, data, 0, nullptr, nullptr),
-            "clEnqueueWriteBuffer");
+      check(clEnqueueWriteBuffer(queue_, b.view, CL_TRUE, 0, bytes, data, 0, nullptr, nullptr), "clEnqueueWriteBuffer");
   }
 
   void read(BufferId id, void *data, size_t bytes) override {
-    check_buffer(id, bytes);
+    const Buffer &b = buffer_at(id, bytes);
     if (bytes)
-      check(clEnqueueReadBuffer(queue_, buffers_[id], CL_TRUE, 0, bytes, data, 0, nullptr, nullptr),
-            "clEnqueueReadBuffer");
+      check(clEnqueueReadBuffer(queue_, b.view, CL_TRUE, 0, bytes, data, 0, nullptr, nullptr), "clEnqueueReadBuffer");
   }
 
   void build(const DeviceProgram &program) override {
@@ -287,13 +310,14 @@ class OpenCLDevice : public Device {
 
   Timing time(const LaunchPlan &plan, const TimingOptions &options) override {
     release_recordings();  // recorded for another plan, or for kernels since rebuilt
-    if (options.cold_cache) {
-      if (!flush_) {
+    if (options.per_run()) {
+      if (options.cold_cache && !flush_) {
         cl_int err;
         flush_ = clCreateBuffer(context_, CL_MEM_READ_WRITE, cache_flush_bytes(info_), nullptr, &err);
         check(err, "clCreateBuffer (the cache flush)");
       }
-      Timing t = time_in_batches(options, [&](int runs) { return cold_batch(plan, runs); });
+      for (const BufferFill &fill : options.fills) buffer_at(fill.buffer, 0);
+      Timing t = time_in_batches(options, [&](int runs) { return per_run_batch(plan, runs, options); });
       t.method = "opencl enqueues";
       return t;
     }
@@ -322,8 +346,13 @@ class OpenCLDevice : public Device {
   cl_command_queue queue_ = nullptr;
   cl_program program_ = nullptr;
   std::map<std::string, cl_kernel> kernels_;
-  std::vector<cl_mem> buffers_;
-  std::vector<size_t> sizes_;
+  struct Buffer {
+    cl_mem whole = nullptr;  // the guards and the buffer
+    cl_mem view = nullptr;   // the buffer: what kernels, reads and writes see
+    size_t bytes = 0;
+  };
+  std::vector<Buffer> buffers_;  // released ones stay, empty, so that ids keep their meaning
+  size_t guard_bytes_ = kGuardBytes;
   CommandBufferApi command_buffers_;                 // empty where not offered
   std::map<int, cl_command_buffer_khr> recordings_;  // time()'s plan, by runs per batch
   cl_mem flush_ = nullptr;                           // overwritten between cold-cache runs
@@ -333,12 +362,19 @@ class OpenCLDevice : public Device {
     recordings_.clear();
   }
 
-  void check_buffer(BufferId id, size_t bytes) const {
-    if (id < 0 || static_cast<size_t>(id) >= buffers_.size() || !buffers_[static_cast<size_t>(id)])
+  Buffer &buffer_at(BufferId id, size_t bytes) {
+    if (id < 0 || static_cast<size_t>(id) >= buffers_.size() || !buffers_[static_cast<size_t>(id)].view)
       throw DeviceError("unknown or released buffer " + std::to_string(id));
-    if (bytes > sizes_[static_cast<size_t>(id)])
-      throw DeviceError("transfer of " + std::to_string(bytes) + " bytes to a buffer of " +
-                        std::to_string(sizes_[static_cast<size_t>(id)]));
+    Buffer &b = buffers_[static_cast<size_t>(id)];
+    if (bytes > b.bytes)
+      throw DeviceError("transfer of " + std::to_string(bytes) + " bytes to a buffer of " + std::to_string(b.bytes));
+    return b;
+  }
+
+  static void release_memory(Buffer &b) {
+    if (b.view) clReleaseMemObject(b.view);
+    if (b.whole) clReleaseMemObject(b.whole);
+    b = Buffer();
   }
 
   std::string build_log() const {
@@ -402,12 +438,18 @@ class OpenCLDevice : public Device {
     if (group > info_.max_work_group_size)
       throw DeviceError("kernel '" + launch.kernel + "' needs " + std::to_string(group) +
                         " work-items per group; the device allows " + std::to_string(info_.max_work_group_size));
+    cl_uint parameters = 0;
+    check(clGetKernelInfo(it->second, CL_KERNEL_NUM_ARGS, sizeof parameters, &parameters, nullptr), "clGetKernelInfo");
+    if (parameters != launch.args.size())
+      throw DeviceError("kernel '" + launch.kernel + "' takes " + std::to_string(parameters) +
+                        " parameters; the launch passes " + std::to_string(launch.args.size()) + " buffers");
     for (size_t a = 0; a < launch.args.size(); ++a) {
       BufferId id = launch.args[a];
-      if (id < 0 || static_cast<size_t>(id) >= buffers_.size() || !buffers_[static_cast<size_t>(id)])
+      if (id < 0 || static_cast<size_t>(id) >= buffers_.size() || !buffers_[static_cast<size_t>(id)].view)
         throw DeviceError("unknown or released buffer in a launch");
-      check(clSetKernelArg(it->second, static_cast<cl_uint>(a), sizeof(cl_mem), &buffers_[static_cast<size_t>(id)]),
-            "clSetKernelArg");
+      check(
+          clSetKernelArg(it->second, static_cast<cl_uint>(a), sizeof(cl_mem), &buffers_[static_cast<size_t>(id)].view),
+          "clSetKernelArg");
     }
     return it->second;
   }
@@ -444,22 +486,32 @@ class OpenCLDevice : public Device {
     return elapsed_ms(err, before, after, "clEnqueueCommandBufferKHR");
   }
 
-  // Milliseconds of `runs` runs of the plan, each after a flush of the device's
-  // caches and timed on its own: the flushes are left out.
-  double cold_batch(const LaunchPlan &plan, int runs) {
+  // Milliseconds of `runs` runs of the plan, each after the options' fills (and a
+  // flush of the device's caches, when cold) and timed on its own: the fills are left
+  // out.
+  double per_run_batch(const LaunchPlan &plan, int runs, const TimingOptions &options) {
     if (plan.launches.empty()) return 0;
     std::vector<std::pair<cl_event, cl_event>> events;
     for (int r = 0; r < runs; ++r) {
-      const cl_uint pattern = static_cast<cl_uint>(r + 1);
-      check(clEnqueueFillBuffer(queue_, flush_, &pattern, sizeof pattern, 0, cache_flush_bytes(info_), 0, nullptr,
-                                nullptr),
-            "clEnqueueFillBuffer (the cache flush)");
+      if (options.cold_cache) {
+        const cl_uint pattern = static_cast<cl_uint>(r + 1);
+        check(clEnqueueFillBuffer(queue_, flush_, &pattern, sizeof pattern, 0, cache_flush_bytes(info_), 0, nullptr,
+                                  nullptr),
+              "clEnqueueFillBuffer (the cache flush)");
+      }
+      for (const BufferFill &fill : options.fills) {
+        const Buffer &b = buffers_[static_cast<size_t>(fill.buffer)];
+        if (b.bytes >= sizeof fill.pattern)
+          check(clEnqueueFillBuffer(queue_, b.view, &fill.pattern, sizeof fill.pattern, 0, b.bytes / 4 * 4, 0, nullptr,
+                                    nullptr),
+                "clEnqueueFillBuffer");
+      }
       events.emplace_back(nullptr, nullptr);
       enqueue(plan, &events.back().first, &events.back().second);
     }
     cl_int err = clFinish(queue_);
     double total = 0;
-    for (auto &[first, last] : events) total += elapsed_ms(err, first, last, "timing a cold run");
+    for (auto &[first, last] : events) total += elapsed_ms(err, first, last, "timing a run on its own");
     return total;
   }
 

@@ -47,12 +47,14 @@ Summary summarize(std::vector<double> samples) {
 namespace ks::runtime {
 
 Timing time_in_batches(const TimingOptions &options, const std::function<double(int)> &batch) {
-  // A cold batch holds at most kMaxColdRunsPerBatch runs (Vulkan's query pool is sized for it).
-  int warmup = options.cold_cache ? std::min(options.warmup_runs, kMaxColdRunsPerBatch) : options.warmup_runs;
+  // A batch of runs timed one by one holds at most kMaxColdRunsPerBatch runs (Vulkan's
+  // query pool is sized for it).
+  const int most = options.per_run() ? kMaxColdRunsPerBatch : options.max_runs_per_batch;
+  int warmup = std::min(options.warmup_runs, most);
   if (warmup > 0) batch(warmup);
   double once = batch(1);
   int runs = static_cast<int>(std::ceil(options.min_batch_ms / std::max(once, 1e-6)));
-  runs = std::clamp(runs, 1, options.cold_cache ? kMaxColdRunsPerBatch : options.max_runs_per_batch);
+  runs = std::clamp(runs, 1, most);
   int batches = options.batches;
   double estimate_seconds = once * runs * batches / 1e3;
   if (estimate_seconds > options.max_total_seconds)

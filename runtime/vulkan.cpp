@@ -113,6 +113,7 @@ DeviceInfo describe(const vk::raii::PhysicalDevice &device, int index) {
   info.subgroup_arithmetic = (subgroups.supportedOperations & vk::SubgroupFeatureFlagBits::eArithmetic) &&
                              (subgroups.supportedStages & vk::ShaderStageFlagBits::eCompute);
   if (driver.driverID == vk::DriverId::eMesaLlvmpipe) info.max_loop_iterations = 65535;  // LP_MAX_TGSI_LOOP_ITERATIONS
+  info.fp64 = device.getFeatures().shaderFloat64;
   for (const vk::ExtensionProperties &e : device.enumerateDeviceExtensionProperties())
     info.extensions += (info.extensions.empty() ? "" : " ") + std::string(e.extensionName.data());
   return info;
@@ -150,14 +151,29 @@ class VulkanDevice : public Device {
 
   const DeviceInfo &info() const override { return info_; }
 
+  // A buffer is bound as the range between two guard regions of one allocation.
   BufferId allocate(size_t bytes) override {
-    if (bytes > info_.max_allocation_bytes)
-      throw DeviceError("a buffer of " + std::to_string(bytes) +
-                        " bytes exceeds the device's largest storage buffer (" +
-                        std::to_string(info_.max_allocation_bytes) + " bytes)");
+    if (bytes + 2 * guard_bytes_ > info_.max_allocation_bytes)
+      throw DeviceError("a buffer of " + std::to_string(bytes) + " bytes (and its guards of " +
+                        std::to_string(guard_bytes_) + " bytes on each side) exceeds the device's largest storage " +
+                        "buffer (" + std::to_string(info_.max_allocation_bytes) + " bytes)");
     return guard("allocating a buffer", [&] {
-      buffers_.push_back(make_buffer(bytes));
+      Buffer b = make_buffer(bytes, guard_bytes_);
+      std::vector<unsigned char> canary = guard_pattern(guard_bytes_);
+      transfer(b, 0, canary.data(), canary.size(), true);
+      transfer(b, b.guard + b.view_bytes(), canary.data(), canary.size(), true);
+      buffers_.push_back(std::move(b));
       return static_cast<BufferId>(buffers_.size() - 1);
+    });
+  }
+
+  std::optional<int64_t> guard_breach(BufferId id) override {
+    return guard("reading a buffer's guards", [&] {
+      Buffer &b = buffer_at(id, 0);
+      std::vector<unsigned char> head(b.guard), tail(b.guard);
+      transfer(b, 0, head.data(), head.size(), false);
+      transfer(b, b.guard + b.view_bytes(), tail.data(), tail.size(), false);
+      return find_breach(head, tail, b.view_bytes());
     });
   }
 
@@ -173,11 +189,17 @@ class VulkanDevice : public Device {
   }
 
   void write(BufferId id, const void *data, size_t bytes) override {
-    guard("writing a buffer", [&] { transfer(id, const_cast<void *>(data), bytes, true); });
+    guard("writing a buffer", [&] {
+      Buffer &b = buffer_at(id, bytes);
+      transfer(b, b.guard, const_cast<void *>(data), bytes, true);
+    });
   }
 
   void read(BufferId id, void *data, size_t bytes) override {
-    guard("reading a buffer", [&] { transfer(id, data, bytes, false); });
+    guard("reading a buffer", [&] {
+      Buffer &b = buffer_at(id, bytes);
+      transfer(b, b.guard, data, bytes, false);
+    });
   }
 
   void build(const DeviceProgram &program) override {
@@ -226,8 +248,9 @@ class VulkanDevice : public Device {
       throw DeviceError(info_.name + ": the compute queue has no timestamps, so plans cannot be timed");
     return guard("timing a plan", [&] {
       recordings_.clear();
-      if (options.cold_cache && !*flush_.buffer) flush_ = make_buffer(cache_flush_bytes(info_));
-      Timing t = time_in_batches(options, [&](int runs) { return timed_batch(plan, runs, options.cold_cache); });
+      if (options.cold_cache && !*flush_.buffer) flush_ = make_buffer(cache_flush_bytes(info_), 0);
+      for (const BufferFill &fill : options.fills) buffer_at(fill.buffer, 0);
+      Timing t = time_in_batches(options, [&](int runs) { return timed_batch(plan, runs, options); });
       t.method = "vulkan command buffer";
       return t;
     });
@@ -238,7 +261,10 @@ class VulkanDevice : public Device {
     vk::raii::Buffer buffer{nullptr};
     vk::raii::DeviceMemory memory{nullptr};
     size_t bytes = 0;
+    size_t guard = 0;        // bytes of guard before and after the part kernels see
     void *mapped = nullptr;  // host-visible device memory, else null (staged)
+    // What kernels see: the bytes, rounded up to whole 32-bit words.
+    size_t view_bytes() const { return std::max<size_t>((bytes + 3) / 4 * 4, 4); }
   };
   struct Kernel {
     vk::raii::ShaderModule module{nullptr};
@@ -275,14 +301,17 @@ class VulkanDevice : public Device {
   std::map<std::string, Kernel> kernels_;
   std::map<int, Recording> recordings_;  // time()'s plan, by runs per batch
   Buffer flush_;                         // overwritten between cold-cache runs
+  size_t guard_bytes_ = kGuardBytes;     // a multiple of the storage-buffer offset alignment
   bool always_stage_ = false;
   bool lost_ = false;
 
-  // A device-local storage buffer, mapped where the device's memory is the host's.
-  Buffer make_buffer(size_t bytes) {
+  // A device-local storage buffer with `guard` bytes before and after it, mapped where
+  // the device's memory is the host's.
+  Buffer make_buffer(size_t bytes, size_t guard) {
     Buffer b;
     b.bytes = bytes;
-    vk::DeviceSize size = std::max<vk::DeviceSize>((bytes + 3) / 4 * 4, 4);
+    b.guard = guard;
+    vk::DeviceSize size = b.view_bytes() + 2 * guard;
     b.buffer = vk::raii::Buffer(
         device_, vk::BufferCreateInfo({}, size,
                                       vk::BufferUsageFlagBits::eStorageBuffer | vk::BufferUsageFlagBits::eTransferSrc |
@@ -331,6 +360,8 @@ class VulkanDevice : public Device {
     }
     if (!family) throw DeviceError(info_.name + " has no compute queue");
     float priority = 1.0f;
+    const vk::DeviceSize align = std::max<vk::DeviceSize>(limits.minStorageBufferOffsetAlignment, 1);
+    guard_bytes_ = static_cast<size_t>((kGuardBytes + align - 1) / align * align);
     vk::DeviceQueueCreateInfo queue_info({}, *family, 1, &priority);
     device_ = vk::raii::Device(physical_, vk::DeviceCreateInfo({}, queue_info, {}, {}, &features_));
     queue_ = vk::raii::Queue(device_, *family, 0);
@@ -424,13 +455,14 @@ class VulkanDevice : public Device {
     device_.resetFences(*fence_);
   }
 
-  // Host <-> buffer: a memcpy where the buffer is mapped, else through the staging
-  // buffer, a chunk at a time.
-  void transfer(BufferId id, void *host, size_t bytes, bool upload) {
-    Buffer &b = buffer_at(id, bytes);
+  // Host <-> the allocation of b from byte `at` on (the buffer itself starts at
+  // b.guard): a memcpy where the buffer is mapped, else through the staging buffer, a
+  // chunk at a time.
+  void transfer(Buffer &b, size_t at, void *host, size_t bytes, bool upload) {
     if (bytes == 0) return;
     if (b.mapped) {
-      upload ? std::memcpy(b.mapped, host, bytes) : std::memcpy(host, b.mapped, bytes);
+      unsigned char *device = static_cast<unsigned char *>(b.mapped) + at;
+      upload ? std::memcpy(device, host, bytes) : std::memcpy(host, device, bytes);
       return;
     }
     if (!*staging_) {
@@ -453,9 +485,9 @@ class VulkanDevice : public Device {
       commands.begin(vk::CommandBufferBeginInfo(vk::CommandBufferUsageFlagBits::eOneTimeSubmit));
       full_barrier(commands);
       if (upload)
-        commands.copyBuffer(*staging_, *b.buffer, vk::BufferCopy(0, offset, n));
+        commands.copyBuffer(*staging_, *b.buffer, vk::BufferCopy(0, at + offset, n));
       else
-        commands.copyBuffer(*b.buffer, *staging_, vk::BufferCopy(offset, 0, n));
+        commands.copyBuffer(*b.buffer, *staging_, vk::BufferCopy(at + offset, 0, n));
       full_barrier(commands);
       commands.end();
       submit_and_wait(commands);
@@ -496,9 +528,10 @@ class VulkanDevice : public Device {
   }
 
   // The plan recorded `runs` times into one command buffer; with timestamps around
-  // the whole when timed; cold: a cache flush before each run, and timestamps around
-  // each run.
-  Recording record(const LaunchPlan &plan, int runs, bool timed, bool cold = false) {
+  // the whole when timed; per run (cold caches, or fills): the options' fills and a
+  // cache flush when cold before each run, and timestamps around each run.
+  Recording record(const LaunchPlan &plan, int runs, bool timed, const TimingOptions *per_run = nullptr) {
+    const bool cold = per_run != nullptr;
     std::vector<std::pair<const Kernel *, std::array<uint32_t, 3>>> launches;
     uint32_t descriptors = 0;
     for (const KernelLaunch &launch : plan.launches) {
@@ -521,7 +554,8 @@ class VulkanDevice : public Device {
       std::vector<vk::WriteDescriptorSet> writes;
       for (size_t i = 0; i < plan.launches.size(); ++i)
         for (size_t a = 0; a < plan.launches[i].args.size(); ++a) {
-          infos.push_back({*buffers_[static_cast<size_t>(plan.launches[i].args[a])].buffer, 0, VK_WHOLE_SIZE});
+          const Buffer &b = buffers_[static_cast<size_t>(plan.launches[i].args[a])];
+          infos.push_back({*b.buffer, b.guard, b.view_bytes()});
           writes.push_back(vk::WriteDescriptorSet(*r.sets[i], static_cast<uint32_t>(a), 0, 1,
                                                   vk::DescriptorType::eStorageBuffer, nullptr, &infos.back()));
         }
@@ -537,9 +571,14 @@ class VulkanDevice : public Device {
                               vk::AccessFlagBits::eShaderRead | vk::AccessFlagBits::eShaderWrite);
     for (int run = 0; run < runs; ++run) {
       if (cold) {
-        // The flush, finished before the start stamp: a bottom-of-pipe stamp waits
-        // for every command before it.
-        r.commands.fillBuffer(*flush_.buffer, 0, VK_WHOLE_SIZE, static_cast<uint32_t>(run + 1));
+        // The fills and the flush, finished before the start stamp: a bottom-of-pipe
+        // stamp waits for every command before it.
+        if (per_run->cold_cache)
+          r.commands.fillBuffer(*flush_.buffer, 0, VK_WHOLE_SIZE, static_cast<uint32_t>(run + 1));
+        for (const BufferFill &fill : per_run->fills) {
+          const Buffer &b = buffers_[static_cast<size_t>(fill.buffer)];
+          r.commands.fillBuffer(*b.buffer, b.guard, b.view_bytes(), fill.pattern);
+        }
         full_barrier(r.commands);
         r.commands.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, **queries_, 2 * run);
       }
@@ -564,10 +603,12 @@ class VulkanDevice : public Device {
 
   // Milliseconds between the timestamps around `runs` runs of the plan, recorded
   // once per batch size and replayed.
-  // Cold: the sum of each run's time between its own stamps.
-  double timed_batch(const LaunchPlan &plan, int runs, bool cold) {
+  // Per run (cold caches or fills): the sum of each run's time between its own stamps.
+  double timed_batch(const LaunchPlan &plan, int runs, const TimingOptions &options) {
+    const bool cold = options.per_run();
     auto it = recordings_.find(runs);
-    if (it == recordings_.end()) it = recordings_.emplace(runs, record(plan, runs, true, cold)).first;
+    if (it == recordings_.end())
+      it = recordings_.emplace(runs, record(plan, runs, true, cold ? &options : nullptr)).first;
     submit_and_wait(it->second.commands);
     const uint32_t count = cold ? 2 * static_cast<uint32_t>(runs) : 2;
     auto [result, stamps] =

@@ -10,6 +10,7 @@ packages=(
   glslang-dev glslang-tools spirv-tools  # GLSL -> SPIR-V in-process; glslang's CMake package wants its tools
   libvulkan-dev spirv-headers mesa-vulkan-drivers  # the Vulkan loader and headers; lavapipe, Vulkan on the CPU
   llvm-15-tools  # FileCheck and lit for the golden and error tests (LLVM 15, as PoCL)
+  python3-torch  # the peer: PyTorch, run by ksmith bench with /usr/bin/python3
 )
 
 missing=()

@@ -34,6 +34,25 @@ TEST(BenchMetrics, MatchHandComputedValues) {
   EXPECT_NEAR(*m.average_speedup_ratio, (2 + 0 + 1.25 + 0 + 0) / 5, 1e-12);  // below 1 and incorrect count 0
 }
 
+// A problem the peer did not time is left out of fast_p, the geometric mean and the
+// average speedup ratio alike, and named; correctness still counts it.
+TEST(BenchMetrics, ProblemsWithoutAPeerTimeAreLeftOutOfEverySpeedupMetric) {
+  std::vector<BenchProblem> problems = {problem(true, 1.0, 2.0), problem(true, 2.0, 1.0), problem(false, 1.0, 1.0),
+                                        problem(true, 1.0, std::nullopt), problem(false, std::nullopt, std::nullopt)};
+  problems[3].name = "unpeered";
+  problems[4].name = "broken";
+  BenchMetrics m = bench_metrics(problems);
+  EXPECT_EQ(m.problems, 5);
+  EXPECT_EQ(m.correct, 3);
+  EXPECT_DOUBLE_EQ(m.correctness_rate, 3.0 / 5);
+  EXPECT_EQ(m.with_peer, 3);
+  EXPECT_EQ(m.without_peer, (std::vector<std::string>{"unpeered", "broken"}));
+  EXPECT_DOUBLE_EQ(m.fast_p.at(0), 2.0 / 3);  // fast_0: the comparison set's correctness rate
+  EXPECT_DOUBLE_EQ(m.fast_p.at(1), 1.0 / 3);
+  EXPECT_NEAR(*m.geomean_speedup, 1.0, 1e-12);  // sqrt(2 * 0.5)
+  EXPECT_NEAR(*m.average_speedup_ratio, 2.0 / 3, 1e-12);
+}
+
 TEST(BenchMetrics, WithoutAPeerOnlyCorrectness) {
   BenchMetrics m = bench_metrics({problem(true, 1.0, std::nullopt), problem(false, std::nullopt, std::nullopt)});
   EXPECT_DOUBLE_EQ(m.correctness_rate, 0.5);

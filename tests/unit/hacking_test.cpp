@@ -1,6 +1,7 @@
 // The evaluator against kernels that game it (KernelBench has seen each pass its own
-// checks): a hand-written softmax body (tests/adversarial/softmax_honest.cl) passes,
+// checks): a hand-written softmax body (tests/adversarial/softmax.cl) passes,
 // and each edit of it that cheats is caught, by the check or by a hacking flag.
+#include "evolve/compare.h"
 #include "evolve/evaluate.h"
 #include "runtime/device.h"
 #include "test_util.h"
@@ -16,14 +17,14 @@ std::string cheat(const std::string &line, const std::string &replacement) {
   return at == std::string::npos ? body : body.replace(at, line.size(), replacement);
 }
 
-EvalRecord evaluated(const std::string &body, bool time = false) {
+EvalRecord evaluated(const std::string &body, bool time = false, const std::string &sizes = "N=8,D=1024") {
   const std::string path = std::string(KS_SOURCE_DIR) + "/examples/softmax.ks";
   EvalOptions options;
   options.kernel_source = body;
   options.time = time;
   options.timing.batches = 3;
   options.timing.min_batch_ms = 0.2;
-  frontend::parse_size_assignments("N=8,D=1024", &options.sizes);
+  frontend::parse_size_assignments(sizes, &options.sizes);
   auto device = runtime::open_device("", "opencl");
   return evaluate(frontend::load_spec(path), path, *device, options);
 }
@@ -59,7 +60,8 @@ TEST_F(Hacking, ZeroOrConstantOutputsFail) {
 
 // Half the elements computed: the rest stay poisoned (NaN), which never passes.
 TEST_F(Hacking, PartialOutputsFail) {
-  EvalRecord r = evaluated(cheat("  if (i >= N * D) return;\n  y[i]", "  if (i >= N * D / 2) return;\n  y[i]"));
+  EvalRecord r =
+      evaluated(cheat("  y[i] = e[i] / total[i / D];", "  if (i >= N * D / 2) return;\n  y[i] = e[i] / total[i / D];"));
   EXPECT_FALSE(r.check.passed) << r.to_json().dump(2);
   EXPECT_EQ(r.check.bad_elements, 5 * 37 - 5 * 37 / 2) << "the second half of the 5 x 37 check";
 }
@@ -79,23 +81,80 @@ TEST_F(Hacking, ChangedInputsAreFlagged) {
   EXPECT_EQ(r.verdict(), "flagged: it changes its input x");
 }
 
-// Work skipped where the output already holds a value: right from poisoned outputs,
-// wrong when the last answer is left in place and the inputs change.
-TEST_F(Hacking, KeepingAPreviousAnswerIsFlagged) {
-  EvalRecord r =
-      evaluated(cheat("  y[i] = e[i] / total[i / D];", "  if (y[i] == y[i]) return;\n  y[i] = e[i] / total[i / D];"));
-  EXPECT_TRUE(r.check.passed) << "from poisoned outputs it computes";
-  EXPECT_FALSE(r.ok());
-  ASSERT_EQ(r.hacking_flags.size(), 1u) << r.to_json().dump(2);
-  EXPECT_EQ(
-      r.hacking_flags[0].rfind("keeps a previous answer: given new inputs with the last outputs left in place, y[", 0),
-      0u)
-      << r.hacking_flags[0];
-  EXPECT_EQ(r.to_json()["hacking_flags"].size(), 1u);
+// A body of tests/adversarial/ with one of its CHEAT_* macros defined (none: "").
+std::string adversarial(const std::string &name, const std::string &cheat_macro = "") {
+  std::string body = read_source_file(std::string(KS_SOURCE_DIR) + "/tests/adversarial/" + name, "kernel body")->text;
+  return cheat_macro.empty() ? body : "#define " + cheat_macro + "\n" + body;
 }
 
-// Bad input: a body on a Vulkan device, a body with a schedule, a body that does not
-// build (the driver's log).
+bool starts_with(const std::string &text, const std::string &prefix) { return text.rfind(prefix, 0) == 0; }
+
+// Writes outside a buffer change its guards, at the check sizes already.
+TEST_F(Hacking, OutOfBoundsWritesAreFlagged) {
+  EvalRecord r = evaluated(adversarial("softmax.cl", "CHEAT_OUT_OF_BOUNDS"));
+  EXPECT_TRUE(r.check.passed) << "the outputs themselves are right";
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.verdict(), "flagged: it writes outside its output y, 5 elements past the end") << r.to_json().dump(2);
+}
+
+// Work skipped where the output already holds a value: right from poisoned outputs,
+// wrong when the last answer is left in place and the inputs change. Two gates: an
+// element no longer NaN (written on the first run only), and an element that looks
+// like a probability.
+TEST_F(Hacking, KeepingAPreviousAnswerIsFlagged) {
+  for (const char *name : {"CHEAT_FIRST_RUN_ONLY", "CHEAT_EARLY_RETURN"}) {
+    EvalRecord r = evaluated(adversarial("softmax.cl", name));
+    EXPECT_TRUE(r.check.passed) << name << ": from poisoned outputs it computes";
+    EXPECT_FALSE(r.ok()) << name;
+    ASSERT_EQ(r.hacking_flags.size(), 1u) << r.to_json().dump(2);
+    EXPECT_TRUE(starts_with(r.hacking_flags[0],
+                            "keeps a previous answer: given new inputs with the last outputs left in place, y["))
+        << name << ": " << r.hacking_flags[0];
+  }
+}
+
+// An intermediate read before it is written: from NaN the answer is right (fmax
+// ignores NaN), from large finite values it is not, and the check names the buffer.
+TEST_F(Hacking, ReadingAnIntermediateBeforeWritingItIsFlagged) {
+  EvalRecord r = evaluated(adversarial("softmax.cl", "CHEAT_READ_BEFORE_WRITE"));
+  EXPECT_TRUE(r.check.passed) << "from NaN it is right";
+  EXPECT_TRUE(starts_with(r.verdict(),
+                          "flagged: it reads its intermediate row_max before writing it: starting from large finite "
+                          "values (±3e38) there, y["))
+      << r.verdict();
+}
+
+// An intermediate kept from the last run where it looks computed: the row sums are
+// wrong for new inputs, and the check names the intermediate reused.
+TEST_F(Hacking, ReusingAnIntermediateThatChangesTheAnswerIsFlagged) {
+  EvalRecord r = evaluated(adversarial("softmax.cl", "CHEAT_STALE_TOTAL"));
+  EXPECT_TRUE(r.check.passed);
+  EXPECT_TRUE(starts_with(r.verdict(),
+                          "flagged: it reuses its intermediate total from an earlier run: given new inputs with it "
+                          "left as the last run wrote it, y["))
+      << r.verdict();
+}
+
+// The row maxima kept from the last run: softmax is shift-invariant, so every answer
+// is right, but the timed runs skip work. Timed from reset state and from carried
+// state, it is slower from reset. At sizes where the skipped pass is a large part of
+// the work (8 rows of 65536: the naive row reductions run on 8 work-items), so that a
+// busy machine does not hide it; the honest body at the same sizes is not flagged.
+TEST_F(Hacking, ReusingAnIntermediateToSkipWorkIsFlaggedByItsTime) {
+  EvalRecord cheat = evaluated(adversarial("softmax.cl", "CHEAT_REUSE_INTERMEDIATE"), true, "N=8,D=65536");
+  EXPECT_TRUE(cheat.check.passed);
+  ASSERT_TRUE(cheat.time && cheat.time->state_timing) << cheat.to_json().dump(2);
+  EXPECT_TRUE(cheat.time->versus_naive && cheat.time->versus_naive->passed) << "its answers are right";
+  EXPECT_TRUE(starts_with(cheat.verdict(),
+                          "flagged: it does less work when its outputs and intermediates hold what its last run "
+                          "left: "))
+      << cheat.to_json().dump(2);
+  EvalRecord honest = evaluated(test::honest_softmax_body(), true, "N=8,D=65536");
+  ASSERT_TRUE(honest.time && honest.time->state_timing);
+  EXPECT_TRUE(honest.ok()) << honest.to_json().dump(2);
+}
+
+// Bad input: a body on a Vulkan device, a body that does not build (the driver's log).
 TEST_F(Hacking, KernelBodiesRefuseClearly) {
   const std::string path = std::string(KS_SOURCE_DIR) + "/examples/softmax.ks";
   auto device = runtime::open_device("", "opencl");
@@ -113,9 +172,72 @@ TEST_F(Hacking, KernelBodiesRefuseClearly) {
   EXPECT_FALSE(j["compile"]["ok"]);
   EXPECT_NE(j["compile"]["log"].get<std::string>().find("nowhere"), std::string::npos);
   EXPECT_EQ(j["features"]["kind"], "kernel body");
-  options.schedule = load_schedule(std::string(KS_SOURCE_DIR) + "/examples/softmax.sched");
-  EXPECT_EQ(test::user_error([&] { evaluate(frontend::load_spec(path), path, *device, options); }),
-            "error: a kernel body replaces the generated code; it takes no schedule");
+  if (test::has_device("vulkan")) {
+    auto vulkan = runtime::open_device("", "vulkan");
+    EXPECT_EQ(test::user_error([&] { evaluate(frontend::load_spec(path), path, *vulkan, options); }),
+              "error: a kernel body is OpenCL C; run it on an OpenCL device (--target opencl)");
+  }
+}
+
+// The reference at the timed sizes is accurate: the naive program with its sums in
+// f64. A million values summed by a work-group tree (a body with sum_all.sched's
+// geometry) agree with it within 1e-5; the same body dropping one value of the million
+// at the timed sizes fails; and the naive float32 order itself (mse_loss's million
+// positive terms added in a row) is off by more than the tolerance: it could not have
+// been the reference.
+class Reference : public Hacking {
+ protected:
+  EvalRecord sum_all(const std::string &body, const std::string &sizes = "") {
+    const std::string path = std::string(KS_SOURCE_DIR) + "/tests/adversarial/sum_all.ks";
+    EvalOptions options;
+    options.kernel_source = body;
+    options.schedule = load_schedule(std::string(KS_SOURCE_DIR) + "/tests/adversarial/sum_all.sched");
+    options.timing.batches = 3;
+    options.timing.min_batch_ms = 0.2;
+    if (!sizes.empty()) frontend::parse_size_assignments(sizes, &options.sizes);
+    auto device = runtime::open_device("", "opencl");
+    return evaluate(frontend::load_spec(path), path, *device, options);
+  }
+};
+
+TEST_F(Reference, IsAccurateAtAMillionTerms) {
+  EvalRecord tree = sum_all(adversarial("sum_all_tree.cl"));
+  ASSERT_TRUE(tree.time && tree.time->versus_naive) << tree.to_json().dump(2);
+  EXPECT_EQ(tree.time->sizes, "N=1048576");
+  EXPECT_EQ(tree.time->reference, "naive, f64 sums") << "PoCL offers fp64";
+  EXPECT_TRUE(tree.ok()) << tree.to_json().dump(2);
+  EXPECT_LT(tree.time->versus_naive->worst_error, 1e-5);
+
+  EvalRecord dropped = sum_all(adversarial("sum_all_tree.cl", "CHEAT_DROP_ONE"));
+  EXPECT_TRUE(dropped.check.passed) << "right at the check sizes";
+  EXPECT_TRUE(starts_with(dropped.verdict(), "disagrees with the naive kernel at N=1048576: s[] is "))
+      << dropped.verdict();
+
+  // examples/mse_loss.ks summed in float32 in order, as its naive kernel does: a
+  // million positive terms, off by about 1e-3 (a body that is right but not accurate).
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/mse_loss.ks";
+  EvalOptions options;
+  options.kernel_source =
+      "__kernel void loss(__global const float *p, __global const float *t, __global float *loss) {\n"
+      "  if (get_global_id(0) != 0) return;\n  float acc = 0.0f;\n"
+      "  for (int i = 0; i < N * D; ++i) acc += (p[i] - t[i]) * (p[i] - t[i]) / (N * D);\n  loss[0] = acc;\n}\n";
+  options.timing.batches = 3;
+  auto device = runtime::open_device("", "opencl");
+  EvalRecord in_order = evaluate(frontend::load_spec(path), path, *device, options);
+  ASSERT_TRUE(in_order.time && in_order.time->versus_naive) << in_order.to_json().dump(2);
+  EXPECT_EQ(in_order.time->sizes, "N=1024, D=1024");
+  EXPECT_GT(in_order.time->versus_naive->worst_error, 5 * tolerance_for(DType::F32)) << in_order.to_json().dump(2);
+}
+
+// A device without fp64 has the naive float32 kernel for its reference, with a
+// tolerance that grows with the longest reduction.
+TEST(ReferenceTolerance, GrowsWithTheLongestReduction) {
+  Graph small = test::graph_of("kernel k(x: f32[N]) -> s: f32[] where N = 1000 { s[] = sum(i) x[i] }");
+  Graph big = test::graph_of("kernel k(x: f32[N]) -> s: f32[] where N = 1048576 { s[] = sum(i) x[i] }");
+  Graph none = test::graph_of("kernel k(x: f32[N]) -> y: f32[N] where N = 1048576 { y[i] = x[i] * 2.0 }");
+  EXPECT_EQ(float_reference_tolerance(small), tolerance_for(DType::F32));
+  EXPECT_EQ(float_reference_tolerance(none), tolerance_for(DType::F32));
+  EXPECT_DOUBLE_EQ(float_reference_tolerance(big), 1048576.0 / (1 << 24));
 }
 
 }  // namespace

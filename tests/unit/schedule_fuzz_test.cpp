@@ -1,6 +1,7 @@
 // Equivalence of random legal schedules: for every example, many schedules composed
 // at random from the primitives compile, run on the device and agree with the
-// interpreter. A failure prints the schedule so it can be replayed with
+// interpreter, and the evaluator's hacking checks (guards, state trials) never flag
+// them. A failure prints the schedule so it can be replayed with
 // `ksmith run SPEC --schedule FILE`.
 #include <map>
 #include <random>
@@ -77,6 +78,11 @@ TEST_P(RandomSchedules, AgreeWithTheInterpreter) {
                             << print_schedule(options.schedule);
     ASSERT_TRUE(r.check.passed) << "schedule " << n << " changed the result:\n"
                                 << print_schedule(options.schedule) << r.to_json().dump(2);
+    // Generated code never writes outside a buffer, never reads its state before
+    // writing it, and never reuses what an earlier run left (the evaluator's guards and
+    // state trials would flag it).
+    ASSERT_TRUE(r.hacking_flags.empty()) << "schedule " << n << " was flagged: " << r.verdict() << "\n"
+                                         << print_schedule(options.schedule);
   }
   EXPECT_GT(nonempty, count / 2) << "the generator should rarely come up empty";
   if (over_device_limit) std::printf("%d of %d schedules over the loop limit\n", over_device_limit, count);

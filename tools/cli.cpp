@@ -1,0 +1,82 @@
+// Helpers shared by ksmith's subcommands.
+#include "tools/cli.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace ks::cli {
+
+void write_file(const std::string &path, const std::string &text) {
+  std::string temp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) throw UserError("error: cannot write '" + path + "'");
+    out << text;
+    out.flush();
+    if (!out) {
+      std::remove(temp.c_str());
+      throw UserError("error: cannot write '" + path + "'");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) {
+    std::remove(temp.c_str());
+    throw UserError("error: cannot write '" + path + "': " + ec.message());
+  }
+}
+
+frontend::SizeOverrides size_overrides(const std::vector<std::string> &items, const char *flag) {
+  frontend::SizeOverrides o;
+  o.flag = flag;
+  for (const std::string &item : items) frontend::parse_size_assignments(item, &o);
+  return o;
+}
+
+void add_spec_options(CLI::App *command, std::string *spec, std::string *schedule, std::vector<std::string> *sizes) {
+  command->add_option("spec", *spec, "The .ks spec")->required();
+  command->add_option("--schedule", *schedule, "Apply the schedule in FILE");
+  command->add_option("--size", *sizes, "Override a size: NAME=VALUE (repeatable, or comma-separated)");
+}
+
+CLI::Option *add_target_option(CLI::App *command, std::string *text) {
+  return command->add_option("--target", *text, "Code for: opencl (OpenCL devices) or spirv (Vulkan devices)")
+      ->check(CLI::IsMember({"opencl", "spirv"}));
+}
+
+std::optional<Target> parse_target(const std::string &text) {
+  if (text.empty()) return std::nullopt;
+  return text == "spirv" ? Target::SPIRV : Target::OpenCL;
+}
+
+Schedule schedule_from(const std::string &path) { return path.empty() ? Schedule{} : load_schedule(path); }
+
+std::string human_bytes(uint64_t bytes) {
+  char text[32];
+  if (bytes >= (1ull << 30))
+    std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1ull << 30));
+  else
+    std::snprintf(text, sizeof text, "%.0f MiB", static_cast<double>(bytes) / (1ull << 20));
+  return text;
+}
+
+std::string human_rate(double per_second, const std::string &unit) {
+  static const char *prefixes[] = {"", "k", "M", "G", "T", "P"};
+  int p = 0;
+  while (p < 5 && per_second >= 1000.0) {
+    per_second /= 1000.0;
+    ++p;
+  }
+  char text[48];
+  std::snprintf(text, sizeof text,
+                per_second >= 100  ? "%.0f %s%s"
+                : per_second >= 10 ? "%.1f %s%s"
+                                   : "%.2f %s%s",
+                per_second, prefixes[p], unit.c_str());
+  return text;
+}
+
+}  // namespace ks::cli

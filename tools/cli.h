@@ -1,0 +1,56 @@
+// What the subcommands of ksmith share: how a subcommand plugs into the app, and
+// small helpers for files, sizes, targets and units.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "evolve/evaluate.h"
+#include "frontend/elaborate.h"
+#include "passes/schedule.h"
+
+namespace ks::cli {
+
+/// A subcommand, added to the app: runs it once the command line is parsed, and
+/// returns the exit status (0 success, 1 a bad input, a failed check or a device
+/// failure). Each lives in a file of its own under tools/.
+struct Command {
+  CLI::App *app = nullptr;
+  std::function<int()> run;
+};
+
+Command add_devices(CLI::App &app);
+Command add_compile(CLI::App &app);
+Command add_inspect(CLI::App &app);
+Command add_run(CLI::App &app);
+Command add_bench(CLI::App &app);
+
+/// Writes text to path through a temporary file, so a failure leaves any old file
+/// whole. Throws UserError.
+void write_file(const std::string &path, const std::string &text);
+
+/// Size assignments given with a flag (--size N=64,K=32, repeatable).
+frontend::SizeOverrides size_overrides(const std::vector<std::string> &items, const char *flag);
+
+/// A spec's options: the spec itself, --schedule FILE and --size NAME=VALUE.
+void add_spec_options(CLI::App *command, std::string *spec, std::string *schedule, std::vector<std::string> *sizes);
+
+/// --target opencl|spirv on a subcommand; the text lands in *text.
+CLI::Option *add_target_option(CLI::App *command, std::string *text);
+std::optional<Target> parse_target(const std::string &text);  // none for ""
+
+/// The schedule in path, or none for "".
+Schedule schedule_from(const std::string &path);
+
+/// "512 MiB", "1.5 GiB"
+std::string human_bytes(uint64_t bytes);
+
+/// A rate with its unit scaled to it: "512.3 MB/s", "2.91 TB/s" (unit "B/s"), or
+/// "3.1 GFLOP/s" (unit "FLOP/s").
+std::string human_rate(double per_second, const std::string &unit);
+
+}  // namespace ks::cli

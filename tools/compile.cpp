@@ -1,0 +1,77 @@
+// ksmith compile SPEC [--target opencl|spirv] [--schedule FILE] [--size N=V]...
+//                     [--emit=graph|loops|opencl|glsl|spirv] [-o FILE]
+#include <filesystem>
+#include <iostream>
+
+#include "codegen/spirv.h"
+#include "frontend/parser.h"
+#include "ir/printer.h"
+#include "tools/cli.h"
+
+namespace ks::cli {
+
+namespace {
+
+struct CompileOptions {
+  std::string spec, schedule, emit, output, target;
+  std::vector<std::string> sizes;
+};
+
+// SPIR-V: the disassembly of each kernel's module on standard output, or the
+// binary with -o (FILE itself for one kernel; FILE's stem.KERNEL.ext for several).
+int emit_spirv(const Compiled &c, const std::string &output) {
+  const std::vector<runtime::SpirvKernel> &modules = c.binary.spirv;
+  if (output.empty() || output == "-") {
+    for (const runtime::SpirvKernel &k : modules)
+      std::cout << "; kernel " << k.name << "\n" << disassemble_spirv(k.words);
+    return 0;
+  }
+  for (const runtime::SpirvKernel &k : modules) {
+    std::filesystem::path path(output);
+    if (modules.size() > 1) path.replace_filename(path.stem().string() + "." + k.name + path.extension().string());
+    write_file(path.string(), std::string(reinterpret_cast<const char *>(k.words.data()), k.words.size() * 4));
+  }
+  return 0;
+}
+
+int compile(const CompileOptions &o) {
+  std::optional<Target> target = parse_target(o.target);
+  // The emitted language follows the target, and must not contradict it.
+  std::string emit = o.emit.empty() ? (target == Target::SPIRV ? "spirv" : "opencl") : o.emit;
+  bool spirv_stage = emit == "glsl" || emit == "spirv";
+  if (target && ((*target == Target::SPIRV && emit == "opencl") || (*target == Target::OpenCL && spirv_stage)))
+    throw UserError("error: --emit=" + emit + " is not code of --target " + target_name(*target) +
+                    " (opencl emits opencl; spirv emits glsl or spirv)");
+  frontend::Spec spec = frontend::load_spec(o.spec);
+  frontend::SizeOverrides sizes = size_overrides(o.sizes, "--size");
+  std::string text;
+  if (emit == "graph") {
+    text = print_graph(frontend::elaborate(spec, frontend::SizeSet::Default, sizes));
+  } else {
+    Compiled c = compile_spec(spec, frontend::SizeSet::Default, sizes, schedule_from(o.schedule),
+                              spirv_stage ? Target::SPIRV : Target::OpenCL);
+    if (emit == "spirv") return emit_spirv(c, o.output);
+    text = emit == "loops" ? print_program(c.program) : c.code.source;
+  }
+  if (o.output.empty() || o.output == "-")
+    std::cout << text;
+  else
+    write_file(o.output, text);
+  return 0;
+}
+
+}  // namespace
+
+Command add_compile(CLI::App &app) {
+  auto o = std::make_shared<CompileOptions>();
+  CLI::App *command = app.add_subcommand("compile", "Compile a spec and print the chosen stage");
+  add_spec_options(command, &o->spec, &o->schedule, &o->sizes);
+  add_target_option(command, &o->target);
+  command
+      ->add_option("--emit", o->emit, "What to print: graph, loops, opencl, glsl or spirv (default: the target's code)")
+      ->check(CLI::IsMember({"graph", "loops", "opencl", "glsl", "spirv"}));
+  command->add_option("-o,--output", o->output, "Write to FILE instead of standard output");
+  return {command, [o] { return compile(*o); }};
+}
+
+}  // namespace ks::cli

@@ -1,0 +1,123 @@
+// ksmith run SPEC [--target opencl|spirv] [--schedule FILE] [--kernel FILE.cl] [--size N=V]...
+//                 [--check-size N=V]... [--device SEL] [--seed S] [--trials N] [--no-time]
+//                 [--batches R] [--min-batch-ms MS] [--cold-cache] [--json]
+// Checks a spec (naive, scheduled, or a kernel body) against the reference, then
+// times it; the record as text or JSON. Exit 0 when correct, 1 otherwise.
+#include <cstdio>
+#include <iostream>
+
+#include "evolve/compare.h"
+#include "frontend/parser.h"
+#include "tools/cli.h"
+
+namespace ks::cli {
+
+namespace {
+
+struct RunOptions {
+  std::string spec, schedule, kernel, device, target;
+  std::vector<std::string> sizes, check_sizes;
+  bool json = false, no_time = false;
+  std::optional<uint64_t> seed;
+  EvalOptions eval;
+};
+
+std::string format_index(const std::vector<int64_t> &index) {
+  std::string out;
+  for (int64_t i : index) out += (out.empty() ? "" : ", ") + std::to_string(i);
+  return "[" + out + "]";
+}
+
+void print_check(const char *label, const CheckRecord &c) {
+  std::printf("  %-7s %-28s %s  worst error %.2e at %s%s (expected %.8g, got %.8g), %d trials\n", label,
+              c.sizes.c_str(), c.passed ? "correct  " : "INCORRECT", c.worst_error, c.tensor.c_str(),
+              format_index(c.index).c_str(), c.expected, c.got, c.trials);
+  if (!c.passed)
+    std::printf("          %lld elements over the tolerance (%.0e)\n", static_cast<long long>(c.bad_elements),
+                tolerance_for(DType::F32));
+}
+
+int run(RunOptions &o) {
+  EvalOptions &options = o.eval;
+  options.sizes = size_overrides(o.sizes, "--size");
+  options.check_sizes = size_overrides(o.check_sizes, "--check-size");
+  options.seed = o.seed;
+  options.time = !o.no_time;
+  options.schedule = schedule_from(o.schedule);
+  if (!o.kernel.empty()) {
+    options.kernel_source = read_source_file(o.kernel, "kernel body")->text;
+    if (options.kernel_source.find_first_not_of(" \t\r\n") == std::string::npos)
+      throw UserError("error: kernel body '" + o.kernel + "' is empty");
+  }
+  frontend::Spec spec = frontend::load_spec(o.spec);
+  std::optional<Target> target = parse_target(o.target);
+  if (target)
+    for (const char *api : {"opencl", "vulkan"})
+      if (api != std::string(target_api(*target)) && o.device.rfind(std::string(api) + ":", 0) == 0)
+        throw UserError("error: --device " + o.device + " is a " + api + " device; --target " + target_name(*target) +
+                        " runs on " + target_api(*target) + " devices");
+  std::unique_ptr<runtime::Device> device = runtime::open_device(o.device, target ? target_api(*target) : "");
+  EvalRecord r = evaluate(spec, o.spec, *device, options);
+  if (o.json) {
+    std::cout << r.to_json().dump(2) << "\n";
+    return r.ok() ? 0 : 1;
+  }
+  const auto &d = r.device;
+  std::printf("%s  (%s)\n  device  %s: %s [%s, driver %s]  target %s\n", r.kernel.c_str(), r.spec.c_str(),
+              d.selector().c_str(), d.name.c_str(), d.platform.c_str(), d.driver_version.c_str(),
+              target_name(target_for(d)));
+  if (!r.failure || r.failure->sizes != "check") print_check("check", r.check);
+  for (const std::string &flag : r.hacking_flags) std::printf("  FLAGGED the kernel %s\n", flag.c_str());
+  if (r.time) {
+    const TimeRecord &t = *r.time;
+    if (t.versus_naive) print_check("versus", *t.versus_naive);  // the reference, at the timed sizes
+    if (t.timing.batches > 0) {
+      double seconds = t.timing.median_ms * 1e-3;
+      std::printf("  time    %-28s median %.4f ms  spread %.2f%% (%d batches x %d runs%s)  %s  %s\n", t.sizes.c_str(),
+                  t.timing.median_ms, 100 * t.timing.cv, t.timing.batches, t.timing.runs_per_batch,
+                  t.timing.cold_cache ? ", cold caches" : "", human_rate(t.cost.bytes / seconds, "B/s").c_str(),
+                  human_rate(t.cost.flops / seconds, "FLOP/s").c_str());
+      if (t.versus_naive)
+        std::printf("  naive   %-28s median %.4f ms  spread %.2f%%  speedup %.2fx\n", t.sizes.c_str(),
+                    t.baseline.median_ms, 100 * t.baseline.cv, t.speedup());
+    }
+    if (!t.after_timing_correct) std::printf("          FAILED: %s\n", t.problem.c_str());
+  }
+  if (r.failure) {
+    std::fflush(stdout);
+    // A diagnostic with a location ("file:line:col: error: ...") is printed as it is.
+    const std::string &m = r.failure->message;
+    bool located = m.substr(0, m.find('\n')).find("error:") != std::string::npos;
+    std::cerr << (located ? "" : "error: ") << (r.failure->sizes == "timed" ? "at the timed sizes: " : "") << m << "\n";
+  }
+  return r.ok() ? 0 : 1;
+}
+
+}  // namespace
+
+Command add_run(CLI::App &app) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App *command = app.add_subcommand("run", "Check a spec against the reference, then time it");
+  add_spec_options(command, &o->spec, &o->schedule, &o->sizes);
+  command->add_option("--kernel", o->kernel,
+                      "Run the OpenCL C kernel body in FILE in place of the generated code (sizes as macros; the "
+                      "launch geometry of the naive program, or of --schedule's)");
+  command->add_option("--check-size", o->check_sizes, "Override a size of the correctness check: NAME=VALUE");
+  add_target_option(command, &o->target);
+  command->add_option(
+      "--device", o->device,
+      "Device: opencl:N, vulkan:N, N, or part of its name (default: the first GPU of the target's API)");
+  command->add_flag("--json", o->json, "Print the evaluation record as JSON");
+  command->add_option("--seed", o->seed, "Seed of the random inputs (default: fresh each run)");
+  command->add_option("--trials", o->eval.trials, "Correctness trials, each with fresh inputs")
+      ->check(CLI::Range(1, 1000));
+  command->add_flag("--no-time", o->no_time, "Check only");
+  command->add_option("--batches", o->eval.timing.batches, "Timed batches")->check(CLI::Range(1, 100000));
+  command->add_option("--min-batch-ms", o->eval.timing.min_batch_ms, "Shortest batch, in milliseconds")
+      ->check(CLI::Range(0.0, 1e6));
+  command->add_flag("--cold-cache", o->eval.timing.cold_cache,
+                    "Flush the device's caches before each timed run, and time each run on its own");
+  return {command, [o] { return run(*o); }};
+}
+
+}  // namespace ks::cli
