@@ -25,7 +25,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | t
 # The loader may be there without its development symlink: name the library itself.
 opencl_lib=$(ldconfig -p | awk '/libOpenCL\.so(\.1)? / {print $NF; exit}')
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DKS_BUILD_TESTS=OFF \
-  -DKS_EXTRA_INCLUDE="$PWD/.deps/include" -DOpenCL_INCLUDE_DIR="$PWD/.deps/include" -DCMAKE_PREFIX_PATH="$PWD/.deps/usr" \
+  -DKS_EXTRA_INCLUDE="$PWD/.deps/include" -DKS_EXTRA_LIB="$PWD/.deps/usr/lib/x86_64-linux-gnu" \
+  -DOpenCL_INCLUDE_DIR="$PWD/.deps/include" -DCMAKE_PREFIX_PATH="$PWD/.deps/usr" \
   ${opencl_lib:+-DOpenCL_LIBRARY="$opencl_lib"} > "$out/configure.log" 2>&1 || { cat "$out/configure.log"; exit 1; }
 ninja -C build-gpu -j 16 > "$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
 ./build-gpu/ks_interpreter_bench | tee -a "$out/gpu.txt"

@@ -155,6 +155,8 @@ Suite run_suite(const std::string &dir, const SuiteOptions &o) {
     if (entry.path().extension() == ".ks") specs.push_back(entry.path());
   if (ec) throw UserError("error: cannot read suite folder '" + dir + "': " + ec.message());
   if (specs.empty()) throw UserError("error: suite folder '" + dir + "' holds no .ks specs");
+  if (!o.tuned_dir.empty() && !std::filesystem::is_directory(o.tuned_dir))
+    throw UserError("error: no folder of tuned schedules '" + o.tuned_dir + "'");
   std::sort(specs.begin(), specs.end());
   std::map<std::string, std::string> sizes;
   if (!o.sizes_path.empty()) sizes = read_sizes_file(o.sizes_path);
@@ -175,6 +177,7 @@ Suite run_suite(const std::string &dir, const SuiteOptions &o) {
       suite.warnings.push_back(p.name + " is not in the sizes file " + o.sizes_path + ": timed at its spec's sizes");
     std::filesystem::path schedule = spec;
     schedule.replace_extension(".sched");
+    if (!o.tuned_dir.empty()) schedule = std::filesystem::path(o.tuned_dir) / (p.name + ".sched");
     if (std::filesystem::exists(schedule)) args.insert(args.end(), {"--schedule", schedule.string()});
     IsolatedRun run = run_isolated(o.ksmith, args, o.time_limit_s);
     p.correct = run.ok;

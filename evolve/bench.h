@@ -64,6 +64,9 @@ struct SuiteOptions {
   std::string python = "/usr/bin/python3";  // runs a peer script: Debian's, where python3-torch installs
   std::string target, device;
   double time_limit_s = 600;  // each problem; the peer script gets this per problem
+  // Tuned schedules: DIR/NAME.sched for problem NAME where it is there, else the naive
+  // kernel (the hand-written NAME.sched beside the spec is used only without it).
+  std::string tuned_dir;
 };
 
 struct Suite {

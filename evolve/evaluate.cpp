@@ -2,6 +2,7 @@
 #include "evolve/evaluate.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -13,6 +14,7 @@
 #include "codegen/spirv.h"
 #include "evolve/compare.h"
 #include "evolve/inputs.h"
+#include "evolve/workers.h"
 #include "ir/interpreter.h"
 #include "passes/pipeline.h"
 #include "runtime/statistics.h"
@@ -93,9 +95,11 @@ struct Bound {
   }
 };
 
+}  // namespace
+
 // A kernel the device cannot launch is the schedule's error, said before launching.
-void check_device_limits(const Compiled &c, const runtime::DeviceInfo &device) {
-  for (const Kernel &kernel : c.program.kernels) {
+void check_device_limits(const Program &program, const runtime::DeviceInfo &device) {
+  for (const Kernel &kernel : program.kernels) {
     LaunchShape shape = launch_shape(kernel);
     int64_t items = shape.group_size();
     if (items > static_cast<int64_t>(device.max_work_group_size))
@@ -125,6 +129,8 @@ void check_device_limits(const Compiled &c, const runtime::DeviceInfo &device) {
   }
 }
 
+namespace {
+
 // The launch plan of c's kernels over buffers by name.
 runtime::LaunchPlan launch_plan(const Compiled &c, const std::map<std::string, runtime::BufferId> &ids) {
   runtime::LaunchPlan plan;
@@ -142,7 +148,7 @@ runtime::LaunchPlan launch_plan(const Compiled &c, const std::map<std::string, r
 }
 
 Bound bind(const Compiled &c, runtime::Device &device) {
-  check_device_limits(c, device.info());
+  check_device_limits(c.program, device.info());
   Bound b(&device);
   for (const TensorDecl &t : c.program.buffers) b.ids[t.name] = device.allocate(static_cast<size_t>(t.bytes()));
   b.plan = launch_plan(c, b.ids);
@@ -555,7 +561,7 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
     } else {
       Compiled n = naive();
       at_stage("timed", "build", [&] { device.build(n.binary); });
-      at_stage("timed", "launch", [&] { check_device_limits(n, device.info()); });
+      at_stage("timed", "launch", [&] { check_device_limits(n.program, device.info()); });
       time->baseline = at_stage("timed", "run", [&] { return device.time(launch_plan(n, rb.ids), options.timing); });
     }
   } catch (Stopped &stopped) {
@@ -595,6 +601,15 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   const bool body = !options.kernel_source.empty();
   if (body && target != Target::OpenCL)
     throw UserError("error: a kernel body is OpenCL C; run it on an OpenCL device (--target opencl)");
+  // Other evaluations on the device: checks share it, timing owns it. On a CPU
+  // device the compiler shares its cores too, so the whole evaluation holds the lock.
+  struct Held {
+    DeviceLock *lock;
+    ~Held() {
+      if (lock) lock->release();
+    }
+  } held{options.lock};
+  if (options.lock && !device.info().gpu) options.lock->share();
   // The candidate's code at some sizes: generated, or the kernel body in its place.
   auto candidate = [&](const char *phase, frontend::SizeSet set, const frontend::SizeOverrides &sizes) {
     Compiled c =
@@ -611,9 +626,16 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
     return c;
   };
 
+  auto since = [last = std::chrono::steady_clock::now()]() mutable {
+    auto now = std::chrono::steady_clock::now();
+    double s = std::chrono::duration<double>(now - last).count();
+    last = now;
+    return s;
+  };
   try {
     // Correctness at the check sizes, against the interpreter.
     Compiled c = candidate("check", frontend::SizeSet::Check, options.check_sizes);
+    record.phases.compile_s += since();
     record.check.sizes = describe_sizes(c.graph);
     // The interpreter does some 10^8 steps a second: refuse a check that would take minutes.
     double steps = 0;
@@ -630,11 +652,14 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
                          " interpreter steps per trial (the limit is 2e9); give " + spec.name +
                          " a 'check' clause with smaller sizes, or pass --check-size"}};
     }
+    if (options.lock) options.lock->share();
     Bound b = build_and_bind("check", c, device);
     at_stage("check", "run", [&] { check_trials(c, device, b, base_seed, options.trials, &record); });
+    record.phases.check_s += since();
   } catch (Stopped &stopped) {
     record.check.passed = false;
     record.failure = std::move(stopped.failure);
+    record.phases.check_s += since();
     return record;
   }
   if (!record.hacking_flags.empty() || !options.time || !record.check.passed) return record;
@@ -642,13 +667,55 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   TimeRecord time;
   try {
     Compiled c = candidate("timed", frontend::SizeSet::Default, options.sizes);
+    record.phases.compile_s += since();
+    if (options.lock) options.lock->own();
     time_candidate(spec, device, options, base_seed + 7777, c, &time, &record.hacking_flags);
+    record.phases.timed_s += since();
   } catch (Stopped &stopped) {
     record.failure = std::move(stopped.failure);
+    record.phases.timed_s += since();
     if (time.timing.batches == 0) return record;  // nothing measured at the timed sizes
   }
   record.time = time;
   return record;
+}
+
+std::vector<runtime::Timing> time_side_by_side(const frontend::Spec &spec, const frontend::SizeOverrides &sizes,
+                                               const std::vector<Schedule> &schedules, runtime::Device &device,
+                                               const runtime::TimingOptions &timing, int rounds, DeviceLock *lock) {
+  struct Held {
+    DeviceLock *lock;
+    ~Held() {
+      if (lock) lock->release();
+    }
+  } held{lock};
+  if (lock) lock->own();
+  const Target target = target_for(device.info());
+  std::vector<Compiled> compiled;
+  for (const Schedule &s : schedules)
+    compiled.push_back(
+        compile_spec(spec, frontend::SizeSet::Default, sizes, s, target, device.info().subgroup_arithmetic));
+  std::vector<std::vector<double>> medians(schedules.size());
+  const uint64_t seed = fresh_seed();
+  for (int round = 0; round < rounds; ++round)
+    for (size_t k = 0; k < compiled.size(); ++k) {
+      const size_t i = (k + static_cast<size_t>(round)) % compiled.size();
+      const Compiled &c = compiled[i];
+      device.build(c.binary);
+      Bound b = bind(c, device);
+      prepare(c, device, b, seed + static_cast<uint64_t>(round));
+      medians[i].push_back(device.time(b.plan, timing).median_ms);
+    }
+  std::vector<runtime::Timing> out;
+  for (const std::vector<double> &m : medians) {
+    runtime::Summary s = runtime::summarize(m);
+    runtime::Timing t;
+    t.median_ms = s.median, t.min_ms = s.min, t.max_ms = s.max, t.cv = s.cv;
+    t.batches = static_cast<int>(m.size());
+    t.method = "side by side";
+    out.push_back(t);
+  }
+  return out;
 }
 
 nlohmann::json device_json(const runtime::DeviceInfo &d) {
@@ -726,6 +793,7 @@ nlohmann::json EvalRecord::to_json() const {
   };
   j["check"] = check_json(check);
   j["hacking_flags"] = hacking_flags;
+  j["seconds"] = {{"compile", phases.compile_s}, {"check", phases.check_s}, {"timed", phases.timed_s}};
   if (time) {
     nlohmann::json &tj = j["time"];
     tj["sizes"] = time->sizes;

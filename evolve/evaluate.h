@@ -23,6 +23,8 @@
 
 namespace ks {
 
+class DeviceLock;
+
 /// The code a device runs: OpenCL C for OpenCL devices; SPIR-V, by way of GLSL,
 /// for Vulkan devices.
 enum class Target { OpenCL, SPIRV };
@@ -74,6 +76,9 @@ struct EvalOptions {
   std::optional<runtime::Timing> baseline;
   // Time a kernel body from reset and from carried state (evolve/README.md).
   bool state_timing = true;
+  // Shared with other evaluations on the device (evolve/workers.h): held shared
+  // while checking, alone while timing; none when the device is this process's.
+  DeviceLock *lock = nullptr;
 };
 
 struct CheckRecord {
@@ -138,6 +143,13 @@ struct EvalRecord {
   // outputs. Any flag fails the evaluation.
   std::vector<std::string> hacking_flags;
   std::optional<TimeRecord> time;
+  // Where the evaluation's time went, in seconds: compiling (kernelsmith's
+  // compiler, both sizes), checking (the device's build and the check trials) and
+  // the timed sizes (build, runs, timing, the reference); waiting for the device lock
+  // included in the phase that waited.
+  struct Phases {
+    double compile_s = 0, check_s = 0, timed_s = 0;
+  } phases;
   bool ok() const { return !failure && check.passed && hacking_flags.empty() && (!time || time->passed()); }
   /// One line: "correct", or the first reason it is not.
   std::string verdict() const;
@@ -150,6 +162,23 @@ struct EvalRecord {
 /// Vulkan device).
 EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, runtime::Device &device,
                     const EvalOptions &options);
+
+/// Candidates timed side by side in one process, so that their times compare: each
+/// schedule (an empty one is the naive kernel) compiled at the timed sizes, then
+/// `rounds` rounds, each timing every candidate in turn (the order rotating by one
+/// each round) on fresh random inputs. Each candidate's Timing: the median of its
+/// rounds' medians, and their spread (cv). Throws UserError for a schedule the IR or
+/// the device refuses, DeviceError for a device failure. lock, when given, is owned
+/// throughout.
+std::vector<runtime::Timing> time_side_by_side(const frontend::Spec &spec, const frontend::SizeOverrides &sizes,
+                                               const std::vector<Schedule> &schedules, runtime::Device &device,
+                                               const runtime::TimingOptions &timing, int rounds,
+                                               DeviceLock *lock = nullptr);
+
+/// Throws UserError when a kernel of the program exceeds a limit of the device
+/// (work-group size, work-items along a dimension, group counts, loop iterations on
+/// lavapipe, local memory), naming the limit.
+void check_device_limits(const Program &program, const runtime::DeviceInfo &device);
 
 /// A device as JSON, as records and `ksmith devices --json` show it.
 nlohmann::json device_json(const runtime::DeviceInfo &device);

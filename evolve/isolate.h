@@ -21,8 +21,9 @@ struct ChildRun {
   double seconds = 0;
 };
 
-/// Runs argv[0] (looked up in PATH when it has no '/') with argv, and waits at most
-/// time_limit_s seconds; past that the child is killed.
+/// Runs argv[0] (looked up in PATH when it has no '/') with argv in a process group of
+/// its own, and waits at most time_limit_s seconds; past that the group is killed
+/// (evolve/workers.h's Child).
 ChildRun run_child(const std::vector<std::string> &argv, double time_limit_s);
 
 struct IsolatedRun {
@@ -35,5 +36,8 @@ struct IsolatedRun {
 /// Runs `ksmith` (the executable at ksmith_path) with args, plus `--json`, and waits
 /// at most time_limit_s seconds; past that the child is killed.
 IsolatedRun run_isolated(const std::string &ksmith_path, const std::vector<std::string> &args, double time_limit_s);
+
+/// What a finished `ksmith run --json` child gave: its record, or why there is none.
+IsolatedRun isolated_outcome(const ChildRun &child, double time_limit_s);
 
 }  // namespace ks

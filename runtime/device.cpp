@@ -69,7 +69,7 @@ bool is_number(const std::string &s) {
 }
 }  // namespace
 
-std::unique_ptr<Device> open_device(const std::string &selector, const std::string &api) {
+DeviceInfo find_device(const std::string &selector, const std::string &api) {
   std::vector<std::string> why_none;
   std::vector<DeviceInfo> all = list_devices(&why_none), devices;
   for (const DeviceInfo &d : all)
@@ -111,7 +111,12 @@ std::unique_ptr<Device> open_device(const std::string &selector, const std::stri
     }
     if (!chosen) throw DeviceError("no device matches '" + selector + "'; devices are:" + describe_all(devices));
   }
-  return chosen->api == "vulkan" ? open_vulkan_device(*chosen) : open_opencl_device(*chosen);
+  return *chosen;
+}
+
+std::unique_ptr<Device> open_device(const std::string &selector, const std::string &api) {
+  DeviceInfo chosen = find_device(selector, api);
+  return chosen.api == "vulkan" ? open_vulkan_device(chosen) : open_opencl_device(chosen);
 }
 
 }  // namespace ks::runtime

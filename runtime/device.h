@@ -172,4 +172,8 @@ class Device {
 /// (case-insensitive).
 std::unique_ptr<Device> open_device(const std::string &selector, const std::string &api = "");
 
+/// The device open_device would open, described without opening it (no context is
+/// created: a process that then starts children evaluating on it holds no driver).
+DeviceInfo find_device(const std::string &selector, const std::string &api = "");
+
 }  // namespace ks::runtime

@@ -11,6 +11,8 @@ packages=(
   libvulkan-dev spirv-headers mesa-vulkan-drivers  # the Vulkan loader and headers; lavapipe, Vulkan on the CPU
   llvm-15-tools  # FileCheck and lit for the golden and error tests (LLVM 15, as PoCL)
   python3-torch  # the peer: PyTorch, run by ksmith bench with /usr/bin/python3
+  libsqlite3-dev libtomlplusplus-dev  # ksmith evolve: its run database and its configuration
+  chromium  # headless, to test ksmith evolve's HTML report
 )
 
 missing=()

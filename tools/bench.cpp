@@ -116,6 +116,8 @@ Command add_bench(CLI::App &app) {
                       "The Python that runs a peer script (default /usr/bin/python3, Debian's, with python3-torch)");
   add_target_option(command, &o->suite.target);
   command->add_option("--device", o->suite.device, "Device, as for run");
+  command->add_option("--tuned", o->suite.tuned_dir,
+                      "Schedules found by ksmith evolve: DIR/NAME.sched for each problem that has one (bench/tuned/)");
   command->add_option("--time-limit", o->suite.time_limit_s, "Seconds each problem may take (default 600)")
       ->check(CLI::Range(1.0, 86400.0));
   command->add_flag("--json", o->json, "Print JSON");

@@ -28,6 +28,10 @@ Command add_compile(CLI::App &app);
 Command add_inspect(CLI::App &app);
 Command add_run(CLI::App &app);
 Command add_bench(CLI::App &app);
+Command add_time(CLI::App &app);
+Command add_evolve(CLI::App &app);
+Command add_runs(CLI::App &app);
+Command add_export(CLI::App &app);
 
 /// Writes text to path through a temporary file, so a failure leaves any old file
 /// whole. Throws UserError.

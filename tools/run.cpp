@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "evolve/compare.h"
+#include "evolve/workers.h"
 #include "frontend/parser.h"
 #include "tools/cli.h"
 
@@ -15,7 +16,9 @@ namespace ks::cli {
 namespace {
 
 struct RunOptions {
-  std::string spec, schedule, kernel, device, target;
+  std::string spec, schedule, kernel, device, target, lock;
+  std::optional<double> baseline_ms;
+  double baseline_cv = 0;
   std::vector<std::string> sizes, check_sizes;
   bool json = false, no_time = false;
   std::optional<uint64_t> seed;
@@ -57,6 +60,16 @@ int run(RunOptions &o) {
         throw UserError("error: --device " + o.device + " is a " + api + " device; --target " + target_name(*target) +
                         " runs on " + target_api(*target) + " devices");
   std::unique_ptr<runtime::Device> device = runtime::open_device(o.device, target ? target_api(*target) : "");
+  std::optional<DeviceLock> lock;
+  if (!o.lock.empty()) {
+    lock.emplace(o.lock);
+    options.lock = &*lock;
+  }
+  if (o.baseline_ms) {
+    options.baseline.emplace();
+    options.baseline->median_ms = *o.baseline_ms;
+    options.baseline->cv = o.baseline_cv;
+  }
   EvalRecord r = evaluate(spec, o.spec, *device, options);
   if (o.json) {
     std::cout << r.to_json().dump(2) << "\n";
@@ -117,6 +130,14 @@ Command add_run(CLI::App &app) {
       ->check(CLI::Range(0.0, 1e6));
   command->add_flag("--cold-cache", o->eval.timing.cold_cache,
                     "Flush the device's caches before each timed run, and time each run on its own");
+  command
+      ->add_option("--baseline-ms", o->baseline_ms,
+                   "The naive kernel's time at the timed sizes, measured before: it is not timed again")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--baseline-cv", o->baseline_cv, "The spread of --baseline-ms")->check(CLI::Range(0.0, 10.0));
+  command->add_option("--device-lock", o->lock,
+                      "A lock file shared with other evaluations on the device: held shared while checking, alone "
+                      "while timing (ksmith evolve passes it)");
   return {command, [o] { return run(*o); }};
 }
 

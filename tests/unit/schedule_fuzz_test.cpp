@@ -7,8 +7,8 @@
 #include <random>
 
 #include "evolve/evaluate.h"
+#include "evolve/space.h"
 #include "passes/lower.h"
-#include "random_schedule.h"
 #include "runtime/device.h"
 #include "test_util.h"
 
@@ -21,10 +21,10 @@ constexpr int kVulkanSchedules = 50;
 // The schedules the equivalence test runs for a spec: the same seed, the same list.
 std::vector<Schedule> schedules_for(const frontend::Spec &spec) {
   Program lowered = lower(frontend::elaborate(spec, frontend::SizeSet::Check, {}));
-  std::mt19937 rng(static_cast<unsigned>(std::hash<std::string>{}(spec.name)));
+  Rng rng(static_cast<unsigned>(std::hash<std::string>{}(spec.name)));
   std::vector<Schedule> out;
   for (int n = 0; n < kSchedulesPerExample; ++n)
-    out.push_back(test::random_schedule(lowered, rng, std::uniform_int_distribution<int>(1, 6)(rng)));
+    out.push_back(random_schedule(lowered, rng, std::uniform_int_distribution<int>(1, 6)(rng)));
   return out;
 }
 

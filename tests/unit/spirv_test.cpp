@@ -8,10 +8,10 @@
 
 #include "codegen/glsl.h"
 #include "evolve/evaluate.h"
+#include "evolve/space.h"
 #include "ir/group_tree.h"
 #include "ir/visitor.h"
 #include "passes/lower.h"
-#include "random_schedule.h"
 #include "test_util.h"
 
 namespace ks {
@@ -51,9 +51,9 @@ TEST_P(ExampleToSpirv, ValidatesNaiveAndScheduled) {
 TEST_P(ExampleToSpirv, RandomSchedulesValidate) {
   frontend::Spec spec = frontend::load_spec(GetParam());
   Program lowered = lower(frontend::elaborate(spec, frontend::SizeSet::Check, {}));
-  std::mt19937 rng(static_cast<unsigned>(std::hash<std::string>{}(spec.name)) + 1);
+  Rng rng(static_cast<unsigned>(std::hash<std::string>{}(spec.name)) + 1);
   for (int n = 0; n < 20; ++n) {
-    Schedule schedule = test::random_schedule(lowered, rng, std::uniform_int_distribution<int>(1, 6)(rng));
+    Schedule schedule = random_schedule(lowered, rng, std::uniform_int_distribution<int>(1, 6)(rng));
     expect_valid_modules(compile_spec(spec, frontend::SizeSet::Check, {}, schedule).program,
                          GetParam() + " under\n" + print_schedule(schedule));
   }

@@ -1,20 +1,21 @@
-#include "random_schedule.h"
+#include "evolve/space.h"
 
 #include <algorithm>
+#include <set>
 
 #include "ir/vector_form.h"
 #include "ir/visitor.h"
 #include "passes/loops.h"
 #include "passes/primitives.h"
 
-namespace ks::test {
+namespace ks {
 
 namespace {
 
 int64_t local_work_items(const Kernel &kernel) { return launch_shape(kernel).group_size(); }
 
 template <typename T>
-const T &pick(const std::vector<T> &items, std::mt19937 &rng) {
+const T &pick(const std::vector<T> &items, Rng &rng) {
   return items[std::uniform_int_distribution<size_t>(0, items.size() - 1)(rng)];
 }
 
@@ -35,25 +36,47 @@ bool bind_step(Program *program, const std::string &stage, const std::string &lo
   return true;
 }
 
-}  // namespace
+// The kind of step each of the generator's sixteen cases makes (split and reorder
+// and bind have two cases each: they are the commonest steps of real schedules).
+constexpr PrimitiveKind kCaseKinds[16] = {
+    PrimitiveKind::Split,     PrimitiveKind::Split,  PrimitiveKind::Fuse,        PrimitiveKind::Reorder,
+    PrimitiveKind::Reorder,   PrimitiveKind::Tile,   PrimitiveKind::Bind,        PrimitiveKind::Bind,
+    PrimitiveKind::Unroll,    PrimitiveKind::Inline, PrimitiveKind::CrossReduce, PrimitiveKind::CacheWrite,
+    PrimitiveKind::CacheRead, PrimitiveKind::Pad,    PrimitiveKind::ComputeAt,   PrimitiveKind::Vectorize};
 
-Schedule random_schedule(const Program &start, std::mt19937 &rng, int steps, int attempts, int64_t max_group) {
-  Schedule schedule;
-  Program program = start;
+// One try at a random step on *program, of one of the kinds allowed (all when
+// none are named): on success the program and the schedule take it (with the steps
+// it needs first) and true is returned.
+bool try_random_step(Program &program, Schedule &schedule, Rng &rng, int64_t max_group,
+                     const std::set<PrimitiveKind> &kinds) {
+  std::vector<int> cases;
+  for (int c = 0; c < 16; ++c)
+    if (kinds.empty() || kinds.count(kCaseKinds[c])) cases.push_back(c);
+  if (cases.empty()) return false;
+  std::vector<std::string> stages = stage_names(program);
+  if (stages.empty()) return false;
+  // New loop and buffer names: t0, t1, ... skipping those the program uses.
+  std::set<std::string> used;
+  for (const Kernel &k : program.kernels) used.merge(names_in_kernel(k));
+  for (const TensorDecl &t : program.buffers) used.insert(t.name);
   int fresh = 0;
-  auto name = [&] { return "t" + std::to_string(fresh++); };
-  for (int attempt = 0; attempt < attempts && static_cast<int>(schedule.steps.size()) < steps; ++attempt) {
-    std::vector<std::string> stages = stage_names(program);
-    if (stages.empty()) break;
+  auto name = [&] {
+    std::string n;
+    do n = "t" + std::to_string(fresh++);
+    while (used.count(n));
+    used.insert(n);
+    return n;
+  };
+  {
     Primitive p;
     p.stage = pick(stages, rng);
     std::string reason;
     auto loops = stage_loops(program, p.stage, &reason);
-    if (!loops) continue;
+    if (!loops) return false;
     std::vector<const For *> all = loops->outer;
     all.insert(all.end(), loops->inner.begin(), loops->inner.end());
     std::optional<Program> next;
-    switch (std::uniform_int_distribution<int>(0, 15)(rng)) {
+    switch (pick(cases, rng)) {
       case 0:
       case 1: {  // split
         if (all.empty()) break;
@@ -239,11 +262,28 @@ Schedule random_schedule(const Program &start, std::mt19937 &rng, int steps, int
         break;
       }
     }
-    if (!next) continue;
+    if (!next) return false;
     program = *next;
     schedule.steps.push_back(p);
+    return true;
   }
+}
+
+}  // namespace
+
+Schedule random_schedule(const Program &start, Rng &rng, int steps, int attempts, int64_t max_group) {
+  Schedule schedule;
+  Program program = start;
+  for (int attempt = 0; attempt < attempts && static_cast<int>(schedule.steps.size()) < steps; ++attempt)
+    try_random_step(program, schedule, rng, max_group, {});
   return schedule;
 }
 
-}  // namespace ks::test
+bool add_random_step(Program *program, Schedule *schedule, Rng &rng, int attempts, int64_t max_group,
+                     const std::set<PrimitiveKind> &kinds) {
+  for (int attempt = 0; attempt < attempts; ++attempt)
+    if (try_random_step(*program, *schedule, rng, max_group, kinds)) return true;
+  return false;
+}
+
+}  // namespace ks

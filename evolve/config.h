@@ -1,0 +1,69 @@
+// The configuration of an evolution run: a TOML file (toml++) whose every key has a
+// default, flags that override it, and the resolved whole printed back as TOML. A key
+// the file should not have, a value of the wrong type or out of range is an error at
+// its line: `run.toml:3:1: error: unknown key 'search.budgt'; [search] has budget, ...`.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ks {
+
+struct EvolveConfig {
+  // [search]
+  int budget = 200;           // device evaluations (proposals the IR refuses cost none)
+  double minutes = 0;         // wall-clock limit; 0: none
+  double target_speedup = 0;  // stop once the best reaches it; 0: never
+  uint64_t seed = 1;          // of the search's random stream (proposals, sampling)
+  int workers = 1;            // evaluations in flight at once, each in a child process
+  double time_limit_s = 300;  // one evaluation, in its child; killed past it
+  std::map<std::string, double> proposers = {{"mutator", 1.0}};  // name -> weight: mutator, random
+  // [evaluation]
+  std::string device;              // as `ksmith run --device`; "" the default device
+  std::string target;              // "opencl" or "spirv"; "" the device's
+  std::string sizes, check_sizes;  // "N=512,D=64": timed and check sizes over the spec's
+  int trials = 2;                  // check trials with fresh inputs
+  int batches = 5;                 // timed batches per evaluation
+  double min_batch_ms = 2;         // the shortest batch
+  // [archive]
+  int islands = 4;
+  std::vector<std::string> features = {"kernels", "max_group_size"};  // the grid's two axes
+  std::map<std::string, std::vector<double>> bins;                    // edges per feature (defaults: default_bins)
+  // [sampling]: how a parent is chosen on its island, and what the proposer sees
+  double exploit = 0.7;  // among the island's best elites
+  double explore = 0.2;  // the elite of a random occupied cell
+  double uniform = 0.1;  // any correct candidate of the island
+  int inspirations = 3;  // other elites shown to the proposer: the best and the diverse
+  // [migration]
+  int generation = 8;  // evaluations on an island that make one of its generations
+  int interval = 4;    // island generations between migrations (ring: island i to i + 1)
+  int migrants = 2;    // the island's best elites copied each time
+  // [noise]
+  double retime_within = 0.05;  // a new best within this of the old one is timed again beside it
+  int final_top = 5;            // the best candidates timed again side by side at the end
+  // [mutator]: how often each kind of mutation is drawn (evolve/mutator.h)
+  std::map<std::string, double> mutations;
+
+  /// The resolved configuration as TOML: every key, defaults included.
+  std::string to_toml() const;
+  /// The bin edges of a feature: the configured ones, else its default.
+  const std::vector<double> &edges(const std::string &feature) const;
+};
+
+/// The features a grid may use (numeric fields of the evaluation record's features).
+const std::vector<std::string> &grid_features();
+/// A feature's default bin edges (a value v falls in bin i when edge[i-1] <= v < edge[i]).
+const std::vector<double> &default_bins(const std::string &feature);
+
+/// Parses a configuration over the defaults; `name` is the file's name in errors.
+/// Throws UserError at the offending key's line.
+EvolveConfig parse_config(const std::string &text, const std::string &name);
+EvolveConfig load_config(const std::string &path);
+
+/// Checks values that flags may have set as a file would (ranges, names); throws
+/// UserError naming the setting.
+void validate(const EvolveConfig &config);
+
+}  // namespace ks

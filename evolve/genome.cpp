@@ -1,0 +1,63 @@
+// Replaying schedules, repairing them, and the identity of a candidate.
+#include "evolve/genome.h"
+
+#include <cstdio>
+
+#include "evolve/evaluate.h"
+#include "ir/printer.h"
+#include "passes/lower.h"
+#include "passes/pipeline.h"
+
+namespace ks {
+
+namespace {
+
+// A refusal's text without the schedule file's location prefix.
+std::string refusal_text(const std::string &message) {
+  size_t at = message.find("error: ");
+  std::string text = at == std::string::npos ? message : message.substr(at + 7);
+  return text.substr(0, text.find('\n'));
+}
+
+}  // namespace
+
+Replayed replay(const Graph &graph, const Schedule &schedule, const runtime::DeviceInfo *device) {
+  Replayed out;
+  try {
+    Program program = run_pipeline(graph, schedule);
+    if (device) check_device_limits(program, *device);
+    out.program = std::move(program);
+  } catch (const UserError &e) {
+    out.refusal = refusal_text(e.what());
+  }
+  return out;
+}
+
+Schedule repaired(const Graph &graph, const Schedule &schedule) {
+  Schedule kept;
+  Program program = lower(graph);
+  for (const Primitive &step : schedule.steps) {
+    try {
+      program = apply_primitive(program, step);
+      kept.steps.push_back(step);
+    } catch (const UserError &) {
+      // Refused here: left out, and the steps after it replay without it.
+    }
+  }
+  return kept;
+}
+
+std::string hash_text(const std::string &text) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
+
+std::string candidate_identity(const Program &scheduled) { return hash_text(print_program(scheduled)); }
+
+}  // namespace ks

@@ -1,0 +1,39 @@
+// A candidate's genome is a schedule, replayed on the spec's graph at the timed
+// sizes. Its identity is a hash of the scheduled Loop IR as printed: two schedules
+// that give the same program are one candidate, evaluated once.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "ir/graph.h"
+#include "ir/loop_ir.h"
+#include "passes/schedule.h"
+#include "runtime/device.h"
+
+namespace ks {
+
+/// A schedule replayed: the final program (every pass of the pipeline), or why the
+/// IR or the device refuses it ("split y.q: no loop named q in stage y; ...").
+struct Replayed {
+  std::optional<Program> program;
+  std::string refusal;
+};
+
+/// Replays schedule on graph; with a device, also checks its limits (work-group
+/// size, local memory, group counts, loop iterations) so that a proposal that would
+/// be refused at launch costs no device time.
+Replayed replay(const Graph &graph, const Schedule &schedule, const runtime::DeviceInfo *device = nullptr);
+
+/// The schedule with the steps the IR refuses left out: what replays of it, in
+/// order. A mutation that removes or reorders steps leaves later steps that named
+/// loops no longer there; this drops them.
+Schedule repaired(const Graph &graph, const Schedule &schedule);
+
+/// 16 hex digits of a 64-bit FNV-1a hash of the program as printed.
+std::string candidate_identity(const Program &scheduled);
+
+/// FNV-1a, 64 bits, as 16 hex digits: stable across machines and runs.
+std::string hash_text(const std::string &text);
+
+}  // namespace ks

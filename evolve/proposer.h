@@ -1,0 +1,63 @@
+// Proposers: given the spec, a parent with its evaluation, inspirations from its
+// island and recent failures, each returns a schedule to try. The built-in mutator
+// (evolve/mutator.h) is the default, random search (fresh random schedules) the
+// baseline every claim is measured against; an LLM proposer plugs in behind the
+// same interface.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "evolve/config.h"
+#include "evolve/space.h"
+#include "ir/graph.h"
+#include "runtime/device.h"
+
+namespace ks {
+
+/// A candidate as a proposer sees it: its schedule and what its evaluation said.
+struct CandidateView {
+  std::string id;
+  Schedule schedule;
+  double speedup = 0;   // over the naive kernel; 0 when it is not correct
+  std::string verdict;  // "correct", or the reason it is not
+  nlohmann::json features;
+};
+
+struct ProposalContext {
+  const Graph &graph;  // the spec at the timed sizes
+  const runtime::DeviceInfo &device;
+  CandidateView parent;
+  std::vector<CandidateView> inspirations;  // other candidates of the parent's island
+  std::vector<CandidateView> failures;      // recent ones that were not correct, with their verdicts
+};
+
+struct Proposal {
+  Schedule schedule;
+  std::string note;  // what changed, in a few words ("factor: split y.d 512 -> 256")
+};
+
+class Proposer {
+ public:
+  virtual ~Proposer() = default;
+  virtual std::string name() const = 0;
+  /// A schedule to try; none when the proposer has nothing to offer this time.
+  virtual std::optional<Proposal> propose(const ProposalContext &context, Rng &rng) = 0;
+};
+
+/// "mutator" or "random"; UserError for another name.
+std::unique_ptr<Proposer> make_proposer(const std::string &name, const EvolveConfig &config);
+
+/// Random search: a fresh random schedule of one to eight steps from the naive
+/// program, whatever the parent (it ignores the context but for the graph and the
+/// device's work-group limit).
+class RandomProposer : public Proposer {
+ public:
+  std::string name() const override { return "random"; }
+  std::optional<Proposal> propose(const ProposalContext &context, Rng &rng) override;
+};
+
+}  // namespace ks

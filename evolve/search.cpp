@@ -1,0 +1,670 @@
+// The search loop: proposals, evaluations through the queue, the archive, the run
+// database, re-timing, migration, stopping.
+#include "evolve/search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "evolve/archive.h"
+#include "evolve/evaluate.h"
+#include "evolve/genome.h"
+#include "evolve/mutator.h"
+#include "frontend/parser.h"
+#include "ir/diagnostic.h"
+
+namespace ks {
+
+std::string status_of(const ChildRun &child, const std::optional<nlohmann::json> &record) {
+  if (child.timed_out) return "timeout";
+  if (!record) return "failed";
+  if (record->value("ok", false)) return "correct";
+  if (record->contains("failure")) return "failed";
+  if (record->contains("hacking_flags") && !(*record)["hacking_flags"].empty()) return "flagged";
+  return "incorrect";
+}
+
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Proposals in a row that found nothing new before the search gives up.
+constexpr int kMaxFruitless = 500;
+// Evaluations in a row without a record (the device or the children failing) before
+// the run stops as failed.
+constexpr int kMaxBroken = 5;
+// Recent failures shown to proposers.
+constexpr size_t kRecentFailures = 6;
+
+// What the search keeps across a resume besides the archive and the candidates.
+struct Counters {
+  int64_t proposals = 0;  // proposals made: the next one's seq
+  int64_t evaluated = 0;  // evaluations finished: the last one's eval_seq
+  int64_t refused = 0, duplicates = 0, fruitless = 0, broken = 0;
+  int64_t migrations = 0;
+  std::vector<int64_t> island_proposals;
+  std::string best;                          // the believed best's id
+  std::vector<std::string> pending_retimes;  // a close new best and the best it challenges
+  bool final_retimed = false;
+
+  nlohmann::json to_json() const {
+    return {{"proposals", proposals},
+            {"evaluated", evaluated},
+            {"refused", refused},
+            {"duplicates", duplicates},
+            {"fruitless", fruitless},
+            {"broken", broken},
+            {"migrations", migrations},
+            {"island_proposals", island_proposals},
+            {"best", best},
+            {"pending_retimes", pending_retimes},
+            {"final_retimed", final_retimed}};
+  }
+  static Counters from(const std::string &text, int islands) {
+    Counters c;
+    nlohmann::json j = nlohmann::json::parse(text.empty() ? "{}" : text, nullptr, false);
+    if (j.is_object()) {
+      c.proposals = j.value("proposals", int64_t{0});
+      c.evaluated = j.value("evaluated", int64_t{0});
+      c.refused = j.value("refused", int64_t{0});
+      c.duplicates = j.value("duplicates", int64_t{0});
+      c.fruitless = j.value("fruitless", int64_t{0});
+      c.broken = j.value("broken", int64_t{0});
+      c.migrations = j.value("migrations", int64_t{0});
+      c.island_proposals = j.value("island_proposals", std::vector<int64_t>{});
+      c.best = j.value("best", std::string());
+      c.pending_retimes = j.value("pending_retimes", std::vector<std::string>{});
+      c.final_retimed = j.value("final_retimed", false);
+    }
+    c.island_proposals.resize(static_cast<size_t>(islands), 0);
+    return c;
+  }
+};
+
+std::string rng_text(const Rng &rng) {
+  std::ostringstream out;
+  out << rng;
+  return out.str();
+}
+
+// What a job is, by its ticket.
+struct Ticket {
+  enum Kind { Evaluation, Retime, FinalRetime } kind = Evaluation;
+  std::vector<std::string> ids;  // the candidate evaluated, or those timed side by side
+};
+
+class Search {
+ public:
+  Search(RunDatabase &db, const SearchSetup &setup, EvaluationQueue &queue, ProgressSink &progress,
+         const std::atomic<bool> &stop)
+      : db_(db), setup_(setup), queue_(queue), progress_(progress), stop_(stop), archive_(1, {}, {}) {}
+
+  SearchOutcome run(std::optional<int64_t> resume) {
+    resume ? reopen(*resume) : begin();
+    session_start_ = now_seconds();
+    seconds_before_ = run_.seconds;
+    SearchOutcome out = loop();
+    out.run = run_.id;
+    return out;
+  }
+
+ private:
+  RunDatabase &db_;
+  const SearchSetup &setup_;
+  EvaluationQueue &queue_;
+  ProgressSink &progress_;
+  const std::atomic<bool> &stop_;
+  EvolveConfig config_;
+  RunRow run_;
+  frontend::Spec spec_;
+  Graph graph_;
+  std::string spec_file_, lock_path_;
+  Archive archive_;
+  Rng rng_;
+  Counters counters_;
+  std::map<std::string, CandidateRow> candidates_;
+  std::vector<std::string> recent_failures_;
+  std::map<uint64_t, Ticket> tickets_;
+  uint64_t next_ticket_ = 1;
+  std::vector<std::unique_ptr<Proposer>> proposers_;
+  std::vector<double> proposer_weights_;
+  double session_start_ = 0, seconds_before_ = 0;
+
+  // ---- set-up ---------------------------------------------------------------------
+
+  std::string spec_text_;
+
+  void load_spec(const std::string &text) {
+    spec_text_ = text;
+    std::filesystem::create_directories(setup_.work_dir);
+    spec_ = frontend::parse_spec(std::make_shared<SourceFile>(SourceFile{setup_.spec_path, text}));
+    spec_file_ = (std::filesystem::path(setup_.work_dir) / (spec_.name + ".ks")).string();
+    std::ofstream(spec_file_, std::ios::trunc) << text;
+    frontend::SizeOverrides sizes;
+    if (!config_.sizes.empty()) frontend::parse_size_assignments(config_.sizes, &sizes);
+    graph_ = frontend::elaborate(spec_, frontend::SizeSet::Default, sizes);
+    lock_path_ = device_lock_path(setup_.device.api, setup_.device.index, setup_.device.name);
+    archive_ = Archive(config_.islands, config_.edges(config_.features[0]), config_.edges(config_.features[1]));
+    for (const auto &[name, weight] : config_.proposers)
+      if (weight > 0) proposers_.push_back(make_proposer(name, config_)), proposer_weights_.push_back(weight);
+  }
+
+  // The database holds the runs of one spec.
+  void check_same_spec() {
+    for (const RunRow &r : db_.runs())
+      if (r.kernel != spec_.name)
+        throw UserError("error: the run database '" + db_.path() + "' holds runs of kernel '" + r.kernel + "' (" +
+                        r.spec_path + "), not '" + spec_.name + "'; give another --db");
+  }
+
+  void begin() {
+    config_ = setup_.config;
+    validate(config_);
+    load_spec(read_source_file(setup_.spec_path, "spec")->text);
+    check_same_spec();
+    rng_.seed(config_.seed);
+    counters_ = Counters::from("", config_.islands);
+    run_.spec_path = setup_.spec_path;
+    run_.kernel = spec_.name;
+    run_.spec_text = spec_text_;
+    run_.device = setup_.device.selector() + " " + setup_.device.name;
+    run_.target = setup_.target;
+    run_.sizes = describe_sizes(graph_);
+    run_.config = config_.to_toml();
+    run_.status = "running";
+    run_.rng = rng_text(rng_);
+    run_.state = counters_.to_json().dump();
+    db_.transaction([&] { run_.id = db_.add_run(run_); });
+    progress_.note("run " + std::to_string(run_.id) + " of " + spec_.name + " at " + run_.sizes + " on " + run_.device +
+                   " (" + run_.target + ")");
+  }
+
+  void reopen(int64_t id) {
+    std::optional<RunRow> row = db_.run(id);
+    if (!row) throw UserError("error: the run database '" + db_.path() + "' has no run " + std::to_string(id));
+    run_ = *row;
+    if (run_.status == "finished")
+      throw UserError("error: run " + std::to_string(id) + " of '" + db_.path() +
+                      "' has finished; start a new run (without --resume)");
+    // The stored configuration, with the limits a resume may raise.
+    config_ = parse_config(run_.config, db_.path() + " (run " + std::to_string(id) + "'s configuration)");
+    config_.budget = std::max(config_.budget, setup_.config.budget);
+    config_.minutes = setup_.config.minutes;
+    config_.workers = setup_.config.workers;
+    load_spec(run_.spec_text);
+    if (run_.device != setup_.device.selector() + " " + setup_.device.name)
+      progress_.note("note: run " + std::to_string(id) + " began on " + run_.device + "; it continues on " +
+                     setup_.device.selector() + " " + setup_.device.name);
+    std::istringstream(run_.rng) >> rng_;
+    counters_ = Counters::from(run_.state, config_.islands);
+    for (CandidateRow &c : db_.candidates(id)) candidates_[c.id] = c;
+    for (int i = 0; i < config_.islands; ++i) {
+      std::vector<std::pair<Elite, Cell>> members;
+      std::map<Cell, Elite> grid;
+      db_.load_island(id, i, &members, &grid);
+      archive_.restore(i, members, grid);
+    }
+    std::vector<const CandidateRow *> failed;  // in the order they were evaluated, as before the stop
+    for (const auto &[cid, c] : candidates_)
+      if (c.status != "correct" && c.status != "pending" && c.status != "refused") failed.push_back(&c);
+    std::sort(failed.begin(), failed.end(),
+              [](const CandidateRow *a, const CandidateRow *b) { return a->eval_seq < b->eval_seq; });
+    for (const CandidateRow *c : failed) recent_failures_.push_back(c->id);
+    if (recent_failures_.size() > kRecentFailures)
+      recent_failures_.erase(recent_failures_.begin(), recent_failures_.end() - kRecentFailures);
+    run_.status = "running";
+    run_.message.clear();
+    progress_.note("resuming run " + std::to_string(id) + " of " + spec_.name + ": " +
+                   std::to_string(counters_.evaluated) + " evaluations done");
+  }
+
+  // ---- jobs -----------------------------------------------------------------------
+
+  std::vector<std::string> device_args() const {
+    std::vector<std::string> args = {"--device",    setup_.device.selector(), "--target",
+                                     setup_.target, "--device-lock",          lock_path_};
+    if (!config_.sizes.empty()) args.insert(args.end(), {"--size", config_.sizes});
+    return args;
+  }
+
+  std::string schedule_file(const CandidateRow &c) const {
+    std::string path = (std::filesystem::path(setup_.work_dir) / "schedules" / (c.id + ".sched")).string();
+    if (!std::filesystem::exists(path)) {
+      std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+      std::ofstream(path, std::ios::trunc) << c.schedule;
+    }
+    return path;
+  }
+
+  void submit_evaluation(const CandidateRow &c) {
+    std::vector<std::string> args = {"run", spec_file_, "--json", "--schedule", schedule_file(c)};
+    std::vector<std::string> device = device_args();
+    args.insert(args.end(), device.begin(), device.end());
+    args.insert(args.end(), {"--trials", std::to_string(config_.trials), "--batches", std::to_string(config_.batches),
+                             "--min-batch-ms", std::to_string(config_.min_batch_ms)});
+    if (!config_.check_sizes.empty()) args.insert(args.end(), {"--check-size", config_.check_sizes});
+    if (run_.baseline_ms > 0)
+      args.insert(args.end(), {"--baseline-ms", std::to_string(run_.baseline_ms), "--baseline-cv",
+                               std::to_string(run_.baseline_cv)});
+    uint64_t ticket = next_ticket_++;
+    tickets_[ticket] = {Ticket::Evaluation, {c.id}};
+    queue_.submit({ticket, args, config_.time_limit_s});
+  }
+
+  void submit_retime(Ticket::Kind kind, const std::vector<std::string> &ids) {
+    std::vector<std::string> args = {"time",
+                                     spec_file_,
+                                     "--json",
+                                     "--rounds",
+                                     "3",
+                                     "--batches",
+                                     std::to_string(config_.batches),
+                                     "--min-batch-ms",
+                                     std::to_string(config_.min_batch_ms)};
+    for (const std::string &id : ids) args.insert(args.end(), {"--schedule", schedule_file(candidates_.at(id))});
+    std::vector<std::string> device = device_args();
+    args.insert(args.end(), device.begin(), device.end());
+    uint64_t ticket = next_ticket_++;
+    tickets_[ticket] = {kind, ids};
+    queue_.submit({ticket, args, config_.time_limit_s * static_cast<double>(ids.size())});
+  }
+
+  // ---- the record of it all -----------------------------------------------------
+
+  double elapsed() const { return seconds_before_ + now_seconds() - session_start_; }
+
+  // One transaction: the candidates changed, the archive's changes, the run's state.
+  void commit(const std::vector<const CandidateRow *> &changed) {
+    run_.rng = rng_text(rng_);
+    run_.state = counters_.to_json().dump();
+    run_.seconds = elapsed();
+    std::vector<ArchiveChange> changes = archive_.take_changes();
+    db_.transaction([&] {
+      for (const CandidateRow *c : changed) db_.put_candidate(*c);
+      db_.apply(run_.id, changes);
+      db_.update_run(run_);
+    });
+  }
+
+  // ---- proposing ------------------------------------------------------------------
+
+  CandidateView view(const std::string &id) const {
+    const CandidateRow &c = candidates_.at(id);
+    CandidateView v;
+    v.id = id;
+    v.schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{id + ".sched", c.schedule}));
+    v.speedup = c.status == "correct" ? (c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup) : 0;
+    v.verdict = c.verdict;
+    nlohmann::json record = nlohmann::json::parse(c.record.empty() ? "{}" : c.record, nullptr, false);
+    if (record.is_object() && record.contains("features")) v.features = record["features"];
+    return v;
+  }
+
+  // The naive kernel, first of all: its time is the run's baseline.
+  void propose_naive() {
+    Replayed r = replay(graph_, {}, &setup_.device);
+    if (!r.program) throw UserError("error: the naive kernel of " + spec_.name + " is refused: " + r.refusal);
+    CandidateRow c;
+    c.run = run_.id;
+    c.id = candidate_identity(*r.program);
+    c.seq = counters_.proposals++;
+    c.proposer = "naive";
+    c.status = "pending";
+    c.created = unix_seconds();
+    candidates_[c.id] = c;
+    commit({&candidates_[c.id]});
+    submit_evaluation(candidates_[c.id]);
+  }
+
+  // One proposal: evaluated (submitted), refused or a duplicate (recorded or counted
+  // without device time). Returns whether a job was submitted.
+  bool propose_one() {
+    const int island = static_cast<int>(counters_.proposals % config_.islands);
+    size_t which = std::discrete_distribution<size_t>(proposer_weights_.begin(), proposer_weights_.end())(rng_);
+    Proposer &proposer = *proposers_[which];
+    ParentPick pick = ParentPick::Uniform;
+    std::optional<std::string> parent =
+        archive_.choose_parent(island, rng_, config_.exploit, config_.explore, config_.uniform, &pick);
+    if (!parent) parent = naive_id();
+    std::vector<std::string> inspirations = archive_.inspirations(island, *parent, config_.inspirations, rng_);
+    const uint64_t seed = rng_();
+    ProposalContext context{graph_, setup_.device, view(*parent), {}, {}};
+    for (const std::string &id : inspirations) context.inspirations.push_back(view(id));
+    for (const std::string &id : recent_failures_) context.failures.push_back(view(id));
+    Rng own(seed);
+    std::optional<Proposal> proposal = proposer.propose(context, own);
+    ++counters_.proposals;
+    ++counters_.island_proposals[static_cast<size_t>(island)];
+    if (!proposal) {
+      ++counters_.fruitless;
+      return false;
+    }
+    CandidateRow c;
+    c.run = run_.id;
+    c.seq = counters_.proposals - 1;
+    c.schedule = print_schedule(proposal->schedule);
+    c.proposer = proposer.name();
+    c.note = proposal->note + " (" + parent_pick_name(pick) + " parent)";
+    c.parent = *parent;
+    c.inspirations = nlohmann::json(inspirations).dump();
+    c.island = island;
+    c.iteration = counters_.island_proposals[static_cast<size_t>(island)];
+    c.seed = seed;
+    c.created = unix_seconds();
+    Replayed r = replay(graph_, proposal->schedule, &setup_.device);
+    if (!r.program) {
+      // Refused by the IR or the device's limits: recorded, no device time.
+      c.id = "refused-" + std::to_string(c.seq);
+      c.status = "refused";
+      c.verdict = "refused: " + r.refusal;
+      c.finished = unix_seconds();
+      ++counters_.refused;
+      ++counters_.fruitless;
+      candidates_[c.id] = c;
+      commit({&candidates_[c.id]});
+      return false;
+    }
+    c.id = candidate_identity(*r.program);
+    if (candidates_.count(c.id)) {  // the same program as one already proposed
+      ++counters_.duplicates;
+      ++counters_.fruitless;
+      return false;
+    }
+    counters_.fruitless = 0;
+    c.status = "pending";
+    candidates_[c.id] = c;
+    commit({&candidates_[c.id]});
+    submit_evaluation(candidates_[c.id]);
+    return true;
+  }
+
+  std::string naive_id() const {
+    for (const auto &[id, c] : candidates_)
+      if (c.proposer == "naive") return id;
+    return "";
+  }
+
+  // ---- results --------------------------------------------------------------------
+
+  double speedup_of(const CandidateRow &c) const { return c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup; }
+
+  void evaluated(const std::string &id, const ChildRun &child) {
+    CandidateRow &c = candidates_.at(id);
+    IsolatedRun outcome = isolated_outcome(child, config_.time_limit_s);
+    c.status = status_of(child, outcome.record);
+    c.verdict = outcome.record ? outcome.record->value("verdict", std::string()) : outcome.failure;
+    if (c.verdict.empty()) c.verdict = outcome.failure;
+    c.record = outcome.record ? outcome.record->dump() : "";
+    c.seconds = child.seconds;
+    c.finished = unix_seconds();
+    c.eval_seq = ++counters_.evaluated;
+    counters_.broken = outcome.record ? 0 : counters_.broken + 1;
+    std::vector<const CandidateRow *> changed = {&c};
+    if (c.status == "correct") {
+      const nlohmann::json &t = (*outcome.record)["time"];
+      c.median_ms = t.value("median_ms", 0.0);
+      c.cv = t.value("cv", 0.0);
+      c.speedup = t.value("speedup", 0.0);
+      const nlohmann::json &f = (*outcome.record)["features"];
+      Cell cell = archive_.cell_of(f.value(config_.features[0], 0.0), f.value(config_.features[1], 0.0));
+      if (c.proposer == "naive") {
+        run_.baseline_ms = c.median_ms;
+        run_.baseline_cv = c.cv;
+        c.speedup = 1;
+        for (int i = 0; i < archive_.islands(); ++i) archive_.add(i, {c.id, 1.0, false}, cell);
+        counters_.best = c.id;
+      } else {
+        archive_.add(c.island, {c.id, c.speedup, false}, cell);
+        consider_best(c);
+      }
+    } else {
+      recent_failures_.push_back(c.id);
+      if (recent_failures_.size() > kRecentFailures) recent_failures_.erase(recent_failures_.begin());
+    }
+    migrate_when_due();
+    commit(changed);
+  }
+
+  // A new best is believed at once when it is clearly faster; within retime_within
+  // of the old one, only once the two are timed side by side.
+  void consider_best(const CandidateRow &c) {
+    if (counters_.best.empty()) {
+      counters_.best = c.id;
+      return;
+    }
+    const CandidateRow &best = candidates_.at(counters_.best);
+    const double old = speedup_of(best);
+    if (c.speedup <= old) return;
+    if (c.speedup < old * (1 + config_.retime_within) && best.proposer != "naive") {
+      counters_.pending_retimes = {best.id, c.id};
+      return;
+    }
+    counters_.best = c.id;
+    progress_.note("best " + format_speedup(c.speedup) + " after " + std::to_string(counters_.evaluated) +
+                   " evaluations (" + c.proposer + ": " + c.note + ")");
+  }
+
+  void retimed(const Ticket &ticket, const ChildRun &child) {
+    nlohmann::json out = nlohmann::json::parse(child.out, nullptr, false);
+    std::vector<const CandidateRow *> changed;
+    if (!child.timed_out && child.exit_status == 0 && out.is_object() && out.contains("times") &&
+        out["times"].size() == ticket.ids.size()) {
+      for (size_t i = 0; i < ticket.ids.size(); ++i) {
+        CandidateRow &c = candidates_.at(ticket.ids[i]);
+        double ms = out["times"][i].value("median_ms", 0.0);
+        if (ms <= 0 || run_.baseline_ms <= 0) continue;
+        c.retimed_speedup = run_.baseline_ms / ms;
+        c.retimed_cv = out["times"][i].value("cv", 0.0);
+        archive_.set_speedup(c.id, c.retimed_speedup);
+        changed.push_back(&c);
+      }
+    } else {
+      progress_.note("note: timing again failed (" + first_line(child.err) + "); the first times stand");
+    }
+    // The best is the fastest of those timed together, by their new times.
+    std::string best = counters_.best;
+    for (const std::string &id : ticket.ids)
+      if (candidates_.at(id).status == "correct" && speedup_of(candidates_.at(id)) > speedup_of(candidates_.at(best)))
+        best = id;
+    if (best != counters_.best)
+      progress_.note("best " + format_speedup(speedup_of(candidates_.at(best))) +
+                     " (timed again beside the last best)");
+    counters_.best = best;
+    if (ticket.kind == Ticket::FinalRetime) counters_.final_retimed = true;
+    commit(changed);
+  }
+
+  static std::string first_line(const std::string &text) { return text.substr(0, text.find('\n')); }
+
+  static std::string format_speedup(double s) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3gx", s);
+    return text;
+  }
+
+  void migrate_when_due() {
+    const int64_t every = static_cast<int64_t>(config_.generation) * config_.interval * config_.islands;
+    if (config_.islands < 2 || config_.migrants == 0 || counters_.evaluated % every != 0) return;
+    int arrived = archive_.migrate(config_.migrants);
+    ++counters_.migrations;
+    if (arrived)
+      progress_.note("migration " + std::to_string(counters_.migrations) + ": " + std::to_string(arrived) +
+                     " elites settled on the next island");
+  }
+
+  // ---- the loop -------------------------------------------------------------------
+
+  Progress progress() const {
+    Progress p;
+    p.evaluated = counters_.evaluated;
+    p.budget = config_.budget;
+    p.in_flight = static_cast<int64_t>(queue_.running());
+    p.refused = counters_.refused;
+    p.duplicates = counters_.duplicates;
+    for (const auto &[id, c] : candidates_)
+      if (c.status != "correct" && c.status != "pending" && c.status != "refused") ++p.by_status[c.status];
+    p.elapsed_s = elapsed();
+    p.per_minute = p.elapsed_s > 0 ? 60.0 * static_cast<double>(p.evaluated) / p.elapsed_s : 0;
+    double by_budget = p.per_minute > 0 ? 60.0 * static_cast<double>(config_.budget - p.evaluated) / p.per_minute : -1;
+    double by_minutes = config_.minutes > 0 ? config_.minutes * 60 - p.elapsed_s : -1;
+    p.left_s = by_budget < 0 ? by_minutes : by_minutes < 0 ? by_budget : std::min(by_budget, by_minutes);
+    if (!counters_.best.empty()) {
+      const CandidateRow &b = candidates_.at(counters_.best);
+      p.best_speedup = speedup_of(b);
+      p.best_retimed = b.retimed_speedup > 0;
+      p.best_steps = static_cast<int>(std::count(b.schedule.begin(), b.schedule.end(), '\n'));
+    }
+    return p;
+  }
+
+  // Why no more proposals are to be made, or "".
+  std::string exhausted() const {
+    if (counters_.evaluated + static_cast<int64_t>(queue_.running()) >= config_.budget)
+      return "the budget of " + std::to_string(config_.budget) + " evaluations is spent";
+    if (config_.minutes > 0 && elapsed() >= config_.minutes * 60)
+      return "the time budget of " + std::to_string(config_.minutes) + " minutes is spent";
+    if (config_.target_speedup > 0 && !counters_.best.empty() &&
+        speedup_of(candidates_.at(counters_.best)) >= config_.target_speedup)
+      return "the target speedup is reached";
+    if (counters_.fruitless >= kMaxFruitless)
+      return "the proposers found nothing new in " + std::to_string(kMaxFruitless) + " tries";
+    return "";
+  }
+
+  SearchOutcome finish(const std::string &status, const std::string &message) {
+    run_.status = status;
+    run_.message = message;
+    commit({});
+    return {run_.id, status, message};
+  }
+
+  SearchOutcome loop() {
+    const size_t slots = std::max<size_t>(1, queue_.slots());
+    // Unfinished work of an earlier session goes first: evaluations in flight at
+    // the kill, then a re-timing that was due.
+    bool naive_done = false;
+    for (const auto &[id, c] : candidates_)
+      if (c.proposer == "naive") naive_done = c.status != "pending";
+    std::vector<const CandidateRow *> pending;
+    for (const auto &[id, c] : candidates_)
+      if (c.status == "pending") pending.push_back(&c);
+    std::sort(pending.begin(), pending.end(),
+              [](const CandidateRow *a, const CandidateRow *b) { return a->seq < b->seq; });
+    std::vector<std::string> backlog;
+    for (const CandidateRow *c : pending) backlog.push_back(c->id);
+    if (candidates_.empty()) propose_naive();
+    std::string why_done;
+    double last_progress = 0;
+    while (true) {
+      if (stop_) {
+        queue_.stop();
+        progress_.update(progress());
+        return finish("stopped", "stopped by a signal");
+      }
+      // Keep the queue full: the naive kernel's record (the baseline) before any
+      // other, then the backlog, a due re-timing, then new proposals.
+      while (queue_.running() < slots) {
+        if (!naive_done) {
+          auto naive = std::find(backlog.begin(), backlog.end(), naive_id());
+          if (naive != backlog.end()) {
+            submit_evaluation(candidates_.at(*naive));
+            backlog.erase(naive);
+          }
+          break;
+        }
+        if (!backlog.empty()) {
+          submit_evaluation(candidates_.at(backlog.front()));
+          backlog.erase(backlog.begin());
+          continue;
+        }
+        if (!counters_.pending_retimes.empty()) {
+          submit_retime(Ticket::Retime, counters_.pending_retimes);
+          counters_.pending_retimes.clear();
+          continue;
+        }
+        why_done = exhausted();
+        if (!why_done.empty()) break;
+        propose_one();
+      }
+      if (queue_.running() == 0) {
+        if (!naive_done) return finish("failed", "the naive kernel was not evaluated");
+        if (!counters_.pending_retimes.empty()) continue;
+        if (!counters_.final_retimed && config_.final_top > 1) {
+          std::vector<std::string> top = top_candidates(config_.final_top);
+          if (top.size() > 1) {
+            submit_retime(Ticket::FinalRetime, top);
+            continue;
+          }
+        }
+        progress_.update(progress());
+        return finish("finished", why_done.empty() ? "done" : why_done);
+      }
+      for (const JobResult &r : queue_.wait(0.5)) {
+        Ticket ticket = tickets_.at(r.ticket);
+        tickets_.erase(r.ticket);
+        if (ticket.kind == Ticket::Evaluation) {
+          evaluated(ticket.ids[0], r.child);
+          if (candidates_.at(ticket.ids[0]).proposer == "naive") {
+            naive_done = true;
+            const CandidateRow &naive = candidates_.at(ticket.ids[0]);
+            if (naive.status != "correct") {
+              queue_.stop();
+              return finish("failed",
+                            "the naive kernel, the baseline of every speedup, is not correct: " + naive.verdict);
+            }
+          }
+        } else {
+          retimed(ticket, r.child);
+        }
+        if (counters_.broken >= kMaxBroken) {
+          queue_.stop();
+          return finish("failed", std::to_string(kMaxBroken) +
+                                      " evaluations in a row gave no record (the device or the children failing); "
+                                      "the last said: " +
+                                      last_evaluated().verdict);
+        }
+      }
+      if (now_seconds() - last_progress > 0.5) {
+        progress_.update(progress());
+        last_progress = now_seconds();
+      }
+    }
+  }
+
+  const CandidateRow &last_evaluated() const {
+    const CandidateRow *last = nullptr;
+    for (const auto &[id, c] : candidates_)
+      if (!last || c.eval_seq > last->eval_seq) last = &c;
+    return *last;
+  }
+
+  std::vector<std::string> top_candidates(int n) const {
+    std::vector<const CandidateRow *> correct;
+    for (const auto &[id, c] : candidates_)
+      if (c.status == "correct" && c.proposer != "naive") correct.push_back(&c);
+    std::sort(correct.begin(), correct.end(),
+              [&](const CandidateRow *a, const CandidateRow *b) { return speedup_of(*a) > speedup_of(*b); });
+    std::vector<std::string> out;
+    for (size_t i = 0; i < correct.size() && static_cast<int>(i) < n; ++i) out.push_back(correct[i]->id);
+    return out;
+  }
+};
+
+}  // namespace
+
+SearchOutcome run_search(RunDatabase &db, std::optional<int64_t> resume, const SearchSetup &setup,
+                         EvaluationQueue &queue, ProgressSink &progress, const std::atomic<bool> &stop) {
+  Search search(db, setup, queue, progress, stop);
+  return search.run(resume);
+}
+
+}  // namespace ks

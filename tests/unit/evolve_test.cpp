@@ -1,0 +1,486 @@
+// The search's parts: the archive (insertion, cells, migration), parent sampling
+// within statistical bounds, the mutator's validity, the configuration's errors, the
+// run database's refusals and a full disk, and whole searches on the simulated queue:
+// deterministic, and resumed after kill -9 at twenty random moments with nothing
+// lost, nothing repeated and the archive of an uninterrupted run.
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "evolve/archive.h"
+#include "evolve/config.h"
+#include "evolve/genome.h"
+#include "evolve/mutator.h"
+#include "evolve/run_db.h"
+#include "evolve/search.h"
+#include "passes/lower.h"
+#include "simulated_queue.h"
+#include "test_util.h"
+
+namespace ks {
+namespace {
+
+std::string temp_path(const std::string &name) {
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("ks_evolve_" + std::to_string(::getpid()) + "_" + name)).string();
+  std::filesystem::remove_all(path);
+  return path;
+}
+
+// ---- archive ----------------------------------------------------------------------
+
+TEST(Archive, BinsAreFixedEdges) {
+  std::vector<double> edges = {2, 3, 4};
+  EXPECT_EQ(bin_of(1, edges), 0);
+  EXPECT_EQ(bin_of(2, edges), 1);
+  EXPECT_EQ(bin_of(3.5, edges), 2);
+  EXPECT_EQ(bin_of(4, edges), 3);
+  EXPECT_EQ(bin_of(400, edges), 3);
+}
+
+TEST(Archive, KeepsTheFastestCandidatePerCell) {
+  Archive a(2, {2, 3, 4}, {32, 256});
+  Cell cell = a.cell_of(3, 100);
+  EXPECT_EQ(cell, (Cell{2, 1}));
+  EXPECT_TRUE(a.add(0, {"slow", 1.5}, cell));
+  EXPECT_FALSE(a.add(0, {"slower", 1.2}, cell)) << "a slower candidate does not replace the elite";
+  EXPECT_EQ(a.grid(0).at(cell).id, "slow");
+  EXPECT_TRUE(a.add(0, {"fast", 2.5}, cell));
+  EXPECT_EQ(a.grid(0).at(cell).id, "fast");
+  EXPECT_EQ(a.members(0).size(), 3u) << "every correct candidate is a member";
+  EXPECT_FALSE(a.add(0, {"fast", 9.0}, cell)) << "a candidate enters an island once";
+  EXPECT_TRUE(a.grid(1).empty()) << "islands are apart";
+  EXPECT_TRUE(a.add(0, {"other", 1.1}, a.cell_of(1, 1024)));
+  EXPECT_EQ(a.grid(0).size(), 2u);
+  EXPECT_EQ(a.best().id, "fast");
+  a.set_speedup("fast", 1.0);  // timed again
+  EXPECT_EQ(a.best().id, "other");
+}
+
+TEST(Archive, MigratesTheBestAroundTheRingOnce) {
+  Archive a(3, {2, 3, 4}, {32, 256});
+  a.add(0, {"a1", 3.0}, {0, 0});
+  a.add(0, {"a2", 2.0}, {1, 0});
+  a.add(0, {"a3", 1.0}, {2, 0});
+  a.add(1, {"b1", 5.0}, {0, 0});
+  a.add(2, {"a1", 3.0}, {0, 0});  // already on island 2: not a migrant of island 1
+  a.take_changes();
+  int arrived = a.migrate(2);
+  // Island 0's two best go to island 1: a1 is slower than b1 in cell (0, 0) and stays
+  // a member only; a2 takes cell (1, 0). b1 goes to island 2 and beats a1 there.
+  // Island 2's a1 would go to island 0, which has it: skipped.
+  EXPECT_EQ(arrived, 2);
+  EXPECT_EQ(a.grid(1).at({1, 0}).id, "a2");
+  EXPECT_TRUE(a.grid(1).at({1, 0}).migrant);
+  EXPECT_EQ(a.grid(1).at({0, 0}).id, "b1");
+  EXPECT_EQ(a.grid(2).at({0, 0}).id, "b1");
+  EXPECT_EQ(a.members(0).size(), 3u) << "a1 was already on island 0";
+  EXPECT_FALSE(a.take_changes().empty()) << "the database hears of every change";
+  // Migrants never migrate again: of island 1's elites only b1 may leave, and
+  // island 2 has it; a2 stays where it migrated to.
+  a.migrate(5);
+  EXPECT_EQ(a.grid(2).count({1, 0}), 0u) << "a2, a migrant on island 1, travelled on";
+}
+
+TEST(Archive, ParentsFollowTheSamplingRatios) {
+  Archive a(1, {2, 3, 4}, {32, 256});
+  for (int i = 0; i < 8; ++i) a.add(0, {"e" + std::to_string(i), 1.0 + i}, {i % 4, i / 4});
+  for (int i = 0; i < 24; ++i) a.add(0, {"m" + std::to_string(i), 0.5}, {i % 4, i / 4 % 2});  // no elites
+  Rng rng(7);
+  std::map<ParentPick, int> picks;
+  std::map<std::string, int> chosen;
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) {
+    ParentPick pick;
+    chosen[*a.choose_parent(0, rng, 0.7, 0.2, 0.1, &pick)]++;
+    ++picks[pick];
+  }
+  // Binomial standard deviations are at most 0.33% at n = 20000: 1.5% is 4.5 of them.
+  EXPECT_NEAR(picks[ParentPick::Exploit] / double(n), 0.7, 0.015);
+  EXPECT_NEAR(picks[ParentPick::Explore] / double(n), 0.2, 0.015);
+  EXPECT_NEAR(picks[ParentPick::Uniform] / double(n), 0.1, 0.015);
+  EXPECT_GT(chosen["e7"], chosen["e0"] * 3) << "exploitation favours the best elite";
+  int members = 0;
+  for (int i = 0; i < 24; ++i) members += chosen["m" + std::to_string(i)];
+  EXPECT_GT(members, 0) << "uniform picks reach members that are no elite";
+  Archive empty(1, {2}, {2});
+  ParentPick pick;
+  EXPECT_FALSE(empty.choose_parent(0, rng, 0.7, 0.2, 0.1, &pick)) << "no parent on an empty island";
+}
+
+TEST(Archive, InspirationsAreTopAndDiverseFromTheIsland) {
+  Archive a(2, {2, 3, 4}, {32, 256});
+  for (int i = 0; i < 8; ++i) a.add(0, {"e" + std::to_string(i), 1.0 + i}, {i % 4, i / 4});
+  a.add(1, {"elsewhere", 100}, {0, 0});
+  Rng rng(3);
+  std::vector<std::string> got = a.inspirations(0, "e7", 4, rng);
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[0], "e6") << "the best besides the parent first";
+  EXPECT_EQ(got[1], "e5");
+  for (const std::string &id : got) {
+    EXPECT_NE(id, "e7") << "not the parent";
+    EXPECT_NE(id, "elsewhere") << "from the same island only";
+  }
+}
+
+// ---- mutator ------------------------------------------------------------------------
+
+// From every example's naive kernel and from random schedules of it, the mutator's
+// proposals print, parse back to the same text and replay.
+TEST(Mutator, OnlyYieldsSchedulesThatParseAndReplay) {
+  const runtime::DeviceInfo device = test::simulated_device();
+  Mutator mutator({});
+  int proposals = 0;
+  std::map<std::string, int> kinds;
+  for (const std::string &path : test::example_paths()) {
+    Graph graph = frontend::elaborate(frontend::load_spec(path), frontend::SizeSet::Check, {});
+    Program naive = lower(graph);
+    Rng rng(std::hash<std::string>{}(path));
+    for (int parent = 0; parent < 6; ++parent) {
+      CandidateView view;
+      view.schedule = parent == 0 ? Schedule{} : random_schedule(naive, rng, 4);
+      view.speedup = 1;
+      CandidateView mate;
+      mate.schedule = random_schedule(naive, rng, 4);
+      mate.speedup = 2;
+      ProposalContext context{graph, device, view, {mate}, {}};
+      for (int i = 0; i < 6; ++i) {
+        std::optional<Proposal> p = mutator.propose(context, rng);
+        if (!p) continue;
+        ++proposals;
+        ++kinds[p->note.substr(0, p->note.find(':'))];
+        std::string text = print_schedule(p->schedule);
+        Schedule back = parse_schedule(test::source(text, "proposal.sched"));
+        EXPECT_EQ(print_schedule(back), text);
+        Replayed r = replay(graph, back);
+        EXPECT_TRUE(r.program) << path << ": " << p->note << " gave a schedule the IR refuses: " << r.refusal << "\n"
+                               << text;
+      }
+    }
+  }
+  EXPECT_GT(proposals, 500);
+  for (const auto &[kind, weight] : default_mutation_weights())
+    EXPECT_GT(kinds[kind], 0) << "no '" << kind << "' mutation among " << proposals << " proposals";
+}
+
+// ---- configuration ----------------------------------------------------------------
+
+std::string config_error(const std::string &text) {
+  return test::user_error([&] { parse_config(text, "run.toml"); });
+}
+
+TEST(Config, ErrorsNameTheKeyAndLine) {
+  EXPECT_EQ(config_error("[search]\nbudgt = 3\n"),
+            "run.toml:2:9: error: unknown key 'search.budgt'; [search] has budget, minutes, proposers, seed, "
+            "target_speedup, time_limit_s, workers");
+  EXPECT_EQ(config_error("[search]\nbudget = \"many\"\n"), "run.toml:2:10: error: search.budget must be an integer");
+  EXPECT_EQ(config_error("[search]\nbudget = 0\n"),
+            "run.toml:2:10: error: search.budget must be between 1 and 10000000, not 0");
+  EXPECT_EQ(config_error("[serch]\nbudget = 3\n").rfind("run.toml:1:1: error: unknown table 'serch'; tables are", 0),
+            0u);
+  EXPECT_EQ(config_error("[archive]\nfeatures = [\"kernels\", \"colour\"]\n")
+                .rfind("run.toml:2:24: error: unknown feature 'colour'; features are kernels, max_group_size, ", 0),
+            0u);
+  EXPECT_EQ(config_error("[archive]\nbins = { kernels = [3, 2] }\n"),
+            "run.toml:2:24: error: archive.bins.kernels must increase");
+  EXPECT_EQ(config_error("[search]\nproposers = { llm = 1.0 }\n"),
+            "run.toml:2:21: error: unknown search.proposers 'llm'; they are mutator, random");
+  EXPECT_EQ(config_error("[search\n").rfind("run.toml:1:8: error: ", 0), 0u) << config_error("[search\n");
+  EXPECT_EQ(config_error("[sampling]\nexploit = 0\nexplore = 0\nuniform = 0\n"),
+            "run.toml: error: sampling: exploit, explore and uniform are all zero");
+}
+
+TEST(Config, PrintsEveryKeyAndReadsItBack) {
+  EvolveConfig c = parse_config(
+      "[search]\nbudget = 50\nproposers = { mutator = 0.8, random = 0.2 }\n"
+      "[archive]\nislands = 3\nfeatures = [\"barriers\", \"kernels\"]\n"
+      "[mutator]\nweights = { swap = 0.5 }\n",
+      "run.toml");
+  EXPECT_EQ(c.budget, 50);
+  EXPECT_EQ(c.islands, 3);
+  EXPECT_EQ(c.edges("barriers"), default_bins("barriers"));
+  EvolveConfig back = parse_config(c.to_toml(), "printed.toml");
+  EXPECT_EQ(back.to_toml(), c.to_toml());
+  EXPECT_EQ(back.proposers, c.proposers);
+  EXPECT_EQ(back.mutations.at("swap"), 0.5);
+  EXPECT_EQ(back.features, (std::vector<std::string>{"barriers", "kernels"}));
+}
+
+// ---- run database -----------------------------------------------------------------
+
+TEST(RunDatabase, RefusesWhatItCannotRead) {
+  const std::string garbage = temp_path("garbage.db");
+  std::ofstream(garbage) << "not a database at all, just text that is long enough to be looked at by SQLite.....";
+  EXPECT_EQ(test::user_error([&] { RunDatabase db(garbage); }),
+            "error: cannot use the run database '" + garbage + "': it is not an SQLite database");
+  const std::string other = temp_path("other.db");
+  sqlite3 *raw = nullptr;
+  sqlite3_open(other.c_str(), &raw);
+  sqlite3_exec(raw, "CREATE TABLE t (x INTEGER)", nullptr, nullptr, nullptr);
+  sqlite3_close(raw);
+  EXPECT_EQ(test::user_error([&] { RunDatabase db(other); }),
+            "error: '" + other + "' is an SQLite database, but not a kernelsmith run database");
+  const std::string newer = temp_path("newer.db");
+  { RunDatabase db(newer); }
+  sqlite3_open(newer.c_str(), &raw);
+  sqlite3_exec(raw, "PRAGMA user_version = 99", nullptr, nullptr, nullptr);
+  sqlite3_close(raw);
+  EXPECT_EQ(test::user_error([&] { RunDatabase db(newer); }),
+            "error: the run database '" + newer +
+                "' has format version 99; this ksmith reads version 1 and older (a newer ksmith wrote it)");
+  for (const std::string &p : {garbage, other, newer}) std::filesystem::remove(p);
+}
+
+// ---- whole searches on the simulated queue -----------------------------------------
+
+class NullProgress : public ProgressSink {
+ public:
+  void update(const Progress &) override {}
+  void note(const std::string &) override {}
+};
+
+SearchSetup simulated_setup(const std::string &dir, int budget) {
+  SearchSetup s;
+  s.spec_path = std::string(KS_SOURCE_DIR) + "/examples/softmax.ks";
+  s.config.budget = budget;
+  s.config.islands = 3;
+  s.config.generation = 3;
+  s.config.interval = 2;
+  s.config.final_top = 3;
+  s.config.sizes = "N=64,D=512";
+  s.ksmith = "simulated";
+  s.work_dir = dir;
+  s.device = test::simulated_device();
+  s.target = "opencl";
+  return s;
+}
+
+// What must be the same between two runs of one search: every candidate with its
+// lineage and outcome in order, and the archive.
+std::string fingerprint(RunDatabase &db, int64_t run) {
+  std::ostringstream out;
+  for (const CandidateRow &c : db.candidates(run))
+    out << c.seq << " " << c.id << " " << c.eval_seq << " " << c.status << " " << c.parent << " " << c.island << " "
+        << c.speedup << " " << c.retimed_speedup << " " << c.note << "\n";
+  for (int island = 0; island < 3; ++island) {
+    std::vector<std::pair<Elite, Cell>> members;
+    std::map<Cell, Elite> grid;
+    db.load_island(run, island, &members, &grid);
+    for (const auto &[e, cell] : members) out << "member " << island << " " << e.id << " " << e.migrant << "\n";
+    for (const auto &[cell, e] : grid)
+      out << "cell " << island << " " << cell.a << "," << cell.b << " " << e.id << " " << e.speedup << "\n";
+  }
+  return out.str();
+}
+
+TEST(Search, RunsToItsBudgetAndIsDeterministic) {
+  const std::string dir = temp_path("det");
+  std::filesystem::create_directories(dir);
+  std::atomic<bool> stop{false};
+  NullProgress progress;
+  std::string prints[2];
+  for (int i = 0; i < 2; ++i) {
+    RunDatabase db(dir + "/run" + std::to_string(i) + ".db");
+    test::SimulatedQueue queue;
+    SearchOutcome out = run_search(db, std::nullopt, simulated_setup(dir, 30), queue, progress, stop);
+    EXPECT_EQ(out.status, "finished") << out.message;
+    EXPECT_EQ(out.message, "the budget of 30 evaluations is spent");
+    std::vector<CandidateRow> candidates = db.candidates(out.run);
+    int evaluated = 0, correct = 0;
+    std::set<int64_t> seqs;
+    for (const CandidateRow &c : candidates) {
+      if (c.eval_seq) EXPECT_TRUE(seqs.insert(c.eval_seq).second) << "evaluated twice: " << c.id;
+      evaluated += c.eval_seq > 0;
+      correct += c.status == "correct";
+      if (c.proposer != "naive" && c.status != "refused") EXPECT_FALSE(c.parent.empty()) << c.id;
+    }
+    EXPECT_EQ(evaluated, 30);
+    EXPECT_GT(correct, 15);
+    EXPECT_EQ(*seqs.rbegin(), 30);
+    prints[i] = fingerprint(db, out.run);
+    EXPECT_EQ(db.integrity_check(), "ok");
+  }
+  EXPECT_EQ(prints[0], prints[1]) << "the same seed, the same search";
+  std::filesystem::remove_all(dir);
+}
+
+// kill -9 at twenty random moments (each a fresh process running the search, killed
+// after a random delay, then resumed by the next), then run to the end: nothing
+// recorded lost, nothing evaluated twice, the database whole, and the same
+// candidates, outcomes and archive as an uninterrupted run with one worker.
+TEST(Search, ResumesAfterKillNineAsIfNeverKilled) {
+  const std::string dir = temp_path("resume");
+  std::filesystem::create_directories(dir);
+  const int budget = 60;  // at 30 ms an evaluation, longer than twenty kills take
+  std::string uninterrupted;
+  {
+    RunDatabase db(dir + "/whole.db");
+    test::SimulatedQueue queue;
+    std::atomic<bool> stop{false};
+    NullProgress progress;
+    SearchOutcome out = run_search(db, std::nullopt, simulated_setup(dir + "/whole", budget), queue, progress, stop);
+    ASSERT_EQ(out.status, "finished");
+    uninterrupted = fingerprint(db, out.run);
+  }
+  const std::string path = dir + "/killed.db";
+  Rng rng(2026);
+  int kills = 0;
+  while (true) {
+    const bool resume = std::filesystem::exists(path);
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      // The search in a process of its own; exits 0 once it has finished.
+      try {
+        RunDatabase db(path);
+        test::SimulatedQueue queue(30);
+        std::atomic<bool> stop{false};
+        NullProgress progress;
+        std::optional<int64_t> run;
+        if (resume)
+          for (const RunRow &r : db.runs()) run = r.id;
+        SearchOutcome out = run_search(db, run, simulated_setup(dir + "/killed", budget), queue, progress, stop);
+        _exit(out.status == "finished" ? 0 : 3);
+      } catch (const std::exception &e) {
+        fprintf(stderr, "child: %s\n", e.what());
+        _exit(4);
+      }
+    }
+    if (kills < 20) {
+      usleep(static_cast<useconds_t>(std::uniform_int_distribution<int>(5, 60)(rng) * 1000));
+      kill(child, SIGKILL);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (WIFSIGNALED(status)) {
+      ++kills;
+      RunDatabase db(path);
+      ASSERT_EQ(db.integrity_check(), "ok") << "after kill " << kills;
+      continue;
+    }
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0) << "the search failed in its process";
+    break;  // finished (with every kill made: the last process ran to the end)
+  }
+  EXPECT_EQ(kills, 20);
+  RunDatabase db(path);
+  ASSERT_EQ(db.runs().size(), 1u);
+  EXPECT_EQ(db.runs()[0].status, "finished");
+  EXPECT_EQ(db.integrity_check(), "ok");
+  EXPECT_EQ(fingerprint(db, db.runs()[0].id), uninterrupted);
+  std::filesystem::remove_all(dir);
+}
+
+// A full disk: the evaluation in hand is rolled back, the database stays whole, and
+// a resume once there is room finishes the run as if nothing had happened.
+TEST(Search, AFullDiskLosesNothing) {
+  const std::string dir = temp_path("full");
+  std::filesystem::create_directories(dir);
+  std::atomic<bool> stop{false};
+  NullProgress progress;
+  std::string whole;
+  {
+    RunDatabase db(dir + "/whole.db");
+    test::SimulatedQueue queue;
+    whole = fingerprint(db, run_search(db, std::nullopt, simulated_setup(dir + "/w", 25), queue, progress, stop).run);
+  }
+  const std::string path = dir + "/full.db";
+  int64_t evaluated_before = 0;
+  {
+    RunDatabase db(path);
+    sqlite3 *raw = nullptr;
+    sqlite3_open(path.c_str(), &raw);
+    sqlite3_stmt *count = nullptr;
+    sqlite3_prepare_v2(raw, "PRAGMA page_count", -1, &count, nullptr);
+    sqlite3_step(count);
+    const int64_t schema_pages = sqlite3_column_int64(count, 0);
+    sqlite3_finalize(count);
+    sqlite3_close(raw);
+    db.limit_pages(schema_pages + 4);  // the schema and a few evaluations fit, not 25
+    test::SimulatedQueue queue;
+    EXPECT_THROW(run_search(db, std::nullopt, simulated_setup(dir + "/f", 25), queue, progress, stop), DatabaseError);
+    EXPECT_EQ(db.integrity_check(), "ok");
+    for (const CandidateRow &c : db.candidates(db.runs()[0].id)) evaluated_before += c.eval_seq > 0;
+  }
+  EXPECT_GT(evaluated_before, 0);
+  EXPECT_LT(evaluated_before, 25);
+  RunDatabase db(path);  // room again
+  test::SimulatedQueue queue;
+  SearchOutcome out = run_search(db, db.runs()[0].id, simulated_setup(dir + "/f", 25), queue, progress, stop);
+  EXPECT_EQ(out.status, "finished");
+  EXPECT_EQ(fingerprint(db, out.run), whole);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Search, RefusesADatabaseOfAnotherSpec) {
+  const std::string dir = temp_path("other_spec");
+  std::atomic<bool> stop{false};
+  NullProgress progress;
+  RunDatabase db(dir + ".db");
+  test::SimulatedQueue queue;
+  run_search(db, std::nullopt, simulated_setup(dir, 3), queue, progress, stop);
+  SearchSetup other = simulated_setup(dir, 3);
+  other.spec_path = std::string(KS_SOURCE_DIR) + "/examples/gelu.ks";
+  other.config.sizes = "";
+  EXPECT_EQ(test::user_error([&] { run_search(db, std::nullopt, other, queue, progress, stop); }),
+            "error: the run database '" + dir + ".db' holds runs of kernel 'softmax' (" + KS_SOURCE_DIR +
+                "/examples/softmax.ks), not 'gelu'; give another --db");
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(dir + ".db");
+}
+
+}  // namespace
+}  // namespace ks
+
+namespace ks {
+namespace {
+
+// A short search on the first OpenCL device (PoCL here), through child processes of
+// ksmith as `ksmith evolve` runs them: it beats the naive kernel of matmul and of
+// softmax, by the figures timed again at the end.
+class SearchOnDevice : public testing::TestWithParam<std::pair<const char *, const char *>> {};
+
+TEST_P(SearchOnDevice, BeatsTheNaiveKernel) {
+  if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
+  auto [name, sizes] = GetParam();
+  const std::string dir = temp_path(std::string("device_") + name);
+  std::filesystem::create_directories(dir);
+  SearchSetup setup;
+  setup.spec_path = std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks";
+  setup.config.budget = 16;
+  setup.config.workers = 2;
+  setup.config.sizes = sizes;
+  setup.config.batches = 3;
+  setup.config.final_top = 3;
+  setup.ksmith = KS_KSMITH;
+  setup.work_dir = dir;
+  setup.device = runtime::find_device("", "opencl");
+  setup.target = "opencl";
+  RunDatabase db(dir + "/evolve.db");
+  ProcessQueue queue(setup.ksmith, 2);
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  SearchOutcome out = run_search(db, std::nullopt, setup, queue, progress, stop);
+  ASSERT_EQ(out.status, "finished") << out.message;
+  double best = 0;
+  std::string schedule;
+  for (const CandidateRow &c : db.candidates(out.run))
+    if (c.status == "correct") {
+      double s = c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup;
+      if (s > best) best = s, schedule = c.schedule;
+    }
+  EXPECT_GT(best, 1.2) << name << ": the best schedule found:\n" << schedule;
+  std::printf("%s at %s: best %.2fx over the naive kernel in 16 evaluations\n%s", name, sizes, best, schedule.c_str());
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, SearchOnDevice,
+                         testing::Values(std::pair{"matmul", "N=128"}, std::pair{"softmax", "N=64,D=2048"}),
+                         [](const auto &info) { return std::string(info.param.first); });
+
+}  // namespace
+}  // namespace ks

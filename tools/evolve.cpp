@@ -1,0 +1,208 @@
+// ksmith evolve SPEC [--config FILE.toml] [--budget N] [--minutes M] [--seed S] [--workers W]
+//                    [--proposer mutator|random] [--db FILE] [--out DIR] [--resume] [--target T]
+//                    [--device D] [--size N=V]... [--check-size N=V]... [--print-config]
+// The search (evolve/search.h) from the naive kernel to a fast schedule; progress on
+// the terminal; the best kernel and the report in --out. Ctrl-C stops after the
+// transaction in hand and says how to resume. Exit 0 finished, 1 failed or bad
+// input, 130 stopped.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "evolve/artifacts.h"
+#include "evolve/search.h"
+#include "frontend/parser.h"
+#include "tools/cli.h"
+
+namespace ks::cli {
+
+namespace {
+
+struct EvolveOptions {
+  std::string spec, config, db, out, device, target, proposer;
+  std::vector<std::string> sizes, check_sizes;
+  std::optional<int> budget, workers;
+  std::optional<double> minutes;
+  std::optional<uint64_t> seed;
+  bool resume = false, print_config = false;
+};
+
+std::atomic<bool> stop_requested{false};
+
+void on_interrupt(int) { stop_requested = true; }
+
+std::string duration(double seconds) {
+  char text[32];
+  int s = static_cast<int>(seconds + 0.5);
+  if (s >= 3600)
+    std::snprintf(text, sizeof text, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60);
+  else
+    std::snprintf(text, sizeof text, "%d:%02d", s / 60, s % 60);
+  return text;
+}
+
+// One line, rewritten in place on a terminal; otherwise a plain line every ten
+// seconds. Notes print as lines of their own either way.
+class TerminalProgress : public ProgressSink {
+ public:
+  TerminalProgress() : tty_(::isatty(STDERR_FILENO)) {}
+  void update(const Progress &p) override {
+    std::string failures;
+    for (const auto &[status, count] : p.by_status) failures += " " + std::to_string(count) + " " + status;
+    if (p.refused) failures += " " + std::to_string(p.refused) + " refused";
+    char text[400];
+    std::snprintf(text, sizeof text, "%lld/%lld evaluated (%.1f/min), %lld in flight, best %.3gx%s (%d steps)%s%s%s",
+                  static_cast<long long>(p.evaluated), static_cast<long long>(p.budget), p.per_minute,
+                  static_cast<long long>(p.in_flight), p.best_speedup, p.best_retimed ? " re-timed" : "", p.best_steps,
+                  failures.empty() ? "" : ";", failures.c_str(),
+                  p.left_s >= 0 ? ("; " + duration(p.left_s) + " left").c_str() : "");
+    if (tty_) {
+      std::fprintf(stderr, "\r\033[K%s", text);
+      shown_ = true;
+    } else if (p.elapsed_s - last_ >= 10) {
+      std::fprintf(stderr, "%s\n", text);
+      last_ = p.elapsed_s;
+    }
+    std::fflush(stderr);
+  }
+  void note(const std::string &line) override {
+    if (shown_) std::fprintf(stderr, "\r\033[K");
+    std::fprintf(stderr, "%s\n", line.c_str());
+    shown_ = false;
+  }
+  void done() {
+    if (shown_) std::fprintf(stderr, "\n");
+    shown_ = false;
+  }
+
+ private:
+  bool tty_, shown_ = false;
+  double last_ = -10;
+};
+
+int evolve(const EvolveOptions &o) {
+  EvolveConfig config = o.config.empty() ? EvolveConfig{} : load_config(o.config);
+  if (o.budget) config.budget = *o.budget;
+  if (o.minutes) config.minutes = *o.minutes;
+  if (o.seed) config.seed = *o.seed;
+  if (o.workers) config.workers = *o.workers;
+  if (!o.proposer.empty()) config.proposers = {{o.proposer, 1.0}};
+  if (!o.device.empty()) config.device = o.device;
+  if (!o.target.empty()) config.target = o.target;
+  auto joined = [](const std::vector<std::string> &items) {
+    std::string out;
+    for (const std::string &s : items) out += (out.empty() ? "" : ",") + s;
+    return out;
+  };
+  if (!o.sizes.empty()) config.sizes = joined(o.sizes);
+  if (!o.check_sizes.empty()) config.check_sizes = joined(o.check_sizes);
+  validate(config);
+  frontend::SizeOverrides checked;
+  if (!config.sizes.empty()) frontend::parse_size_assignments(config.sizes, &checked);  // an error before anything runs
+  if (o.print_config) {
+    std::cout << config.to_toml();
+    return 0;
+  }
+  if (!o.resume) {  // a bad spec or sizes are errors before any folder or database is made
+    frontend::Spec spec = frontend::load_spec(o.spec);
+    frontend::elaborate(spec, frontend::SizeSet::Default, checked);
+  }
+  const std::string kernel = std::filesystem::path(o.spec).stem().string();
+  const std::string out = o.out.empty() ? "evolve_" + kernel : o.out;
+  const std::string db_path = o.db.empty() ? (std::filesystem::path(out) / "evolve.db").string() : o.db;
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) throw UserError("error: cannot create the output folder '" + out + "': " + ec.message());
+  if (!o.db.empty() && std::filesystem::path(o.db).has_parent_path())
+    std::filesystem::create_directories(std::filesystem::path(o.db).parent_path(), ec);
+  if (o.resume && !std::filesystem::exists(db_path))
+    throw UserError("error: nothing to resume: there is no run database '" + db_path + "'");
+  RunDatabase db(db_path);
+  std::optional<int64_t> resume;
+  if (o.resume) {
+    for (const RunRow &r : db.runs())
+      if (r.status != "finished") resume = r.id;
+    if (!resume) throw UserError("error: every run in '" + db_path + "' has finished; nothing to resume");
+  }
+  SearchSetup setup;
+  setup.spec_path = o.spec;
+  setup.config = config;
+  setup.ksmith = std::filesystem::read_symlink("/proc/self/exe").string();
+  setup.work_dir = out;
+  const std::string api =
+      config.target.empty() ? "" : target_api(config.target == "spirv" ? Target::SPIRV : Target::OpenCL);
+  setup.device = runtime::find_device(config.device, api);
+  setup.target = target_name(target_for(setup.device));
+  ProcessQueue queue(setup.ksmith, static_cast<size_t>(config.workers));
+  TerminalProgress progress;
+  struct sigaction action {};
+  action.sa_handler = on_interrupt;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  const std::string resume_hint = "ksmith evolve " + o.spec + " --db " + db_path + " --resume";
+  SearchOutcome outcome;
+  try {
+    outcome = run_search(db, resume, setup, queue, progress, stop_requested);
+  } catch (const DatabaseError &e) {
+    progress.done();
+    throw UserError("error: the run database cannot be written: " + std::string(e.what()) +
+                    "; it holds every evaluation up to the last one finished: once that is fixed, resume with " +
+                    resume_hint);
+  }
+  progress.done();
+  std::string report = write_artifacts(db, outcome.run, out);
+  std::optional<RunRow> run = db.run(outcome.run);
+  nlohmann::json summary = run_summary(db, *run);
+  if (summary.contains("best")) {
+    const nlohmann::json &best = summary["best"];
+    std::printf("%s: best %.3gx over the naive kernel%s after %lld evaluations (%s)\n", run->kernel.c_str(),
+                best["speedup"].get<double>(), best["retimed"].get<bool>() ? " (timed again)" : "",
+                static_cast<long long>(summary["evaluations"].get<int64_t>()), outcome.message.c_str());
+    std::printf("  schedule: %s\n  report:   %s\n  database: %s (run %lld)\n",
+                (std::filesystem::path(out) / "best.sched").c_str(), report.c_str(), db_path.c_str(),
+                static_cast<long long>(outcome.run));
+  } else {
+    std::printf("%s: no correct candidate (%s); report: %s\n", run->kernel.c_str(), outcome.message.c_str(),
+                report.c_str());
+  }
+  if (outcome.status == "stopped") {
+    std::fprintf(stderr, "stopped; resume with: %s\n", resume_hint.c_str());
+    return 130;
+  }
+  if (outcome.status == "failed") {
+    std::fprintf(stderr, "error: the run failed: %s\n", outcome.message.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_evolve(CLI::App &app) {
+  auto o = std::make_shared<EvolveOptions>();
+  CLI::App *command = app.add_subcommand("evolve", "Search for a fast schedule of a spec, from its naive kernel");
+  command->add_option("spec", o->spec, "The .ks spec")->required();
+  command->add_option("--config", o->config,
+                      "A TOML configuration (ksmith evolve SPEC --print-config shows every key)");
+  command->add_option("--budget", o->budget, "Device evaluations (default 200)")->check(CLI::Range(1, 10000000));
+  command->add_option("--minutes", o->minutes, "Wall-clock limit, in minutes")->check(CLI::Range(0.0, 1e6));
+  command->add_option("--seed", o->seed, "Seed of the search's random stream");
+  command->add_option("--workers", o->workers, "Evaluations in flight at once")->check(CLI::Range(1, 256));
+  command->add_option("--proposer", o->proposer, "mutator (default) or random (the baseline)")
+      ->check(CLI::IsMember({"mutator", "random"}));
+  command->add_option("--db", o->db, "The run database (default: OUT/evolve.db)");
+  command->add_option("--out", o->out, "The run's folder: best kernel, report, database (default: evolve_NAME)");
+  command->add_flag("--resume", o->resume, "Continue the last unfinished run of the database");
+  add_target_option(command, &o->target);
+  command->add_option("--device", o->device, "Device, as for run");
+  command->add_option("--size", o->sizes, "Override a size of the timed runs: NAME=VALUE");
+  command->add_option("--check-size", o->check_sizes, "Override a size of the correctness checks: NAME=VALUE");
+  command->add_flag("--print-config", o->print_config, "Print the resolved configuration as TOML and exit");
+  return {command, [o] { return evolve(*o); }};
+}
+
+}  // namespace ks::cli

@@ -1,0 +1,37 @@
+// ksmith export DB [--best-steps] [--min-gain G] [-o FILE]: a database's
+// trajectories as JSONL training data, one line per step from a parent to a child
+// (evolve/artifacts.h).
+#include <filesystem>
+#include <iostream>
+
+#include "evolve/artifacts.h"
+#include "tools/cli.h"
+
+namespace ks::cli {
+
+Command add_export(CLI::App &app) {
+  struct Options {
+    std::string db, output;
+    ExportOptions steps;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App *command = app.add_subcommand("export", "Write an evolve database's steps as JSONL training data");
+  command->add_option("db", o->db, "The run database")->required();
+  command->add_flag("--best-steps", o->steps.best_steps,
+                    "Only steps to a correct child that gains at least --min-gain over its parent");
+  command->add_option("--min-gain", o->steps.min_gain, "The least gain of a best step (default 1.05)")
+      ->check(CLI::Range(0.0, 1e9));
+  command->add_option("-o,--output", o->output, "Write to FILE instead of standard output");
+  return {command, [o] {
+            if (!std::filesystem::exists(o->db)) throw UserError("error: no run database '" + o->db + "'");
+            RunDatabase db(o->db);
+            std::string text = export_steps(db, o->steps);
+            if (o->output.empty() || o->output == "-")
+              std::cout << text;
+            else
+              write_file(o->output, text);
+            return 0;
+          }};
+}
+
+}  // namespace ks::cli
