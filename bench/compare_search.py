@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
-"""The mutator against random search, from bench/compare_search.sh's run databases:
-for each example, the best speedup found against evaluations for each proposer, and
-how many evaluations the mutator took to reach random search's final best. Prints a
+"""One search against another, from bench/compare_search.sh's run databases: for
+each example, the best speedup found against evaluations in each arm, and how many
+evaluations the challenger took to reach the baseline's final best. Prints a
 markdown table and writes OUT/search_curves.svg (a panel per example).
 
-Usage: compare_search.py OUT
+Usage: compare_search.py OUT CHALLENGER BASELINE   (arms: model, mutator, random)
 """
 import math
 import pathlib
 import sqlite3
 import sys
 
-out = pathlib.Path(sys.argv[1])
+out, challenger, baseline = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 
 
 def curve(db):
@@ -29,7 +29,7 @@ def curve(db):
 names = sorted({p.name.rsplit("-", 1)[0] for p in out.iterdir() if (p / "evolve.db").exists()})
 rows, panels = [], []
 for name in names:
-    m, r = out / f"{name}-mutator" / "evolve.db", out / f"{name}-random" / "evolve.db"
+    m, r = out / f"{name}-{challenger}" / "evolve.db", out / f"{name}-{baseline}" / "evolve.db"
     if not (m.exists() and r.exists()):
         continue
     cm, cr = curve(m), curve(r)
@@ -40,20 +40,20 @@ for name in names:
     rows.append((name, cr[-1] if cr else 0, cm[-1] if cm else 0, reach, budget, half))
     panels.append((name, cm, cr))
 
-print("| example | random: final best | mutator: final best | mutator's evaluations to reach random's best | "
-      "within half the budget |")
+print(f"| example | {baseline}: final best | {challenger}: final best | {challenger}'s evaluations to reach "
+      f"{baseline}'s best | within half the budget |")
 print("|---|---|---|---|---|")
 for name, rb, mb, reach, budget, half in rows:
     print(f"| {name} | {rb:.2f}x | {mb:.2f}x | {reach if reach else 'never'} of {budget} | {'yes' if half else 'no'} |")
 wins = sum(1 for row in rows if row[5])
-print(f"\nThe mutator reached random search's final best within half the budget on {wins} of {len(rows)} examples.")
+print(f"\n{challenger} reached {baseline}'s final best within half the budget on {wins} of {len(rows)} examples.")
 
-# Small multiples: 4 columns, log-scale speedup, mutator solid, random dashed.
+# Small multiples: 4 columns, log-scale speedup, the challenger solid, the baseline dashed.
 cols, w, h, pad = 4, 260, 150, 34
 rows_n = math.ceil(len(panels) / cols)
 svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{cols * w}" height="{rows_n * h + 30}" '
        f'font-family="sans-serif" font-size="10">',
-       f'<text x="8" y="18" font-size="13">best speedup against evaluations: mutator (solid), random search '
+       f'<text x="8" y="18" font-size="13">best speedup against evaluations: {challenger} (solid), {baseline} '
        f'(dashed), same budget, seed and device</text>']
 for k, (name, cm, cr) in enumerate(panels):
     x0, y0 = (k % cols) * w, 30 + (k // cols) * h

@@ -2,6 +2,7 @@
 #include "evolve/artifacts.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <sstream>
 
 #include "evolve/config.h"
+#include "evolve/cost_model.h"
 #include "evolve/evaluate.h"
 #include "evolve/report.h"
 #include "frontend/parser.h"
@@ -49,10 +51,21 @@ std::string time_text(double unix_seconds) {
   return text;
 }
 
-void write(const std::filesystem::path &path, const std::string &text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  if (!out) throw UserError("error: cannot write '" + path.string() + "'");
+void write(const std::filesystem::path &path, const std::string &text) { write_text_file(path.string(), text); }
+
+// How well the cost model's predictions, made before each candidate it chose was
+// measured (so on rows it had not trained on), ranked what the device then measured:
+// Spearman's correlation with the first measured speedup (0 where not correct).
+nlohmann::json cost_model_quality(const std::vector<CandidateRow> &candidates, const std::string &kind) {
+  std::vector<double> predicted, measured;
+  for (const CandidateRow &c : candidates)
+    if (!std::isnan(c.predicted) && c.eval_seq > 0) {
+      predicted.push_back(c.predicted);
+      measured.push_back(c.status == "correct" ? c.speedup : 0);
+    }
+  nlohmann::json j = {{"kind", kind}, {"predicted", predicted.size()}};
+  j["rank_correlation"] = predicted.size() >= 3 ? nlohmann::json(rank_correlation(predicted, measured)) : nullptr;
+  return j;
 }
 
 // The summary of a record a training step keeps: verdict and time, no more.
@@ -91,6 +104,7 @@ nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
                  {"proposers", config.proposers},
                  {"seed", config.seed},
                  {"baseline_ms", run->baseline_ms}};
+  data["cost_model"] = cost_model_quality(candidates, config.cost_model);
   data["features"] = nlohmann::json::array();
   for (const std::string &f : config.features) data["features"].push_back({{"name", f}, {"edges", config.edges(f)}});
   // Evaluations in order, then the refusals (no device time, no eval_seq) after them.
@@ -106,6 +120,7 @@ nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
         {"seq", c->eval_seq},        {"id", c->id},           {"island", c->island}, {"proposer", c->proposer},
         {"iteration", c->iteration}, {"parent", c->parent},   {"status", c->status}, {"verdict", c->verdict},
         {"schedule", c->schedule},   {"seconds", c->seconds}, {"note", c->note}};
+    e["predicted"] = std::isnan(c->predicted) ? nlohmann::json() : nlohmann::json(c->predicted);
     if (c->status == "correct") {
       e["speedup"] = best_of(*c);
       e["median_ms"] = c->median_ms;
@@ -271,6 +286,7 @@ nlohmann::json run_summary(RunDatabase &db, const RunRow &run) {
                       {"device", run.device},    {"target", run.target},   {"sizes", run.sizes},
                       {"status", run.status},    {"message", run.message}, {"evaluations", evaluated},
                       {"candidates", by_status}, {"seconds", run.seconds}, {"started", time_text(run.started)}};
+  j["cost_model"] = cost_model_quality(candidates, parse_config(run.config, db.path()).cost_model);
   if (const CandidateRow *best = best_candidate(candidates, run)) {
     j["best"] = {{"id", best->id},
                  {"speedup", best_of(*best)},

@@ -19,6 +19,16 @@ namespace ks {
 /// The largest error an element of this type may have.
 double tolerance_for(DType type);
 
+/// The f32 tolerance at the timed sizes against the f64 reference: no worse than four
+/// times the naive float32 kernel's own error there (naive_error, on the same inputs),
+/// at least tolerance_for(F32) and at most 5e-2. A float32 chain can be ill-conditioned
+/// at the timed sizes: a softmax of a matmul whose values run to thousands turns the
+/// float32 rounding of each sum into errors of 1e-2 in its outputs, for every float32
+/// kernel (the naive one included), so a fixed 1e-4 would reject the honest ones;
+/// where the naive kernel is accurate (a sum of a million values of mixed signs: 1e-5)
+/// the tolerance stays 1e-4 and a value dropped from the sum still fails.
+double naive_relative_tolerance(double naive_error);
+
 /// The f32 tolerance at the timed sizes where the reference is the naive float32
 /// kernel itself (a device without fp64, so no f64 sums): float32 summation of n
 /// terms in order may be off by about n * 2^-24 relative to the sum of the terms'

@@ -213,6 +213,23 @@ const std::map<std::string, std::map<std::string, Setter>> &schema() {
            for (const auto &[name, weight] : default_mutation_weights()) names.push_back(name);
            c.mutations = r.weights(n, "mutator.weights", names);
          }}}},
+      {"cost_model",
+       {{"kind", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
+           c.cost_model = r.string(n, "cost_model.kind");
+           if (c.cost_model != "xgboost" && c.cost_model != "none")
+             r.fail(n, "cost_model.kind must be \"xgboost\" or \"none\", not \"" + c.cost_model + "\"");
+         }},
+        {"pool", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
+           c.cost_pool = static_cast<int>(r.integer(n, "cost_model.pool", 1, 4096));
+         }},
+        {"warmup", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
+           c.cost_warmup = static_cast<int>(r.integer(n, "cost_model.warmup", 2, 1000000));
+         }},
+        {"explore", [](const Reader &r, const toml::node &n,
+                       EvolveConfig &c) { c.cost_explore = r.number(n, "cost_model.explore", 0, 1); }},
+        {"retrain_every", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
+           c.cost_retrain_every = static_cast<int>(r.integer(n, "cost_model.retrain_every", 1, 1000000));
+         }}}},
   };
   return tables;
 }
@@ -297,6 +314,8 @@ void validate(const EvolveConfig &c) {
     throw UserError("error: sampling: exploit, explore and uniform are all zero");
   if (!c.mutations.empty() && !positive_sum(c.mutations))
     throw UserError("error: mutator.weights: no mutation has a positive weight");
+  if (c.cost_model != "xgboost" && c.cost_model != "none")
+    throw UserError("error: cost_model.kind must be xgboost or none, not '" + c.cost_model + "'");
   if (c.target != "" && c.target != "opencl" && c.target != "spirv")
     throw UserError("error: evaluation.target must be opencl or spirv, not '" + c.target + "'");
 }
@@ -343,7 +362,13 @@ std::string EvolveConfig::to_toml() const {
       << "retime_within = " << number_text(retime_within) << "\n"
       << "final_top = " << final_top << "\n\n"
       << "[mutator]\n"
-      << "weights = " << weights_text(mutations.empty() ? default_mutation_weights() : mutations) << "\n";
+      << "weights = " << weights_text(mutations.empty() ? default_mutation_weights() : mutations) << "\n\n"
+      << "[cost_model]\n"
+      << "kind = " << quoted(cost_model) << "\n"
+      << "pool = " << cost_pool << "\n"
+      << "warmup = " << cost_warmup << "\n"
+      << "explore = " << number_text(cost_explore) << "\n"
+      << "retrain_every = " << cost_retrain_every << "\n";
   return out.str();
 }
 

@@ -45,6 +45,12 @@ struct EvolveConfig {
   int final_top = 5;            // the best candidates timed again side by side at the end
   // [mutator]: how often each kind of mutation is drawn (evolve/mutator.h)
   std::map<std::string, double> mutations;
+  // [cost_model]: which proposals reach the device (evolve/cost_model.h)
+  std::string cost_model = "xgboost";  // "xgboost": rank a pool of proposals; "none": send each
+  int cost_pool = 24;                  // proposals ranked for each one sent
+  int cost_warmup = 16;                // measured candidates before the model ranks (until then: the first)
+  double cost_explore = 0.05;          // share of proposals sent unranked, so the model keeps learning
+  int cost_retrain_every = 8;          // measurements between trainings
 
   /// The resolved configuration as TOML: every key, defaults included.
   std::string to_toml() const;

@@ -554,15 +554,29 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
       for (const TensorDecl &t : ref.program.buffers)
         if (t.role == TensorRole::Output) reference[t.name] = to_tensor_data(read_back(t, device, rb));
     });
-    if (options.baseline) {
-      time->baseline = *options.baseline;
-    } else if (!wide) {
-      time->baseline = at_stage("timed", "run", [&] { return device.time(rb.plan, options.timing); });
+    if (options.baseline) time->baseline = *options.baseline;
+    if (!wide) {
+      if (!options.baseline)
+        time->baseline = at_stage("timed", "run", [&] { return device.time(rb.plan, options.timing); });
     } else {
+      // The naive float32 kernel on the same inputs: timed (the baseline) unless the
+      // options give its time, and its outputs against the reference, for the
+      // tolerance.
       Compiled n = naive();
       at_stage("timed", "build", [&] { device.build(n.binary); });
       at_stage("timed", "launch", [&] { check_device_limits(n.program, device.info()); });
-      time->baseline = at_stage("timed", "run", [&] { return device.time(launch_plan(n, rb.ids), options.timing); });
+      runtime::LaunchPlan plan = launch_plan(n, rb.ids);
+      at_stage("timed", "run", [&] {
+        if (options.baseline)
+          device.run(plan);
+        else
+          time->baseline = device.time(plan, options.timing);
+        for (const TensorDecl &t : n.program.buffers)
+          if (t.role == TensorRole::Output)
+            time->naive_error =
+                std::max(time->naive_error, compare(read_back(t, device, rb), reference.at(t.name)).worst_error);
+      });
+      time->tolerance = naive_relative_tolerance(time->naive_error);
     }
   } catch (Stopped &stopped) {
     stopped.failure.message = "the naive kernel, the reference at these sizes: " + stopped.failure.message;
@@ -801,6 +815,7 @@ nlohmann::json EvalRecord::to_json() const {
       tj["versus_naive"] = check_json(*time->versus_naive);
       tj["reference"] = time->reference;
       tj["tolerance"] = time->tolerance;
+      if (time->reference == "naive, f64 sums") tj["naive_error"] = time->naive_error;
     }
     if (time->state_timing)
       tj["state_timing"] = {{"reset_ms", time->state_timing->reset_ms},

@@ -104,6 +104,9 @@ struct TimeRecord {
   // with a tolerance that grows with the longest reduction.
   std::optional<CheckRecord> versus_naive;
   std::string reference;
+  // With the f64 reference: the naive float32 kernel's own worst error against it on
+  // the same inputs, and the tolerance it sets (compare.h's naive_relative_tolerance).
+  double naive_error = 0;
   double tolerance = 0;
   // A kernel body timed from reset state and from the state its last run left, in
   // alternating rounds (evolve/README.md): medians, and the median of the rounds'

@@ -219,6 +219,14 @@ function drawHeader() {
   const proposers = run.proposers && typeof run.proposers === 'object' ? Object.entries(run.proposers) : [];
   fact('proposers', proposers.map(([name, weight]) => name + ' ' + weight).join(', '));
   fact('seed', run.seed);
+  const model = data.cost_model && typeof data.cost_model === 'object' ? data.cost_model : null;
+  if (model) {
+    const rho = num(model.rank_correlation);
+    fact('cost model', String(model.kind || '?') + (model.kind === 'xgboost'
+        ? ': ' + (num(model.predicted) || 0) + ' ranked' +
+          (rho !== null ? ', rank correlation ' + rho.toFixed(2) + ' with the measured speedups' : '')
+        : ''));
+  }
   fact('run', run.id);
   const outcomes = {};
   for (const e of evaluations) outcomes[e.status || '?'] = (outcomes[e.status || '?'] || 0) + 1;

@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "ir/diagnostic.h"
@@ -33,7 +34,7 @@ CREATE TABLE IF NOT EXISTS candidates (
   speedup REAL NOT NULL DEFAULT 0, median_ms REAL NOT NULL DEFAULT 0, cv REAL NOT NULL DEFAULT 0,
   retimed_speedup REAL NOT NULL DEFAULT 0, retimed_cv REAL NOT NULL DEFAULT 0,
   record TEXT NOT NULL DEFAULT '', seconds REAL NOT NULL DEFAULT 0,
-  created REAL NOT NULL, finished REAL NOT NULL DEFAULT 0,
+  created REAL NOT NULL, finished REAL NOT NULL DEFAULT 0, predicted REAL,
   PRIMARY KEY (run, id));
 CREATE INDEX IF NOT EXISTS candidates_by_seq ON candidates (run, seq);
 CREATE TABLE IF NOT EXISTS members (
@@ -87,6 +88,9 @@ class Statement {
   }
   int64_t integer(int i) const { return sqlite3_column_int64(stmt_, i); }
   double real(int i) const { return sqlite3_column_double(stmt_, i); }
+  double real_or_nan(int i) const {
+    return sqlite3_column_type(stmt_, i) == SQLITE_NULL ? std::nan("") : sqlite3_column_double(stmt_, i);
+  }
 
  private:
   RunDatabase &db_;
@@ -202,7 +206,7 @@ RunRow run_from(const Statement &s) {
 
 const char *kCandidateColumns =
     "run, id, seq, eval_seq, schedule, proposer, note, parent, inspirations, island, iteration, seed, status, "
-    "verdict, speedup, median_ms, cv, retimed_speedup, retimed_cv, record, seconds, created, finished";
+    "verdict, speedup, median_ms, cv, retimed_speedup, retimed_cv, record, seconds, created, finished, predicted";
 
 CandidateRow candidate_from(const Statement &s) {
   CandidateRow c;
@@ -212,7 +216,7 @@ CandidateRow candidate_from(const Statement &s) {
   c.seed = static_cast<uint64_t>(s.integer(11)), c.status = s.text(12), c.verdict = s.text(13);
   c.speedup = s.real(14), c.median_ms = s.real(15), c.cv = s.real(16), c.retimed_speedup = s.real(17);
   c.retimed_cv = s.real(18), c.record = s.text(19), c.seconds = s.real(20), c.created = s.real(21);
-  c.finished = s.real(22);
+  c.finished = s.real(22), c.predicted = s.real_or_nan(23);
   return c;
 }
 }  // namespace
@@ -234,13 +238,14 @@ std::vector<RunRow> RunDatabase::runs() {
 void RunDatabase::put_candidate(const CandidateRow &c) {
   Statement s(*this, (std::string("INSERT OR REPLACE INTO candidates (") + kCandidateColumns +
                       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
-                      "?19, ?20, ?21, ?22, ?23)")
+                      "?19, ?20, ?21, ?22, ?23, ?24)")
                          .c_str());
   s.bind(1, c.run).bind(2, c.id).bind(3, c.seq).bind(4, c.eval_seq).bind(5, c.schedule).bind(6, c.proposer);
   s.bind(7, c.note).bind(8, c.parent).bind(9, c.inspirations).bind(10, static_cast<int64_t>(c.island));
   s.bind(11, c.iteration).bind(12, static_cast<int64_t>(c.seed)).bind(13, c.status).bind(14, c.verdict);
   s.bind(15, c.speedup).bind(16, c.median_ms).bind(17, c.cv).bind(18, c.retimed_speedup).bind(19, c.retimed_cv);
   s.bind(20, c.record).bind(21, c.seconds).bind(22, c.created > 0 ? c.created : now()).bind(23, c.finished);
+  s.bind(24, c.predicted);  // NaN: NULL
   s.run();
 }
 

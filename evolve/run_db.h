@@ -6,6 +6,7 @@
 // schema's version is PRAGMA user_version.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -60,6 +61,9 @@ struct CandidateRow {
   std::string record;                          // the evaluation record, JSON
   double seconds = 0;                          // the evaluation's wall time
   double created = 0, finished = 0;
+  // The cost model's prediction when it chose the candidate (NaN: it did not): kept
+  // to measure the model against what the device then said.
+  double predicted = std::nan("");
 };
 
 /// A database error that is not the user's: the message says what failed. A full

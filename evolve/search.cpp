@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "evolve/archive.h"
+#include "evolve/cost_features.h"
+#include "evolve/cost_model.h"
 #include "evolve/evaluate.h"
 #include "evolve/genome.h"
 #include "evolve/mutator.h"
@@ -138,6 +140,11 @@ class Search {
   std::vector<std::unique_ptr<Proposer>> proposers_;
   std::vector<double> proposer_weights_;
   double session_start_ = 0, seconds_before_ = 0;
+  // The cost model, trained on the first model_trained_at_ evaluations; the features
+  // of each candidate's program, by id (computed once, again after a resume).
+  CostModel model_;
+  int64_t model_trained_at_ = 0;
+  std::map<std::string, std::vector<float>> cost_features_;
 
   // ---- set-up ---------------------------------------------------------------------
 
@@ -148,7 +155,7 @@ class Search {
     std::filesystem::create_directories(setup_.work_dir);
     spec_ = frontend::parse_spec(std::make_shared<SourceFile>(SourceFile{setup_.spec_path, text}));
     spec_file_ = (std::filesystem::path(setup_.work_dir) / (spec_.name + ".ks")).string();
-    std::ofstream(spec_file_, std::ios::trunc) << text;
+    write_text_file(spec_file_, text);
     frontend::SizeOverrides sizes;
     if (!config_.sizes.empty()) frontend::parse_size_assignments(config_.sizes, &sizes);
     graph_ = frontend::elaborate(spec_, frontend::SizeSet::Default, sizes);
@@ -236,13 +243,14 @@ class Search {
     return args;
   }
 
+  // The candidate's schedule as a file for its child, written from the database's
+  // copy every time and through a rename: a kill in the middle of a write must not
+  // leave a truncated file that a resumed run would evaluate under the candidate's id.
   std::string schedule_file(const CandidateRow &c) const {
-    std::string path = (std::filesystem::path(setup_.work_dir) / "schedules" / (c.id + ".sched")).string();
-    if (!std::filesystem::exists(path)) {
-      std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-      std::ofstream(path, std::ios::trunc) << c.schedule;
-    }
-    return path;
+    std::filesystem::path path = std::filesystem::path(setup_.work_dir) / "schedules" / (c.id + ".sched");
+    std::filesystem::create_directories(path.parent_path());
+    write_text_file(path.string(), c.schedule);
+    return path.string();
   }
 
   void submit_evaluation(const CandidateRow &c) {
@@ -325,8 +333,45 @@ class Search {
     submit_evaluation(candidates_[c.id]);
   }
 
-  // One proposal: evaluated (submitted), refused or a duplicate (recorded or counted
-  // without device time). Returns whether a job was submitted.
+  // The features of a candidate's program, replayed once from its schedule.
+  const std::vector<float> &features_of(const CandidateRow &c) {
+    auto it = cost_features_.find(c.id);
+    if (it != cost_features_.end()) return it->second;
+    Replayed r = replay(graph_, parse_schedule(std::make_shared<SourceFile>(SourceFile{c.id + ".sched", c.schedule})));
+    return cost_features_[c.id] = r.program ? cost_features(*r.program) : std::vector<float>();
+  }
+
+  // Whether the model ranks proposals now: trained on the evaluations up to the last
+  // multiple of retrain_every (so that a resumed run trains on the rows the
+  // uninterrupted one did), once there are warmup of them. The label is the speedup
+  // relative to the best among those rows; a candidate that is not correct is 0.
+  bool model_ready() {
+    if (config_.cost_model != "xgboost") return false;
+    const int64_t at = counters_.evaluated - counters_.evaluated % config_.cost_retrain_every;
+    if (at < config_.cost_warmup) return false;
+    if (at == model_trained_at_) return true;
+    std::vector<const CandidateRow *> rows;
+    for (const auto &[id, c] : candidates_)
+      if (c.eval_seq > 0 && c.eval_seq <= at && !features_of(c).empty()) rows.push_back(&c);
+    std::sort(rows.begin(), rows.end(),
+              [](const CandidateRow *a, const CandidateRow *b) { return a->eval_seq < b->eval_seq; });
+    double best = 0;
+    for (const CandidateRow *c : rows)
+      if (c->status == "correct") best = std::max(best, c->speedup);
+    std::vector<std::vector<float>> features;
+    std::vector<float> labels;
+    for (const CandidateRow *c : rows) {
+      features.push_back(features_of(*c));
+      labels.push_back(c->status == "correct" && best > 0 ? static_cast<float>(c->speedup / best) : 0.0f);
+    }
+    model_.train(features, labels);
+    model_trained_at_ = at;
+    return true;
+  }
+
+  // One proposal sent to the device, the best-ranked of a pool when the model ranks:
+  // evaluated (submitted), refused or a duplicate (recorded or counted without device
+  // time). Returns whether a job was submitted.
   bool propose_one() {
     const int island = static_cast<int>(counters_.proposals % config_.islands);
     size_t which = std::discrete_distribution<size_t>(proposer_weights_.begin(), proposer_weights_.end())(rng_);
@@ -341,44 +386,83 @@ class Search {
     for (const std::string &id : inspirations) context.inspirations.push_back(view(id));
     for (const std::string &id : recent_failures_) context.failures.push_back(view(id));
     Rng own(seed);
-    std::optional<Proposal> proposal = proposer.propose(context, own);
+    const bool ranked = model_ready();
+    const int pool = config_.cost_model == "xgboost" ? config_.cost_pool : 1;
     ++counters_.proposals;
     ++counters_.island_proposals[static_cast<size_t>(island)];
-    if (!proposal) {
-      ++counters_.fruitless;
-      return false;
-    }
     CandidateRow c;
     c.run = run_.id;
     c.seq = counters_.proposals - 1;
-    c.schedule = print_schedule(proposal->schedule);
     c.proposer = proposer.name();
-    c.note = proposal->note + " (" + parent_pick_name(pick) + " parent)";
     c.parent = *parent;
     c.inspirations = nlohmann::json(inspirations).dump();
     c.island = island;
     c.iteration = counters_.island_proposals[static_cast<size_t>(island)];
     c.seed = seed;
+    // The pool: proposals that replay to programs not seen before.
+    struct Member {
+      Proposal proposal;
+      std::string id;
+      std::vector<float> features;
+    };
+    std::vector<Member> members;
+    for (int k = 0; k < pool; ++k) {
+      std::optional<Proposal> proposal = proposer.propose(context, own);
+      if (!proposal) continue;
+      Replayed r = replay(graph_, proposal->schedule, &setup_.device);
+      if (!r.program) {
+        ++counters_.refused;
+        if (pool > 1) continue;
+        // Refused by the IR or the device's limits: recorded, no device time.
+        c.schedule = print_schedule(proposal->schedule);
+        c.note = proposal->note + " (" + parent_pick_name(pick) + " parent)";
+        c.created = unix_seconds();
+        c.id = "refused-" + std::to_string(c.seq);
+        c.status = "refused";
+        c.verdict = "refused: " + r.refusal;
+        c.finished = unix_seconds();
+        ++counters_.fruitless;
+        candidates_[c.id] = c;
+        commit({&candidates_[c.id]});
+        return false;
+      }
+      std::string id = candidate_identity(*r.program);
+      bool seen = candidates_.count(id) > 0;
+      for (const Member &m : members) seen = seen || m.id == id;
+      if (seen) {  // the same program as one already proposed
+        ++counters_.duplicates;
+        continue;
+      }
+      members.push_back({std::move(*proposal), id, pool > 1 ? cost_features(*r.program) : std::vector<float>()});
+      if (!ranked) break;  // unranked, the first new program goes
+    }
+    if (members.empty()) {
+      ++counters_.fruitless;
+      return false;
+    }
+    // The model's choice, but now and then (explore) one at random, for the model to
+    // learn from what it would not choose; before it is trained, the first.
+    size_t chosen = 0;
+    std::string how;
+    if (ranked && members.size() > 1) {
+      std::vector<std::vector<float>> rows;
+      for (const Member &m : members) rows.push_back(m.features);
+      std::vector<float> scores = model_.predict(rows);
+      if (std::uniform_real_distribution<double>(0, 1)(own) < config_.cost_explore) {
+        chosen = std::uniform_int_distribution<size_t>(0, members.size() - 1)(own);
+        how = ", drawn unranked from " + std::to_string(members.size());
+      } else {
+        chosen = static_cast<size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
+        how = ", ranked first of " + std::to_string(members.size());
+      }
+      c.predicted = scores[chosen];
+    }
+    Member &m = members[chosen];
+    if (!m.features.empty()) cost_features_[m.id] = m.features;
+    c.schedule = print_schedule(m.proposal.schedule);
+    c.note = m.proposal.note + " (" + parent_pick_name(pick) + " parent" + how + ")";
     c.created = unix_seconds();
-    Replayed r = replay(graph_, proposal->schedule, &setup_.device);
-    if (!r.program) {
-      // Refused by the IR or the device's limits: recorded, no device time.
-      c.id = "refused-" + std::to_string(c.seq);
-      c.status = "refused";
-      c.verdict = "refused: " + r.refusal;
-      c.finished = unix_seconds();
-      ++counters_.refused;
-      ++counters_.fruitless;
-      candidates_[c.id] = c;
-      commit({&candidates_[c.id]});
-      return false;
-    }
-    c.id = candidate_identity(*r.program);
-    if (candidates_.count(c.id)) {  // the same program as one already proposed
-      ++counters_.duplicates;
-      ++counters_.fruitless;
-      return false;
-    }
+    c.id = m.id;
     counters_.fruitless = 0;
     c.status = "pending";
     candidates_[c.id] = c;

@@ -1,6 +1,10 @@
 // Clang-style diagnostics: the location, the message, the quoted line and a caret.
 #include "ir/diagnostic.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -13,6 +17,26 @@ std::shared_ptr<const SourceFile> read_source_file(const std::string &path, cons
   text << in.rdbuf();
   if (in.bad()) throw UserError("error: cannot read " + what + " '" + path + "'");
   return std::make_shared<SourceFile>(SourceFile{path, text.str()});
+}
+
+void write_text_file(const std::string &path, const std::string &text) {
+  const std::string temp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) throw UserError("error: cannot write '" + path + "'");
+    out << text;
+    out.flush();
+    if (!out) {
+      std::remove(temp.c_str());
+      throw UserError("error: cannot write '" + path + "'");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) {
+    std::remove(temp.c_str());
+    throw UserError("error: cannot write '" + path + "': " + ec.message());
+  }
 }
 
 std::string format_diagnostic(const SourceLoc &loc, const std::string &message) {

@@ -18,6 +18,10 @@ struct SourceFile {
 /// The file at path, read whole; UserError "cannot open WHAT 'path'" (or read) on failure.
 std::shared_ptr<const SourceFile> read_source_file(const std::string &path, const std::string &what);
 
+/// Writes text to path through a temporary file and a rename, so that a failure or a
+/// kill part-way leaves any old file whole and never a truncated one. Throws UserError.
+void write_text_file(const std::string &path, const std::string &text);
+
 /// A position in a source file (1-based line and column).
 struct SourceLoc {
   std::shared_ptr<const SourceFile> file;

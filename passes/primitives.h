@@ -41,10 +41,13 @@ std::optional<Program> bind(const Program &program, const std::string &stage, co
                             std::string *reason);
 
 /// unroll y.ki: a serial loop is unrolled, as long as the innermost body is copied
-/// at most kMaxUnroll times (counting the unrolled loops around and inside it).
+/// at most kMaxUnroll times (counting the unrolled loops around and inside it) and the
+/// copies hold at most kMaxUnrolledIterations iterations of the loops inside.
 std::optional<Program> unroll(const Program &program, const std::string &stage, const std::string &loop,
                               std::string *reason);
 constexpr int64_t kMaxUnroll = 64;
+/// The most iterations of the loops inside an unrolled loop, times its copies.
+constexpr int64_t kMaxUnrolledIterations = 1024;
 
 /// vectorize y.v: the iterations of the innermost loop v (2, 4, 8 or 16 of them)
 /// run as the lanes of vector operations: contiguous accesses become vector loads

@@ -12,6 +12,7 @@ packages=(
   llvm-15-tools  # FileCheck and lit for the golden and error tests (LLVM 15, as PoCL)
   python3-torch  # the peer: PyTorch, run by ksmith bench with /usr/bin/python3
   libsqlite3-dev libtomlplusplus-dev  # ksmith evolve: its run database and its configuration
+  libxgboost-dev  # ksmith evolve's cost model (XGBoost's C API)
   chromium  # headless, to test ksmith evolve's HTML report
 )
 

@@ -9,26 +9,6 @@
 
 namespace ks::cli {
 
-void write_file(const std::string &path, const std::string &text) {
-  std::string temp = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UserError("error: cannot write '" + path + "'");
-    out << text;
-    out.flush();
-    if (!out) {
-      std::remove(temp.c_str());
-      throw UserError("error: cannot write '" + path + "'");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    std::remove(temp.c_str());
-    throw UserError("error: cannot write '" + path + "': " + ec.message());
-  }
-}
-
 frontend::SizeOverrides size_overrides(const std::vector<std::string> &items, const char *flag) {
   frontend::SizeOverrides o;
   o.flag = flag;

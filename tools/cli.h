@@ -33,10 +33,6 @@ Command add_evolve(CLI::App &app);
 Command add_runs(CLI::App &app);
 Command add_export(CLI::App &app);
 
-/// Writes text to path through a temporary file, so a failure leaves any old file
-/// whole. Throws UserError.
-void write_file(const std::string &path, const std::string &text);
-
 /// Size assignments given with a flag (--size N=64,K=32, repeatable).
 frontend::SizeOverrides size_overrides(const std::vector<std::string> &items, const char *flag);
 

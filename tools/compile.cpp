@@ -29,7 +29,7 @@ int emit_spirv(const Compiled &c, const std::string &output) {
   for (const runtime::SpirvKernel &k : modules) {
     std::filesystem::path path(output);
     if (modules.size() > 1) path.replace_filename(path.stem().string() + "." + k.name + path.extension().string());
-    write_file(path.string(), std::string(reinterpret_cast<const char *>(k.words.data()), k.words.size() * 4));
+    write_text_file(path.string(), std::string(reinterpret_cast<const char *>(k.words.data()), k.words.size() * 4));
   }
   return 0;
 }
@@ -56,7 +56,7 @@ int compile(const CompileOptions &o) {
   if (o.output.empty() || o.output == "-")
     std::cout << text;
   else
-    write_file(o.output, text);
+    write_text_file(o.output, text);
   return 0;
 }
 

@@ -1,5 +1,6 @@
 // ksmith evolve SPEC [--config FILE.toml] [--budget N] [--minutes M] [--seed S] [--workers W]
-//                    [--proposer mutator|random] [--db FILE] [--out DIR] [--resume] [--target T]
+//                    [--proposer mutator|random] [--cost-model xgboost|none] [--db FILE] [--out DIR]
+//                    [--resume] [--target T]
 //                    [--device D] [--size N=V]... [--check-size N=V]... [--print-config]
 // The search (evolve/search.h) from the naive kernel to a fast schedule; progress on
 // the terminal; the best kernel and the report in --out. Ctrl-C stops after the
@@ -23,7 +24,7 @@ namespace ks::cli {
 namespace {
 
 struct EvolveOptions {
-  std::string spec, config, db, out, device, target, proposer;
+  std::string spec, config, db, out, device, target, proposer, cost_model;
   std::vector<std::string> sizes, check_sizes;
   std::optional<int> budget, workers;
   std::optional<double> minutes;
@@ -91,6 +92,7 @@ int evolve(const EvolveOptions &o) {
   if (o.seed) config.seed = *o.seed;
   if (o.workers) config.workers = *o.workers;
   if (!o.proposer.empty()) config.proposers = {{o.proposer, 1.0}};
+  if (!o.cost_model.empty()) config.cost_model = o.cost_model;
   if (!o.device.empty()) config.device = o.device;
   if (!o.target.empty()) config.target = o.target;
   auto joined = [](const std::vector<std::string> &items) {
@@ -194,6 +196,10 @@ Command add_evolve(CLI::App &app) {
   command->add_option("--workers", o->workers, "Evaluations in flight at once")->check(CLI::Range(1, 256));
   command->add_option("--proposer", o->proposer, "mutator (default) or random (the baseline)")
       ->check(CLI::IsMember({"mutator", "random"}));
+  command
+      ->add_option("--cost-model", o->cost_model,
+                   "xgboost (default: rank a pool of proposals, send the best) or none (send each)")
+      ->check(CLI::IsMember({"xgboost", "none"}));
   command->add_option("--db", o->db, "The run database (default: OUT/evolve.db)");
   command->add_option("--out", o->out, "The run's folder: best kernel, report, database (default: evolve_NAME)");
   command->add_flag("--resume", o->resume, "Continue the last unfinished run of the database");

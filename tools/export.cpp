@@ -29,7 +29,7 @@ Command add_export(CLI::App &app) {
             if (o->output.empty() || o->output == "-")
               std::cout << text;
             else
-              write_file(o->output, text);
+              write_text_file(o->output, text);
             return 0;
           }};
 }

@@ -14,6 +14,7 @@
 #include "evolve/archive.h"
 #include "evolve/config.h"
 #include "evolve/genome.h"
+#include "evolve/isolate.h"
 #include "evolve/mutator.h"
 #include "evolve/run_db.h"
 #include "evolve/search.h"
@@ -237,12 +238,6 @@ TEST(RunDatabase, RefusesWhatItCannotRead) {
 
 // ---- whole searches on the simulated queue -----------------------------------------
 
-class NullProgress : public ProgressSink {
- public:
-  void update(const Progress &) override {}
-  void note(const std::string &) override {}
-};
-
 SearchSetup simulated_setup(const std::string &dir, int budget) {
   SearchSetup s;
   s.spec_path = std::string(KS_SOURCE_DIR) + "/examples/softmax.ks";
@@ -281,7 +276,7 @@ TEST(Search, RunsToItsBudgetAndIsDeterministic) {
   const std::string dir = temp_path("det");
   std::filesystem::create_directories(dir);
   std::atomic<bool> stop{false};
-  NullProgress progress;
+  test::NullProgress progress;
   std::string prints[2];
   for (int i = 0; i < 2; ++i) {
     RunDatabase db(dir + "/run" + std::to_string(i) + ".db");
@@ -293,10 +288,14 @@ TEST(Search, RunsToItsBudgetAndIsDeterministic) {
     int evaluated = 0, correct = 0;
     std::set<int64_t> seqs;
     for (const CandidateRow &c : candidates) {
-      if (c.eval_seq) EXPECT_TRUE(seqs.insert(c.eval_seq).second) << "evaluated twice: " << c.id;
+      if (c.eval_seq) {
+        EXPECT_TRUE(seqs.insert(c.eval_seq).second) << "evaluated twice: " << c.id;
+      }
       evaluated += c.eval_seq > 0;
       correct += c.status == "correct";
-      if (c.proposer != "naive" && c.status != "refused") EXPECT_FALSE(c.parent.empty()) << c.id;
+      if (c.proposer != "naive" && c.status != "refused") {
+        EXPECT_FALSE(c.parent.empty()) << c.id;
+      }
     }
     EXPECT_EQ(evaluated, 30);
     EXPECT_GT(correct, 15);
@@ -321,7 +320,7 @@ TEST(Search, ResumesAfterKillNineAsIfNeverKilled) {
     RunDatabase db(dir + "/whole.db");
     test::SimulatedQueue queue;
     std::atomic<bool> stop{false};
-    NullProgress progress;
+    test::NullProgress progress;
     SearchOutcome out = run_search(db, std::nullopt, simulated_setup(dir + "/whole", budget), queue, progress, stop);
     ASSERT_EQ(out.status, "finished");
     uninterrupted = fingerprint(db, out.run);
@@ -339,7 +338,7 @@ TEST(Search, ResumesAfterKillNineAsIfNeverKilled) {
         RunDatabase db(path);
         test::SimulatedQueue queue(30);
         std::atomic<bool> stop{false};
-        NullProgress progress;
+        test::NullProgress progress;
         std::optional<int64_t> run;
         if (resume)
           for (const RunRow &r : db.runs()) run = r.id;
@@ -381,7 +380,7 @@ TEST(Search, AFullDiskLosesNothing) {
   const std::string dir = temp_path("full");
   std::filesystem::create_directories(dir);
   std::atomic<bool> stop{false};
-  NullProgress progress;
+  test::NullProgress progress;
   std::string whole;
   {
     RunDatabase db(dir + "/whole.db");
@@ -416,10 +415,54 @@ TEST(Search, AFullDiskLosesNothing) {
   std::filesystem::remove_all(dir);
 }
 
+// The device vanishes mid-run: five evaluations in a row without a record end the
+// run as failed, with the last child's words; a resume once the device is back
+// finishes it, the failed evaluations kept as failures.
+TEST(Search, ADeviceThatVanishesFailsTheRunResumably) {
+  const std::string dir = temp_path("vanish");
+  std::filesystem::create_directories(dir);
+  std::atomic<bool> stop{false};
+  test::NullProgress progress;
+  RunDatabase db(dir + "/run.db");
+  test::SimulatedQueue broken;
+  broken.break_device_after(6);
+  SearchOutcome out = run_search(db, std::nullopt, simulated_setup(dir, 20), broken, progress, stop);
+  EXPECT_EQ(out.status, "failed");
+  EXPECT_EQ(out.message,
+            "5 evaluations in a row gave no record (the device or the children failing); the last said: error: no "
+            "OpenCL device found");
+  EXPECT_EQ(db.runs()[0].status, "failed");
+  test::SimulatedQueue healthy;
+  out = run_search(db, out.run, simulated_setup(dir, 20), healthy, progress, stop);
+  EXPECT_EQ(out.status, "finished") << out.message;
+  int failed = 0;
+  for (const CandidateRow &c : db.candidates(out.run)) failed += c.status == "failed";
+  EXPECT_EQ(failed, 5);
+  std::filesystem::remove_all(dir);
+}
+
+// A child that hangs is killed with its process group at its time limit; the queue
+// carries on.
+TEST(ProcessQueue, KillsAHangingChildAtItsLimit) {
+  ProcessQueue queue("/bin/sh", 2);
+  queue.submit({1, {"-c", "sleep 30 & sleep 30"}, 1.0});
+  queue.submit({2, {"-c", "echo done"}, 10.0});
+  std::map<uint64_t, ChildRun> results;
+  auto start = std::chrono::steady_clock::now();
+  while (results.size() < 2 && std::chrono::steady_clock::now() - start < std::chrono::seconds(20))
+    for (JobResult &r : queue.wait(0.5)) results[r.ticket] = r.child;
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_TRUE(results[1].timed_out);
+  EXPECT_EQ(results[1].signal, SIGKILL);
+  EXPECT_FALSE(results[2].timed_out);
+  EXPECT_EQ(results[2].out, "done\n");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10)) << "the group's sleeps were killed too";
+}
+
 TEST(Search, RefusesADatabaseOfAnotherSpec) {
   const std::string dir = temp_path("other_spec");
   std::atomic<bool> stop{false};
-  NullProgress progress;
+  test::NullProgress progress;
   RunDatabase db(dir + ".db");
   test::SimulatedQueue queue;
   run_search(db, std::nullopt, simulated_setup(dir, 3), queue, progress, stop);
@@ -462,7 +505,7 @@ TEST_P(SearchOnDevice, BeatsTheNaiveKernel) {
   setup.target = "opencl";
   RunDatabase db(dir + "/evolve.db");
   ProcessQueue queue(setup.ksmith, 2);
-  NullProgress progress;
+  test::NullProgress progress;
   std::atomic<bool> stop{false};
   SearchOutcome out = run_search(db, std::nullopt, setup, queue, progress, stop);
   ASSERT_EQ(out.status, "finished") << out.message;
@@ -476,6 +519,28 @@ TEST_P(SearchOnDevice, BeatsTheNaiveKernel) {
   EXPECT_GT(best, 1.2) << name << ": the best schedule found:\n" << schedule;
   std::printf("%s at %s: best %.2fx over the naive kernel in 16 evaluations\n%s", name, sizes, best, schedule.c_str());
   std::filesystem::remove_all(dir);
+}
+
+// A kernel the driver never finishes: PoCL 3.1 compiles this gelu schedule (correct,
+// and correct on lavapipe) into an endless loop. The evaluation a search runs is
+// killed at its time limit and says so; on a driver without the defect it passes.
+TEST(DriverHang, IsATimeoutNotAHungSearch) {
+  if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
+  const std::string schedule = temp_path("pocl_hang.sched");
+  std::ofstream(schedule) << "bind y.n local.z\nsplit y.d 37 -> t0 t1\nsplit y.t0 7 -> t2 t3\n"
+                             "cache_read y.t2 x local -> t4\nsplit y.t3 8 -> t5 t6\n";
+  const std::string spec = std::string(KS_SOURCE_DIR) + "/examples/gelu.ks";
+  const auto start = std::chrono::steady_clock::now();
+  IsolatedRun run = run_isolated(KS_KSMITH, {spec, "--schedule", schedule, "--no-time", "--trials", "1"}, 5.0);
+  std::filesystem::remove(schedule);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
+  const runtime::DeviceInfo device = runtime::find_device("", "opencl");
+  if (device.platform != "Portable Computing Language" || device.driver_version.rfind("3.1", 0) != 0) {
+    EXPECT_TRUE(run.ok) << device.name << " " << device.driver_version << ": " << run.failure;
+    return;
+  }
+  EXPECT_FALSE(run.ok);
+  EXPECT_NE(run.failure.find("no record within the time limit of 5 s"), std::string::npos) << run.failure;
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, SearchOnDevice,

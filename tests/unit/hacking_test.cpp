@@ -1,6 +1,8 @@
 // The evaluator against kernels that game it (KernelBench has seen each pass its own
 // checks): a hand-written softmax body (tests/adversarial/softmax.cl) passes,
 // and each edit of it that cheats is caught, by the check or by a hacking flag.
+#include <limits>
+
 #include "evolve/compare.h"
 #include "evolve/evaluate.h"
 #include "runtime/device.h"
@@ -227,10 +229,41 @@ TEST_F(Reference, IsAccurateAtAMillionTerms) {
   ASSERT_TRUE(in_order.time && in_order.time->versus_naive) << in_order.to_json().dump(2);
   EXPECT_EQ(in_order.time->sizes, "N=1024, D=1024");
   EXPECT_GT(in_order.time->versus_naive->worst_error, 5 * tolerance_for(DType::F32)) << in_order.to_json().dump(2);
+  // It is the naive kernel's own order: exactly as accurate, so it passes, the
+  // tolerance being four times the naive kernel's error against the reference.
+  EXPECT_NEAR(in_order.time->naive_error, in_order.time->versus_naive->worst_error, 1e-6);
+  EXPECT_DOUBLE_EQ(in_order.time->tolerance, 4 * in_order.time->naive_error);
+  EXPECT_TRUE(in_order.ok()) << in_order.verdict();
+}
+
+// An ill-conditioned float32 chain: softmax over a matmul whose values run to
+// thousands (gelu between) turns each sum's float32 rounding into errors of about
+// 1e-3 in the outputs, for the naive kernel too. A pure loop transformation computes
+// the same sums in the same order: it must pass, as accurate as the naive kernel.
+TEST_F(Reference, AllowsTheNaiveKernelsOwnErrorOnAnIllConditionedChain) {
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/matmul_gelu_softmax.ks";
+  EvalOptions options;
+  options.schedule = parse_schedule(test::source("fuse y m n -> t0\n", "fuse.sched"));
+  options.timing.batches = 3;
+  frontend::parse_size_assignments("M=128,N=512,K=512", &options.sizes);
+  auto device = runtime::open_device("", "opencl");
+  EvalRecord r = evaluate(frontend::load_spec(path), path, *device, options);
+  ASSERT_TRUE(r.time && r.time->versus_naive) << r.to_json().dump(2);
+  EXPECT_GT(r.time->naive_error, tolerance_for(DType::F32)) << "the chain is ill-conditioned at these sizes";
+  EXPECT_TRUE(r.ok()) << r.verdict();
 }
 
 // A device without fp64 has the naive float32 kernel for its reference, with a
 // tolerance that grows with the longest reduction.
+TEST(ReferenceTolerance, FollowsTheNaiveKernelsError) {
+  EXPECT_EQ(naive_relative_tolerance(0), tolerance_for(DType::F32));
+  EXPECT_EQ(naive_relative_tolerance(1e-5), tolerance_for(DType::F32)) << "an accurate naive kernel: 1e-4";
+  EXPECT_DOUBLE_EQ(naive_relative_tolerance(1e-3), 4e-3);
+  EXPECT_EQ(naive_relative_tolerance(0.5), 5e-2) << "at most 5e-2";
+  EXPECT_EQ(naive_relative_tolerance(std::numeric_limits<double>::infinity()), tolerance_for(DType::F32))
+      << "a naive kernel that overflows says nothing";
+}
+
 TEST(ReferenceTolerance, GrowsWithTheLongestReduction) {
   Graph small = test::graph_of("kernel k(x: f32[N]) -> s: f32[] where N = 1000 { s[] = sum(i) x[i] }");
   Graph big = test::graph_of("kernel k(x: f32[N]) -> s: f32[] where N = 1048576 { s[] = sum(i) x[i] }");

@@ -18,10 +18,16 @@ namespace {
 constexpr int kSchedulesPerExample = 50;
 constexpr int kVulkanSchedules = 50;
 
+// The seed's salt. Salt 0 draws, for gelu, a schedule that PoCL 3.1 compiles into an
+// endless loop (its kernel is correct on lavapipe; evolve_test's DriverHang keeps it as
+// a search's regression test): an in-process check cannot survive that, so these
+// lists come from another salt.
+constexpr uint64_t kSalt = 1;
+
 // The schedules the equivalence test runs for a spec: the same seed, the same list.
 std::vector<Schedule> schedules_for(const frontend::Spec &spec) {
   Program lowered = lower(frontend::elaborate(spec, frontend::SizeSet::Check, {}));
-  Rng rng(static_cast<unsigned>(std::hash<std::string>{}(spec.name)));
+  Rng rng(std::hash<std::string>{}(spec.name) + kSalt);
   std::vector<Schedule> out;
   for (int n = 0; n < kSchedulesPerExample; ++n)
     out.push_back(random_schedule(lowered, rng, std::uniform_int_distribution<int>(1, 6)(rng)));

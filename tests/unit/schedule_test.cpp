@@ -190,6 +190,12 @@ TEST(Unroll, Refusals) {
   EXPECT_EQ(first_line(refusal(big, "split y.i 10 -> io ii\nunroll y.ii\nunroll y.io")),
             "s.sched:3:1: error: unroll y.io: unrolling loop io would make 100 copies of the innermost body with the "
             "unrolled loops around and inside it; at most 64");
+  // A serial loop inside is copied too.
+  const char *bigger = "kernel s(x: f32[N]) -> y: f32[] where N = 2000 { y[] = sum(i) x[i] }";
+  EXPECT_EQ(refusal(bigger, "split y.i 50 -> io ii\nsplit y.io 20 -> a b\nunroll y.b"), "") << "20 x 50 iterations";
+  EXPECT_EQ(first_line(refusal(bigger, "split y.i 100 -> io ii\nunroll y.io")),
+            "s.sched:2:1: error: unroll y.io: unrolling loop io would copy 2000 iterations of the loops inside it; at "
+            "most 1024");
   EXPECT_EQ(first_line(refusal(kMatmul, "unroll c.k\nunroll c.k")),
             "s.sched:2:1: error: unroll c.k: loop k is already unrolled");
 }

@@ -1,20 +1,32 @@
 // A deterministic evaluation queue for the search's tests: no device, no child
 // process. An evaluation's record is a function of the candidate alone (its features
 // from the compiler, a speedup from its program's hash, one in seven incorrect), so
-// that two runs of a search, or a run killed and resumed, see the same results.
+// that two runs of a search, or a run killed and resumed, see the same results. On a
+// learnable landscape the speedup follows the program's structure instead (larger
+// work-groups and fewer launches faster, a little noise from the hash), as a device's
+// does: what a cost model can learn.
 #pragma once
 
 #include <chrono>
 #include <deque>
 #include <thread>
 
+#include "evolve/cost_features.h"
 #include "evolve/evaluate.h"
 #include "evolve/genome.h"
+#include "evolve/search.h"
 #include "evolve/workers.h"
 #include "frontend/parser.h"
 #include "passes/schedule.h"
 
 namespace ks::test {
+
+/// A search's progress, unseen.
+class NullProgress : public ProgressSink {
+ public:
+  void update(const Progress &) override {}
+  void note(const std::string &) override {}
+};
 
 /// The device the simulated evaluations pretend to run on.
 inline runtime::DeviceInfo simulated_device() {
@@ -32,7 +44,10 @@ inline runtime::DeviceInfo simulated_device() {
 
 class SimulatedQueue : public EvaluationQueue {
  public:
-  explicit SimulatedQueue(int delay_ms = 0) : delay_ms_(delay_ms) {}
+  explicit SimulatedQueue(int delay_ms = 0, bool learnable = false) : delay_ms_(delay_ms), learnable_(learnable) {}
+  /// From the nth job on, every evaluation dies without a record, as when the device
+  /// vanishes mid-run.
+  void break_device_after(int n) { broken_after_ = n; }
   size_t slots() const override { return 1; }
   size_t running() const override { return jobs_.size(); }
   void submit(Job job) override { jobs_.push_back(std::move(job)); }
@@ -42,22 +57,44 @@ class SimulatedQueue : public EvaluationQueue {
     Job job = jobs_.front();
     jobs_.pop_front();
     ++done_;
-    return {JobResult{job.ticket, job.args[0] == "run" ? evaluate(job.args) : retime(job.args)}};
+    if (broken_after_ >= 0 && done_ > broken_after_) {
+      ChildRun dead;
+      dead.started = true;
+      dead.exit_status = 1;
+      dead.err = "error: no OpenCL device found";
+      return {JobResult{job.ticket, dead}};
+    }
+    return {
+        JobResult{job.ticket, job.args[0] == "run" ? evaluate(job.args, learnable_) : retime(job.args, learnable_)}};
   }
   void stop() override { jobs_.clear(); }
   int done() const { return done_; }
 
-  // A candidate's simulated speedup over the naive kernel: 0.25x to 4x by its hash.
-  static double speedup(const std::string &id, bool naive) {
+  // A candidate's simulated speedup over the naive kernel: 0.25x to 4x by its hash,
+  // or on the learnable landscape by its structure against the naive kernel's.
+  static double speedup(const Compiled &c, const std::string &id, bool naive, bool learnable) {
     if (naive) return 1.0;
     uint64_t h = std::stoull(id, nullptr, 16);
-    return 0.25 + static_cast<double>(h % 3751) / 1000.0;
+    if (!learnable) return 0.25 + static_cast<double>(h % 3751) / 1000.0;
+    Replayed plain = replay(c.graph, {});
+    return structural_speed(c.program) / structural_speed(*plain.program) *
+           (0.95 + static_cast<double>(h % 101) / 1000.0);
+  }
+  static double structural_speed(const Program &program) {
+    const std::vector<float> f = cost_features(program);
+    const std::vector<std::string> &names = cost_feature_names();
+    auto feature = [&](const std::string &name) {
+      return static_cast<double>(f[static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin())]);
+    };
+    return std::exp2(0.3 * feature("log_group_size_min") - 0.5 * feature("kernels") + 0.5 * feature("coalesced_share"));
   }
 
  private:
   int delay_ms_;
+  bool learnable_;
   std::deque<Job> jobs_;
   int done_ = 0;
+  int broken_after_ = -1;
 
   static std::string value_of(const std::vector<std::string> &args, const std::string &flag) {
     for (size_t i = 0; i + 1 < args.size(); ++i)
@@ -75,7 +112,7 @@ class SimulatedQueue : public EvaluationQueue {
     return {c, candidate_identity(c.program)};
   }
 
-  static ChildRun evaluate(const std::vector<std::string> &args) {
+  static ChildRun evaluate(const std::vector<std::string> &args, bool learnable) {
     auto [c, id] = compiled(args[1], value_of(args, "--schedule"), value_of(args, "--size"));
     const Schedule schedule = load_schedule(value_of(args, "--schedule"));
     const bool naive = schedule.steps.empty();
@@ -86,7 +123,7 @@ class SimulatedQueue : public EvaluationQueue {
     const bool wrong = !naive && std::stoull(id, nullptr, 16) % 7 == 0;
     record["ok"] = !wrong;
     record["verdict"] = wrong ? "incorrect at N=5: y[0] is 1, expected 2 (1 elements over the tolerance)" : "correct";
-    const double s = speedup(id, naive);
+    const double s = speedup(c, id, naive, learnable);
     record["time"] = {{"median_ms", 10.0 / s}, {"cv", 0.01}, {"speedup", s}};
     ChildRun run;
     run.started = true;
@@ -97,12 +134,12 @@ class SimulatedQueue : public EvaluationQueue {
   }
 
   // Side by side, each a little slower than first measured, more so the faster.
-  static ChildRun retime(const std::vector<std::string> &args) {
+  static ChildRun retime(const std::vector<std::string> &args, bool learnable) {
     nlohmann::json times = nlohmann::json::array();
     for (size_t i = 0; i + 1 < args.size(); ++i)
       if (args[i] == "--schedule") {
         auto [c, id] = compiled(args[1], args[i + 1], value_of(args, "--size"));
-        double s = speedup(id, load_schedule(args[i + 1]).steps.empty());
+        double s = speedup(c, id, load_schedule(args[i + 1]).steps.empty(), learnable);
         times.push_back({{"median_ms", 10.0 / (s * (1 - 0.01 * s))}, {"cv", 0.002}});
       }
     ChildRun run;
