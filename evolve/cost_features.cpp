@@ -56,7 +56,9 @@ bool is_arithmetic(BinaryOp op) {
 }
 
 // The value of an integer index expression with the variables in `env` (others 0)
-// and the lets around it; none when it reads memory or divides by zero.
+// and the lets around it; none when it reads memory or divides by zero. Not
+// ir/bounds.h's bounds_of on point intervals: its remainder widens to [0, c - 1]
+// unless the operand already lies there, and it needs every variable in scope.
 std::optional<int64_t> evaluate_index(const Expr &e, const std::map<std::string, int64_t> &env,
                                       const std::map<std::string, Expr> &lets, int depth = 0) {
   if (depth > 64) return std::nullopt;
