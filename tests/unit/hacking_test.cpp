@@ -196,6 +196,7 @@ class Reference : public Hacking {
     options.schedule = load_schedule(std::string(KS_SOURCE_DIR) + "/tests/adversarial/sum_all.sched");
     options.timing.batches = 3;
     options.timing.min_batch_ms = 0.2;
+    options.seed = 1;  // the errors asserted depend on the inputs
     if (!sizes.empty()) frontend::parse_size_assignments(sizes, &options.sizes);
     auto device = runtime::open_device("", "opencl");
     return evaluate(frontend::load_spec(path), path, *device, options);
@@ -224,6 +225,7 @@ TEST_F(Reference, IsAccurateAtAMillionTerms) {
       "  if (get_global_id(0) != 0) return;\n  float acc = 0.0f;\n"
       "  for (int i = 0; i < N * D; ++i) acc += (p[i] - t[i]) * (p[i] - t[i]) / (N * D);\n  loss[0] = acc;\n}\n";
   options.timing.batches = 3;
+  options.seed = 1;
   auto device = runtime::open_device("", "opencl");
   EvalRecord in_order = evaluate(frontend::load_spec(path), path, *device, options);
   ASSERT_TRUE(in_order.time && in_order.time->versus_naive) << in_order.to_json().dump(2);
@@ -245,6 +247,9 @@ TEST_F(Reference, AllowsTheNaiveKernelsOwnErrorOnAnIllConditionedChain) {
   EvalOptions options;
   options.schedule = parse_schedule(test::source("fuse y m n -> t0\n", "fuse.sched"));
   options.timing.batches = 3;
+  // The naive kernel's error depends on the inputs: about 5e-4 on most, under 1e-4 on
+  // a few (seed 4); seed 1 gives 8.7e-4.
+  options.seed = 1;
   frontend::parse_size_assignments("M=128,N=512,K=512", &options.sizes);
   auto device = runtime::open_device("", "opencl");
   EvalRecord r = evaluate(frontend::load_spec(path), path, *device, options);
