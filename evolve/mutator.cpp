@@ -5,6 +5,7 @@
 #include <set>
 
 #include "evolve/genome.h"
+#include "evolve/sketch.h"
 #include "ir/diagnostic.h"
 #include "passes/loops.h"
 #include "passes/lower.h"
@@ -17,9 +18,11 @@ const std::map<std::string, double> &default_mutation_weights() {
   // leads; retuning what is there (factor, threads) is the cheapest gain near a good
   // schedule; the toggles of memory and fusion come next; removing undoes a step
   // that hurt; swaps rarely matter, since most steps commute.
-  static const std::map<std::string, double> weights = {{"insert", 0.25}, {"factor", 0.2},  {"threads", 0.1},
-                                                        {"toggle", 0.1},  {"unroll", 0.07}, {"vectorize", 0.07},
-                                                        {"remove", 0.08}, {"swap", 0.03},   {"crossover", 0.1}};
+  // A fresh sketch now and then restarts from a pattern's skeleton with other
+  // decisions (crossover then mixes its stages with the archive's).
+  static const std::map<std::string, double> weights = {
+      {"insert", 0.2},  {"factor", 0.2}, {"threads", 0.1},   {"toggle", 0.08}, {"unroll", 0.06},     {"vectorize", 0.06},
+      {"remove", 0.06}, {"swap", 0.02},  {"crossover", 0.1}, {"sketch", 0.08}, {"compute_at", 0.04}};
   return weights;
 }
 
@@ -62,6 +65,24 @@ std::optional<std::string> mutate_factor(Schedule &s, Rng &rng) {
   Primitive &p = s.steps[pick(at, rng)];
   const std::string before = print_primitive(p);
   if (p.kind == PrimitiveKind::Split) {
+    // A later split of this one's inner loop (a sketch's tile levels: work-items
+    // inside the group's tile, outputs per work-item inside that): scale the group's
+    // tile with its work-items (outputs per work-item kept), or the work-items alone
+    // (the group's tile kept, its outputs moved between work-items and registers).
+    for (Primitive &q : s.steps)
+      if (q.kind == PrimitiveKind::Split && q.stage == p.stage && q.loops[0] == p.results[1] && coin(rng)) {
+        const std::string inner = print_primitive(q);
+        const bool up = coin(rng);
+        if (coin(rng)) {
+          if (!up && (p.factors[0] % 2 || q.factors[0] % 2)) break;
+          p.factors[0] = up ? p.factors[0] * 2 : p.factors[0] / 2;
+          q.factors[0] = up ? q.factors[0] * 2 : q.factors[0] / 2;
+          return "factor: " + before + " and " + inner + ", outputs per work-item kept";
+        }
+        if (up ? q.factors[0] * 2 > p.factors[0] : q.factors[0] % 2) break;
+        q.factors[0] = up ? q.factors[0] * 2 : q.factors[0] / 2;
+        return "factor: " + inner + " -> " + print_primitive(q) + ", the tile of " + p.loops[0] + " kept";
+      }
     // A later split of this one's outer loop: move a factor of two between them.
     for (Primitive &q : s.steps)
       if (q.kind == PrimitiveKind::Split && q.stage == p.stage && q.loops[0] == p.results[0] && coin(rng)) {
@@ -106,10 +127,31 @@ std::optional<std::string> mutate_threads(const Graph &graph, Schedule &s, const
   std::vector<size_t> trees = steps_of(s, {PrimitiveKind::CrossReduce});
   if (!splits.empty() || !trees.empty()) {
     bool split = !splits.empty() && (trees.empty() || coin(rng));
-    Primitive &p = s.steps[split ? pick(splits, rng) : pick(trees, rng)];
+    const size_t chosen = split ? pick(splits, rng) : pick(trees, rng);
+    Primitive &p = s.steps[chosen];
     const std::string before = print_primitive(p);
-    p.factors[0] = threads;
-    return "threads: " + before + " -> " + print_primitive(p);
+    const int64_t old = p.factors[0];
+    // One of two work-item loops of a tile (local.y and local.x): 2 to 32 along it.
+    int local_loops = 0;
+    for (const Primitive &b : s.steps) local_loops += b.kind == PrimitiveKind::Bind && is_local(b.binding) && b.stage == p.stage;
+    const int64_t count = split && local_loops > 1 ? int64_t{1} << std::uniform_int_distribution<int>(1, 5)(rng) : threads;
+    // Stages computed in one kernel (compute_at) share their work-items: a row
+    // chain's cross_reduces and its consumer's split change together.
+    std::set<std::string> linked = {p.stage};
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (const Primitive &c : s.steps)
+        if (c.kind == PrimitiveKind::ComputeAt && (linked.count(c.stage) != linked.count(c.consumer)))
+          grew = linked.insert(c.stage).second || linked.insert(c.consumer).second || grew;
+    }
+    for (size_t i = 0; i < s.steps.size(); ++i) {
+      Primitive &q = s.steps[i];
+      const bool same_group = linked.count(q.stage) && q.factors.size() == 1 && q.factors[0] == old &&
+                              (std::count(splits.begin(), splits.end(), i) || std::count(trees.begin(), trees.end(), i));
+      if (i == chosen || (linked.size() > 1 && same_group)) q.factors[0] = count;
+    }
+    return "threads: " + before + " -> " + print_primitive(s.steps[chosen]) +
+           (linked.size() > 1 ? " (and the stages of its kernel)" : "");
   }
   std::optional<Program> program = scheduled(graph, s);
   if (!program) return std::nullopt;
@@ -179,6 +221,50 @@ std::optional<std::string> toggle_kinds(const Graph &graph, Schedule &s, const r
   if (!add_random_step(&*program, &s, rng, 12, static_cast<int64_t>(device.max_work_group_size), kinds))
     return std::nullopt;
   return std::string(label) + ": added " + print_primitive(s.steps.back());  // the step asked for comes last
+}
+
+// compute_at: one compute_at moved into another consumer's kernel (softmax's row
+// maximum into the kernel of the sum rather than of the output), at that consumer's
+// innermost bound loop, the only loop compute_at accepts.
+std::optional<std::string> move_compute_at(const Graph &graph, Schedule &s, Rng &rng) {
+  std::vector<size_t> at = steps_of(s, {PrimitiveKind::ComputeAt});
+  if (at.empty()) return std::nullopt;
+  const size_t i = pick(at, rng);
+  Schedule before_step;
+  before_step.steps.assign(s.steps.begin(), s.steps.begin() + static_cast<long>(i));
+  std::optional<Program> program = scheduled(graph, before_step);
+  if (!program) return std::nullopt;
+  Primitive &p = s.steps[i];
+  std::vector<Primitive> moves;
+  for (const std::string &consumer : stage_names(*program)) {
+    if (consumer == p.stage || consumer == p.consumer) continue;
+    std::string reason;
+    std::optional<StageLoops> loops = stage_loops(*program, consumer, &reason);
+    if (!loops) continue;
+    const For *innermost = nullptr;
+    for (const For *f : loops->outer)
+      if (f->kind != ForKind::Serial && f->kind != ForKind::Unrolled && f->kind != ForKind::Vectorized) innermost = f;
+    if (!innermost) continue;
+    Primitive moved = p;
+    moved.consumer = consumer;
+    moved.loops = {innermost->var};
+    if (compute_at(*program, moved.stage, moved.consumer, moved.loops[0], &reason)) moves.push_back(moved);
+  }
+  if (moves.empty()) return std::nullopt;
+  const std::string before = print_primitive(p);
+  p = pick(moves, rng);
+  const std::string after = print_primitive(p);
+  s = repaired(graph, s);
+  return "compute_at: " + before + " -> " + after;
+}
+
+// sketch: a fresh schedule drawn from the program's sketches (evolve/sketch.h): the
+// search's way to a stage pattern's skeleton, which single edits rarely assemble.
+std::optional<std::string> resketch(const Graph &graph, Schedule &s, const runtime::DeviceInfo &device, Rng &rng) {
+  std::optional<Sketch> sketch = sample_sketch(graph, device, rng);
+  if (!sketch) return std::nullopt;
+  s = sketch->schedule;
+  return "sketch: " + sketch->note;
 }
 
 // The names a step introduces (loops, local buffers).
@@ -251,9 +337,14 @@ std::optional<Proposal> Mutator::propose(const ProposalContext &context, Rng &rn
   const int64_t max_group = static_cast<int64_t>(context.device.max_work_group_size);
   for (int attempt = 0; attempt < 16; ++attempt) {
     Schedule s = context.parent.schedule;
-    const std::string &kind = kinds[draw(rng)];
+    // The naive kernel has nothing to edit: its children are sketches.
+    const std::string kind = s.steps.empty() ? "sketch" : kinds[draw(rng)];
     std::optional<std::string> note;
-    if (kind == "factor") {
+    if (kind == "sketch") {
+      note = resketch(context.graph, s, context.device, rng);
+    } else if (kind == "compute_at") {
+      note = move_compute_at(context.graph, s, rng);
+    } else if (kind == "factor") {
       note = mutate_factor(s, rng);
     } else if (kind == "threads") {
       note = mutate_threads(context.graph, s, context.device, rng);
@@ -294,10 +385,9 @@ std::optional<Proposal> Mutator::propose(const ProposalContext &context, Rng &rn
 }
 
 std::optional<Proposal> RandomProposer::propose(const ProposalContext &context, Rng &rng) {
-  Program naive = lower(context.graph);
-  int steps = std::uniform_int_distribution<int>(1, 8)(rng);
-  Schedule s = random_schedule(naive, rng, steps, 60, static_cast<int64_t>(context.device.max_work_group_size));
-  return Proposal{s, "random: " + std::to_string(s.steps.size()) + " steps"};
+  std::optional<Sketch> sketch = sample_sketch(context.graph, context.device, rng);
+  if (!sketch) return std::nullopt;
+  return Proposal{sketch->schedule, "random: " + sketch->note};
 }
 
 std::unique_ptr<Proposer> make_proposer(const std::string &name, const EvolveConfig &config) {

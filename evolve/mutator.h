@@ -1,17 +1,23 @@
 // The built-in mutator: one edit of the parent's schedule, drawn by weight from
-//   factor     a split, tile or cross_reduce factor doubled or halved, or a divisor
-//              moved between two nested splits of one loop (their product kept)
-//   threads    the work-group size: the split factor under a local binding, or a
-//              cross_reduce's work-items, redrawn from 32 to the device's limit; a
-//              stage without one gets the pattern (fuse its spatial loops, split
-//              by T, bind group.x and local.x)
-//   unroll     an unroll added on a small loop, or one removed
-//   vectorize  a loop split and vectorised (2, 4, 8 lanes), or a vectorize removed
-//   insert     a random step of any kind appended (evolve/space.h)
-//   remove     a step removed
-//   swap       two neighbouring steps swapped
-//   toggle     an inline, compute_at, cache_read or cache_write added, or one removed
-//   crossover  the parent's steps for some stages, an inspiration's for the others
+//   factor      a split, tile or cross_reduce factor doubled or halved; a divisor
+//               moved between two nested splits of one loop (their product kept);
+//               or a sketch's tile levels rescaled (the group's tile with its
+//               work-items, or the work-items within the tile)
+//   threads     the work-group size: the split factor under a local binding, or a
+//               cross_reduce's work-items, redrawn from 32 to the device's limit (2
+//               to 32 along one loop of a 2-D tile), with the stages computed in the
+//               same kernel; a stage without one gets the pattern (fuse its spatial
+//               loops, split by T, bind group.x and local.x)
+//   unroll      an unroll added on a small loop, or one removed
+//   vectorize   a loop split and vectorised (2, 4, 8 lanes), or a vectorize removed
+//   insert      a random step of any kind appended (evolve/space.h)
+//   remove      a step removed
+//   swap        two neighbouring steps swapped
+//   toggle      an inline, compute_at, cache_read or cache_write added, or one removed
+//   compute_at  a compute_at moved to another loop of its consumer
+//   sketch      a fresh schedule from the program's sketches (evolve/sketch.h); the
+//               naive kernel's children are all sketches (it has nothing to edit)
+//   crossover   the parent's steps for some stages, an inspiration's for the others
 // Edits that remove, reorder or mix steps drop the later steps the IR then refuses
 // (genome.h's repaired). Every proposal replays: an edit the IR refuses (a factor
 // that no longer fits a vectorised loop, say) is dropped and another drawn, up to 16

@@ -1,6 +1,6 @@
 // Proposers: given the spec, a parent with its evaluation, inspirations from its
 // island and recent failures, each returns a schedule to try. The built-in mutator
-// (evolve/mutator.h) is the default, random search (fresh random schedules) the
+// (evolve/mutator.h) is the default, random search (sketches drawn at random) the
 // baseline every claim is measured against; an LLM proposer plugs in behind the
 // same interface.
 #pragma once
@@ -51,9 +51,9 @@ class Proposer {
 /// "mutator" or "random"; UserError for another name.
 std::unique_ptr<Proposer> make_proposer(const std::string &name, const EvolveConfig &config);
 
-/// Random search: a fresh random schedule of one to eight steps from the naive
-/// program, whatever the parent (it ignores the context but for the graph and the
-/// device's work-group limit).
+/// Random search: a schedule drawn from the program's sketches (evolve/sketch.h),
+/// every decision at random, whatever the parent (it ignores the context but for
+/// the graph and the device's limits).
 class RandomProposer : public Proposer {
  public:
   std::string name() const override { return "random"; }

@@ -129,6 +129,7 @@ class Search {
   RunRow run_;
   frontend::Spec spec_;
   Graph graph_;
+  Graph check_graph_;  // at the check sizes, where a schedule must replay too
   std::string spec_file_, lock_path_;
   Archive archive_;
   Rng rng_;
@@ -159,6 +160,9 @@ class Search {
     frontend::SizeOverrides sizes;
     if (!config_.sizes.empty()) frontend::parse_size_assignments(config_.sizes, &sizes);
     graph_ = frontend::elaborate(spec_, frontend::SizeSet::Default, sizes);
+    frontend::SizeOverrides check_sizes;
+    if (!config_.check_sizes.empty()) frontend::parse_size_assignments(config_.check_sizes, &check_sizes);
+    check_graph_ = frontend::elaborate(spec_, frontend::SizeSet::Check, check_sizes);
     lock_path_ = device_lock_path(setup_.device.api, setup_.device.index, setup_.device.name);
     archive_ = Archive(config_.islands, config_.edges(config_.features[0]), config_.edges(config_.features[1]));
     for (const auto &[name, weight] : config_.proposers)
@@ -410,6 +414,12 @@ class Search {
       std::optional<Proposal> proposal = proposer.propose(context, own);
       if (!proposal) continue;
       Replayed r = replay(graph_, proposal->schedule, &setup_.device);
+      // The check runs at other sizes, where a split's tail can put a barrier under
+      // a guard: refused there, it is refused before any device time too.
+      if (r.program) {
+        Replayed small = replay(check_graph_, proposal->schedule, &setup_.device);
+        if (!small.program) r = Replayed{std::nullopt, "at the check sizes: " + small.refusal};
+      }
       if (!r.program) {
         ++counters_.refused;
         if (pool > 1) continue;

@@ -16,6 +16,7 @@
 #include "evolve/genome.h"
 #include "evolve/isolate.h"
 #include "evolve/mutator.h"
+#include "evolve/sketch.h"
 #include "evolve/run_db.h"
 #include "evolve/search.h"
 #include "passes/lower.h"
@@ -130,8 +131,8 @@ TEST(Archive, InspirationsAreTopAndDiverseFromTheIsland) {
 
 // ---- mutator ------------------------------------------------------------------------
 
-// From every example's naive kernel and from random schedules of it, the mutator's
-// proposals print, parse back to the same text and replay.
+// From every example's naive kernel, from random schedules of it and from its
+// sketches, the mutator's proposals print, parse back to the same text and replay.
 TEST(Mutator, OnlyYieldsSchedulesThatParseAndReplay) {
   const runtime::DeviceInfo device = test::simulated_device();
   Mutator mutator({});
@@ -143,10 +144,11 @@ TEST(Mutator, OnlyYieldsSchedulesThatParseAndReplay) {
     Rng rng(std::hash<std::string>{}(path));
     for (int parent = 0; parent < 6; ++parent) {
       CandidateView view;
-      view.schedule = parent == 0 ? Schedule{} : random_schedule(naive, rng, 4);
+      view.schedule = parent == 0 ? Schedule{} : parent < 3 ? random_schedule(naive, rng, 4)
+                                                           : sample_sketch(graph, device, rng)->schedule;
       view.speedup = 1;
       CandidateView mate;
-      mate.schedule = random_schedule(naive, rng, 4);
+      mate.schedule = parent % 2 ? random_schedule(naive, rng, 4) : sample_sketch(graph, device, rng)->schedule;
       mate.speedup = 2;
       ProposalContext context{graph, device, view, {mate}, {}};
       for (int i = 0; i < 6; ++i) {

@@ -1,0 +1,548 @@
+#include "evolve/sketch.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "evolve/genome.h"
+#include "ir/diagnostic.h"
+#include "ir/visitor.h"
+#include "passes/loops.h"
+#include "passes/lower.h"
+
+namespace ks {
+
+const char *stage_pattern_name(StagePattern pattern) {
+  switch (pattern) {
+    case StagePattern::Elementwise: return "elementwise";
+    case StagePattern::Contraction: return "contraction";
+    case StagePattern::RowReduction: return "row";
+    case StagePattern::ColumnReduction: return "column";
+  }
+  return "?";
+}
+
+namespace {
+
+// One load of a stage's body: the buffer, and the variables each index uses.
+struct Access {
+  std::string buffer;
+  std::vector<std::set<std::string>> index_vars;
+};
+
+std::vector<Access> loads_of(const Expr &body) {
+  struct Loads : IRVisitor {
+    std::vector<Access> out;
+    using IRVisitor::visit;
+    void visit(const Load *n) override {
+      Access a{n->buffer, {}};
+      for (const Expr &i : n->indices) a.index_vars.push_back(vars_in(i));
+      out.push_back(a);
+      IRVisitor::visit(n);
+    }
+  } loads;
+  loads.dispatch(body);
+  return loads.out;
+}
+
+int64_t extent_product(const std::vector<IterVar> &vars) {
+  int64_t n = 1;
+  for (const IterVar &v : vars) n *= v.extent;
+  return n;
+}
+
+int64_t pow2_at_least(int64_t n) {
+  int64_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+bool chance(Rng &rng, double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; }
+
+template <typename T>
+const T &pick(const std::vector<T> &items, Rng &rng) {
+  return items[std::uniform_int_distribution<size_t>(0, items.size() - 1)(rng)];
+}
+
+// Powers of two in [lo, hi] (lo itself when the range is empty).
+std::vector<int64_t> powers(int64_t lo, int64_t hi) {
+  std::vector<int64_t> out;
+  for (int64_t p = 1; p <= hi; p *= 2)
+    if (p >= lo) out.push_back(p);
+  if (out.empty()) out.push_back(lo);
+  return out;
+}
+
+// Work-group sizes worth drawing for `work` items of parallel work, from `least` up
+// to the device's limit, and no more than the work needs. On a GPU the least is 32
+// (a warp, the smallest group that fills a SIMD unit); on a CPU it is 1: PoCL runs a
+// group's work-items as a loop, vectorised across them, and a group of one
+// work-item per row (no barriers) is often its fastest.
+std::vector<int64_t> group_sizes(int64_t least, int64_t max_group, int64_t work) {
+  const int64_t hi = std::min<int64_t>({max_group, 1024, std::max<int64_t>(least, pow2_at_least(work))});
+  return powers(std::min<int64_t>(least, hi), hi);
+}
+
+const ForKind kGroups[] = {ForKind::GroupX, ForKind::GroupY, ForKind::GroupZ};
+
+// The program and schedule as the sketch's steps leave them. A step the IR refuses
+// changes neither; a rule that cannot finish rolls back to its mark.
+class Builder {
+ public:
+  explicit Builder(Program program) : program_(std::move(program)) {}
+
+  bool apply(const Primitive &p) {
+    try {
+      program_ = apply_primitive(program_, p);
+    } catch (const UserError &) {
+      return false;
+    }
+    schedule_.steps.push_back(p);
+    return true;
+  }
+  bool split(const std::string &stage, const std::string &loop, int64_t factor, const std::string &outer,
+             const std::string &inner) {
+    Primitive p = make(PrimitiveKind::Split, stage, {loop});
+    p.factors = {factor};
+    p.results = {outer, inner};
+    return apply(p);
+  }
+  bool bind(const std::string &stage, const std::string &loop, ForKind kind) {
+    Primitive p = make(PrimitiveKind::Bind, stage, {loop});
+    p.binding = kind;
+    return apply(p);
+  }
+  bool fuse(const std::string &stage, const std::vector<std::string> &loops, const std::string &fused) {
+    Primitive p = make(PrimitiveKind::Fuse, stage, loops);
+    p.results = {fused};
+    return apply(p);
+  }
+  bool cache_read(const std::string &stage, const std::string &loop, const std::string &buffer, MemoryScope memory,
+                  const std::string &cache) {
+    Primitive p = make(PrimitiveKind::CacheRead, stage, {loop});
+    p.buffer = buffer;
+    p.memory = memory;
+    p.results = {cache};
+    return apply(p);
+  }
+  bool one(PrimitiveKind kind, const std::string &stage, const std::string &loop) {
+    return apply(make(kind, stage, {loop}));
+  }
+
+  // A name no kernel or buffer uses, nor any name handed out before.
+  std::string fresh(const std::string &base) {
+    std::set<std::string> used = handed_out_;
+    for (const Kernel &k : program_.kernels) used.merge(names_in_kernel(k));
+    for (const TensorDecl &t : program_.buffers) used.insert(t.name);
+    std::string n = base;
+    for (int i = 0; used.count(n); ++i) n = base + std::to_string(i);
+    handed_out_.insert(n);
+    return n;
+  }
+
+  // The names of the stage's loops enclosing its block (outer) or inside it.
+  std::vector<std::string> loops(const std::string &stage, bool inner = false) const {
+    std::string reason;
+    std::optional<StageLoops> l = stage_loops(program_, stage, &reason);
+    std::vector<std::string> out;
+    if (l)
+      for (const For *f : inner ? l->inner : l->outer) out.push_back(f->var);
+    return out;
+  }
+  int64_t extent(const std::string &stage, const std::string &loop) const {
+    std::string reason;
+    std::optional<StageLoops> l = stage_loops(program_, stage, &reason);
+    const For *f = l ? l->find(loop) : nullptr;
+    return f ? f->extent : 0;
+  }
+
+  struct Mark {
+    Program program;
+    size_t steps;
+  };
+  Mark mark() const { return {program_, schedule_.steps.size()}; }
+  void rollback(const Mark &m) {
+    program_ = m.program;
+    schedule_.steps.resize(m.steps);
+  }
+  const Schedule &schedule() const { return schedule_; }
+
+ private:
+  static Primitive make(PrimitiveKind kind, const std::string &stage, std::vector<std::string> loops) {
+    Primitive p;
+    p.kind = kind;
+    p.stage = stage;
+    p.loops = std::move(loops);
+    return p;
+  }
+  Program program_;
+  Schedule schedule_;
+  std::set<std::string> handed_out_;
+};
+
+// The inputs and temporaries a stage loads, largest first (the operands worth a copy
+// in faster memory).
+std::vector<std::string> operands(const Graph &graph, const Stage &stage) {
+  std::vector<std::string> out;
+  for (const Access &a : loads_of(stage.body))
+    if (a.buffer != stage.output && std::find(out.begin(), out.end(), a.buffer) == out.end()) out.push_back(a.buffer);
+  std::stable_sort(out.begin(), out.end(), [&](const std::string &x, const std::string &y) {
+    return graph.find_tensor(x)->numel() > graph.find_tensor(y)->numel();
+  });
+  return out;
+}
+
+// Binds a stage's row loops (outermost first) to work-groups: the innermost row to
+// group.x, so that neighbouring groups take neighbouring rows. Outermost first: a
+// bound loop may not lie inside a serial one.
+bool bind_rows(Builder &b, const std::string &stage, const std::vector<std::string> &rows) {
+  if (rows.size() > 3) return false;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (!b.bind(stage, rows[i], kGroups[rows.size() - 1 - i])) return false;
+  return true;
+}
+
+// The cross_reduce of a row reduction with T work-items per group; its reduction
+// loops fused first (a group norm's channels, height and width), its chunk loop
+// unrolled or not.
+bool cross_reduce_rows(Builder &b, const std::string &stage, int64_t threads, Rng &rng) {
+  std::vector<std::string> rows = b.loops(stage);
+  if (rows.size() > 3) {
+    const std::string fused = b.fresh("rows");
+    if (!b.fuse(stage, rows, fused)) return false;
+    rows = {fused};
+  }
+  if (!bind_rows(b, stage, rows)) return false;
+  if (threads == 1) return !rows.empty();  // a work-item per row: the rows bound, the reduction serial
+  std::vector<std::string> inner = b.loops(stage, true);
+  if (inner.empty()) return false;
+  std::string loop = inner.back();
+  if (inner.size() > 1) {
+    const std::string fused = b.fresh("r");
+    if (b.fuse(stage, inner, fused)) loop = fused;
+  }
+  Primitive p;
+  p.kind = PrimitiveKind::CrossReduce;
+  p.stage = stage;
+  p.loops = {loop};
+  p.factors = {threads};
+  p.results = {b.fresh("t")};
+  if (!b.apply(p)) return false;
+  if (chance(rng, 0.6))
+    for (const std::string &l : b.loops(stage, true))
+      if (l != loop) b.one(PrimitiveKind::Unroll, stage, l);  // refused where the chunk loop is long
+  return true;
+}
+
+struct Drawer {
+  const Graph &graph;
+  int64_t least_group, max_group;
+  Rng &rng;
+  Builder b;
+  std::vector<std::string> notes;
+  std::map<std::string, StagePattern> pattern;
+  std::set<std::string> done;
+
+  // A work-item per output: the spatial loops fused and split by the group size;
+  // the innermost loop vectorised (elementwise stages) or the reduction unrolled.
+  void per_output(const Stage &stage, bool try_vector = true) {
+    const std::string &s = stage.output;
+    Builder::Mark mark = b.mark();
+    std::vector<std::string> loops = b.loops(s);
+    if (loops.empty()) return;  // a scalar: the default binding
+    std::string vector_loop;
+    int64_t width = 0;
+    if (try_vector && stage.reduce == ReduceOp::None && chance(rng, 0.35)) {
+      width = pick(std::vector<int64_t>{2, 4, 8}, rng);
+      if (b.extent(s, loops.back()) % width == 0) {
+        const std::string outer = b.fresh(loops.back() + "o");
+        vector_loop = b.fresh(loops.back() + "v");
+        if (b.split(s, loops.back(), width, outer, vector_loop)) loops.back() = outer;
+        else vector_loop.clear();
+      }
+    }
+    std::string all = loops[0];
+    if (loops.size() > 1 && !b.fuse(s, loops, all = b.fresh("f"))) return b.rollback(mark);
+    const int64_t work = extent_product(stage.spatial) / std::max<int64_t>(1, width);
+    const int64_t threads = pick(group_sizes(least_group, max_group, work), rng);
+    const std::string g = b.fresh("g"), l = b.fresh("l");
+    if (!b.split(s, all, threads, g, l) || !b.bind(s, g, ForKind::GroupX) || !b.bind(s, l, ForKind::LocalX))
+      return b.rollback(mark);
+    std::string note = s + ": a work-item per output (" + std::to_string(threads);
+    if (!vector_loop.empty()) {
+      if (!b.one(PrimitiveKind::Vectorize, s, vector_loop)) {
+        b.rollback(mark);
+        return per_output(stage, false);
+      }
+      note += ", float" + std::to_string(width);
+    }
+    if (stage.reduce != ReduceOp::None && chance(rng, 0.6)) {
+      const std::string r = stage.reduce_vars.back().name;
+      const int64_t e = stage.reduce_vars.back().extent;
+      const int64_t u = pick(std::vector<int64_t>{2, 4, 8}, rng);
+      const std::string ro = b.fresh(r + "o"), ri = b.fresh(r + "i");
+      Builder::Mark before = b.mark();
+      if (e >= u && b.split(s, r, u, ro, ri) && b.one(PrimitiveKind::Unroll, s, ri))
+        note += ", reduction unrolled by " + std::to_string(u);
+      else
+        b.rollback(before);
+    }
+    notes.push_back(note + ")");
+  }
+
+  // Multi-level tiling of a contraction (see sketch.h).
+  bool tiled(const Stage &stage) {
+    const std::string &s = stage.output;
+    Builder::Mark mark = b.mark();
+    std::vector<std::string> loops = b.loops(s);
+    if (loops.size() < 2) return false;
+    const std::string lb = loops.back();
+    std::vector<std::string> candidates;
+    for (size_t i = 0; i + 1 < loops.size(); ++i)
+      if (b.extent(s, loops[i]) >= 2) candidates.push_back(loops[i]);
+    if (candidates.empty()) return false;
+    const std::string la = chance(rng, 0.6) ? candidates.back() : pick(candidates, rng);
+    const int64_t ea = b.extent(s, la), eb = b.extent(s, lb);
+    // Work-items along each tiled loop: the inner one 4 to 32 (coalesced rows), 32
+    // or more in a group where the loops are that long (a warp at least), within the
+    // device's limit; outputs per work-item: at most 64 accumulators in registers.
+    const int64_t wa = pow2_at_least(ea), wb = pow2_at_least(eb);
+    const int64_t least = std::min<int64_t>({least_group, max_group, wa * std::min<int64_t>(wb, 32)});
+    int64_t ta = 1, tb = 1;
+    for (int tries = 0; tries < 32; ++tries) {
+      tb = pick(powers(4, std::min<int64_t>(32, std::max<int64_t>(4, wb))), rng);
+      ta = pick(powers(1, std::min<int64_t>(16, wa)), rng);
+      if (ta * tb <= max_group && ta * tb >= least) break;
+      ta = 1, tb = std::min<int64_t>(tb, max_group);
+    }
+    const int64_t pa = pick(powers(1, std::max<int64_t>(1, std::min<int64_t>(8, wa / ta))), rng);
+    const int64_t pb = pick(powers(1, std::max<int64_t>(1, std::min<int64_t>(8, wb / tb))), rng);
+    auto levels = [&](const std::string &loop, int64_t t, int64_t p, std::string *o, std::string *th,
+                      std::string *reg) {
+      *o = b.fresh(loop + "o");
+      const std::string i = b.fresh(loop + "i");
+      if (!b.split(s, loop, t * p, *o, i)) return false;
+      if (p == 1) {  // no register level: the inner loop is the work-items'
+        *th = i;
+        return true;
+      }
+      *reg = b.fresh(loop + "r");
+      *th = b.fresh(loop + "t");
+      return b.split(s, i, t, *reg, *th);
+    };
+    std::string ao, at, ar, bo, bt, br;
+    if (!levels(la, ta, pa, &ao, &at, &ar) || !levels(lb, tb, pb, &bo, &bt, &br)) return b.rollback(mark), false;
+    std::vector<std::string> others, order;
+    for (const std::string &l : loops)
+      if (l != la && l != lb) others.push_back(l);
+    order = others;
+    for (const std::string &l : {ao, bo, at, bt, ar, br})
+      if (!l.empty()) order.push_back(l);
+    Primitive reorder;
+    reorder.kind = PrimitiveKind::Reorder;
+    reorder.stage = s;
+    reorder.loops = order;
+    if (!b.apply(reorder)) return b.rollback(mark), false;
+    if (!others.empty()) {
+      std::string z = others[0];
+      if (others.size() > 1 && !b.fuse(s, others, z = b.fresh("z"))) return b.rollback(mark), false;
+      if (!b.bind(s, z, ForKind::GroupZ)) return b.rollback(mark), false;
+    }
+    if (!b.bind(s, ao, ForKind::GroupY) || !b.bind(s, bo, ForKind::GroupX) || !b.bind(s, at, ForKind::LocalY) ||
+        !b.bind(s, bt, ForKind::LocalX))
+      return b.rollback(mark), false;
+    char shape[96];
+    std::snprintf(shape, sizeof shape, "%s: tiled %lldx%lld per group, %lldx%lld per work-item", s.c_str(),
+                  static_cast<long long>(ta * pa), static_cast<long long>(tb * pb), static_cast<long long>(pa),
+                  static_cast<long long>(pb));
+    std::string note = shape;
+    if (pa * pb > 1 || chance(rng, 0.3)) {
+      Primitive cw;
+      cw.kind = PrimitiveKind::CacheWrite;
+      cw.stage = s;
+      cw.loops = {bt};
+      cw.memory = MemoryScope::Private;
+      if (b.apply(cw)) note += ", registers";
+    }
+    const IterVar &r = stage.reduce_vars.front();
+    if (r.extent >= 8 && chance(rng, 0.8)) {
+      const int64_t k = pick(powers(4, std::min<int64_t>(32, r.extent)), rng);
+      const std::string ro = b.fresh(r.name + "o"), ri = b.fresh(r.name + "i");
+      if (b.split(s, r.name, k, ro, ri)) {
+        std::vector<std::string> cached;
+        for (const std::string &buffer : operands(graph, stage)) {
+          if (chance(rng, 0.7) && b.cache_read(s, ro, buffer, MemoryScope::Local, b.fresh(buffer + "_s")))
+            cached.push_back(buffer);
+        }
+        note += ", k by " + std::to_string(k);
+        for (const std::string &c : cached) note += ", " + c + " in local";
+        if (chance(rng, 0.3)) b.one(PrimitiveKind::Unroll, s, ri);
+      }
+    }
+    for (const std::string &reg : {ar, br})
+      if (!reg.empty() && chance(rng, 0.8)) b.one(PrimitiveKind::Unroll, s, reg);
+    notes.push_back(note);
+    return true;
+  }
+
+  // A work-group per output with cross_reduce.
+  bool row_reduction(const Stage &stage) {
+    Builder::Mark mark = b.mark();
+    const int64_t length = extent_product(stage.reduce_vars);
+    const int64_t threads = pick(group_sizes(least_group, max_group, length), rng);
+    if (!cross_reduce_rows(b, stage.output, threads, rng)) return b.rollback(mark), false;
+    notes.push_back(stage.output + ": a work-group per output (" + std::to_string(threads) + ")");
+    return true;
+  }
+
+  // An elementwise output whose rows are reduced by earlier stages (softmax, layer
+  // norm): the row statistics computed in its kernel, a work-group per row.
+  bool row_chain(const Stage &consumer) {
+    const std::string &c = consumer.output;
+    std::vector<const Stage *> producers;
+    size_t rows = 0;
+    for (const Stage &p : graph.stages) {
+      if (&p == &consumer) break;
+      if (done.count(p.output) || pattern.at(p.output) != StagePattern::RowReduction) continue;
+      const size_t k = p.spatial.size();
+      if (k == 0 || k >= consumer.spatial.size() || k > 3 || (rows && k != rows)) continue;
+      bool same = true;
+      for (size_t i = 0; i < k; ++i) same = same && p.spatial[i].extent == consumer.spatial[i].extent;
+      if (same) producers.push_back(&p), rows = k;
+    }
+    if (producers.empty()) return false;
+    Builder::Mark mark = b.mark();
+    int64_t length = 1;
+    for (size_t i = rows; i < consumer.spatial.size(); ++i) length *= consumer.spatial[i].extent;
+    const int64_t threads = pick(group_sizes(least_group, max_group, length), rng);
+    for (const Stage *p : producers)
+      if (!cross_reduce_rows(b, p->output, threads, rng)) return b.rollback(mark), false;
+    std::vector<std::string> loops = b.loops(c);
+    std::vector<std::string> row_loops(loops.begin(), loops.begin() + static_cast<long>(rows));
+    std::vector<std::string> rest(loops.begin() + static_cast<long>(rows), loops.end());
+    // Where the statistics are computed: the group's work-item loop striding the row,
+    // or with one work-item per group, the innermost row loop.
+    std::string thread = row_loops.back();
+    if (threads == 1) {
+      if (!bind_rows(b, c, row_loops)) return b.rollback(mark), false;
+    } else {
+      std::string along = rest[0];
+      if (rest.size() > 1 && !b.fuse(c, rest, along = b.fresh("r"))) return b.rollback(mark), false;
+      const std::string chunk = b.fresh(along + "j");
+      thread = b.fresh("t");
+      Primitive reorder;
+      reorder.kind = PrimitiveKind::Reorder;
+      reorder.stage = c;
+      reorder.loops = {thread, chunk};
+      if (!b.split(c, along, threads, chunk, thread) || !b.apply(reorder) || !bind_rows(b, c, row_loops) ||
+          !b.bind(c, thread, ForKind::LocalX))
+        return b.rollback(mark), false;
+      if (chance(rng, 0.7)) b.one(PrimitiveKind::Unroll, c, chunk);
+    }
+    std::string names;
+    for (auto p = producers.rbegin(); p != producers.rend(); ++p) {
+      Primitive at;
+      at.kind = PrimitiveKind::ComputeAt;
+      at.stage = (*p)->output;
+      at.consumer = c;
+      at.loops = {thread};
+      if (!b.apply(at)) return b.rollback(mark), false;
+      done.insert((*p)->output);
+      names = (*p)->output + (names.empty() ? "" : ", ") + names;
+    }
+    std::string note = c + ": one kernel with " + names + ", a work-group per row (" + std::to_string(threads) + ")";
+    if (chance(rng, 0.5)) {
+      std::vector<std::string> inputs = operands(graph, consumer);
+      for (const std::string &buffer : inputs) {
+        if (graph.find_tensor(buffer)->role != TensorRole::Input) continue;
+        if (b.cache_read(c, thread, buffer, MemoryScope::Private, b.fresh(buffer + "_r")))
+          note += ", " + buffer + " in registers";
+        break;
+      }
+    }
+    notes.push_back(note);
+    return true;
+  }
+
+  Sketch draw() {
+    for (const Stage &s : graph.stages) pattern[s.output] = classify_stage(s);
+    std::vector<std::string> inlined;
+    for (const Stage &s : graph.stages)
+      if (pattern[s.output] == StagePattern::Elementwise && graph.find_tensor(s.output)->role == TensorRole::Temp &&
+          chance(rng, 0.9)) {
+        Primitive p;
+        p.kind = PrimitiveKind::Inline;
+        p.stage = s.output;
+        if (b.apply(p)) inlined.push_back(s.output), done.insert(s.output);
+      }
+    if (!inlined.empty()) {
+      std::string n = "inline";
+      for (size_t i = 0; i < inlined.size(); ++i) n += (i ? ", " : " ") + inlined[i];
+      notes.push_back(n);
+    }
+    for (auto it = graph.stages.rbegin(); it != graph.stages.rend(); ++it) {
+      const Stage &s = *it;
+      if (done.count(s.output)) continue;
+      done.insert(s.output);
+      bool ruled = false;
+      switch (pattern[s.output]) {
+        case StagePattern::Elementwise: ruled = chance(rng, 0.85) && row_chain(s); break;
+        case StagePattern::Contraction: ruled = chance(rng, 0.9) && tiled(s); break;
+        case StagePattern::RowReduction: ruled = chance(rng, 0.85) && row_reduction(s); break;
+        case StagePattern::ColumnReduction: break;
+      }
+      if (!ruled) per_output(s);
+    }
+    std::string note;
+    for (const std::string &n : notes) note += (note.empty() ? "" : "; ") + n;
+    return Sketch{b.schedule(), note};
+  }
+};
+
+}  // namespace
+
+StagePattern classify_stage(const Stage &stage) {
+  if (stage.reduce == ReduceOp::None) return StagePattern::Elementwise;
+  std::set<std::string> spatial, reduction;
+  for (const IterVar &v : stage.spatial) spatial.insert(v.name);
+  for (const IterVar &v : stage.reduce_vars) reduction.insert(v.name);
+  std::vector<Access> loads = loads_of(stage.body);
+  // A contraction: two operands, one of which does not vary along some spatial loop,
+  // so a tile of outputs reuses what it loads (matmul's a along j, conv's x along o).
+  std::set<std::string> buffers;
+  bool reuse = false;
+  for (const Access &a : loads) {
+    buffers.insert(a.buffer);
+    if (a.index_vars.size() < 2) continue;
+    std::set<std::string> used;
+    for (const auto &vars : a.index_vars) used.insert(vars.begin(), vars.end());
+    for (const std::string &s : spatial) reuse = reuse || !used.count(s);
+  }
+  if (stage.spatial.size() >= 2 && buffers.size() >= 2 && reuse && extent_product(stage.reduce_vars) >= 4)
+    return StagePattern::Contraction;
+  // A row: the reduction runs along the contiguous (last) index of the widest
+  // operand, long enough to share among a group's work-items; or the output is one
+  // value.
+  const Access *widest = nullptr;
+  for (const Access &a : loads)
+    if (!widest || a.index_vars.size() > widest->index_vars.size()) widest = &a;
+  bool contiguous = false;
+  if (widest && !widest->index_vars.empty())
+    for (const std::string &v : widest->index_vars.back()) contiguous = contiguous || reduction.count(v);
+  if (stage.spatial.empty() || (contiguous && extent_product(stage.reduce_vars) >= 32))
+    return StagePattern::RowReduction;
+  return StagePattern::ColumnReduction;
+}
+
+std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInfo &device, Rng &rng, int attempts) {
+  const int64_t max_group = std::max<int64_t>(1, static_cast<int64_t>(device.max_work_group_size));
+  const int64_t least_group = device.gpu ? 32 : 1;
+  for (int attempt = 0; attempt < attempts; ++attempt) {
+    Drawer drawer{graph, least_group, max_group, rng, Builder(lower(graph)), {}, {}, {}};
+    Sketch sketch = drawer.draw();
+    if (replay(graph, sketch.schedule, &device).program) return sketch;
+  }
+  return std::nullopt;
+}
+
+}  // namespace ks

@@ -1,0 +1,165 @@
+// Sketches (evolve/sketch.h): each stage's pattern, each rule on a spec of its
+// pattern, and the schedules drawn agree with the interpreter on the device.
+#include "evolve/sketch.h"
+
+#include <map>
+
+#include "evolve/evaluate.h"
+#include "evolve/genome.h"
+#include "test_util.h"
+
+namespace ks {
+namespace {
+
+// A GPU's limits, so that the rules' group sizes and local copies are drawn as on one.
+runtime::DeviceInfo gpu_limits() {
+  runtime::DeviceInfo d;
+  d.api = "opencl";
+  d.gpu = true;
+  d.max_work_group_size = 1024;
+  d.max_work_item_sizes = {1024, 1024, 64};
+  d.local_memory_bytes = 48 * 1024;
+  return d;
+}
+
+Graph example(const std::string &name, frontend::SizeSet sizes = frontend::SizeSet::Default) {
+  return frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks"), sizes,
+                             {});
+}
+
+std::map<std::string, std::string> patterns(const Graph &g) {
+  std::map<std::string, std::string> out;
+  for (const Stage &s : g.stages) out[s.output] = stage_pattern_name(classify_stage(s));
+  return out;
+}
+
+TEST(Sketches, ClassifyTheExamplesStages) {
+  using P = std::map<std::string, std::string>;
+  EXPECT_EQ(patterns(example("matmul")), (P{{"c", "contraction"}}));
+  EXPECT_EQ(patterns(example("conv2d")), (P{{"y", "contraction"}}));
+  EXPECT_EQ(patterns(example("softmax")), (P{{"row_max", "row"}, {"e", "elementwise"}, {"total", "row"}, {"y", "elementwise"}}));
+  EXPECT_EQ(patterns(example("sum_dim")), (P{{"y", "column"}})) << "the sum runs along a strided dimension";
+  EXPECT_EQ(patterns(example("max_pool2d")).begin()->second, "column") << "windows of 9: a work-item per output";
+  EXPECT_EQ(patterns(example("matvec")).begin()->second, "row");
+  EXPECT_EQ(patterns(example("cross_entropy"))["loss"], "row") << "a scalar output";
+  EXPECT_EQ(patterns(example("group_norm"))["mean"], "row");
+  EXPECT_EQ(patterns(example("matmul_gelu_softmax"))["acc"], "contraction");
+}
+
+// The steps of a kind in a schedule.
+int count(const Schedule &s, PrimitiveKind kind) {
+  int n = 0;
+  for (const Primitive &p : s.steps) n += p.kind == kind;
+  return n;
+}
+
+// Draws at the timed sizes: every one replays within the device's limits, and the
+// pattern's rule shows in the steps of most of them.
+struct Draws {
+  std::vector<Sketch> sketches;
+  int with(const std::function<bool(const Schedule &)> &has) const {
+    int n = 0;
+    for (const Sketch &s : sketches) n += has(s.schedule);
+    return n;
+  }
+};
+
+Draws draw(const Graph &g, int n, uint64_t seed = 1) {
+  Draws d;
+  Rng rng(seed);
+  runtime::DeviceInfo device = gpu_limits();
+  for (int i = 0; i < n; ++i) {
+    std::optional<Sketch> s = sample_sketch(g, device, rng);
+    EXPECT_TRUE(s) << g.name << ": no sketch replays, draw " << i;
+    if (!s) continue;
+    Replayed r = replay(g, s->schedule, &device);
+    EXPECT_TRUE(r.program) << r.refusal << "\n" << print_schedule(s->schedule);
+    d.sketches.push_back(*s);
+  }
+  return d;
+}
+
+TEST(Sketches, TileContractions) {
+  Draws d = draw(example("matmul"), 20);
+  EXPECT_GE(d.with([](const Schedule &s) {
+    return count(s, PrimitiveKind::CacheWrite) == 1 && count(s, PrimitiveKind::CacheRead) >= 1 &&
+           count(s, PrimitiveKind::Bind) == 4;
+  }),
+            8)
+      << "two levels bound, registers, local panels";
+  Draws conv = draw(example("conv_relu_bias"), 20);
+  EXPECT_GE(conv.with([](const Schedule &s) { return count(s, PrimitiveKind::Bind) >= 5; }), 8)
+      << "the conv tiled (group.z for the loops left) and the epilogue a work-item per output";
+}
+
+TEST(Sketches, PutRowStatisticsInTheirConsumersKernel) {
+  for (const char *name : {"softmax", "layer_norm", "matmul_gelu_softmax"}) {
+    Draws d = draw(example(name), 20);
+    EXPECT_GE(d.with([](const Schedule &s) {
+      return count(s, PrimitiveKind::ComputeAt) == 2 && count(s, PrimitiveKind::CrossReduce) == 2;
+    }),
+              10)
+        << name;
+  }
+  Draws loss = draw(example("cross_entropy"), 20);
+  EXPECT_GE(loss.with([](const Schedule &s) { return count(s, PrimitiveKind::CrossReduce) >= 2; }), 10);
+}
+
+TEST(Sketches, GiveAWorkItemPerOutputElsewhere) {
+  Draws d = draw(example("sum_dim"), 20);
+  EXPECT_EQ(d.with([](const Schedule &s) { return count(s, PrimitiveKind::CrossReduce) > 0; }), 0);
+  EXPECT_EQ(d.with([](const Schedule &s) {
+    return count(s, PrimitiveKind::Bind) == 2 && count(s, PrimitiveKind::Fuse) == 1;
+  }),
+            20);
+  Draws gelu = draw(example("gelu"), 30);
+  EXPECT_GE(gelu.with([](const Schedule &s) { return count(s, PrimitiveKind::Vectorize) == 1; }), 3);
+}
+
+// The device can refuse what the rules draw (a group larger than its limit): then
+// the draw is smaller, never over it.
+TEST(Sketches, StayWithinASmallDevicesLimits) {
+  runtime::DeviceInfo small = gpu_limits();
+  small.max_work_group_size = 64;
+  small.max_work_item_sizes = {64, 64, 64};
+  Rng rng(3);
+  for (const char *name : {"matmul", "softmax", "gelu"}) {
+    Graph g = example(name);
+    for (int i = 0; i < 10; ++i) {
+      std::optional<Sketch> s = sample_sketch(g, small, rng);
+      ASSERT_TRUE(s) << name;
+      Replayed r = replay(g, s->schedule, &small);
+      EXPECT_TRUE(r.program) << r.refusal;
+      if (r.program) EXPECT_LE(launch_shape(r.program->kernels.back()).group_size(), 64);
+    }
+  }
+}
+
+// On the device, at the check sizes (small, odd: every tail and guard runs), the
+// sketches of every example compute the interpreter's answer and are never flagged.
+class SketchesOnDevice : public testing::TestWithParam<std::string> {};
+
+TEST_P(SketchesOnDevice, AgreeWithTheInterpreter) {
+  if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
+  auto device = runtime::open_device("", "opencl");
+  const std::string path = GetParam();
+  frontend::Spec spec = frontend::load_spec(path);
+  Graph g = frontend::elaborate(spec, frontend::SizeSet::Check, {});
+  Rng rng(std::hash<std::string>{}(spec.name));
+  for (int n = 0; n < 4; ++n) {
+    std::optional<Sketch> s = sample_sketch(g, device->info(), rng);
+    ASSERT_TRUE(s);
+    EvalOptions options;
+    options.time = false;
+    options.trials = 1;
+    options.seed = static_cast<uint64_t>(n);
+    options.schedule = s->schedule;
+    EvalRecord r = evaluate(spec, path, *device, options);
+    EXPECT_TRUE(r.ok()) << r.verdict() << "\n" << s->note << "\n" << print_schedule(s->schedule);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, SketchesOnDevice, testing::ValuesIn(test::example_paths()), test::example_name);
+
+}  // namespace
+}  // namespace ks
