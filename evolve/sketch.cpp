@@ -253,12 +253,12 @@ struct Drawer {
     std::string vector_loop;
     int64_t width = 0;
     if (try_vector && stage.reduce == ReduceOp::None && chance(rng, 0.35)) {
-      width = pick(std::vector<int64_t>{2, 4, 8}, rng);
-      if (b.extent(s, loops.back()) % width == 0) {
-        const std::string outer = b.fresh(loops.back() + "o");
-        vector_loop = b.fresh(loops.back() + "v");
-        if (b.split(s, loops.back(), width, outer, vector_loop)) loops.back() = outer;
-        else vector_loop.clear();
+      const int64_t lanes = pick(std::vector<int64_t>{2, 4, 8}, rng);
+      const std::string outer = b.fresh(loops.back() + "o"), inner = b.fresh(loops.back() + "v");
+      if (b.extent(s, loops.back()) % lanes == 0 && b.split(s, loops.back(), lanes, outer, inner)) {
+        loops.back() = outer;
+        vector_loop = inner;
+        width = lanes;
       }
     }
     std::string all = loops[0];
