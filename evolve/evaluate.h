@@ -52,8 +52,8 @@ Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const
 Compiled compile_reference(const frontend::Spec &spec, const frontend::SizeOverrides &overrides, Target target);
 
 /// A kernel body slower than this from reset state than from the state its last run
-/// left (the median of five rounds' ratios) does less work when it finds that state:
-/// flagged. Honest bodies on a busy 2-core machine stay within 10%.
+/// left (the fastest of five rounds of each) does less work when it finds that
+/// state: flagged. Honest bodies on a busy 2-core machine stay within 7%.
 constexpr double kStateTimingLimit = 1.25;
 
 struct EvalOptions {
@@ -109,10 +109,10 @@ struct TimeRecord {
   double naive_error = 0;
   double tolerance = 0;
   // A kernel body timed from reset state and from the state its last run left, in
-  // alternating rounds (evolve/README.md): medians, and the median of the rounds'
-  // ratios, flagged over kStateTimingLimit.
+  // alternating rounds (evolve/README.md): the fastest round of each and their ratio,
+  // flagged over kStateTimingLimit.
   struct StateTiming {
-    double reset_ms = 0, carried_ms = 0, ratio = 0;
+    double reset_ms = 0, carried_ms = 0, ratio = 0;  // the fastest round of each, their ratio
   };
   std::optional<StateTiming> state_timing;
   Cost cost;
