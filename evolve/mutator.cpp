@@ -21,7 +21,7 @@ const std::map<std::string, double> &default_mutation_weights() {
   // A fresh sketch now and then restarts from a pattern's skeleton with other
   // decisions (crossover then mixes its stages with the archive's).
   static const std::map<std::string, double> weights = {
-      {"insert", 0.2},  {"factor", 0.2}, {"threads", 0.1},   {"toggle", 0.08}, {"unroll", 0.06},     {"vectorize", 0.06},
+      {"insert", 0.2},  {"factor", 0.2}, {"threads", 0.1},   {"toggle", 0.08}, {"unroll", 0.06},    {"vectorize", 0.06},
       {"remove", 0.06}, {"swap", 0.02},  {"crossover", 0.1}, {"sketch", 0.08}, {"compute_at", 0.04}};
   return weights;
 }
@@ -133,8 +133,10 @@ std::optional<std::string> mutate_threads(const Graph &graph, Schedule &s, const
     const int64_t old = p.factors[0];
     // One of two work-item loops of a tile (local.y and local.x): 2 to 32 along it.
     int local_loops = 0;
-    for (const Primitive &b : s.steps) local_loops += b.kind == PrimitiveKind::Bind && is_local(b.binding) && b.stage == p.stage;
-    const int64_t count = split && local_loops > 1 ? int64_t{1} << std::uniform_int_distribution<int>(1, 5)(rng) : threads;
+    for (const Primitive &b : s.steps)
+      local_loops += b.kind == PrimitiveKind::Bind && is_local(b.binding) && b.stage == p.stage;
+    const int64_t count =
+        split && local_loops > 1 ? int64_t{1} << std::uniform_int_distribution<int>(1, 5)(rng) : threads;
     // Stages computed in one kernel (compute_at) share their work-items: a row
     // chain's cross_reduces and its consumer's split change together.
     std::set<std::string> linked = {p.stage};
@@ -146,8 +148,9 @@ std::optional<std::string> mutate_threads(const Graph &graph, Schedule &s, const
     }
     for (size_t i = 0; i < s.steps.size(); ++i) {
       Primitive &q = s.steps[i];
-      const bool same_group = linked.count(q.stage) && q.factors.size() == 1 && q.factors[0] == old &&
-                              (std::count(splits.begin(), splits.end(), i) || std::count(trees.begin(), trees.end(), i));
+      const bool same_group =
+          linked.count(q.stage) && q.factors.size() == 1 && q.factors[0] == old &&
+          (std::count(splits.begin(), splits.end(), i) || std::count(trees.begin(), trees.end(), i));
       if (i == chosen || (linked.size() > 1 && same_group)) q.factors[0] = count;
     }
     return "threads: " + before + " -> " + print_primitive(s.steps[chosen]) +

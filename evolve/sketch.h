@@ -50,7 +50,6 @@ struct Sketch {
 
 /// A schedule drawn from the sketches of graph's stages, within the device's limits
 /// (work-group size, local memory); none when no draw of `attempts` replays on it.
-std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInfo &device, Rng &rng,
-                                    int attempts = 8);
+std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInfo &device, Rng &rng, int attempts = 8);
 
 }  // namespace ks

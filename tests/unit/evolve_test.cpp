@@ -16,9 +16,9 @@
 #include "evolve/genome.h"
 #include "evolve/isolate.h"
 #include "evolve/mutator.h"
-#include "evolve/sketch.h"
 #include "evolve/run_db.h"
 #include "evolve/search.h"
+#include "evolve/sketch.h"
 #include "passes/lower.h"
 #include "simulated_queue.h"
 #include "test_util.h"
@@ -145,8 +145,9 @@ TEST(Mutator, OnlyYieldsSchedulesThatParseAndReplay) {
     Rng rng(std::hash<std::string>{}(std::filesystem::path(path).filename().string()));
     for (int parent = 0; parent < 6; ++parent) {
       CandidateView view;
-      view.schedule = parent == 0 ? Schedule{} : parent < 3 ? random_schedule(naive, rng, 4)
-                                                           : sample_sketch(graph, device, rng)->schedule;
+      view.schedule = parent == 0  ? Schedule{}
+                      : parent < 3 ? random_schedule(naive, rng, 4)
+                                   : sample_sketch(graph, device, rng)->schedule;
       view.speedup = 1;
       CandidateView mate;
       mate.schedule = parent % 2 ? random_schedule(naive, rng, 4) : sample_sketch(graph, device, rng)->schedule;
@@ -170,7 +171,8 @@ TEST(Mutator, OnlyYieldsSchedulesThatParseAndReplay) {
   // A compute_at can rarely move (the stages between must not read the producer):
   // MovesAComputeAtToAnotherConsumer checks that edit on a parent where it can.
   for (const auto &[kind, weight] : default_mutation_weights())
-    if (kind != "compute_at") EXPECT_GT(kinds[kind], 0) << "no '" << kind << "' mutation among " << proposals << " proposals";
+    if (kind != "compute_at")
+      EXPECT_GT(kinds[kind], 0) << "no '" << kind << "' mutation among " << proposals << " proposals";
 }
 
 // A producer computed in one consumer's kernel moves to another's, at that
@@ -181,13 +183,22 @@ TEST(Mutator, MovesAComputeAtToAnotherConsumer) {
   Graph graph = frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/softmax.ks"),
                                     frontend::SizeSet::Default, {});
   CandidateView parent;
-  parent.schedule = parse_schedule(test::source(
-      "inline e\nbind row_max.n group.x\nbind total.n group.x\nbind y.n group.x\ncompute_at total y.n\n"
-      "compute_at row_max total.n\n",
-      "parent.sched"));
+  parent.schedule = parse_schedule(
+      test::source("inline e\nbind row_max.n group.x\nbind total.n group.x\nbind y.n group.x\ncompute_at total y.n\n"
+                   "compute_at row_max total.n\n",
+                   "parent.sched"));
   parent.speedup = 1;
-  Mutator mutator({{"compute_at", 1.0}, {"insert", 0}, {"factor", 0}, {"threads", 0}, {"toggle", 0}, {"unroll", 0},
-                   {"vectorize", 0}, {"remove", 0}, {"swap", 0}, {"crossover", 0}, {"sketch", 0}});
+  Mutator mutator({{"compute_at", 1.0},
+                   {"insert", 0},
+                   {"factor", 0},
+                   {"threads", 0},
+                   {"toggle", 0},
+                   {"unroll", 0},
+                   {"vectorize", 0},
+                   {"remove", 0},
+                   {"swap", 0},
+                   {"crossover", 0},
+                   {"sketch", 0}});
   Rng rng(1);
   std::optional<Proposal> p = mutator.propose({graph, device, parent, {}, {}}, rng);
   ASSERT_TRUE(p);

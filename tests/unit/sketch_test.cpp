@@ -23,8 +23,7 @@ runtime::DeviceInfo gpu_limits() {
 }
 
 Graph example(const std::string &name, frontend::SizeSet sizes = frontend::SizeSet::Default) {
-  return frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks"), sizes,
-                             {});
+  return frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks"), sizes, {});
 }
 
 std::map<std::string, std::string> patterns(const Graph &g) {
@@ -37,7 +36,8 @@ TEST(Sketches, ClassifyTheExamplesStages) {
   using P = std::map<std::string, std::string>;
   EXPECT_EQ(patterns(example("matmul")), (P{{"c", "contraction"}}));
   EXPECT_EQ(patterns(example("conv2d")), (P{{"y", "contraction"}}));
-  EXPECT_EQ(patterns(example("softmax")), (P{{"row_max", "row"}, {"e", "elementwise"}, {"total", "row"}, {"y", "elementwise"}}));
+  EXPECT_EQ(patterns(example("softmax")),
+            (P{{"row_max", "row"}, {"e", "elementwise"}, {"total", "row"}, {"y", "elementwise"}}));
   EXPECT_EQ(patterns(example("sum_dim")), (P{{"y", "column"}})) << "the sum runs along a strided dimension";
   EXPECT_EQ(patterns(example("max_pool2d")).begin()->second, "column") << "windows of 9: a work-item per output";
   EXPECT_EQ(patterns(example("matvec")).begin()->second, "row");
