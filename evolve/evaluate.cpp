@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <map>
 #include <random>
 #include <utility>
@@ -453,21 +454,16 @@ TimeRecord::StateTiming time_state(const Compiled &c, runtime::Device &device, c
     }
   ScopedBuffer decoy(device, std::max<uint64_t>(state_bytes, 4));
   carried.fills.push_back({decoy.id, 0});
-  std::vector<double> reset_ms, carried_ms;
-  for (int round = 0; round < 5; ++round) {
-    double r = 0, k = 0;
-    if (round % 2) k = device.time(b.plan, carried).median_ms;
-    r = device.time(b.plan, reset).median_ms;
-    if (round % 2 == 0) k = device.time(b.plan, carried).median_ms;
-    reset_ms.push_back(r);
-    carried_ms.push_back(k);
-  }
   // The fastest round of each: interference only ever adds time, so the minimums
   // compare the work itself (medians of tens of microseconds differ by 30% on a busy
   // machine; minimums by 7% at most, evolve/README.md).
   TimeRecord::StateTiming out;
-  out.reset_ms = *std::min_element(reset_ms.begin(), reset_ms.end());
-  out.carried_ms = *std::min_element(carried_ms.begin(), carried_ms.end());
+  out.reset_ms = out.carried_ms = std::numeric_limits<double>::infinity();
+  for (int round = 0; round < 5; ++round) {
+    if (round % 2) out.carried_ms = std::min(out.carried_ms, device.time(b.plan, carried).median_ms);
+    out.reset_ms = std::min(out.reset_ms, device.time(b.plan, reset).median_ms);
+    if (round % 2 == 0) out.carried_ms = std::min(out.carried_ms, device.time(b.plan, carried).median_ms);
+  }
   out.ratio = out.carried_ms > 0 ? out.reset_ms / out.carried_ms : 1;
   return out;
 }

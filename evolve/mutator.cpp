@@ -28,11 +28,6 @@ const std::map<std::string, double> &default_mutation_weights() {
 
 namespace {
 
-template <typename T>
-const T &pick(const std::vector<T> &items, Rng &rng) {
-  return items[std::uniform_int_distribution<size_t>(0, items.size() - 1)(rng)];
-}
-
 bool coin(Rng &rng) { return std::uniform_int_distribution<int>(0, 1)(rng) == 1; }
 
 // The program after the schedule's steps (no default binding), or none if the IR
@@ -246,7 +241,7 @@ std::optional<std::string> move_compute_at(const Graph &graph, Schedule &s, Rng 
     if (!loops) continue;
     const For *innermost = nullptr;
     for (const For *f : loops->outer)
-      if (f->kind != ForKind::Serial && f->kind != ForKind::Unrolled && f->kind != ForKind::Vectorized) innermost = f;
+      if (is_group(f->kind) || is_local(f->kind)) innermost = f;
     if (!innermost) continue;
     Primitive moved = p;
     moved.consumer = consumer;

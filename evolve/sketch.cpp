@@ -9,6 +9,7 @@
 #include "ir/visitor.h"
 #include "passes/loops.h"
 #include "passes/lower.h"
+#include "passes/names.h"
 
 namespace ks {
 
@@ -58,11 +59,6 @@ int64_t pow2_at_least(int64_t n) {
 }
 
 bool chance(Rng &rng, double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; }
-
-template <typename T>
-const T &pick(const std::vector<T> &items, Rng &rng) {
-  return items[std::uniform_int_distribution<size_t>(0, items.size() - 1)(rng)];
-}
 
 // Powers of two in [lo, hi] (lo itself when the range is empty).
 std::vector<int64_t> powers(int64_t lo, int64_t hi) {
@@ -125,18 +121,25 @@ class Builder {
     p.results = {cache};
     return apply(p);
   }
-  bool one(PrimitiveKind kind, const std::string &stage, const std::string &loop) {
-    return apply(make(kind, stage, {loop}));
+  // A step named by its kind and loops alone (reorder, unroll, vectorize,
+  // cache_write to private memory).
+  bool step(PrimitiveKind kind, const std::string &stage, const std::vector<std::string> &loops) {
+    return apply(make(kind, stage, loops));
+  }
+  bool compute_at(const std::string &stage, const std::string &consumer, const std::string &loop) {
+    Primitive p = make(PrimitiveKind::ComputeAt, stage, {loop});
+    p.consumer = consumer;
+    return apply(p);
   }
 
   // A name no kernel or buffer uses, nor any name handed out before.
   std::string fresh(const std::string &base) {
-    std::set<std::string> used = handed_out_;
-    for (const Kernel &k : program_.kernels) used.merge(names_in_kernel(k));
-    for (const TensorDecl &t : program_.buffers) used.insert(t.name);
-    std::string n = base;
-    for (int i = 0; used.count(n); ++i) n = base + std::to_string(i);
-    handed_out_.insert(n);
+    NameSet used = handed_out_;
+    for (const Kernel &k : program_.kernels)
+      for (const std::string &n : names_in_kernel(k)) used.reserve(n);
+    for (const TensorDecl &t : program_.buffers) used.reserve(t.name);
+    const std::string n = used.fresh(base);
+    handed_out_.reserve(n);
     return n;
   }
 
@@ -177,7 +180,7 @@ class Builder {
   }
   Program program_;
   Schedule schedule_;
-  std::set<std::string> handed_out_;
+  NameSet handed_out_;
 };
 
 // The inputs and temporaries a stage loads, largest first (the operands worth a copy
@@ -230,7 +233,7 @@ bool cross_reduce_rows(Builder &b, const std::string &stage, int64_t threads, Rn
   if (!b.apply(p)) return false;
   if (chance(rng, 0.6))
     for (const std::string &l : b.loops(stage, true))
-      if (l != loop) b.one(PrimitiveKind::Unroll, stage, l);  // refused where the chunk loop is long
+      if (l != loop) b.step(PrimitiveKind::Unroll, stage, {l});  // refused where the chunk loop is long
   return true;
 }
 
@@ -270,7 +273,7 @@ struct Drawer {
       return b.rollback(mark);
     std::string note = s + ": a work-item per output (" + std::to_string(threads);
     if (!vector_loop.empty()) {
-      if (!b.one(PrimitiveKind::Vectorize, s, vector_loop)) {
+      if (!b.step(PrimitiveKind::Vectorize, s, {vector_loop})) {
         b.rollback(mark);
         return per_output(stage, false);
       }
@@ -282,7 +285,7 @@ struct Drawer {
       const int64_t u = pick(std::vector<int64_t>{2, 4, 8}, rng);
       const std::string ro = b.fresh(r + "o"), ri = b.fresh(r + "i");
       Builder::Mark before = b.mark();
-      if (e >= u && b.split(s, r, u, ro, ri) && b.one(PrimitiveKind::Unroll, s, ri))
+      if (e >= u && b.split(s, r, u, ro, ri) && b.step(PrimitiveKind::Unroll, s, {ri}))
         note += ", reduction unrolled by " + std::to_string(u);
       else
         b.rollback(before);
@@ -338,11 +341,7 @@ struct Drawer {
     order = others;
     for (const std::string &l : {ao, bo, at, bt, ar, br})
       if (!l.empty()) order.push_back(l);
-    Primitive reorder;
-    reorder.kind = PrimitiveKind::Reorder;
-    reorder.stage = s;
-    reorder.loops = order;
-    if (!b.apply(reorder)) return b.rollback(mark), false;
+    if (!b.step(PrimitiveKind::Reorder, s, order)) return b.rollback(mark), false;
     if (!others.empty()) {
       std::string z = others[0];
       if (others.size() > 1 && !b.fuse(s, others, z = b.fresh("z"))) return b.rollback(mark), false;
@@ -357,12 +356,7 @@ struct Drawer {
                   static_cast<long long>(pb));
     std::string note = shape;
     if (pa * pb > 1 || chance(rng, 0.3)) {
-      Primitive cw;
-      cw.kind = PrimitiveKind::CacheWrite;
-      cw.stage = s;
-      cw.loops = {bt};
-      cw.memory = MemoryScope::Private;
-      if (b.apply(cw)) note += ", registers";
+      if (b.step(PrimitiveKind::CacheWrite, s, {bt})) note += ", registers";  // a step's memory is private
     }
     const IterVar &r = stage.reduce_vars.front();
     if (r.extent >= 8 && chance(rng, 0.8)) {
@@ -376,11 +370,11 @@ struct Drawer {
         }
         note += ", k by " + std::to_string(k);
         for (const std::string &c : cached) note += ", " + c + " in local";
-        if (chance(rng, 0.3)) b.one(PrimitiveKind::Unroll, s, ri);
+        if (chance(rng, 0.3)) b.step(PrimitiveKind::Unroll, s, {ri});
       }
     }
     for (const std::string &reg : {ar, br})
-      if (!reg.empty() && chance(rng, 0.8)) b.one(PrimitiveKind::Unroll, s, reg);
+      if (!reg.empty() && chance(rng, 0.8)) b.step(PrimitiveKind::Unroll, s, {reg});
     notes.push_back(note);
     return true;
   }
@@ -430,23 +424,14 @@ struct Drawer {
       if (rest.size() > 1 && !b.fuse(c, rest, along = b.fresh("r"))) return b.rollback(mark), false;
       const std::string chunk = b.fresh(along + "j");
       thread = b.fresh("t");
-      Primitive reorder;
-      reorder.kind = PrimitiveKind::Reorder;
-      reorder.stage = c;
-      reorder.loops = {thread, chunk};
-      if (!b.split(c, along, threads, chunk, thread) || !b.apply(reorder) || !bind_rows(b, c, row_loops) ||
-          !b.bind(c, thread, ForKind::LocalX))
+      if (!b.split(c, along, threads, chunk, thread) || !b.step(PrimitiveKind::Reorder, c, {thread, chunk}) ||
+          !bind_rows(b, c, row_loops) || !b.bind(c, thread, ForKind::LocalX))
         return b.rollback(mark), false;
-      if (chance(rng, 0.7)) b.one(PrimitiveKind::Unroll, c, chunk);
+      if (chance(rng, 0.7)) b.step(PrimitiveKind::Unroll, c, {chunk});
     }
     std::string names;
     for (auto p = producers.rbegin(); p != producers.rend(); ++p) {
-      Primitive at;
-      at.kind = PrimitiveKind::ComputeAt;
-      at.stage = (*p)->output;
-      at.consumer = c;
-      at.loops = {thread};
-      if (!b.apply(at)) return b.rollback(mark), false;
+      if (!b.compute_at((*p)->output, c, thread)) return b.rollback(mark), false;
       done.insert((*p)->output);
       names = (*p)->output + (names.empty() ? "" : ", ") + names;
     }

@@ -14,11 +14,6 @@ namespace {
 
 int64_t local_work_items(const Kernel &kernel) { return launch_shape(kernel).group_size(); }
 
-template <typename T>
-const T &pick(const std::vector<T> &items, Rng &rng) {
-  return items[std::uniform_int_distribution<size_t>(0, items.size() - 1)(rng)];
-}
-
 // Binds stage.loop to kind in *program and records the step; false (and nothing
 // changed) where bind refuses.
 bool bind_step(Program *program, const std::string &stage, const std::string &loop, ForKind kind,

@@ -16,6 +16,12 @@ namespace ks {
 /// run database keeps it), and the same seed gives the same stream everywhere.
 using Rng = std::mt19937_64;
 
+/// One of items (not empty), uniformly: the draw every proposer makes.
+template <typename T>
+const T &pick(const std::vector<T> &items, Rng &rng) {
+  return items[std::uniform_int_distribution<size_t>(0, items.size() - 1)(rng)];
+}
+
 /// Up to `steps` accepted primitives on `program` (at most `attempts` tries), the
 /// names they introduce ("t0", "t1", ...) starting after those `program` already
 /// uses. Local bindings keep work-groups at most max_group work-items.

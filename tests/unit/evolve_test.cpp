@@ -171,8 +171,9 @@ TEST(Mutator, OnlyYieldsSchedulesThatParseAndReplay) {
   // A compute_at can rarely move (the stages between must not read the producer):
   // MovesAComputeAtToAnotherConsumer checks that edit on a parent where it can.
   for (const auto &[kind, weight] : default_mutation_weights())
-    if (kind != "compute_at")
+    if (kind != "compute_at") {
       EXPECT_GT(kinds[kind], 0) << "no '" << kind << "' mutation among " << proposals << " proposals";
+    }
 }
 
 // A producer computed in one consumer's kernel moves to another's, at that

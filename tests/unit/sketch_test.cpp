@@ -130,7 +130,9 @@ TEST(Sketches, StayWithinASmallDevicesLimits) {
       ASSERT_TRUE(s) << name;
       Replayed r = replay(g, s->schedule, &small);
       EXPECT_TRUE(r.program) << r.refusal;
-      if (r.program) EXPECT_LE(launch_shape(r.program->kernels.back()).group_size(), 64);
+      if (r.program) {
+        EXPECT_LE(launch_shape(r.program->kernels.back()).group_size(), 64);
+      }
     }
   }
 }
