@@ -63,6 +63,14 @@ const CTarget &opencl_target() {
   return target;
 }
 
+// Whether work-items of a group exchange values through global memory: a global
+// barrier (a statistic computed with compute_at into its consumer's kernel).
+struct FindGlobalBarrier : IRVisitor {
+  bool found = false;
+  using IRVisitor::visit;
+  void visit(const Barrier *n) override { found = found || n->scope == MemoryScope::Global; }
+};
+
 }  // namespace
 
 GeneratedProgram generate_opencl_c(const Program &program) {
@@ -78,11 +86,20 @@ GeneratedProgram generate_opencl_c(const Program &program) {
     kernels << "\n__kernel __attribute__((reqd_work_group_size(" << info.shape.local[0] << ", " << info.shape.local[1]
             << ", " << info.shape.local[2] << ")))\nvoid " << info.name << "(";
     const std::vector<std::string> written = kernel_written_buffers(kernel);
+    const std::vector<std::string> read = kernel_read_buffers(kernel);
+    FindGlobalBarrier barrier;
+    barrier.dispatch(kernel.body);
     for (size_t i = 0; i < info.buffers.size(); ++i) {
       const TensorDecl &b = *program.find_buffer(info.buffers[i]);
       bool writes = std::find(written.begin(), written.end(), b.name) != written.end();
-      kernels << (i ? ",\n    " : "") << "__global " << (writes ? "" : "const ") << printer.type_name(b.type)
-              << " *restrict " << printer.c_name(b.name);
+      bool reads = std::find(read.begin(), read.end(), b.name) != read.end();
+      // A buffer one work-item writes and others read after a global barrier is
+      // volatile: NVIDIA's OpenCL compiler (driver 580) otherwise reads row_max[n]
+      // in cross_entropy's fused kernel before the barrier, from the poisoned state,
+      // with or without restrict and with extra fences (bench/results.md).
+      const char *qualifier = !writes ? "const " : reads && barrier.found ? "volatile " : "";
+      kernels << (i ? ",\n    " : "") << "__global " << qualifier << printer.type_name(b.type) << " *restrict "
+              << printer.c_name(b.name);
     }
     kernels << ") {\n";
     kernels << printer.local_declarations(kernel.body, 1);

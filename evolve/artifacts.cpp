@@ -212,13 +212,17 @@ std::string write_artifacts(RunDatabase &db, int64_t run_id, const std::string &
   const std::filesystem::path out(dir);
   if (const CandidateRow *best = best_candidate(candidates, *run)) {
     int64_t evaluations = 0;
-    for (const CandidateRow &c : candidates) evaluations += c.eval_seq > 0;
+    std::string started;
+    for (const CandidateRow &c : candidates) {
+      evaluations += c.eval_seq > 0;
+      if (c.proposer == "start") started += "; started from " + c.note;
+    }
     char speedup[32];
     std::snprintf(speedup, sizeof speedup, "%.3gx", best_of(*best));
     write(out / "best.sched", "# " + run->kernel + " at " + run->sizes + ": " + speedup + " over the naive kernel on " +
                                   run->device + " (" + run->target + "), found by ksmith evolve (run " +
                                   std::to_string(run->id) + ", " + std::to_string(evaluations) + " evaluations, " +
-                                  best->proposer + ")\n" + best->schedule);
+                                  best->proposer + started + ")\n" + best->schedule);
     write(out / "best.json", best->record);
     EvolveConfig config = parse_config(run->config, db.path());
     frontend::Spec spec =

@@ -142,7 +142,13 @@ const std::map<std::string, std::map<std::string, Setter>> &schema() {
            c.batches = static_cast<int>(r.integer(n, "evaluation.batches", 1, 1000));
          }},
         {"min_batch_ms", [](const Reader &r, const toml::node &n,
-                            EvolveConfig &c) { c.min_batch_ms = r.number(n, "evaluation.min_batch_ms", 0, 1e5); }}}},
+                            EvolveConfig &c) { c.min_batch_ms = r.number(n, "evaluation.min_batch_ms", 0, 1e5); }},
+        {"give_up", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
+           c.give_up = r.number(n, "evaluation.give_up", 0, 1e6);
+           if (c.give_up > 0 && c.give_up < 1)
+             r.fail(n, "evaluation.give_up must be 0 (time every candidate) or at least 1 (a multiple of the best "
+                       "time)");
+         }}}},
       {"archive",
        {{"islands", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
            c.islands = static_cast<int>(r.integer(n, "archive.islands", 1, 64));
@@ -337,7 +343,8 @@ std::string EvolveConfig::to_toml() const {
       << "check_sizes = " << quoted(check_sizes) << "\n"
       << "trials = " << trials << "\n"
       << "batches = " << batches << "\n"
-      << "min_batch_ms = " << number_text(min_batch_ms) << "\n\n"
+      << "min_batch_ms = " << number_text(min_batch_ms) << "\n"
+      << "give_up = " << number_text(give_up) << "\n\n"
       << "[archive]\n"
       << "islands = " << islands << "\n"
       << "features = [" << quoted(features[0]) << ", " << quoted(features[1]) << "]\n"

@@ -156,6 +156,14 @@ Bound bind(const Compiled &c, runtime::Device &device) {
   return b;
 }
 
+// Seconds spent in f (waiting for the device lock).
+template <typename F>
+double waited(F f) {
+  const auto before = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
+}
+
 uint64_t fresh_seed() {
   std::random_device rd;
   return (static_cast<uint64_t>(rd()) << 32) ^ rd();
@@ -199,16 +207,28 @@ void write_buffer(runtime::Device &device, const Bound &b, const std::string &na
 
 // Writes random inputs and, unless told not to, poisons everything else; returns
 // the inputs.
-std::map<std::string, HostBuffer> prepare(const Compiled &c, runtime::Device &device, const Bound &b, uint64_t seed,
-                                          bool poison = true) {
+std::map<std::string, HostBuffer> random_inputs(const Compiled &c, uint64_t seed) {
   std::map<std::string, HostBuffer> inputs;
   uint64_t n = 0;
+  for (const TensorDecl &t : c.program.buffers)
+    if (t.role == TensorRole::Input) inputs[t.name] = random_input(t, seed + 1000003 * ++n);
+  return inputs;
+}
+
+void write_inputs(const Compiled &c, runtime::Device &device, const Bound &b,
+                  const std::map<std::string, HostBuffer> &inputs, bool poison = true) {
   for (const TensorDecl &t : c.program.buffers) {
-    if (t.role != TensorRole::Input && !poison) continue;
-    HostBuffer buffer = t.role == TensorRole::Input ? random_input(t, seed + 1000003 * ++n) : poisoned(t);
-    write_buffer(device, b, t.name, buffer);
-    if (t.role == TensorRole::Input) inputs[t.name] = std::move(buffer);
+    if (t.role == TensorRole::Input)
+      write_buffer(device, b, t.name, inputs.at(t.name));
+    else if (poison)
+      write_buffer(device, b, t.name, poisoned(t));
   }
+}
+
+std::map<std::string, HostBuffer> prepare(const Compiled &c, runtime::Device &device, const Bound &b, uint64_t seed,
+                                          bool poison = true) {
+  std::map<std::string, HostBuffer> inputs = random_inputs(c, seed);
+  write_inputs(c, device, b, inputs, poison);
   return inputs;
 }
 
@@ -477,21 +497,68 @@ TimeRecord::StateTiming time_state(const Compiled &c, runtime::Device &device, c
 // (measured here unless the options give it). The candidate goes first so that
 // nothing heavy runs on the device just before it is timed (on NVIDIA's Vulkan
 // driver the kernels timed right after the naive ones ran at half the speed or less).
+//
+// With a lock, what needs no device to itself comes first, shared with other
+// evaluations: the three programs' builds (the device's disk cache makes the second
+// build of each a lookup) and the random inputs. The device is owned from the
+// candidate's first run to the last read-back of the naive kernel's outputs.
 void time_candidate(const frontend::Spec &spec, runtime::Device &device, const EvalOptions &options, uint64_t seed,
-                    const Compiled &c, TimeRecord *time, std::vector<std::string> *flags) {
+                    const Compiled &c, TimeRecord *time, std::vector<std::string> *flags, double *wait_s) {
   const bool body = !options.kernel_source.empty();
   const bool scheduled = !options.schedule.steps.empty() || body;  // not the naive kernel
+  const bool wide = device.info().fp64;
   time->sizes = describe_sizes(c.graph);
   time->cost = graph_cost(c.graph);
+  auto naive = [&] {
+    return at_stage("timed", "compile", [&] {
+      return compile_spec(spec, frontend::SizeSet::Default, options.sizes, {}, c.target,
+                          device.info().subgroup_arithmetic);
+    });
+  };
+  std::optional<Compiled> ref, plain;                      // the reference; the naive float32 kernel beside an f64 one
   std::map<std::string, HostBuffer> inputs, first, after;  // the candidate's inputs; its outputs: one run, after timing
+  try {
+    if (scheduled) {
+      ref = wide ? at_stage("timed", "compile", [&] { return compile_reference(spec, options.sizes, c.target); })
+                 : naive();
+      if (wide) plain = naive();
+      if (options.lock) {
+        at_stage("timed", "build", [&] { device.build(ref->binary); });
+        if (plain) at_stage("timed", "build", [&] { device.build(plain->binary); });
+      }
+    }
+  } catch (Stopped &stopped) {
+    stopped.failure.message = "the naive kernel, the reference at these sizes: " + stopped.failure.message;
+    throw;
+  }
+  inputs = random_inputs(c, seed);
+  if (options.lock) {
+    at_stage("timed", "build", [&] { device.build(c.binary); });
+    *wait_s += waited([&] { options.lock->own(); });
+  }
   {
     Bound b = build_and_bind("timed", c, device);
     at_stage("timed", "run", [&] {
-      inputs = prepare(c, device, b, seed);
+      write_inputs(c, device, b, inputs);
       if (scheduled) {
-        device.run(b.plan);
+        auto run_ms = [&] {
+          const auto start = std::chrono::steady_clock::now();
+          device.run(b.plan);
+          return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        };
+        double ms = run_ms();
         for (const TensorDecl &t : c.program.buffers)
           if (t.role == TensorRole::Output) first[t.name] = read_back(t, device, b);
+        // Over the limit, a second run decides: a first run may hold the driver's
+        // last compile (PoCL builds a kernel for its work-group size at its first
+        // launch).
+        if (options.give_up_ms && ms > *options.give_up_ms && (ms = run_ms()) > *options.give_up_ms) {
+          time->timing.median_ms = time->timing.min_ms = time->timing.max_ms = ms;
+          time->timing.batches = time->timing.runs_per_batch = 1;
+          time->timing.method = "one run, not timed further";
+          time->gave_up_ms = *options.give_up_ms;
+          return;
+        }
         poison_outputs(c, device, b);  // so that timing starts from nothing written
       }
       time->timing = device.time(b.plan, options.timing);
@@ -512,6 +579,10 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
       }
     });
   }
+  if (time->gave_up_ms) {
+    if (options.baseline) time->baseline = *options.baseline;
+    return;
+  }
   if (!scheduled) {
     time->baseline = time->timing;
     // Every output written: NaN in a float output is never right either.
@@ -528,27 +599,17 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
     }
     return;
   }
-  const bool wide = device.info().fp64;
   time->reference = wide ? "naive, f64 sums" : "naive, f32 sums";
   time->tolerance = wide ? tolerance_for(DType::F32) : float_reference_tolerance(c.graph);
   TensorMap reference;
   try {
-    auto naive = [&] {
-      return at_stage("timed", "compile", [&] {
-        return compile_spec(spec, frontend::SizeSet::Default, options.sizes, {}, c.target,
-                            device.info().subgroup_arithmetic);
-      });
-    };
-    Compiled ref =
-        wide ? at_stage("timed", "compile", [&] { return compile_reference(spec, options.sizes, c.target); }) : naive();
     // The reference on the candidate's inputs; the naive kernel then timed on the
     // same buffers.
-    Bound rb = build_and_bind("timed", ref, device);
+    Bound rb = build_and_bind("timed", *ref, device);
     at_stage("timed", "run", [&] {
-      for (const TensorDecl &t : ref.program.buffers)
-        write_buffer(device, rb, t.name, t.role == TensorRole::Input ? inputs.at(t.name) : poisoned(t));
+      write_inputs(*ref, device, rb, inputs);
       device.run(rb.plan);
-      for (const TensorDecl &t : ref.program.buffers)
+      for (const TensorDecl &t : ref->program.buffers)
         if (t.role == TensorRole::Output) reference[t.name] = to_tensor_data(read_back(t, device, rb));
     });
     if (options.baseline) time->baseline = *options.baseline;
@@ -559,16 +620,15 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
       // The naive float32 kernel on the same inputs: timed (the baseline) unless the
       // options give its time, and its outputs against the reference, for the
       // tolerance.
-      Compiled n = naive();
-      at_stage("timed", "build", [&] { device.build(n.binary); });
-      at_stage("timed", "launch", [&] { check_device_limits(n.program, device.info()); });
-      runtime::LaunchPlan plan = launch_plan(n, rb.ids);
+      at_stage("timed", "build", [&] { device.build(plain->binary); });
+      at_stage("timed", "launch", [&] { check_device_limits(plain->program, device.info()); });
+      runtime::LaunchPlan plan = launch_plan(*plain, rb.ids);
       at_stage("timed", "run", [&] {
         if (options.baseline)
           device.run(plan);
         else
           time->baseline = device.time(plan, options.timing);
-        for (const TensorDecl &t : n.program.buffers)
+        for (const TensorDecl &t : plain->program.buffers)
           if (t.role == TensorRole::Output)
             time->naive_error =
                 std::max(time->naive_error, compare(read_back(t, device, rb), reference.at(t.name)).worst_error);
@@ -579,6 +639,7 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
     stopped.failure.message = "the naive kernel, the reference at these sizes: " + stopped.failure.message;
     throw;
   }
+  if (options.lock) options.lock->share();  // the comparisons are the host's
   CheckRecord versus;
   versus.sizes = time->sizes;
   versus.passed = true;
@@ -663,7 +724,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
                          " interpreter steps per trial (the limit is 2e9); give " + spec.name +
                          " a 'check' clause with smaller sizes, or pass --check-size"}};
     }
-    if (options.lock) options.lock->share();
+    if (options.lock) record.phases.wait_s += waited([&] { options.lock->share(); });
     Bound b = build_and_bind("check", c, device);
     at_stage("check", "run", [&] { check_trials(c, device, b, base_seed, options.trials, &record); });
     record.phases.check_s += since();
@@ -679,8 +740,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   try {
     Compiled c = candidate("timed", frontend::SizeSet::Default, options.sizes);
     record.phases.compile_s += since();
-    if (options.lock) options.lock->own();
-    time_candidate(spec, device, options, base_seed + 7777, c, &time, &record.hacking_flags);
+    time_candidate(spec, device, options, base_seed + 7777, c, &time, &record.hacking_flags, &record.phases.wait_s);
     record.phases.timed_s += since();
   } catch (Stopped &stopped) {
     record.failure = std::move(stopped.failure);
@@ -773,6 +833,13 @@ std::string EvalRecord::verdict() const {
   if (time && time->versus_naive && !time->versus_naive->passed)
     return "disagrees with the naive kernel at " + time->sizes + ": " + mismatch(*time->versus_naive);
   if (time && !time->after_timing_correct) return "incorrect after timing: " + time->problem;
+  if (time && time->gave_up_ms) {
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "slow: a run at %s took %.4g ms, over the %.4g ms allowed; not timed further nor checked there",
+                  time->sizes.c_str(), time->timing.median_ms, *time->gave_up_ms);
+    return text;
+  }
   return "correct";
 }
 
@@ -804,7 +871,8 @@ nlohmann::json EvalRecord::to_json() const {
   };
   j["check"] = check_json(check);
   j["hacking_flags"] = hacking_flags;
-  j["seconds"] = {{"compile", phases.compile_s}, {"check", phases.check_s}, {"timed", phases.timed_s}};
+  j["seconds"] = {
+      {"compile", phases.compile_s}, {"check", phases.check_s}, {"timed", phases.timed_s}, {"wait", phases.wait_s}};
   if (time) {
     nlohmann::json &tj = j["time"];
     tj["sizes"] = time->sizes;
@@ -839,6 +907,7 @@ nlohmann::json EvalRecord::to_json() const {
                  {"after_timing_correct", time->after_timing_correct}});
     }
     if (!time->problem.empty()) tj["problem"] = time->problem;
+    if (time->gave_up_ms) tj["gave_up_ms"] = *time->gave_up_ms;
   }
   return j;
 }

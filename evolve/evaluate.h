@@ -77,8 +77,14 @@ struct EvalOptions {
   // Time a kernel body from reset and from carried state (evolve/README.md).
   bool state_timing = true;
   // Shared with other evaluations on the device (evolve/workers.h): held shared
-  // while checking, alone while timing; none when the device is this process's.
+  // while checking, building and drawing inputs, alone from the first run at the
+  // timed sizes to the reference's last; none when the device is this process's.
   DeviceLock *lock = nullptr;
+  // A candidate whose first run at the timed sizes takes longer (ms), and its second
+  // too, is not timed further nor checked there: its record has that run
+  // (TimeRecord::gave_up_ms).
+  // A search passes a multiple of its best time, so that a slow mutant costs one run.
+  std::optional<double> give_up_ms;
 };
 
 struct CheckRecord {
@@ -120,6 +126,9 @@ struct TimeRecord {
   // equals the naive kernel's (for a naive candidate: holds no NaN).
   bool after_timing_correct = true;
   std::string problem;  // set when after_timing_correct is false
+  // Set when the first run took longer than EvalOptions::give_up_ms (this value):
+  // timing holds that run alone, and the outputs were not checked at these sizes.
+  std::optional<double> gave_up_ms;
   bool passed() const { return after_timing_correct && (!versus_naive || versus_naive->passed); }
 };
 
@@ -150,10 +159,13 @@ struct EvalRecord {
   // compiler, both sizes), checking (the device's build and the check trials) and
   // the timed sizes (build, runs, timing, the reference); waiting for the device lock
   // included in the phase that waited.
+  // wait_s: of check_s and timed_s, the waits for the device lock.
   struct Phases {
-    double compile_s = 0, check_s = 0, timed_s = 0;
+    double compile_s = 0, check_s = 0, timed_s = 0, wait_s = 0;
   } phases;
-  bool ok() const { return !failure && check.passed && hacking_flags.empty() && (!time || time->passed()); }
+  bool ok() const {
+    return !failure && check.passed && hacking_flags.empty() && (!time || (time->passed() && !time->gave_up_ms));
+  }
   /// One line: "correct", or the first reason it is not.
   std::string verdict() const;
   nlohmann::json to_json() const;

@@ -26,6 +26,7 @@ std::string status_of(const ChildRun &child, const std::optional<nlohmann::json>
   if (record->value("ok", false)) return "correct";
   if (record->contains("failure")) return "failed";
   if (record->contains("hacking_flags") && !(*record)["hacking_flags"].empty()) return "flagged";
+  if (record->contains("time") && (*record)["time"].contains("gave_up_ms")) return "slow";
   return "incorrect";
 }
 
@@ -44,6 +45,9 @@ constexpr int kMaxFruitless = 500;
 // Evaluations in a row without a record (the device or the children failing) before
 // the run stops as failed.
 constexpr int kMaxBroken = 5;
+// No candidate is given up on before this many milliseconds of its first run: below
+// it a full timing costs little.
+constexpr double kGiveUpFloorMs = 10;
 // Recent failures shown to proposers.
 constexpr size_t kRecentFailures = 6;
 
@@ -150,6 +154,10 @@ class Search {
   // ---- set-up ---------------------------------------------------------------------
 
   std::string spec_text_;
+  struct Start {
+    std::string note, schedule, id;  // note: the file, and its first comment
+  };
+  std::vector<Start> starts_;  // a new run's start schedules, checked
 
   void load_spec(const std::string &text) {
     spec_text_ = text;
@@ -182,6 +190,22 @@ class Search {
     validate(config_);
     load_spec(read_source_file(setup_.spec_path, "spec")->text);
     check_same_spec();
+    for (const auto &[path, text] : setup_.starts) {
+      Schedule schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{path, text}));
+      Replayed r = replay(graph_, schedule, &setup_.device);
+      if (r.program) {
+        Replayed small = replay(check_graph_, schedule, &setup_.device);
+        if (!small.program) r = Replayed{std::nullopt, "at the check sizes: " + small.refusal};
+      }
+      if (!r.program)
+        throw UserError("error: the start schedule '" + path + "' does not fit " + spec_.name + " at " +
+                        describe_sizes(graph_) + " on " + setup_.device.name + ": " + r.refusal);
+      // Its first comment (a tuned schedule's: the speedup and the evaluations that
+      // found it) goes with it, so that the best's header tells the whole search.
+      std::string note = path;
+      if (text.rfind("# ", 0) == 0) note += " (" + text.substr(2, text.find('\n') - 2) + ")";
+      starts_.push_back({note, print_schedule(schedule), candidate_identity(*r.program)});
+    }
     rng_.seed(config_.seed);
     counters_ = Counters::from("", config_.islands);
     run_.spec_path = setup_.spec_path;
@@ -267,6 +291,10 @@ class Search {
     if (run_.baseline_ms > 0)
       args.insert(args.end(), {"--baseline-ms", std::to_string(run_.baseline_ms), "--baseline-cv",
                                std::to_string(run_.baseline_cv)});
+    if (config_.give_up > 0 && run_.baseline_ms > 0 && !counters_.best.empty()) {
+      const double best_ms = run_.baseline_ms / speedup_of(candidates_.at(counters_.best));
+      args.insert(args.end(), {"--give-up-ms", std::to_string(std::max(config_.give_up * best_ms, kGiveUpFloorMs))});
+    }
     uint64_t ticket = next_ticket_++;
     tickets_[ticket] = {Ticket::Evaluation, {c.id}};
     queue_.submit({ticket, args, config_.time_limit_s});
@@ -337,6 +365,29 @@ class Search {
     submit_evaluation(candidates_[c.id]);
   }
 
+  // The start schedules as candidates waiting for the naive kernel's baseline; their
+  // ids (a program seen before is not evaluated twice).
+  std::vector<std::string> propose_starts() {
+    std::vector<std::string> ids;
+    for (const Start &s : starts_) {
+      if (candidates_.count(s.id)) continue;
+      CandidateRow c;
+      c.run = run_.id;
+      c.id = s.id;
+      c.seq = counters_.proposals++;
+      c.proposer = "start";
+      c.parent = naive_id();
+      c.schedule = s.schedule;
+      c.note = s.note;
+      c.status = "pending";
+      c.created = unix_seconds();
+      candidates_[c.id] = c;
+      commit({&candidates_[c.id]});
+      ids.push_back(c.id);
+    }
+    return ids;
+  }
+
   // The features of a candidate's program, replayed once from its schedule.
   const std::vector<float> &features_of(const CandidateRow &c) {
     auto it = cost_features_.find(c.id);
@@ -362,11 +413,13 @@ class Search {
     double best = 0;
     for (const CandidateRow *c : rows)
       if (c->status == "correct") best = std::max(best, c->speedup);
+    // A slow candidate's one run is a measurement too, if a rough one.
     std::vector<std::vector<float>> features;
     std::vector<float> labels;
     for (const CandidateRow *c : rows) {
       features.push_back(features_of(*c));
-      labels.push_back(c->status == "correct" && best > 0 ? static_cast<float>(c->speedup / best) : 0.0f);
+      const bool timed = c->status == "correct" || c->status == "slow";
+      labels.push_back(timed && best > 0 ? static_cast<float>(std::min(1.0, c->speedup / best)) : 0.0f);
     }
     model_.train(features, labels);
     model_trained_at_ = at;
@@ -503,11 +556,13 @@ class Search {
     c.eval_seq = ++counters_.evaluated;
     counters_.broken = outcome.record ? 0 : counters_.broken + 1;
     std::vector<const CandidateRow *> changed = {&c};
-    if (c.status == "correct") {
+    if (c.status == "correct" || c.status == "slow") {  // slow: one run's time
       const nlohmann::json &t = (*outcome.record)["time"];
       c.median_ms = t.value("median_ms", 0.0);
       c.cv = t.value("cv", 0.0);
       c.speedup = t.value("speedup", 0.0);
+    }
+    if (c.status == "correct") {
       const nlohmann::json &f = (*outcome.record)["features"];
       Cell cell = archive_.cell_of(f.value(config_.features[0], 0.0), f.value(config_.features[1], 0.0));
       if (c.proposer == "naive") {
@@ -516,6 +571,9 @@ class Search {
         c.speedup = 1;
         for (int i = 0; i < archive_.islands(); ++i) archive_.add(i, {c.id, 1.0, false}, cell);
         counters_.best = c.id;
+      } else if (c.proposer == "start") {
+        for (int i = 0; i < archive_.islands(); ++i) archive_.add(i, {c.id, c.speedup, false}, cell);
+        consider_best(c);
       } else {
         archive_.add(c.island, {c.id, c.speedup, false}, cell);
         consider_best(c);
@@ -655,7 +713,10 @@ class Search {
               [](const CandidateRow *a, const CandidateRow *b) { return a->seq < b->seq; });
     std::vector<std::string> backlog;
     for (const CandidateRow *c : pending) backlog.push_back(c->id);
-    if (candidates_.empty()) propose_naive();
+    if (candidates_.empty()) {
+      propose_naive();
+      for (const std::string &id : propose_starts()) backlog.push_back(id);
+    }
     std::string why_done;
     double last_progress = 0;
     while (true) {

@@ -49,6 +49,11 @@ struct SearchSetup {
   std::string work_dir;  // the run's folder: schedules and the spec for the children
   runtime::DeviceInfo device;
   std::string target;  // "opencl" or "spirv": the device's
+  // Schedules a new run evaluates right after the naive kernel, as every island's
+  // parents once correct (an earlier run's best: bench/tuned/DEVICE/NAME.sched): a
+  // search goes on from where the last one stopped. Each is (path, text); one that
+  // does not parse or replay on the spec at the run's sizes is a UserError.
+  std::vector<std::pair<std::string, std::string>> starts;
 };
 
 struct SearchOutcome {

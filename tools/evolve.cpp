@@ -1,6 +1,6 @@
 // ksmith evolve SPEC [--config FILE.toml] [--budget N] [--minutes M] [--seed S] [--workers W]
 //                    [--proposer mutator|random] [--cost-model xgboost|none] [--db FILE] [--out DIR]
-//                    [--resume] [--target T]
+//                    [--resume] [--start FILE.sched]... [--target T]
 //                    [--device D] [--size N=V]... [--check-size N=V]... [--print-config]
 // The search (evolve/search.h) from the naive kernel to a fast schedule; progress on
 // the terminal; the best kernel and the report in --out. Ctrl-C stops after the
@@ -25,7 +25,7 @@ namespace {
 
 struct EvolveOptions {
   std::string spec, config, db, out, device, target, proposer, cost_model;
-  std::vector<std::string> sizes, check_sizes;
+  std::vector<std::string> sizes, check_sizes, starts;
   std::optional<int> budget, workers;
   std::optional<double> minutes;
   std::optional<uint64_t> seed;
@@ -109,6 +109,8 @@ int evolve(const EvolveOptions &o) {
     std::cout << config.to_toml();
     return 0;
   }
+  if (o.resume && !o.starts.empty())
+    throw UserError("error: --start begins a new run; a resumed run goes on with its own candidates");
   if (!o.resume) {  // a bad spec or sizes are errors before any folder or database is made
     frontend::Spec spec = frontend::load_spec(o.spec);
     frontend::elaborate(spec, frontend::SizeSet::Default, checked);
@@ -135,6 +137,7 @@ int evolve(const EvolveOptions &o) {
   setup.config = config;
   setup.ksmith = std::filesystem::read_symlink("/proc/self/exe").string();
   setup.work_dir = out;
+  for (const std::string &path : o.starts) setup.starts.push_back({path, read_source_file(path, "schedule")->text});
   const std::string api =
       config.target.empty() ? "" : target_api(config.target == "spirv" ? Target::SPIRV : Target::OpenCL);
   setup.device = runtime::find_device(config.device, api);
@@ -203,6 +206,9 @@ Command add_evolve(CLI::App &app) {
   command->add_option("--db", o->db, "The run database (default: OUT/evolve.db)");
   command->add_option("--out", o->out, "The run's folder: best kernel, report, database (default: evolve_NAME)");
   command->add_flag("--resume", o->resume, "Continue the last unfinished run of the database");
+  command->add_option("--start", o->starts,
+                      "A schedule to evaluate right after the naive kernel and to go on from (an earlier run's "
+                      "best; repeatable)");
   add_target_option(command, &o->target);
   command->add_option("--device", o->device, "Device, as for run");
   command->add_option("--size", o->sizes, "Override a size of the timed runs: NAME=VALUE");

@@ -95,6 +95,7 @@ int run(RunOptions &o) {
                     t.baseline.median_ms, 100 * t.baseline.cv, t.speedup());
     }
     if (!t.after_timing_correct) std::printf("          FAILED: %s\n", t.problem.c_str());
+    if (t.gave_up_ms) std::printf("  slow    %s\n", r.verdict().c_str());
   }
   if (r.failure) {
     std::fflush(stdout);
@@ -135,6 +136,11 @@ Command add_run(CLI::App &app) {
                    "The naive kernel's time at the timed sizes, measured before: it is not timed again")
       ->check(CLI::PositiveNumber);
   command->add_option("--baseline-cv", o->baseline_cv, "The spread of --baseline-ms")->check(CLI::Range(0.0, 10.0));
+  command
+      ->add_option("--give-up-ms", o->eval.give_up_ms,
+                   "Stop at the first run at the timed sizes when it takes longer than this: not timed further nor "
+                   "checked there (exit 1, verdict 'slow')")
+      ->check(CLI::PositiveNumber);
   command->add_option("--device-lock", o->lock,
                       "A lock file shared with other evaluations on the device: held shared while checking, alone "
                       "while timing (ksmith evolve passes it)");

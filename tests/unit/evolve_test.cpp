@@ -231,6 +231,9 @@ TEST(Config, ErrorsNameTheKeyAndLine) {
   EXPECT_EQ(config_error("[search]\nproposers = { llm = 1.0 }\n"),
             "run.toml:2:21: error: unknown search.proposers 'llm'; they are mutator, random");
   EXPECT_EQ(config_error("[search\n").rfind("run.toml:1:8: error: ", 0), 0u) << config_error("[search\n");
+  EXPECT_EQ(config_error("[evaluation]\ngive_up = 0.5\n"),
+            "run.toml:2:11: error: evaluation.give_up must be 0 (time every candidate) or at least 1 (a multiple of "
+            "the best time)");
   EXPECT_EQ(config_error("[sampling]\nexploit = 0\nexplore = 0\nuniform = 0\n"),
             "run.toml: error: sampling: exploit, explore and uniform are all zero");
 }
@@ -497,6 +500,114 @@ TEST(ProcessQueue, KillsAHangingChildAtItsLimit) {
   EXPECT_FALSE(results[2].timed_out);
   EXPECT_EQ(results[2].out, "done\n");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10)) << "the group's sleeps were killed too";
+}
+
+// A run given a start schedule evaluates it right after the naive kernel, as a
+// parent on every island; a start that does not fit the spec is refused before the
+// run begins, naming the file.
+TEST(Search, GoesOnFromAStartSchedule) {
+  const std::string dir = temp_path("start");
+  std::atomic<bool> stop{false};
+  test::NullProgress progress;
+  const std::string hand = std::string(KS_SOURCE_DIR) + "/examples/softmax.sched";
+  SearchSetup setup = simulated_setup(dir, 12);
+  setup.starts.push_back({hand, read_source_file(hand, "schedule")->text});
+  RunDatabase db(dir + ".db");
+  test::SimulatedQueue queue;
+  SearchOutcome out = run_search(db, std::nullopt, setup, queue, progress, stop);
+  ASSERT_EQ(out.status, "finished") << out.message;
+  std::optional<CandidateRow> start;
+  for (const CandidateRow &c : db.candidates(out.run))
+    if (c.proposer == "start") {
+      EXPECT_FALSE(start) << "one start, evaluated once";
+      start = c;
+    }
+  ASSERT_TRUE(start);
+  EXPECT_EQ(start->eval_seq, 2) << "right after the naive kernel";
+  EXPECT_EQ(start->note.rfind(hand + " (", 0), 0u) << start->note;  // the file and its first comment
+  EXPECT_EQ(start->schedule, print_schedule(load_schedule(hand)));
+  if (start->status == "correct") {
+    for (int island = 0; island < 3; ++island) {
+      std::vector<std::pair<Elite, Cell>> members;
+      std::map<Cell, Elite> grid;
+      db.load_island(out.run, island, &members, &grid);
+      bool held = false;
+      for (const auto &[e, cell] : members) held = held || e.id == start->id;
+      EXPECT_TRUE(held) << "island " << island;
+    }
+  }
+
+  SearchSetup wrong = simulated_setup(dir, 12);
+  const std::string other = std::string(KS_SOURCE_DIR) + "/examples/matmul.sched";
+  wrong.starts.push_back({other, read_source_file(other, "schedule")->text});
+  RunDatabase db2(dir + "2.db");
+  EXPECT_EQ(test::user_error([&] { run_search(db2, std::nullopt, wrong, queue, progress, stop); }),
+            "error: the start schedule '" + other +
+                "' does not fit softmax at N=64, D=512 on simulated: tile c: no stage named c; stages are row_max, "
+                "e, total, y");
+  EXPECT_TRUE(db2.runs().empty()) << "refused before the run began";
+  std::filesystem::remove(dir + ".db");
+  std::filesystem::remove(dir + "2.db");
+  std::filesystem::remove_all(dir);
+}
+
+// Past the naive kernel, every evaluation is told to give up at give_up times the
+// best time so far (10 ms at least); a candidate that gives up is "slow", keeps its
+// one run's speedup for the cost model, and is no parent. give_up = 0 times all.
+TEST(Search, GivesUpOnCandidatesFarSlowerThanTheBest) {
+  const std::string dir = temp_path("give_up");
+  std::atomic<bool> stop{false};
+  test::NullProgress progress;
+  SearchSetup setup = simulated_setup(dir, 30);
+  setup.config.give_up = 8;
+  RunDatabase db(dir + ".db");
+  test::SimulatedQueue queue;
+  queue.give_up_when_asked();
+  SearchOutcome out = run_search(db, std::nullopt, setup, queue, progress, stop);
+  ASSERT_EQ(out.status, "finished") << out.message;
+  int evaluations = 0, limited = 0;
+  for (const Job &job : queue.submitted()) {
+    if (job.args[0] != "run") continue;
+    auto at = std::find(job.args.begin(), job.args.end(), "--give-up-ms");
+    if (evaluations++ == 0) {
+      EXPECT_EQ(at, job.args.end()) << "the naive kernel is timed in full";
+      continue;
+    }
+    ASSERT_NE(at, job.args.end());
+    const double ms = std::stod(*(at + 1));
+    EXPECT_GE(ms, 10.0);
+    EXPECT_LE(ms, 8 * 10.0 + 1e-9) << "8 times the naive kernel's 10 ms at most";
+    limited += ms < 80.0 - 1e-9;
+  }
+  EXPECT_GT(limited, 0) << "the limit follows the best";
+  std::set<std::string> parents;
+  for (int island = 0; island < 3; ++island) {
+    std::vector<std::pair<Elite, Cell>> members;
+    std::map<Cell, Elite> grid;
+    db.load_island(out.run, island, &members, &grid);
+    for (const auto &[e, cell] : members) parents.insert(e.id);
+  }
+  int slow = 0;
+  for (const CandidateRow &c : db.candidates(out.run)) {
+    if (c.status != "slow") continue;
+    ++slow;
+    EXPECT_GT(c.speedup, 0) << "its one run";
+    EXPECT_LT(c.speedup, 1) << "slower than the naive kernel at least";
+    EXPECT_EQ(parents.count(c.id), 0u) << c.id;
+    EXPECT_EQ(c.verdict.rfind("slow: ", 0), 0u) << c.verdict;
+  }
+  EXPECT_GT(slow, 0);
+
+  setup.config.give_up = 0;
+  RunDatabase db2(dir + "2.db");
+  test::SimulatedQueue all;
+  all.give_up_when_asked();
+  run_search(db2, std::nullopt, setup, all, progress, stop);
+  for (const Job &job : all.submitted())
+    EXPECT_EQ(std::find(job.args.begin(), job.args.end(), "--give-up-ms"), job.args.end());
+  std::filesystem::remove(dir + ".db");
+  std::filesystem::remove(dir + "2.db");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Search, RefusesADatabaseOfAnotherSpec) {

@@ -258,6 +258,36 @@ TEST_F(Reference, AllowsTheNaiveKernelsOwnErrorOnAnIllConditionedChain) {
   EXPECT_TRUE(r.ok()) << r.verdict();
 }
 
+// A search's give-up limit (EvalOptions::give_up_ms): over it, the candidate keeps
+// one run's time and is neither timed further nor checked at the timed sizes, and
+// its verdict says so; under it, the evaluation is whole.
+TEST_F(Hacking, ASlowCandidateIsGivenUpOnAfterOneRun) {
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/softmax.ks";
+  EvalOptions options;
+  options.schedule = load_schedule(std::string(KS_SOURCE_DIR) + "/examples/softmax.sched");
+  options.timing.batches = 3;
+  options.timing.min_batch_ms = 0.2;
+  frontend::parse_size_assignments("N=64,D=1024", &options.sizes);
+  auto device = runtime::open_device("", "opencl");
+  options.give_up_ms = 1e-6;
+  EvalRecord slow = evaluate(frontend::load_spec(path), path, *device, options);
+  ASSERT_TRUE(slow.time) << slow.to_json().dump(2);
+  EXPECT_FALSE(slow.ok());
+  EXPECT_EQ(slow.time->gave_up_ms, 1e-6);
+  EXPECT_EQ(slow.time->timing.batches, 1);
+  EXPECT_GT(slow.time->timing.median_ms, 0);
+  EXPECT_FALSE(slow.time->versus_naive) << "not checked at the timed sizes";
+  EXPECT_TRUE(starts_with(slow.verdict(), "slow: a run at N=64, D=1024 took ")) << slow.verdict();
+  EXPECT_EQ(slow.to_json()["time"]["gave_up_ms"], 1e-6);
+
+  options.give_up_ms = 1e6;
+  EvalRecord whole = evaluate(frontend::load_spec(path), path, *device, options);
+  EXPECT_TRUE(whole.ok()) << whole.verdict();
+  ASSERT_TRUE(whole.time && whole.time->versus_naive);
+  EXPECT_FALSE(whole.time->gave_up_ms);
+  EXPECT_EQ(whole.time->timing.batches, 3);
+}
+
 // A device without fp64 has the naive float32 kernel for its reference, with a
 // tolerance that grows with the longest reduction.
 TEST(ReferenceTolerance, FollowsTheNaiveKernelsError) {

@@ -6,6 +6,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
+#include "passes/schedule.h"
 #include "test_util.h"
 
 namespace ks {
@@ -99,6 +100,31 @@ TEST(Codegen, ReservedNamesAreRenamed) {
   std::string source = generate_opencl_c(p).source;
   EXPECT_NE(source.find("void int_("), std::string::npos) << source;
   EXPECT_NE(source.find("__global const float *restrict float_"), std::string::npos) << source;
+}
+
+// A statistic computed into its consumer's kernel (cross_reduce, then compute_at)
+// is written by one work-item and read by the others after a global barrier: that
+// buffer is volatile (NVIDIA's compiler read it before the barrier otherwise); other
+// buffers, and kernels without a global barrier, keep plain pointers.
+TEST(Codegen, BuffersSharedAcrossAGlobalBarrierAreVolatile) {
+  const char *spec =
+      "kernel k(x: f32[N, C]) -> y: f32[N] where N = 8, C = 64 {\n"
+      "  row_max[n] = max(c) x[n, c]\n  total[n] = sum(c) exp(x[n, c] - row_max[n])\n"
+      "  y[n] = log(total[n]) + row_max[n]\n}";
+  const Schedule schedule =
+      parse_schedule(test::source("bind total.n group.x\ncross_reduce total.c 16 -> t1\nbind row_max.n group.x\n"
+                                  "cross_reduce row_max.c 16 -> t2\ncompute_at row_max total.t1\n",
+                                  "fused.sched"));
+  Program p = run_pipeline(test::graph_of(spec), schedule);
+  verify_program(p);
+  ASSERT_EQ(p.kernels.size(), 2u);  // row_max and total in one, y in the other
+  std::string source = generate_opencl_c(p).source;
+  EXPECT_NE(source.find("barrier(CLK_GLOBAL_MEM_FENCE)"), std::string::npos) << source;
+  EXPECT_NE(source.find("__global volatile float *restrict row_max"), std::string::npos) << source;
+  EXPECT_NE(source.find("__global float *restrict total"), std::string::npos) << "written, not read back";
+  EXPECT_NE(source.find("__global const float *restrict x"), std::string::npos) << source;
+  std::string naive = generate_opencl_c(run_pipeline(test::graph_of(spec))).source;
+  EXPECT_EQ(naive.find("volatile"), std::string::npos) << naive;
 }
 
 TEST(Codegen, IsDeterministic) {

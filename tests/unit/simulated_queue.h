@@ -49,9 +49,17 @@ class SimulatedQueue : public EvaluationQueue {
   /// From the nth job on, every evaluation dies without a record, as when the device
   /// vanishes mid-run.
   void break_device_after(int n) { broken_after_ = n; }
+  /// Evaluations honour --give-up-ms as the evaluator does (off by default, so that
+  /// the other tests' searches see every candidate timed).
+  void give_up_when_asked() { give_up_ = true; }
+  /// Every job submitted, in order.
+  const std::vector<Job> &submitted() const { return submitted_; }
   size_t slots() const override { return 1; }
   size_t running() const override { return jobs_.size(); }
-  void submit(Job job) override { jobs_.push_back(std::move(job)); }
+  void submit(Job job) override {
+    submitted_.push_back(job);
+    jobs_.push_back(std::move(job));
+  }
   std::vector<JobResult> wait(double) override {
     if (jobs_.empty()) return {};
     if (delay_ms_) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
@@ -65,8 +73,8 @@ class SimulatedQueue : public EvaluationQueue {
       dead.err = "error: no OpenCL device found";
       return {JobResult{job.ticket, dead}};
     }
-    return {
-        JobResult{job.ticket, job.args[0] == "run" ? evaluate(job.args, learnable_) : retime(job.args, learnable_)}};
+    return {JobResult{job.ticket,
+                      job.args[0] == "run" ? evaluate(job.args, learnable_, give_up_) : retime(job.args, learnable_)}};
   }
   void stop() override { jobs_.clear(); }
   int done() const { return done_; }
@@ -95,7 +103,9 @@ class SimulatedQueue : public EvaluationQueue {
  private:
   int delay_ms_;
   bool learnable_;
+  bool give_up_ = false;
   std::deque<Job> jobs_;
+  std::vector<Job> submitted_;
   int done_ = 0;
   int broken_after_ = -1;
 
@@ -115,7 +125,7 @@ class SimulatedQueue : public EvaluationQueue {
     return {c, candidate_identity(c.program)};
   }
 
-  static ChildRun evaluate(const std::vector<std::string> &args, bool learnable) {
+  static ChildRun evaluate(const std::vector<std::string> &args, bool learnable, bool give_up) {
     auto [c, id] = compiled(args[1], value_of(args, "--schedule"), value_of(args, "--size"));
     const Schedule schedule = load_schedule(value_of(args, "--schedule"));
     const bool naive = schedule.steps.empty();
@@ -128,9 +138,15 @@ class SimulatedQueue : public EvaluationQueue {
     record["verdict"] = wrong ? "incorrect at N=5: y[0] is 1, expected 2 (1 elements over the tolerance)" : "correct";
     const double s = speedup(c, id, naive, learnable);
     record["time"] = {{"median_ms", 10.0 / s}, {"cv", 0.01}, {"speedup", s}};
+    const std::string limit = value_of(args, "--give-up-ms");
+    if (give_up && !wrong && !limit.empty() && 10.0 / s > std::stod(limit)) {
+      record["ok"] = false;
+      record["verdict"] = "slow: a run at N=64, D=512 took " + std::to_string(10.0 / s) + " ms";
+      record["time"]["gave_up_ms"] = std::stod(limit);
+    }
     ChildRun run;
     run.started = true;
-    run.exit_status = wrong ? 1 : 0;
+    run.exit_status = record["ok"] ? 0 : 1;
     run.out = record.dump();
     run.seconds = 0.01;
     return run;
