@@ -27,8 +27,8 @@ struct EvolveConfig {
   int trials = 2;                  // check trials with fresh inputs
   int batches = 5;                 // timed batches per evaluation
   double min_batch_ms = 2;         // the shortest batch
-  // A candidate whose first run at the timed sizes is slower than this many times
-  // the best so far (and than kGiveUpFloorMs) is not timed further: status "slow".
+  // A candidate whose runs at the timed sizes are slower than this many times the
+  // best so far (and than 10 ms) is not timed further: status "slow".
   // 0: every candidate timed in full.
   double give_up = 3;
   // [archive]

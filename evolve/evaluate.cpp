@@ -156,9 +156,9 @@ Bound bind(const Compiled &c, runtime::Device &device) {
   return b;
 }
 
-// Seconds spent in f (waiting for the device lock).
+// Seconds spent in f (a wait for the device lock, a run).
 template <typename F>
-double waited(F f) {
+double seconds_in(F f) {
   const auto before = std::chrono::steady_clock::now();
   f();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
@@ -205,8 +205,7 @@ void write_buffer(runtime::Device &device, const Bound &b, const std::string &na
   device.write(b.ids.at(name), data.bytes.data(), data.bytes.size());
 }
 
-// Writes random inputs and, unless told not to, poisons everything else; returns
-// the inputs.
+// Random inputs, drawn on the host.
 std::map<std::string, HostBuffer> random_inputs(const Compiled &c, uint64_t seed) {
   std::map<std::string, HostBuffer> inputs;
   uint64_t n = 0;
@@ -215,6 +214,7 @@ std::map<std::string, HostBuffer> random_inputs(const Compiled &c, uint64_t seed
   return inputs;
 }
 
+// Writes the inputs and, unless told not to, poisons everything else.
 void write_inputs(const Compiled &c, runtime::Device &device, const Bound &b,
                   const std::map<std::string, HostBuffer> &inputs, bool poison = true) {
   for (const TensorDecl &t : c.program.buffers) {
@@ -225,6 +225,7 @@ void write_inputs(const Compiled &c, runtime::Device &device, const Bound &b,
   }
 }
 
+// Both of the above; returns the inputs.
 std::map<std::string, HostBuffer> prepare(const Compiled &c, runtime::Device &device, const Bound &b, uint64_t seed,
                                           bool poison = true) {
   std::map<std::string, HostBuffer> inputs = random_inputs(c, seed);
@@ -515,10 +516,19 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
                           device.info().subgroup_arithmetic);
     });
   };
+  // A failure of the reference's or the naive kernel's, not the candidate's, says so.
+  auto of_reference = [](auto f) {
+    try {
+      return f();
+    } catch (Stopped &stopped) {
+      stopped.failure.message = "the naive kernel, the reference at these sizes: " + stopped.failure.message;
+      throw;
+    }
+  };
   std::optional<Compiled> ref, plain;                      // the reference; the naive float32 kernel beside an f64 one
   std::map<std::string, HostBuffer> inputs, first, after;  // the candidate's inputs; its outputs: one run, after timing
-  try {
-    if (scheduled) {
+  if (scheduled)
+    of_reference([&] {
       ref = wide ? at_stage("timed", "compile", [&] { return compile_reference(spec, options.sizes, c.target); })
                  : naive();
       if (wide) plain = naive();
@@ -526,26 +536,18 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
         at_stage("timed", "build", [&] { device.build(ref->binary); });
         if (plain) at_stage("timed", "build", [&] { device.build(plain->binary); });
       }
-    }
-  } catch (Stopped &stopped) {
-    stopped.failure.message = "the naive kernel, the reference at these sizes: " + stopped.failure.message;
-    throw;
-  }
+    });
   inputs = random_inputs(c, seed);
   if (options.lock) {
     at_stage("timed", "build", [&] { device.build(c.binary); });
-    *wait_s += waited([&] { options.lock->own(); });
+    *wait_s += seconds_in([&] { options.lock->own(); });
   }
   {
     Bound b = build_and_bind("timed", c, device);
     at_stage("timed", "run", [&] {
       write_inputs(c, device, b, inputs);
       if (scheduled) {
-        auto run_ms = [&] {
-          const auto start = std::chrono::steady_clock::now();
-          device.run(b.plan);
-          return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-        };
+        auto run_ms = [&] { return 1e3 * seconds_in([&] { device.run(b.plan); }); };
         double ms = run_ms();
         for (const TensorDecl &t : c.program.buffers)
           if (t.role == TensorRole::Output) first[t.name] = read_back(t, device, b);
@@ -602,7 +604,7 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
   time->reference = wide ? "naive, f64 sums" : "naive, f32 sums";
   time->tolerance = wide ? tolerance_for(DType::F32) : float_reference_tolerance(c.graph);
   TensorMap reference;
-  try {
+  of_reference([&] {
     // The reference on the candidate's inputs; the naive kernel then timed on the
     // same buffers.
     Bound rb = build_and_bind("timed", *ref, device);
@@ -635,10 +637,7 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
       });
       time->tolerance = naive_relative_tolerance(time->naive_error);
     }
-  } catch (Stopped &stopped) {
-    stopped.failure.message = "the naive kernel, the reference at these sizes: " + stopped.failure.message;
-    throw;
-  }
+  });
   if (options.lock) options.lock->share();  // the comparisons are the host's
   CheckRecord versus;
   versus.sizes = time->sizes;
@@ -724,7 +723,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
                          " interpreter steps per trial (the limit is 2e9); give " + spec.name +
                          " a 'check' clause with smaller sizes, or pass --check-size"}};
     }
-    if (options.lock) record.phases.wait_s += waited([&] { options.lock->share(); });
+    if (options.lock) record.phases.wait_s += seconds_in([&] { options.lock->share(); });
     Bound b = build_and_bind("check", c, device);
     at_stage("check", "run", [&] { check_trials(c, device, b, base_seed, options.trials, &record); });
     record.phases.check_s += since();

@@ -82,8 +82,8 @@ struct EvalOptions {
   DeviceLock *lock = nullptr;
   // A candidate whose first run at the timed sizes takes longer (ms), and its second
   // too, is not timed further nor checked there: its record has that run
-  // (TimeRecord::gave_up_ms).
-  // A search passes a multiple of its best time, so that a slow mutant costs one run.
+  // (TimeRecord::gave_up_ms). A search passes a multiple of its best time, so that a
+  // slow mutant costs a run or two.
   std::optional<double> give_up_ms;
 };
 
@@ -126,8 +126,8 @@ struct TimeRecord {
   // equals the naive kernel's (for a naive candidate: holds no NaN).
   bool after_timing_correct = true;
   std::string problem;  // set when after_timing_correct is false
-  // Set when the first run took longer than EvalOptions::give_up_ms (this value):
-  // timing holds that run alone, and the outputs were not checked at these sizes.
+  // Set when the runs took longer than EvalOptions::give_up_ms (this value): timing
+  // holds the last run alone, and the outputs were not checked at these sizes.
   std::optional<double> gave_up_ms;
   bool passed() const { return after_timing_correct && (!versus_naive || versus_naive->passed); }
 };

@@ -45,7 +45,7 @@ constexpr int kMaxFruitless = 500;
 // Evaluations in a row without a record (the device or the children failing) before
 // the run stops as failed.
 constexpr int kMaxBroken = 5;
-// No candidate is given up on before this many milliseconds of its first run: below
+// No candidate is given up on at fewer milliseconds a run than this: below
 // it a full timing costs little.
 constexpr double kGiveUpFloorMs = 10;
 // Recent failures shown to proposers.
@@ -192,11 +192,7 @@ class Search {
     check_same_spec();
     for (const auto &[path, text] : setup_.starts) {
       Schedule schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{path, text}));
-      Replayed r = replay(graph_, schedule, &setup_.device);
-      if (r.program) {
-        Replayed small = replay(check_graph_, schedule, &setup_.device);
-        if (!small.program) r = Replayed{std::nullopt, "at the check sizes: " + small.refusal};
-      }
+      Replayed r = replay_both(schedule);
       if (!r.program)
         throw UserError("error: the start schedule '" + path + "' does not fit " + spec_.name + " at " +
                         describe_sizes(graph_) + " on " + setup_.device.name + ": " + r.refusal);
@@ -365,6 +361,18 @@ class Search {
     submit_evaluation(candidates_[c.id]);
   }
 
+  // A schedule replayed at the timed sizes (the program) and at the check sizes: the
+  // check runs there, where a split's tail can put a barrier under a guard, so a
+  // refusal there is one before any device time too.
+  Replayed replay_both(const Schedule &schedule) const {
+    Replayed r = replay(graph_, schedule, &setup_.device);
+    if (r.program) {
+      Replayed small = replay(check_graph_, schedule, &setup_.device);
+      if (!small.program) r = Replayed{std::nullopt, "at the check sizes: " + small.refusal};
+    }
+    return r;
+  }
+
   // The start schedules as candidates waiting for the naive kernel's baseline; their
   // ids (a program seen before is not evaluated twice).
   std::vector<std::string> propose_starts() {
@@ -413,13 +421,11 @@ class Search {
     double best = 0;
     for (const CandidateRow *c : rows)
       if (c->status == "correct") best = std::max(best, c->speedup);
-    // A slow candidate's one run is a measurement too, if a rough one.
     std::vector<std::vector<float>> features;
     std::vector<float> labels;
     for (const CandidateRow *c : rows) {
       features.push_back(features_of(*c));
-      const bool timed = c->status == "correct" || c->status == "slow";
-      labels.push_back(timed && best > 0 ? static_cast<float>(std::min(1.0, c->speedup / best)) : 0.0f);
+      labels.push_back(timed(*c) && best > 0 ? static_cast<float>(std::min(1.0, c->speedup / best)) : 0.0f);
     }
     model_.train(features, labels);
     model_trained_at_ = at;
@@ -466,13 +472,7 @@ class Search {
     for (int k = 0; k < pool; ++k) {
       std::optional<Proposal> proposal = proposer.propose(context, own);
       if (!proposal) continue;
-      Replayed r = replay(graph_, proposal->schedule, &setup_.device);
-      // The check runs at other sizes, where a split's tail can put a barrier under
-      // a guard: refused there, it is refused before any device time too.
-      if (r.program) {
-        Replayed small = replay(check_graph_, proposal->schedule, &setup_.device);
-        if (!small.program) r = Replayed{std::nullopt, "at the check sizes: " + small.refusal};
-      }
+      Replayed r = replay_both(proposal->schedule);
       if (!r.program) {
         ++counters_.refused;
         if (pool > 1) continue;
@@ -544,6 +544,10 @@ class Search {
 
   double speedup_of(const CandidateRow &c) const { return c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup; }
 
+  // Whether the device timed the candidate: in full (correct), or one run before it
+  // was given up on (slow: a rough measurement, but one).
+  static bool timed(const CandidateRow &c) { return c.status == "correct" || c.status == "slow"; }
+
   void evaluated(const std::string &id, const ChildRun &child) {
     CandidateRow &c = candidates_.at(id);
     IsolatedRun outcome = isolated_outcome(child, config_.time_limit_s);
@@ -556,7 +560,7 @@ class Search {
     c.eval_seq = ++counters_.evaluated;
     counters_.broken = outcome.record ? 0 : counters_.broken + 1;
     std::vector<const CandidateRow *> changed = {&c};
-    if (c.status == "correct" || c.status == "slow") {  // slow: one run's time
+    if (timed(c)) {
       const nlohmann::json &t = (*outcome.record)["time"];
       c.median_ms = t.value("median_ms", 0.0);
       c.cv = t.value("cv", 0.0);
@@ -565,19 +569,20 @@ class Search {
     if (c.status == "correct") {
       const nlohmann::json &f = (*outcome.record)["features"];
       Cell cell = archive_.cell_of(f.value(config_.features[0], 0.0), f.value(config_.features[1], 0.0));
-      if (c.proposer == "naive") {
+      const bool naive = c.proposer == "naive";
+      if (naive) {
         run_.baseline_ms = c.median_ms;
         run_.baseline_cv = c.cv;
         c.speedup = 1;
-        for (int i = 0; i < archive_.islands(); ++i) archive_.add(i, {c.id, 1.0, false}, cell);
         counters_.best = c.id;
-      } else if (c.proposer == "start") {
+      }
+      // The naive kernel and a start schedule are every island's parents.
+      if (naive || c.proposer == "start") {
         for (int i = 0; i < archive_.islands(); ++i) archive_.add(i, {c.id, c.speedup, false}, cell);
-        consider_best(c);
       } else {
         archive_.add(c.island, {c.id, c.speedup, false}, cell);
-        consider_best(c);
       }
+      if (!naive) consider_best(c);
     } else {
       recent_failures_.push_back(c.id);
       if (recent_failures_.size() > kRecentFailures) recent_failures_.erase(recent_failures_.begin());

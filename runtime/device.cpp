@@ -39,19 +39,21 @@ uint64_t cache_flush_bytes(const DeviceInfo &device) {
   return bytes / 4 * 4;
 }
 
-namespace {
-constexpr const char *kNoOpenCL =
-    "OpenCL: no platform is registered with the ICD loader (install pocl-opencl-icd, or a GPU driver's ICD under "
-    "/etc/OpenCL/vendors)";
-}  // namespace
-
-std::vector<DeviceInfo> list_devices(std::vector<std::string> *why_none) {
-  std::vector<DeviceInfo> devices = opencl_devices();
-  if (devices.empty() && why_none) why_none->push_back(kNoOpenCL);
-  std::string vulkan_reason;
-  std::vector<DeviceInfo> vulkan = vulkan_devices(&vulkan_reason);
-  if (vulkan.empty() && why_none) why_none->push_back("Vulkan: " + vulkan_reason);
-  devices.insert(devices.end(), vulkan.begin(), vulkan.end());
+std::vector<DeviceInfo> list_devices(std::vector<std::string> *why_none, const std::string &api) {
+  std::vector<DeviceInfo> devices;
+  if (api.empty() || api == "opencl") {
+    devices = opencl_devices();
+    if (devices.empty() && why_none)
+      why_none->push_back(
+          "OpenCL: no platform is registered with the ICD loader (install pocl-opencl-icd, or a GPU driver's ICD "
+          "under /etc/OpenCL/vendors)");
+  }
+  if (api.empty() || api == "vulkan") {
+    std::string vulkan_reason;
+    std::vector<DeviceInfo> vulkan = vulkan_devices(&vulkan_reason);
+    if (vulkan.empty() && why_none) why_none->push_back("Vulkan: " + vulkan_reason);
+    devices.insert(devices.end(), vulkan.begin(), vulkan.end());
+  }
   return devices;
 }
 
@@ -74,22 +76,12 @@ bool is_number(const std::string &s) {
 
 DeviceInfo find_device(const std::string &selector, const std::string &api) {
   std::vector<std::string> why_none;
-  // Only the API asked for is listed (a Vulkan instance costs an OpenCL evaluation
-  // a tenth of a second on NVIDIA's driver, in every child of a search).
+  // Only the API asked for is listed, by api or by the selector's prefix (in every
+  // child of a search).
   std::string only = api;
-  for (const char *prefix : {"opencl:", "vulkan:"})
-    if (lower(selector).rfind(prefix, 0) == 0) only = std::string(prefix, std::string(prefix).size() - 1);
-  std::vector<DeviceInfo> all, devices;
-  if (only.empty()) {
-    all = list_devices(&why_none);
-  } else if (only == "opencl") {
-    all = opencl_devices();
-    if (all.empty()) why_none.push_back(kNoOpenCL);
-  } else {
-    std::string reason;
-    all = vulkan_devices(&reason);
-    if (all.empty()) why_none.push_back("Vulkan: " + reason);
-  }
+  for (const char *name : {"opencl", "vulkan"})
+    if (lower(selector).rfind(std::string(name) + ":", 0) == 0) only = name;
+  std::vector<DeviceInfo> all = list_devices(&why_none, only), devices;
   for (const DeviceInfo &d : all)
     if (api.empty() || d.api == api) devices.push_back(d);
   if (devices.empty()) {

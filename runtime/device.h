@@ -47,9 +47,11 @@ struct DeviceInfo {
 };
 
 /// Every device of every API found on this machine (empty when none): OpenCL's,
-/// then Vulkan's. why_none, when given, receives for each API that contributed no
+/// then Vulkan's; with api ("opencl" or "vulkan"), that API's alone (the other is not
+/// opened: a Vulkan instance costs an OpenCL evaluation a tenth of a second on
+/// NVIDIA's driver). why_none, when given, receives for each API that contributed no
 /// device the reason ("the Vulkan loader libvulkan.so.1 is not installed").
-std::vector<DeviceInfo> list_devices(std::vector<std::string> *why_none = nullptr);
+std::vector<DeviceInfo> list_devices(std::vector<std::string> *why_none = nullptr, const std::string &api = "");
 
 /// One compute shader of a Vulkan program: SPIR-V whose entry point is "main",
 /// with storage buffers at set 0, bindings 0..buffers-1 in launch-argument order.

@@ -138,8 +138,8 @@ Command add_run(CLI::App &app) {
   command->add_option("--baseline-cv", o->baseline_cv, "The spread of --baseline-ms")->check(CLI::Range(0.0, 10.0));
   command
       ->add_option("--give-up-ms", o->eval.give_up_ms,
-                   "Stop at the first run at the timed sizes when it takes longer than this: not timed further nor "
-                   "checked there (exit 1, verdict 'slow')")
+                   "Stop when a run at the timed sizes, and the one after it, take longer than this: not timed "
+                   "further nor checked there (exit 1, verdict 'slow')")
       ->check(CLI::PositiveNumber);
   command->add_option("--device-lock", o->lock,
                       "A lock file shared with other evaluations on the device: held shared while checking, alone "
