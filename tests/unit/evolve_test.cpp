@@ -645,7 +645,9 @@ TEST_P(SearchOnDevice, BeatsTheNaiveKernel) {
   std::filesystem::create_directories(dir);
   SearchSetup setup;
   setup.spec_path = std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks";
-  setup.config.budget = 16;
+  // 24: with 16, one search in five on this 2-core machine found no softmax schedule
+  // that stayed faster than 1.2x when timed again (the best 1.03x to 1.09x).
+  setup.config.budget = 24;
   setup.config.workers = 2;
   setup.config.sizes = sizes;
   setup.config.batches = 3;
@@ -668,7 +670,7 @@ TEST_P(SearchOnDevice, BeatsTheNaiveKernel) {
       if (s > best) best = s, schedule = c.schedule;
     }
   EXPECT_GT(best, 1.2) << name << ": the best schedule found:\n" << schedule;
-  std::printf("%s at %s: best %.2fx over the naive kernel in 16 evaluations\n%s", name, sizes, best, schedule.c_str());
+  std::printf("%s at %s: best %.2fx over the naive kernel in 24 evaluations\n%s", name, sizes, best, schedule.c_str());
   std::filesystem::remove_all(dir);
 }
 
