@@ -126,6 +126,13 @@ class Builder {
   bool step(PrimitiveKind kind, const std::string &stage, const std::vector<std::string> &loops) {
     return apply(make(kind, stage, loops));
   }
+  // pad (one factor) or transpose (none) of a local buffer.
+  bool layout(PrimitiveKind kind, const std::string &stage, const std::string &buffer, std::vector<int64_t> factors) {
+    Primitive p = make(kind, stage, {});
+    p.buffer = buffer;
+    p.factors = std::move(factors);
+    return apply(p);
+  }
   bool compute_at(const std::string &stage, const std::string &consumer, const std::string &loop) {
     Primitive p = make(PrimitiveKind::ComputeAt, stage, {loop});
     p.consumer = consumer;
@@ -320,8 +327,15 @@ struct Drawer {
     }
     const int64_t pa = pick(powers(1, std::max<int64_t>(1, std::min<int64_t>(8, wa / ta))), rng);
     const int64_t pb = pick(powers(1, std::max<int64_t>(1, std::min<int64_t>(8, wb / tb))), rng);
-    auto levels = [&](const std::string &loop, int64_t t, int64_t p, std::string *o, std::string *th,
-                      std::string *reg) {
+    // Each work-item's outputs along a loop come in chunks of c neighbours (c
+    // divides p), chunks t * c apart: with c = 1 the work-items' outputs interleave
+    // (a warp's reads of one row coalesce); with c = 4 a work-item reads its
+    // operands as float4, from a panel whose rows the chunk runs along.
+    const int64_t ca = pick(powers(1, std::min<int64_t>(4, pa)), rng);
+    const int64_t cb = pick(powers(1, std::min<int64_t>(4, pb)), rng);
+    // loop = o * (t * p) + reg * (t * c) + th * c + lane
+    auto levels = [&](const std::string &loop, int64_t t, int64_t p, int64_t c, std::string *o, std::string *th,
+                      std::string *reg, std::string *lane) {
       *o = b.fresh(loop + "o");
       const std::string i = b.fresh(loop + "i");
       if (!b.split(s, loop, t * p, *o, i)) return false;
@@ -329,17 +343,28 @@ struct Drawer {
         *th = i;
         return true;
       }
-      *reg = b.fresh(loop + "r");
+      std::string rest = i;
+      if (p > c) {
+        *reg = b.fresh(loop + "r");
+        rest = c == 1 ? b.fresh(loop + "t") : b.fresh(loop + "x");
+        if (!b.split(s, i, t * c, *reg, rest)) return false;
+      }
+      if (c == 1) {
+        *th = rest;
+        return true;
+      }
       *th = b.fresh(loop + "t");
-      return b.split(s, i, t, *reg, *th);
+      *lane = b.fresh(loop + "v");
+      return b.split(s, rest, c, *th, *lane);
     };
-    std::string ao, at, ar, bo, bt, br;
-    if (!levels(la, ta, pa, &ao, &at, &ar) || !levels(lb, tb, pb, &bo, &bt, &br)) return b.rollback(mark), false;
+    std::string ao, at, ar, al, bo, bt, br, bl;
+    if (!levels(la, ta, pa, ca, &ao, &at, &ar, &al) || !levels(lb, tb, pb, cb, &bo, &bt, &br, &bl))
+      return b.rollback(mark), false;
     std::vector<std::string> others, order;
     for (const std::string &l : loops)
       if (l != la && l != lb) others.push_back(l);
     order = others;
-    for (const std::string &l : {ao, bo, at, bt, ar, br})
+    for (const std::string &l : {ao, bo, at, bt, ar, al, br, bl})
       if (!l.empty()) order.push_back(l);
     if (!b.step(PrimitiveKind::Reorder, s, order)) return b.rollback(mark), false;
     if (!others.empty()) {
@@ -350,31 +375,49 @@ struct Drawer {
     if (!b.bind(s, ao, ForKind::GroupY) || !b.bind(s, bo, ForKind::GroupX) || !b.bind(s, at, ForKind::LocalY) ||
         !b.bind(s, bt, ForKind::LocalX))
       return b.rollback(mark), false;
-    char shape[96];
+    char shape[128];
     std::snprintf(shape, sizeof shape, "%s: tiled %lldx%lld per group, %lldx%lld per work-item", s.c_str(),
                   static_cast<long long>(ta * pa), static_cast<long long>(tb * pb), static_cast<long long>(pa),
                   static_cast<long long>(pb));
     std::string note = shape;
+    if (ca > 1 || cb > 1) note += " in " + std::to_string(ca) + "x" + std::to_string(cb) + " chunks";
+    bool registers = false;
     if (pa * pb > 1 || chance(rng, 0.3)) {
-      if (b.step(PrimitiveKind::CacheWrite, s, {bt})) note += ", registers";  // a step's memory is private
+      registers = b.step(PrimitiveKind::CacheWrite, s, {bt});  // a step's memory is private
+      if (registers) note += ", registers";
     }
     const IterVar &r = stage.reduce_vars.front();
     if (r.extent >= 8 && chance(rng, 0.8)) {
       const int64_t k = pick(powers(4, std::min<int64_t>(32, r.extent)), rng);
       const std::string ro = b.fresh(r.name + "o"), ri = b.fresh(r.name + "i");
       if (b.split(s, r.name, k, ro, ri)) {
-        std::vector<std::string> cached;
-        for (const std::string &buffer : operands(graph, stage)) {
-          if (chance(rng, 0.7) && b.cache_read(s, ro, buffer, MemoryScope::Local, b.fresh(buffer + "_s")))
-            cached.push_back(buffer);
-        }
         note += ", k by " + std::to_string(k);
-        for (const std::string &c : cached) note += ", " + c + " in local";
-        if (chance(rng, 0.3)) b.step(PrimitiveKind::Unroll, s, {ri});
+        for (const std::string &buffer : operands(graph, stage)) {
+          const std::string cache = b.fresh(buffer + "_s");
+          if (!chance(rng, 0.7) || !b.cache_read(s, ro, buffer, MemoryScope::Local, cache)) continue;
+          note += ", " + buffer + " in local";
+          // A panel read along its rows by each work-item (a in a matmul) is
+          // transposed so that a chunk of them is contiguous; its rows padded, by 4
+          // to keep float4 alignment, or by 1 against bank conflicts.
+          if (chance(rng, 0.5) && b.layout(PrimitiveKind::Transpose, s, cache, {})) note += " (transposed)";
+          const int64_t padding = pick(std::vector<int64_t>{0, 0, 1, 4}, rng);
+          if (padding && b.layout(PrimitiveKind::Pad, s, cache, {padding}))
+            note += " (padded by " + std::to_string(padding) + ")";
+        }
+        if (chance(rng, 0.3) && b.step(PrimitiveKind::Unroll, s, {ri})) note += ", k unrolled";
       }
     }
-    for (const std::string &reg : {ar, br})
+    for (const std::string &reg : {ar, al, br})
       if (!reg.empty() && chance(rng, 0.8)) b.step(PrimitiveKind::Unroll, s, {reg});
+    // The chunk's lanes as one vector operation where the panels allow (the
+    // verifier's vector form), else unrolled; its write-back as a vector store.
+    if (!bl.empty()) {
+      if (chance(rng, 0.8) && b.step(PrimitiveKind::Vectorize, s, {bl}))
+        note += ", float" + std::to_string(cb);
+      else
+        b.step(PrimitiveKind::Unroll, s, {bl});
+      if (registers && chance(rng, 0.8)) b.step(PrimitiveKind::Vectorize, s, {bl + "_out"});
+    }
     notes.push_back(note);
     return true;
   }

@@ -31,13 +31,15 @@ bool bind_step(Program *program, const std::string &stage, const std::string &lo
   return true;
 }
 
-// The kind of step each of the generator's sixteen cases makes (split and reorder
+// The kind of step each of the generator's seventeen cases makes (split and reorder
 // and bind have two cases each: they are the commonest steps of real schedules).
-constexpr PrimitiveKind kCaseKinds[16] = {
-    PrimitiveKind::Split,     PrimitiveKind::Split,  PrimitiveKind::Fuse,        PrimitiveKind::Reorder,
-    PrimitiveKind::Reorder,   PrimitiveKind::Tile,   PrimitiveKind::Bind,        PrimitiveKind::Bind,
-    PrimitiveKind::Unroll,    PrimitiveKind::Inline, PrimitiveKind::CrossReduce, PrimitiveKind::CacheWrite,
-    PrimitiveKind::CacheRead, PrimitiveKind::Pad,    PrimitiveKind::ComputeAt,   PrimitiveKind::Vectorize};
+constexpr PrimitiveKind kCaseKinds[] = {PrimitiveKind::Split,     PrimitiveKind::Split,       PrimitiveKind::Fuse,
+                                        PrimitiveKind::Reorder,   PrimitiveKind::Reorder,     PrimitiveKind::Tile,
+                                        PrimitiveKind::Bind,      PrimitiveKind::Bind,        PrimitiveKind::Unroll,
+                                        PrimitiveKind::Inline,    PrimitiveKind::CrossReduce, PrimitiveKind::CacheWrite,
+                                        PrimitiveKind::CacheRead, PrimitiveKind::Pad,         PrimitiveKind::ComputeAt,
+                                        PrimitiveKind::Vectorize, PrimitiveKind::Transpose};
+constexpr int kCases = sizeof kCaseKinds / sizeof kCaseKinds[0];
 
 // One try at a random step on *program, of one of the kinds allowed (all when
 // none are named): on success the program and the schedule take it (with the steps
@@ -45,7 +47,7 @@ constexpr PrimitiveKind kCaseKinds[16] = {
 bool try_random_step(Program &program, Schedule &schedule, Rng &rng, int64_t max_group,
                      const std::set<PrimitiveKind> &kinds) {
   std::vector<int> cases;
-  for (int c = 0; c < 16; ++c)
+  for (int c = 0; c < kCases; ++c)
     if (kinds.empty() || kinds.count(kCaseKinds[c])) cases.push_back(c);
   if (cases.empty()) return false;
   std::vector<std::string> stages = stage_names(program);
@@ -71,7 +73,8 @@ bool try_random_step(Program &program, Schedule &schedule, Rng &rng, int64_t max
     std::vector<const For *> all = loops->outer;
     all.insert(all.end(), loops->inner.begin(), loops->inner.end());
     std::optional<Program> next;
-    switch (pick(cases, rng)) {
+    const int c = pick(cases, rng);
+    switch (c) {
       case 0:
       case 1: {  // split
         if (all.empty()) break;
@@ -207,7 +210,8 @@ bool try_random_step(Program &program, Schedule &schedule, Rng &rng, int64_t max
         if (next && local_work_items(next->kernels[loops->kernel]) > max_group) next.reset();
         break;
       }
-      case 13: {  // pad a local buffer
+      case 13:
+      case 16: {  // pad or transpose a local buffer
         std::vector<std::string> allocations;
         struct Locals : IRVisitor {
           std::vector<std::string> *names;
@@ -220,8 +224,13 @@ bool try_random_step(Program &program, Schedule &schedule, Rng &rng, int64_t max
         locals.names = &allocations;
         locals.dispatch(program.kernels[loops->kernel].body);
         if (allocations.empty()) break;
-        p.kind = PrimitiveKind::Pad;
         p.buffer = pick(allocations, rng);
+        if (c == 16) {
+          p.kind = PrimitiveKind::Transpose;
+          next = transpose(program, p.stage, p.buffer, &reason);
+          break;
+        }
+        p.kind = PrimitiveKind::Pad;
         p.factors = {std::uniform_int_distribution<int64_t>(1, 3)(rng)};
         next = pad(program, p.stage, p.buffer, p.factors[0], &reason);
         break;

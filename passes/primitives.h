@@ -106,4 +106,10 @@ std::optional<Program> pad(const Program &program, const std::string &stage, con
                            std::string *reason);
 constexpr int64_t kMaxPad = 32;
 
+/// transpose y.b_s: the two innermost dimensions of y's local buffer b_s swap
+/// places (its shape and every index), so what a work-item read down a column is
+/// contiguous: vector loads, and reads that broadcast across the group.
+std::optional<Program> transpose(const Program &program, const std::string &stage, const std::string &buffer,
+                                 std::string *reason);
+
 }  // namespace ks

@@ -21,6 +21,7 @@ const char *primitive_name(PrimitiveKind kind) {
     case PrimitiveKind::CacheWrite: return "cache_write";
     case PrimitiveKind::CacheRead: return "cache_read";
     case PrimitiveKind::Pad: return "pad";
+    case PrimitiveKind::Transpose: return "transpose";
   }
   return "?";
 }
@@ -31,7 +32,7 @@ constexpr PrimitiveKind kPrimitives[] = {
     PrimitiveKind::Split,       PrimitiveKind::Tile,      PrimitiveKind::Reorder,    PrimitiveKind::Fuse,
     PrimitiveKind::Bind,        PrimitiveKind::Unroll,    PrimitiveKind::Vectorize,  PrimitiveKind::Inline,
     PrimitiveKind::CrossReduce, PrimitiveKind::ComputeAt, PrimitiveKind::CacheWrite, PrimitiveKind::CacheRead,
-    PrimitiveKind::Pad};
+    PrimitiveKind::Pad,         PrimitiveKind::Transpose};
 
 // "split, tile, ..., pad"
 std::string primitive_names() {
@@ -171,6 +172,11 @@ class ScheduleParser {
       ts_.expect(".", "between the stage and the buffer (stage.buffer)");
       p.buffer = name("a local buffer's name");
       p.factors.push_back(factor());
+    } else if (kind == "transpose") {
+      p.kind = PrimitiveKind::Transpose;
+      p.stage = name("a stage name");
+      ts_.expect(".", "between the stage and the buffer (stage.buffer)");
+      p.buffer = name("a local buffer's name");
     } else if (kind == "inline") {
       p.kind = PrimitiveKind::Inline;
       p.stage = name("a stage name");
@@ -196,7 +202,8 @@ std::string target_of(const Primitive &p) {
     case PrimitiveKind::Fuse:
     case PrimitiveKind::Inline: return head;
     case PrimitiveKind::ComputeAt: return head + " " + p.consumer + "." + p.loops[0];
-    case PrimitiveKind::Pad: return head + "." + p.buffer;
+    case PrimitiveKind::Pad:
+    case PrimitiveKind::Transpose: return head + "." + p.buffer;
     case PrimitiveKind::CacheRead: return head + "." + p.loops[0] + " " + p.buffer;
     default: return head + "." + p.loops[0];
   }
@@ -230,6 +237,7 @@ std::string print_primitive(const Primitive &p) {
       return out + " " + p.stage + "." + p.loops[0] + " " + p.buffer + " " + memory_scope_name(p.memory) + " -> " +
              p.results[0];
     case PrimitiveKind::Pad: return out + " " + p.stage + "." + p.buffer + " " + std::to_string(p.factors[0]);
+    case PrimitiveKind::Transpose: return out + " " + p.stage + "." + p.buffer;
   }
   return out;
 }
@@ -265,6 +273,7 @@ Program apply_primitive(const Program &program, const Primitive &p) {
       out = cache_read(program, p.stage, p.loops[0], p.buffer, p.memory, p.results[0], &reason);
       break;
     case PrimitiveKind::Pad: out = pad(program, p.stage, p.buffer, p.factors[0], &reason); break;
+    case PrimitiveKind::Transpose: out = transpose(program, p.stage, p.buffer, &reason); break;
   }
   if (!out) {
     error_at(p.loc, target_of(p) + ": " + reason);

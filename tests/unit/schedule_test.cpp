@@ -39,7 +39,8 @@ TEST(ScheduleText, RoundTripIsExact) {
   const std::string text =
       "inline e\nsplit y.m 64 -> mo mi\ntile y m n 64 32 -> mo no mi ni\nreorder y mo no mi ni\n"
       "fuse y m n -> mn\nbind y.mo group.y\nbind y.mi local.x\nunroll y.ki\nvectorize y.v\ncross_reduce y.k 256 -> t\n"
-      "compute_at total y.t\ncache_write c.tx private\ncache_read c.ko a local -> a_s\npad c.a_s 1\n";
+      "compute_at total y.t\ncache_write c.tx private\ncache_read c.ko a local -> a_s\npad c.a_s 1\n"
+      "transpose c.a_s\n";
   EXPECT_EQ(print_schedule(schedule_of(text)), text);
   // Comments and spacing are not part of the data.
   EXPECT_EQ(print_schedule(schedule_of("# tiles\nsplit   y.m  64->mo mi  # outer first\n")), "split y.m 64 -> mo mi\n");
@@ -48,7 +49,7 @@ TEST(ScheduleText, RoundTripIsExact) {
 TEST(ScheduleText, ErrorsPointAtTheText) {
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 64 -> mo mi\nshuffle y.m\n"); })),
             "s.sched:2:1: error: unknown primitive 'shuffle'; primitives are split, tile, reorder, fuse, bind, "
-            "unroll, vectorize, inline, cross_reduce, compute_at, cache_write, cache_read, pad");
+            "unroll, vectorize, inline, cross_reduce, compute_at, cache_write, cache_read, pad, transpose");
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("cache_write c.tx global"); })),
             "s.sched:1:18: error: unknown memory 'global'; caches are local or private");
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 0 -> mo mi"); })),
@@ -529,6 +530,35 @@ TEST(Pad, Refusals) {
             "of two or more dimensions are padded");
   EXPECT_EQ(first_line(refusal(kMatmul, "pad q.a_s 1")),
             "s.sched:1:1: error: pad q.a_s: no stage named q; stages are c");
+}
+
+TEST(Transpose, SwapsTheShapeAndEveryIndex) {
+  Program p = scheduled(kMatmul, std::string(kTiled) +
+                                     "cache_write c.tx private\nsplit c.k 4 -> ko ki\ncache_read c.ko a local -> a_s\n"
+                                     "transpose c.a_s\npad c.a_s 4\n");
+  const std::string text = print_stmt(p.kernels[0].body);
+  EXPECT_EQ(count(text, "allocate a_s: f32[4, 12] local"), 1) << text;  // [8, 4] before, rows padded by 4
+  EXPECT_EQ(count(text, "a_s[ki, "), 1) << text;                        // read with k outermost
+  EXPECT_EQ(count(text, "a_s[ii, ki]"), 0) << text;
+}
+
+TEST(Transpose, Refusals) {
+  const std::string ready =
+      std::string(kTiled) + "cache_write c.tx private\nsplit c.k 4 -> ko ki\ncache_read c.ko a local -> a_s\n";
+  EXPECT_EQ(first_line(refusal(kMatmul, ready + "transpose c.q")),
+            "s.sched:12:1: error: transpose c.q: kernel c allocates no buffer named q");
+  EXPECT_EQ(first_line(refusal(kMatmul, ready + "transpose c.c_acc")),
+            "s.sched:12:1: error: transpose c.c_acc: c_acc is in private memory; only a local buffer of two or more "
+            "dimensions is transposed");
+  EXPECT_EQ(
+      first_line(refusal(kSoftmax, "bind total.n group.x\ncross_reduce total.d 4 -> t\ntranspose total.total_part")),
+      "s.sched:3:1: error: transpose total.total_part: total_part is one-dimensional; only a local buffer of two or "
+      "more dimensions is transposed");
+  // A vector load whose lanes ran along the rows is no longer contiguous.
+  const std::string vector =
+      "split c.j 4 -> jo jv\nbind c.i group.x\nbind c.jo local.x\ncache_write c.jo private\nsplit c.k 4 -> ko ki\n"
+      "cache_read c.ko b local -> b_s\nvectorize c.jv\ntranspose c.b_s";
+  EXPECT_NE(refusal(kMatmul, vector).find("error: transpose c.b_s: "), std::string::npos) << refusal(kMatmul, vector);
 }
 
 TEST(Verifier, BarrierInsideAConditional) {

@@ -87,6 +87,10 @@ TEST(Sketches, TileContractions) {
   }),
             8)
       << "two levels bound, registers, local panels";
+  EXPECT_GE(d.with([](const Schedule &s) { return count(s, PrimitiveKind::Transpose) >= 1; }), 3)
+      << "a panel transposed";
+  EXPECT_GE(d.with([](const Schedule &s) { return count(s, PrimitiveKind::Vectorize) >= 1; }), 3)
+      << "a work-item's chunk of outputs as vector lanes";
   Draws conv = draw(example("conv_relu_bias"), 20);
   EXPECT_GE(conv.with([](const Schedule &s) { return count(s, PrimitiveKind::Bind) >= 5; }), 8)
       << "the conv tiled (group.z for the loops left) and the epilogue a work-item per output";
@@ -158,6 +162,34 @@ TEST_P(SketchesOnDevice, AgreeWithTheInterpreter) {
     options.schedule = s->schedule;
     EvalRecord r = evaluate(spec, path, *device, options);
     EXPECT_TRUE(r.ok()) << r.verdict() << "\n" << s->note << "\n" << print_schedule(s->schedule);
+  }
+}
+
+// The contraction rule's rarer shapes (chunks as vector lanes, transposed and
+// padded panels) drawn until four have both, each checked on the device.
+TEST(SketchesOnDevice, ChunkedTransposedContractionsAgree) {
+  if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
+  auto device = runtime::open_device("", "opencl");
+  for (const char *name : {"matmul", "gemm_bias_leaky"}) {
+    const std::string path = std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks";
+    frontend::Spec spec = frontend::load_spec(path);
+    Graph g = frontend::elaborate(spec, frontend::SizeSet::Check, {});
+    Rng rng(7);
+    int checked = 0;
+    for (int draws = 0; draws < 400 && checked < 4; ++draws) {
+      std::optional<Sketch> s = sample_sketch(g, device->info(), rng);
+      ASSERT_TRUE(s);
+      if (count(s->schedule, PrimitiveKind::Transpose) == 0 || count(s->schedule, PrimitiveKind::Vectorize) == 0)
+        continue;
+      EvalOptions options;
+      options.time = false;
+      options.trials = 1;
+      options.schedule = s->schedule;
+      EvalRecord r = evaluate(spec, path, *device, options);
+      EXPECT_TRUE(r.ok()) << r.verdict() << "\n" << s->note << "\n" << print_schedule(s->schedule);
+      ++checked;
+    }
+    EXPECT_EQ(checked, 4) << name;
   }
 }
 
