@@ -396,11 +396,19 @@ struct Drawer {
           const std::string cache = b.fresh(buffer + "_s");
           if (!chance(rng, 0.7) || !b.cache_read(s, ro, buffer, MemoryScope::Local, cache)) continue;
           note += ", " + buffer + " in local";
-          // A panel read along its rows by each work-item (a in a matmul) is
-          // transposed so that a chunk of them is contiguous; its rows padded, by 4
-          // to keep float4 alignment, or by 1 against bank conflicts.
-          if (chance(rng, 0.5) && b.layout(PrimitiveKind::Transpose, s, cache, {})) note += " (transposed)";
-          const int64_t padding = pick(std::vector<int64_t>{0, 0, 1, 4}, rng);
+          // A panel whose rows run along the reduction (a in a matmul, both
+          // operands of x @ w.T) is read by each work-item down a column: mostly
+          // transposed, so that a chunk of outputs reads neighbours (float4) and a
+          // warp's reads broadcast; its rows then padded by 4 (float4 alignment
+          // kept), otherwise by 1 or not at all (bank conflicts).
+          bool along_k = false;
+          for (const Access &a : loads_of(stage.body))
+            along_k = along_k || (a.buffer == buffer && !a.index_vars.empty() && a.index_vars.back().count(r.name));
+          const bool transposed =
+              chance(rng, along_k ? 0.85 : 0.15) && b.layout(PrimitiveKind::Transpose, s, cache, {});
+          if (transposed) note += " (transposed)";
+          const int64_t padding =
+              pick(transposed ? std::vector<int64_t>{0, 4, 4} : std::vector<int64_t>{0, 0, 1, 4}, rng);
           if (padding && b.layout(PrimitiveKind::Pad, s, cache, {padding}))
             note += " (padded by " + std::to_string(padding) + ")";
         }

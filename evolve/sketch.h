@@ -11,9 +11,13 @@
 //   contraction   (a reduction whose operands each miss a spatial loop: matmul,
 //                 batched matmul, conv) multi-level tiling: two spatial loops split
 //                 into group, work-item and register levels, the other spatial loops
-//                 fused onto group.z, the accumulators in registers (cache_write),
-//                 the reduction split and its operand panels copied to local memory
-//                 (cache_read), the register tile unrolled
+//                 fused onto group.z, each work-item's outputs in chunks of 1, 2
+//                 or 4 neighbours (the chunk's lanes vectorised where the panels
+//                 allow), the accumulators in registers (cache_write), the
+//                 reduction split and its operand panels copied to local memory
+//                 (cache_read), a panel whose rows run along the reduction mostly
+//                 transposed (then read along the outputs) and padded, the
+//                 register tile unrolled
 //   row reduction (the reduction runs along the contiguous dimension, or the output
 //                 is a scalar: softmax's statistics, norms, losses, matvec) a
 //                 work-group per output with cross_reduce; an elementwise output that
