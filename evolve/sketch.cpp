@@ -29,6 +29,8 @@ namespace {
 struct Access {
   std::string buffer;
   std::vector<std::set<std::string>> index_vars;
+  // Whether the contiguous (last) index moves with var.
+  bool runs_along(const std::string &var) const { return !index_vars.empty() && index_vars.back().count(var); }
 };
 
 std::vector<Access> loads_of(const Expr &body) {
@@ -392,6 +394,7 @@ struct Drawer {
       const std::string ro = b.fresh(r.name + "o"), ri = b.fresh(r.name + "i");
       if (b.split(s, r.name, k, ro, ri)) {
         note += ", k by " + std::to_string(k);
+        const std::vector<Access> reads = loads_of(stage.body);
         for (const std::string &buffer : operands(graph, stage)) {
           const std::string cache = b.fresh(buffer + "_s");
           if (!chance(rng, 0.7) || !b.cache_read(s, ro, buffer, MemoryScope::Local, cache)) continue;
@@ -402,8 +405,7 @@ struct Drawer {
           // warp's reads broadcast; its rows then padded by 4 (float4 alignment
           // kept), otherwise by 1 or not at all (bank conflicts).
           bool along_k = false;
-          for (const Access &a : loads_of(stage.body))
-            along_k = along_k || (a.buffer == buffer && !a.index_vars.empty() && a.index_vars.back().count(r.name));
+          for (const Access &a : reads) along_k = along_k || (a.buffer == buffer && a.runs_along(r.name));
           const bool transposed =
               chance(rng, along_k ? 0.85 : 0.15) && b.layout(PrimitiveKind::Transpose, s, cache, {});
           if (transposed) note += " (transposed)";
@@ -563,8 +565,8 @@ StagePattern classify_stage(const Stage &stage) {
   for (const Access &a : loads)
     if (!widest || a.index_vars.size() > widest->index_vars.size()) widest = &a;
   bool contiguous = false;
-  if (widest && !widest->index_vars.empty())
-    for (const std::string &v : widest->index_vars.back()) contiguous = contiguous || reduction.count(v);
+  if (widest)
+    for (const std::string &v : reduction) contiguous = contiguous || widest->runs_along(v);
   if (stage.spatial.empty() || (contiguous && extent_product(stage.reduce_vars) >= 32))
     return StagePattern::RowReduction;
   return StagePattern::ColumnReduction;

@@ -212,17 +212,7 @@ bool try_random_step(Program &program, Schedule &schedule, Rng &rng, int64_t max
       }
       case 13:
       case 16: {  // pad or transpose a local buffer
-        std::vector<std::string> allocations;
-        struct Locals : IRVisitor {
-          std::vector<std::string> *names;
-          using IRVisitor::visit;
-          void visit(const Allocate *n) override {
-            if (n->scope == MemoryScope::Local && n->shape.size() > 1) names->push_back(n->buffer);
-            IRVisitor::visit(n);
-          }
-        } locals;
-        locals.names = &allocations;
-        locals.dispatch(program.kernels[loops->kernel].body);
+        const std::vector<std::string> allocations = local_panels(program.kernels[loops->kernel]);
         if (allocations.empty()) break;
         p.buffer = pick(allocations, rng);
         if (c == 16) {

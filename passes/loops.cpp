@@ -49,11 +49,13 @@ struct FindBlock : IRVisitor {
   }
 };
 
-struct CollectFors : IRVisitor {
-  std::vector<const For *> loops;
+// Every node of one kind (loops, allocations), outermost first.
+template <typename Node>
+struct Collect : IRVisitor {
+  std::vector<const Node *> out;
   using IRVisitor::visit;
-  void visit(const For *n) override {
-    loops.push_back(n);
+  void visit(const Node *n) override {
+    out.push_back(n);
     IRVisitor::visit(n);
   }
 };
@@ -107,9 +109,9 @@ std::optional<StageLoops> stage_loops(const Program &program, const std::string 
     StageLoops loops;
     loops.kernel = k;
     loops.outer = find.found_path;
-    CollectFors inner;
+    Collect<For> inner;
     inner.dispatch(find.block->body);
-    loops.inner = inner.loops;
+    loops.inner = inner.out;
     return loops;
   }
   std::string stages;
@@ -132,6 +134,39 @@ std::set<std::string> names_in_kernel(const Kernel &kernel) {
   CollectNames collect;
   collect.dispatch(kernel.body);
   return collect.names;
+}
+
+namespace {
+
+std::vector<const Allocate *> allocations(const Kernel &kernel) {
+  Collect<Allocate> all;
+  all.dispatch(kernel.body);
+  return all.out;
+}
+
+bool is_panel(const Allocate *a) { return a->scope == MemoryScope::Local && a->shape.size() > 1; }
+
+}  // namespace
+
+std::vector<std::string> local_panels(const Kernel &kernel) {
+  std::vector<std::string> out;
+  for (const Allocate *a : allocations(kernel))
+    if (is_panel(a)) out.push_back(a->buffer);
+  return out;
+}
+
+bool is_local_panel(const Kernel &kernel, const std::string &buffer, const std::string &only, std::string *reason) {
+  for (const Allocate *a : allocations(kernel)) {
+    if (a->buffer != buffer) continue;
+    if (is_panel(a)) return true;
+    *reason = buffer + " is " +
+              (a->scope == MemoryScope::Local ? "one-dimensional"
+                                              : "in " + std::string(memory_scope_name(a->scope)) + " memory") +
+              "; " + only;
+    return false;
+  }
+  *reason = "kernel " + kernel.name + " allocates no buffer named " + buffer;
+  return false;
 }
 
 bool name_is_free(const Program &program, const Kernel &kernel, const std::string &name, std::string *reason) {

@@ -41,6 +41,13 @@ const For *find_loop(const Program &program, const std::string &stage, const std
 /// Every variable name a kernel defines (loops, lets) and every buffer it allocates.
 std::set<std::string> names_in_kernel(const Kernel &kernel);
 
+/// The local buffers of two or more dimensions a kernel allocates: the panels whose
+/// layout pad and transpose change.
+std::vector<std::string> local_panels(const Kernel &kernel);
+/// Whether kernel allocates buffer as such a panel; else *reason says what it is
+/// ("kernel c allocates no buffer named q", "c_acc is in private memory; " + only).
+bool is_local_panel(const Kernel &kernel, const std::string &buffer, const std::string &only, std::string *reason);
+
 /// Whether name is free to introduce in the kernel; else *reason says why.
 bool name_is_free(const Program &program, const Kernel &kernel, const std::string &name, std::string *reason);
 

@@ -15,16 +15,16 @@ std::optional<Program> pad(const Program &program, const std::string &stage, con
     *reason = "padding must be 1 to " + std::to_string(kMaxPad) + " elements, not " + std::to_string(extra);
     return std::nullopt;
   }
+  if (!is_local_panel(program.kernels[where->kernel], buffer,
+                      "only the rows of a local buffer of two or more dimensions are padded", reason))
+    return std::nullopt;
   struct Pad : IRMutator {
     const std::string &buffer;
     int64_t extra;
-    std::optional<MemoryScope> found;  // once the allocation is met
     Pad(const std::string &buffer, int64_t extra) : buffer(buffer), extra(extra) {}
     using IRMutator::visit;
     Stmt visit(const Allocate *n, const Stmt &self) override {
       if (n->buffer != buffer) return IRMutator::visit(n, self);
-      found = n->scope;
-      if (n->scope != MemoryScope::Local || n->shape.size() < 2) return self;
       std::vector<int64_t> shape = n->shape;
       shape.back() += extra;
       return Allocate::make(n->buffer, n->type, shape, n->scope, n->body);
@@ -33,17 +33,6 @@ std::optional<Program> pad(const Program &program, const std::string &stage, con
   Program out = program;
   Kernel &kernel = out.kernels[where->kernel];
   kernel.body = p.mutate(kernel.body);
-  if (!p.found) {
-    *reason = "kernel " + kernel.name + " allocates no buffer named " + buffer;
-    return std::nullopt;
-  }
-  if (kernel.body.same_as(program.kernels[where->kernel].body)) {
-    *reason = buffer + " is " +
-              (*p.found == MemoryScope::Local ? "one-dimensional"
-                                              : "in " + std::string(memory_scope_name(*p.found)) + " memory") +
-              "; only the rows of a local buffer of two or more dimensions are padded";
-    return std::nullopt;
-  }
   if (local_memory_bytes(kernel) > kMaxLocalBytes) {
     *reason = "the padded local memory of kernel " + kernel.name + " would exceed " + std::to_string(kMaxLocalBytes) +
               " bytes";
