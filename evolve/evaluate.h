@@ -116,9 +116,16 @@ struct TimeRecord {
   double tolerance = 0;
   // A kernel body timed from reset state and from the state its last run left, in
   // alternating rounds (evolve/README.md): the fastest round of each and their ratio,
-  // flagged over kStateTimingLimit.
+  // for the whole plan and for the launch whose time changed most; flagged where
+  // either is over kStateTimingLimit.
   struct StateTiming {
-    double reset_ms = 0, carried_ms = 0, ratio = 0;  // the fastest round of each, their ratio
+    double reset_ms = 0, carried_ms = 0, ratio = 0;  // the plan: the fastest round of each, their ratio
+    // Where the device times each launch (OpenCL): among the launches that take at
+    // least a twentieth of the plan from reset state (shorter ones are noise), the
+    // one with the largest ratio.
+    std::string kernel;
+    double kernel_reset_ms = 0, kernel_carried_ms = 0, kernel_ratio = 0;
+    double worst_ratio() const { return std::max(ratio, kernel_ratio); }
   };
   std::optional<StateTiming> state_timing;
   Cost cost;

@@ -7,6 +7,7 @@
 #include "ir/printer.h"
 #include "passes/lower.h"
 #include "passes/pipeline.h"
+#include "passes/primitives.h"
 
 namespace ks {
 
@@ -21,11 +22,19 @@ std::string refusal_text(const std::string &message) {
 
 }  // namespace
 
+int64_t unroll_budget(const runtime::DeviceInfo &device) { return device.gpu ? kMaxUnrollCopies : kCpuUnrollCopies; }
+
 Replayed replay(const Graph &graph, const Schedule &schedule, const runtime::DeviceInfo *device) {
   Replayed out;
   try {
     Program program = run_pipeline(graph, schedule);
     if (device) check_device_limits(program, *device);
+    if (device)
+      for (const Kernel &k : program.kernels)
+        if (const int64_t copies = nested_iterations(k.body, true); copies > unroll_budget(*device))
+          throw UserError("error: kernel '" + k.name + "' unrolls " + std::to_string(copies) +
+                          " copies of its innermost body; on a CPU device the search keeps to " +
+                          std::to_string(kCpuUnrollCopies) + " (the compile time)");
     out.program = std::move(program);
   } catch (const UserError &e) {
     out.refusal = refusal_text(e.what());

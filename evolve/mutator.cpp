@@ -216,7 +216,8 @@ std::optional<std::string> toggle_kinds(const Graph &graph, Schedule &s, const r
   }
   std::optional<Program> program = scheduled(graph, s);
   if (!program) return std::nullopt;
-  if (!add_random_step(&*program, &s, rng, 12, static_cast<int64_t>(device.max_work_group_size), kinds))
+  if (!add_random_step(&*program, &s, rng, 12, static_cast<int64_t>(device.max_work_group_size), kinds,
+                       unroll_budget(device)))
     return std::nullopt;
   return std::string(label) + ": added " + print_primitive(s.steps.back());  // the step asked for comes last
 }
@@ -357,7 +358,7 @@ std::optional<Proposal> Mutator::propose(const ProposalContext &context, Rng &rn
           "toggle");
     } else if (kind == "insert") {
       std::optional<Program> program = scheduled(context.graph, s);
-      if (program && add_random_step(&*program, &s, rng, 12, max_group))
+      if (program && add_random_step(&*program, &s, rng, 12, max_group, {}, unroll_budget(context.device)))
         note = "insert: " + print_primitive(s.steps.back());
     } else if (kind == "remove" && !s.steps.empty()) {
       size_t i = std::uniform_int_distribution<size_t>(0, s.steps.size() - 1)(rng);

@@ -10,6 +10,7 @@
 #include "passes/loops.h"
 #include "passes/lower.h"
 #include "passes/names.h"
+#include "passes/primitives.h"
 
 namespace ks {
 
@@ -87,14 +88,20 @@ const ForKind kGroups[] = {ForKind::GroupX, ForKind::GroupY, ForKind::GroupZ};
 // changes neither; a rule that cannot finish rolls back to its mark.
 class Builder {
  public:
-  explicit Builder(Program program) : program_(std::move(program)) {}
+  // max_copies: the unrolling budget of the device (a CPU's is smaller: compile time).
+  Builder(Program program, int64_t max_copies) : program_(std::move(program)), max_copies_(max_copies) {}
 
   bool apply(const Primitive &p) {
+    Program next;
     try {
-      program_ = apply_primitive(program_, p);
+      next = apply_primitive(program_, p);
     } catch (const UserError &) {
       return false;
     }
+    if (p.kind == PrimitiveKind::Unroll)
+      for (const Kernel &k : next.kernels)
+        if (nested_iterations(k.body, true) > max_copies_) return false;
+    program_ = std::move(next);
     schedule_.steps.push_back(p);
     return true;
   }
@@ -128,7 +135,7 @@ class Builder {
   bool step(PrimitiveKind kind, const std::string &stage, const std::vector<std::string> &loops) {
     return apply(make(kind, stage, loops));
   }
-  // pad (one factor) or transpose (none) of a local buffer.
+  // pad (one factor), transpose or prefetch (none) of a local buffer.
   bool layout(PrimitiveKind kind, const std::string &stage, const std::string &buffer, std::vector<int64_t> factors) {
     Primitive p = make(kind, stage, {});
     p.buffer = buffer;
@@ -178,6 +185,7 @@ class Builder {
     schedule_.steps.resize(m.steps);
   }
   const Schedule &schedule() const { return schedule_; }
+  int64_t max_copies() const { return max_copies_; }
 
  private:
   static Primitive make(PrimitiveKind kind, const std::string &stage, std::vector<std::string> loops) {
@@ -188,6 +196,7 @@ class Builder {
     return p;
   }
   Program program_;
+  int64_t max_copies_;
   Schedule schedule_;
   NameSet handed_out_;
 };
@@ -313,7 +322,23 @@ struct Drawer {
     for (size_t i = 0; i + 1 < loops.size(); ++i)
       if (b.extent(s, loops[i]) >= 2) candidates.push_back(loops[i]);
     if (candidates.empty()) return false;
-    const std::string la = chance(rng, 0.6) ? candidates.back() : pick(candidates, rng);
+    // The tile pays where each operand is reused: the other loop (lb) reuses the
+    // operands that do not vary along it, so la is mostly a loop along which an
+    // operand that varies with lb does not vary (matmul's i for b; a conv's output
+    // channels for x, not its batch or rows, along which x varies like w does not).
+    std::vector<std::string> reusing;
+    const std::vector<Access> reads = loads_of(stage.body);
+    for (const std::string &l : candidates) {
+      bool reuses = false;
+      for (const Access &a : reads) {
+        std::set<std::string> used;
+        for (const auto &vars : a.index_vars) used.insert(vars.begin(), vars.end());
+        reuses = reuses || (used.count(lb) && !used.count(l));
+      }
+      if (reuses) reusing.push_back(l);
+    }
+    const std::vector<std::string> &pool = !reusing.empty() && chance(rng, 0.85) ? reusing : candidates;
+    const std::string la = chance(rng, 0.6) ? pool.back() : pick(pool, rng);
     const int64_t ea = b.extent(s, la), eb = b.extent(s, lb);
     // Work-items along each tiled loop: the inner one 4 to 32 (coalesced rows), 32
     // or more in a group where the loops are that long (a warp at least), within the
@@ -333,8 +358,14 @@ struct Drawer {
     // divides p), chunks t * c apart: with c = 1 the work-items' outputs interleave
     // (a warp's reads of one row coalesce); with c = 4 a work-item reads its
     // operands as float4, from a panel whose rows the chunk runs along.
-    const int64_t ca = pick(powers(1, std::min<int64_t>(4, pa)), rng);
-    const int64_t cb = pick(powers(1, std::min<int64_t>(4, pb)), rng);
+    // Chunks of 4 drawn twice as often: with transposed panels they are what made
+    // the H100's GEMM read its operands as float4 (bench/results.md).
+    auto chunk = [&](int64_t p) {
+      std::vector<int64_t> c = powers(1, std::min<int64_t>(4, p));
+      if (c.back() == 4) c.push_back(4);
+      return pick(c, rng);
+    };
+    const int64_t ca = chunk(pa), cb = chunk(pb);
     // loop = o * (t * p) + reg * (t * c) + th * c + lane
     auto levels = [&](const std::string &loop, int64_t t, int64_t p, int64_t c, std::string *o, std::string *th,
                       std::string *reg, std::string *lane) {
@@ -389,12 +420,18 @@ struct Drawer {
       if (registers) note += ", registers";
     }
     const IterVar &r = stage.reduce_vars.front();
+    // The reduction's steps unrolled around the register tile: then k is drawn
+    // small enough that the copies (the tile's, about pa * pb / cb) fit the budget.
+    std::string unroll_k;
+    const bool unroll_steps = chance(rng, 0.5);
+    const int64_t tile_copies = std::max<int64_t>(1, pa * pb / cb);
+    const int64_t k_most = unroll_steps ? std::max<int64_t>(4, b.max_copies() / tile_copies) : 32;
     if (r.extent >= 8 && chance(rng, 0.8)) {
-      const int64_t k = pick(powers(4, std::min<int64_t>(32, r.extent)), rng);
+      const int64_t k = pick(powers(4, std::min<int64_t>({32, k_most, r.extent})), rng);
       const std::string ro = b.fresh(r.name + "o"), ri = b.fresh(r.name + "i");
       if (b.split(s, r.name, k, ro, ri)) {
         note += ", k by " + std::to_string(k);
-        const std::vector<Access> reads = loads_of(stage.body);
+        std::vector<std::string> panels;
         for (const std::string &buffer : operands(graph, stage)) {
           const std::string cache = b.fresh(buffer + "_s");
           if (!chance(rng, 0.7) || !b.cache_read(s, ro, buffer, MemoryScope::Local, cache)) continue;
@@ -413,8 +450,17 @@ struct Drawer {
               pick(transposed ? std::vector<int64_t>{0, 4, 4} : std::vector<int64_t>{0, 0, 1, 4}, rng);
           if (padding && b.layout(PrimitiveKind::Pad, s, cache, {padding}))
             note += " (padded by " + std::to_string(padding) + ")";
+          panels.push_back(cache);
         }
-        if (chance(rng, 0.3) && b.step(PrimitiveKind::Unroll, s, {ri})) note += ", k unrolled";
+        // The next step's panels read into registers during this step's arithmetic
+        // (prefetch): on the H100 the GEMM's global loads otherwise stall the group
+        // between its barriers.
+        bool prefetched = false;
+        if (chance(rng, 0.6))
+          for (const std::string &cache : panels)
+            if (b.layout(PrimitiveKind::Prefetch, s, cache, {}))
+              note += ", " + cache + " prefetched", prefetched = true;
+        unroll_k = unroll_steps || (prefetched && chance(rng, 0.3)) ? ri : "";
       }
     }
     for (const std::string &reg : {ar, al, br})
@@ -428,6 +474,13 @@ struct Drawer {
         b.step(PrimitiveKind::Unroll, s, {bl});
       if (registers && chance(rng, 0.8)) b.step(PrimitiveKind::Vectorize, s, {bl + "_out"});
     }
+    // The reduction's steps, then its other short loops (a conv's window), unrolled
+    // around the register tile where the copies allow (after it: the tile first).
+    if (!unroll_k.empty() && b.step(PrimitiveKind::Unroll, s, {unroll_k})) note += ", k unrolled";
+    for (size_t i = 1; i < stage.reduce_vars.size(); ++i)
+      if (stage.reduce_vars[i].extent <= 8 && chance(rng, 0.5) &&
+          b.step(PrimitiveKind::Unroll, s, {stage.reduce_vars[i].name}))
+        note += ", " + stage.reduce_vars[i].name + " unrolled";
     notes.push_back(note);
     return true;
   }
@@ -576,7 +629,7 @@ std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInf
   const int64_t max_group = std::max<int64_t>(1, static_cast<int64_t>(device.max_work_group_size));
   const int64_t least_group = device.gpu ? 32 : 1;
   for (int attempt = 0; attempt < attempts; ++attempt) {
-    Drawer drawer{graph, least_group, max_group, rng, Builder(lower(graph)), {}, {}, {}};
+    Drawer drawer{graph, least_group, max_group, rng, Builder(lower(graph), unroll_budget(device)), {}, {}, {}};
     Sketch sketch = drawer.draw();
     if (replay(graph, sketch.schedule, &device).program) return sketch;
   }

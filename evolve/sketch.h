@@ -17,7 +17,11 @@
 //                 reduction split and its operand panels copied to local memory
 //                 (cache_read), a panel whose rows run along the reduction mostly
 //                 transposed (then read along the outputs) and padded, the
-//                 register tile unrolled
+//                 next step's panels prefetched into registers, the register
+//                 tile unrolled, the reduction's steps and short window loops
+//                 unrolled; the two tiled loops mostly reuse both operands (the
+//                 innermost loop, and one along which an operand that varies with
+//                 it does not: a conv's output channels)
 //   row reduction (the reduction runs along the contiguous dimension, or the output
 //                 is a scalar: softmax's statistics, norms, losses, matvec) a
 //                 work-group per output with cross_reduce; an elementwise output that

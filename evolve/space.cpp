@@ -31,21 +31,21 @@ bool bind_step(Program *program, const std::string &stage, const std::string &lo
   return true;
 }
 
-// The kind of step each of the generator's seventeen cases makes (split and reorder
+// The kind of step each of the generator's eighteen cases makes (split and reorder
 // and bind have two cases each: they are the commonest steps of real schedules).
 constexpr PrimitiveKind kCaseKinds[] = {PrimitiveKind::Split,     PrimitiveKind::Split,       PrimitiveKind::Fuse,
                                         PrimitiveKind::Reorder,   PrimitiveKind::Reorder,     PrimitiveKind::Tile,
                                         PrimitiveKind::Bind,      PrimitiveKind::Bind,        PrimitiveKind::Unroll,
                                         PrimitiveKind::Inline,    PrimitiveKind::CrossReduce, PrimitiveKind::CacheWrite,
                                         PrimitiveKind::CacheRead, PrimitiveKind::Pad,         PrimitiveKind::ComputeAt,
-                                        PrimitiveKind::Vectorize, PrimitiveKind::Transpose};
+                                        PrimitiveKind::Vectorize, PrimitiveKind::Transpose,   PrimitiveKind::Prefetch};
 constexpr int kCases = sizeof kCaseKinds / sizeof kCaseKinds[0];
 
 // One try at a random step on *program, of one of the kinds allowed (all when
 // none are named): on success the program and the schedule take it (with the steps
 // it needs first) and true is returned.
 bool try_random_step(Program &program, Schedule &schedule, Rng &rng, int64_t max_group,
-                     const std::set<PrimitiveKind> &kinds) {
+                     const std::set<PrimitiveKind> &kinds, int64_t max_copies) {
   std::vector<int> cases;
   for (int c = 0; c < kCases; ++c)
     if (kinds.empty() || kinds.count(kCaseKinds[c])) cases.push_back(c);
@@ -142,6 +142,7 @@ bool try_random_step(Program &program, Schedule &schedule, Rng &rng, int64_t max
         p.kind = PrimitiveKind::Unroll;
         p.loops = {f->var};
         next = unroll(program, p.stage, f->var, &reason);
+        if (next && nested_iterations(next->kernels[loops->kernel].body, true) > max_copies) next.reset();
         break;
       }
       case 15: {  // vectorize a loop of a vector width, or split the innermost spatial loop into one first
@@ -211,13 +212,19 @@ bool try_random_step(Program &program, Schedule &schedule, Rng &rng, int64_t max
         break;
       }
       case 13:
-      case 16: {  // pad or transpose a local buffer
+      case 16:
+      case 17: {  // pad, transpose or prefetch a local buffer
         const std::vector<std::string> allocations = local_panels(program.kernels[loops->kernel]);
         if (allocations.empty()) break;
         p.buffer = pick(allocations, rng);
         if (c == 16) {
           p.kind = PrimitiveKind::Transpose;
           next = transpose(program, p.stage, p.buffer, &reason);
+          break;
+        }
+        if (c == 17) {
+          p.kind = PrimitiveKind::Prefetch;
+          next = prefetch(program, p.stage, p.buffer, &reason);
           break;
         }
         p.kind = PrimitiveKind::Pad;
@@ -269,14 +276,14 @@ Schedule random_schedule(const Program &start, Rng &rng, int steps, int attempts
   Schedule schedule;
   Program program = start;
   for (int attempt = 0; attempt < attempts && static_cast<int>(schedule.steps.size()) < steps; ++attempt)
-    try_random_step(program, schedule, rng, max_group, {});
+    try_random_step(program, schedule, rng, max_group, {}, kMaxUnroll);
   return schedule;
 }
 
 bool add_random_step(Program *program, Schedule *schedule, Rng &rng, int attempts, int64_t max_group,
-                     const std::set<PrimitiveKind> &kinds) {
+                     const std::set<PrimitiveKind> &kinds, int64_t max_copies) {
   for (int attempt = 0; attempt < attempts; ++attempt)
-    if (try_random_step(*program, *schedule, rng, max_group, kinds)) return true;
+    if (try_random_step(*program, *schedule, rng, max_group, kinds, max_copies)) return true;
   return false;
 }
 

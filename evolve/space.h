@@ -30,8 +30,9 @@ Schedule random_schedule(const Program &program, Rng &rng, int steps, int attemp
 /// One random step on `program` as the schedule so far left it (at most `attempts`
 /// tries), of one of `kinds` (any when empty), appended to *schedule with any steps
 /// it needs first (a split before a vectorize, binds before a cross_reduce); false
-/// where none was accepted.
+/// where none was accepted. An unroll keeps the innermost body to max_copies copies
+/// (random_schedule's steps to kMaxUnroll: the fuzz tests compile them on PoCL).
 bool add_random_step(Program *program, Schedule *schedule, Rng &rng, int attempts = 20, int64_t max_group = 256,
-                     const std::set<PrimitiveKind> &kinds = {});
+                     const std::set<PrimitiveKind> &kinds = {}, int64_t max_copies = 64);
 
 }  // namespace ks

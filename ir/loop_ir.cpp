@@ -1,5 +1,6 @@
 #include "ir/loop_ir.h"
 
+#include <algorithm>
 #include <set>
 
 #include "ir/visitor.h"
@@ -93,6 +94,24 @@ int64_t loop_iterations(const Kernel &kernel) {
   } count;
   count.dispatch(kernel.body);
   return count.total;
+}
+
+int64_t nested_iterations(const Stmt &s, bool unrolled_only) {
+  struct Walk : IRVisitor {
+    bool unrolled_only;
+    int64_t current = 1, best = 1;
+    explicit Walk(bool unrolled_only) : unrolled_only(unrolled_only) {}
+    using IRVisitor::visit;
+    void visit(const For *n) override {
+      int64_t saved = current;
+      if (!unrolled_only || n->kind == ForKind::Unrolled) current *= n->extent;
+      best = std::max(best, current);
+      IRVisitor::visit(n);
+      current = saved;
+    }
+  } walk(unrolled_only);
+  walk.dispatch(s);
+  return walk.best;
 }
 
 namespace {

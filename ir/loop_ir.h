@@ -49,6 +49,10 @@ int64_t local_memory_bytes(const Kernel &kernel);
 /// loop (a driver may cap this: lavapipe stops a shader's loops after 65535).
 int64_t loop_iterations(const Kernel &kernel);
 
+/// The largest product of loop extents along any path of loops through s
+/// (unrolled_only: of the unrolled loops alone, i.e. the copies of the innermost body).
+int64_t nested_iterations(const Stmt &s, bool unrolled_only);
+
 /// The global buffers a kernel reads.
 std::vector<std::string> kernel_read_buffers(const Kernel &kernel);
 /// The global buffers a kernel writes.

@@ -41,26 +41,6 @@ std::optional<Program> bind(const Program &program, const std::string &stage, co
 
 namespace {
 
-// The largest product of loop extents along any path through s (unrolled_only: of the
-// unrolled loops alone).
-int64_t iterations_inside(const Stmt &s, bool unrolled_only) {
-  struct Walk : IRVisitor {
-    bool unrolled_only;
-    int64_t current = 1, best = 1;
-    explicit Walk(bool unrolled_only) : unrolled_only(unrolled_only) {}
-    using IRVisitor::visit;
-    void visit(const For *n) override {
-      int64_t saved = current;
-      if (!unrolled_only || n->kind == ForKind::Unrolled) current *= n->extent;
-      best = std::max(best, current);
-      IRVisitor::visit(n);
-      current = saved;
-    }
-  } walk(unrolled_only);
-  walk.dispatch(s);
-  return walk.best;
-}
-
 // The product of unrolled extents on the path from the kernel's root to loop.
 int64_t unrolled_around(const Stmt &root, const std::string &loop) {
   struct Walk : IRVisitor {
@@ -101,14 +81,14 @@ std::optional<Program> unroll(const Program &program, const std::string &stage, 
   // copies (PoCL took 260 s on a conv with an unrolled loop around serial loops around
   // an unrolled one): bound the iterations the copies hold as well.
   const int64_t around = f->extent * unrolled_around(program.kernels[where.kernel].body, loop);
-  const int64_t copies = around * iterations_inside(f->body, true);
-  if (copies > kMaxUnroll) {
+  const int64_t copies = around * nested_iterations(f->body, true);
+  if (copies > kMaxUnrollCopies) {
     *reason = "unrolling loop " + loop + " would make " + std::to_string(copies) +
               " copies of the innermost body with the unrolled loops around and inside it; at most " +
-              std::to_string(kMaxUnroll);
+              std::to_string(kMaxUnrollCopies);
     return std::nullopt;
   }
-  const int64_t iterations = around * iterations_inside(f->body, false);
+  const int64_t iterations = around * nested_iterations(f->body, false);
   if (iterations > kMaxUnrolledIterations) {
     *reason = "unrolling loop " + loop + " would copy " + std::to_string(iterations) +
               " iterations of the loops inside it; at most " + std::to_string(kMaxUnrolledIterations);

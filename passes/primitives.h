@@ -40,12 +40,18 @@ std::optional<Program> tile(const Program &program, const std::string &stage, co
 std::optional<Program> bind(const Program &program, const std::string &stage, const std::string &loop, ForKind kind,
                             std::string *reason);
 
-/// unroll y.ki: a serial loop is unrolled, as long as the innermost body is copied
-/// at most kMaxUnroll times (counting the unrolled loops around and inside it) and the
-/// copies hold at most kMaxUnrolledIterations iterations of the loops inside.
+/// unroll y.ki: a serial loop of at most kMaxUnroll iterations is unrolled, as long
+/// as the innermost body is copied at most kMaxUnrollCopies times (counting the
+/// unrolled loops around and inside it) and the copies hold at most
+/// kMaxUnrolledIterations iterations of the loops inside.
 std::optional<Program> unroll(const Program &program, const std::string &stage, const std::string &loop,
                               std::string *reason);
 constexpr int64_t kMaxUnroll = 64;
+/// 256: a GEMM's k loop of 16 around a 16-chunk register tile (on the H100, 3.3
+/// against 3.6 ms at 4096^3 with the next panels prefetched; bench/results.md).
+/// PoCL takes 43 s to compile that kernel, so a search on a CPU keeps to 64
+/// (evolve/genome.h: kCpuUnrollCopies).
+constexpr int64_t kMaxUnrollCopies = 256;
 /// The most iterations of the loops inside an unrolled loop, times its copies.
 constexpr int64_t kMaxUnrolledIterations = 1024;
 
@@ -111,5 +117,13 @@ constexpr int64_t kMaxPad = 32;
 /// contiguous: vector loads, and reads that broadcast across the group.
 std::optional<Program> transpose(const Program &program, const std::string &stage, const std::string &buffer,
                                  std::string *reason);
+
+/// prefetch y.b_s: the copy into y's local cache b_s for the next iteration of its
+/// serial loop is read into registers (b_s_next) during this iteration's work and
+/// stored into b_s at the start of the next, so global loads overlap arithmetic.
+/// The copy must be unrolled (one register per step, at most kMaxPrefetchElements).
+std::optional<Program> prefetch(const Program &program, const std::string &stage, const std::string &buffer,
+                                std::string *reason);
+constexpr int64_t kMaxPrefetchElements = 32;
 
 }  // namespace ks

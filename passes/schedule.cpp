@@ -22,6 +22,7 @@ const char *primitive_name(PrimitiveKind kind) {
     case PrimitiveKind::CacheRead: return "cache_read";
     case PrimitiveKind::Pad: return "pad";
     case PrimitiveKind::Transpose: return "transpose";
+    case PrimitiveKind::Prefetch: return "prefetch";
   }
   return "?";
 }
@@ -32,7 +33,7 @@ constexpr PrimitiveKind kPrimitives[] = {
     PrimitiveKind::Split,       PrimitiveKind::Tile,      PrimitiveKind::Reorder,    PrimitiveKind::Fuse,
     PrimitiveKind::Bind,        PrimitiveKind::Unroll,    PrimitiveKind::Vectorize,  PrimitiveKind::Inline,
     PrimitiveKind::CrossReduce, PrimitiveKind::ComputeAt, PrimitiveKind::CacheWrite, PrimitiveKind::CacheRead,
-    PrimitiveKind::Pad,         PrimitiveKind::Transpose};
+    PrimitiveKind::Pad,         PrimitiveKind::Transpose, PrimitiveKind::Prefetch};
 
 // "split, tile, ..., pad"
 std::string primitive_names() {
@@ -172,8 +173,8 @@ class ScheduleParser {
       ts_.expect(".", "between the stage and the buffer (stage.buffer)");
       p.buffer = name("a local buffer's name");
       p.factors.push_back(factor());
-    } else if (kind == "transpose") {
-      p.kind = PrimitiveKind::Transpose;
+    } else if (kind == "transpose" || kind == "prefetch") {
+      p.kind = kind == "transpose" ? PrimitiveKind::Transpose : PrimitiveKind::Prefetch;
       p.stage = name("a stage name");
       ts_.expect(".", "between the stage and the buffer (stage.buffer)");
       p.buffer = name("a local buffer's name");
@@ -203,7 +204,8 @@ std::string target_of(const Primitive &p) {
     case PrimitiveKind::Inline: return head;
     case PrimitiveKind::ComputeAt: return head + " " + p.consumer + "." + p.loops[0];
     case PrimitiveKind::Pad:
-    case PrimitiveKind::Transpose: return head + "." + p.buffer;
+    case PrimitiveKind::Transpose:
+    case PrimitiveKind::Prefetch: return head + "." + p.buffer;
     case PrimitiveKind::CacheRead: return head + "." + p.loops[0] + " " + p.buffer;
     default: return head + "." + p.loops[0];
   }
@@ -237,7 +239,8 @@ std::string print_primitive(const Primitive &p) {
       return out + " " + p.stage + "." + p.loops[0] + " " + p.buffer + " " + memory_scope_name(p.memory) + " -> " +
              p.results[0];
     case PrimitiveKind::Pad: return out + " " + p.stage + "." + p.buffer + " " + std::to_string(p.factors[0]);
-    case PrimitiveKind::Transpose: return out + " " + p.stage + "." + p.buffer;
+    case PrimitiveKind::Transpose:
+    case PrimitiveKind::Prefetch: return out + " " + p.stage + "." + p.buffer;
   }
   return out;
 }
@@ -274,6 +277,7 @@ Program apply_primitive(const Program &program, const Primitive &p) {
       break;
     case PrimitiveKind::Pad: out = pad(program, p.stage, p.buffer, p.factors[0], &reason); break;
     case PrimitiveKind::Transpose: out = transpose(program, p.stage, p.buffer, &reason); break;
+    case PrimitiveKind::Prefetch: out = prefetch(program, p.stage, p.buffer, &reason); break;
   }
   if (!out) {
     error_at(p.loc, target_of(p) + ": " + reason);

@@ -14,6 +14,7 @@
 //   cache_read c.ko a local -> a_s      # a's box read in one ko, copied to a_s
 //   pad c.a_s 1                         # a_s's rows one element longer
 //   transpose c.a_s                     # a_s's two innermost dimensions swapped
+//   prefetch c.a_s                      # a_s's next copy read into registers early
 //
 // Names are stages (the tensors they define) and loops as the printed Loop IR
 // shows them (`ksmith inspect SPEC --print-after=lower`). `#` starts a comment.
@@ -43,7 +44,8 @@ enum class PrimitiveKind {
   CacheWrite,
   CacheRead,
   Pad,
-  Transpose
+  Transpose,
+  Prefetch
 };
 const char *primitive_name(PrimitiveKind kind);
 
@@ -52,7 +54,7 @@ struct Primitive {
   PrimitiveKind kind = PrimitiveKind::Split;
   std::string stage;
   std::string consumer;                       // compute_at: the stage whose loop it names
-  std::string buffer;                         // cache_read: the buffer cached; pad, transpose: the one changed
+  std::string buffer;                         // cache_read: the buffer cached; pad, transpose, prefetch: the one changed
   MemoryScope memory = MemoryScope::Private;  // cache_read, cache_write
   std::vector<std::string> loops;  // split, bind, unroll, vectorize, compute_at: one; tile: two; reorder, fuse: several
   std::vector<int64_t> factors;    // split, cross_reduce, pad: one; tile: two

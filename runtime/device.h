@@ -138,6 +138,11 @@ struct Timing {
   // How a batch was timed: "vulkan command buffer", "opencl command buffer" or
   // "opencl enqueues"; with fills, each run timed on its own after them.
   std::string method;
+  // OpenCL, each run timed on its own (fills or cold caches): each launch's fastest
+  // time over the runs, in the plan's order (empty otherwise). A kernel body that
+  // skips one pass when its state looks computed shows there, where the pass may be
+  // a small part of the plan.
+  std::vector<double> launch_ms;
 };
 
 /// Bytes a cold-cache flush overwrites: twice the cache the device reports, at least

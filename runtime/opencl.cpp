@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <type_traits>
 
@@ -317,8 +318,10 @@ class OpenCLDevice : public Device {
         check(err, "clCreateBuffer (the cache flush)");
       }
       for (const BufferFill &fill : options.fills) buffer_at(fill.buffer, 0);
+      launch_ms_.assign(plan.launches.size(), std::numeric_limits<double>::infinity());
       Timing t = time_in_batches(options, [&](int runs) { return per_run_batch(plan, runs, options); });
       t.method = "opencl enqueues";
+      t.launch_ms = launch_ms_;
       return t;
     }
     if (options.command_buffers && command_buffers_) {
@@ -356,6 +359,7 @@ class OpenCLDevice : public Device {
   CommandBufferApi command_buffers_;                 // empty where not offered
   std::map<int, cl_command_buffer_khr> recordings_;  // time()'s plan, by runs per batch
   cl_mem flush_ = nullptr;                           // overwritten between cold-cache runs
+  std::vector<double> launch_ms_;                    // per_run_batch's fastest time of each launch
 
   void release_recordings() {
     for (auto &[runs, commands] : recordings_) command_buffers_.release(commands);
@@ -410,12 +414,15 @@ class OpenCLDevice : public Device {
 
   // Enqueues every launch of plan; first/last receive events of the first and last
   // kernel when given.
-  void enqueue(const LaunchPlan &plan, cl_event *first, cl_event *last) {
+  // With each, every launch's event (in order) instead of first and last.
+  void enqueue(const LaunchPlan &plan, cl_event *first, cl_event *last, std::vector<cl_event> *each = nullptr) {
     for (size_t i = 0; i < plan.launches.size(); ++i) {
       const KernelLaunch &launch = plan.launches[i];
       cl_kernel kernel = prepared(launch);
       cl_event *event = nullptr;
-      if (first && i == 0)
+      if (each)
+        event = &each->emplace_back(nullptr);
+      else if (first && i == 0)
         event = first;
       else if (last && i + 1 == plan.launches.size())
         event = last;
@@ -491,7 +498,7 @@ class OpenCLDevice : public Device {
   // out.
   double per_run_batch(const LaunchPlan &plan, int runs, const TimingOptions &options) {
     if (plan.launches.empty()) return 0;
-    std::vector<std::pair<cl_event, cl_event>> events;
+    std::vector<std::vector<cl_event>> events;
     for (int r = 0; r < runs; ++r) {
       if (options.cold_cache) {
         const cl_uint pattern = static_cast<cl_uint>(r + 1);
@@ -506,12 +513,25 @@ class OpenCLDevice : public Device {
                                     nullptr),
                 "clEnqueueFillBuffer");
       }
-      events.emplace_back(nullptr, nullptr);
-      enqueue(plan, &events.back().first, &events.back().second);
+      enqueue(plan, nullptr, nullptr, &events.emplace_back());
+      events.back().reserve(plan.launches.size());
     }
     cl_int err = clFinish(queue_);
     double total = 0;
-    for (auto &[first, last] : events) total += elapsed_ms(err, first, last, "timing a run on its own");
+    for (std::vector<cl_event> &run : events) {
+      // The run from its first launch's start to its last's end; each launch alone.
+      cl_ulong start = 0, end = 0;
+      if (err == CL_SUCCESS)
+        err = clGetEventProfilingInfo(run.front(), CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr);
+      if (err == CL_SUCCESS)
+        err = clGetEventProfilingInfo(run.back(), CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr);
+      total += static_cast<double>(end - start) * 1e-6;
+      for (size_t i = 0; i < run.size(); ++i) {
+        const double ms = elapsed_ms(err, run[i], nullptr, "timing a run on its own");
+        launch_ms_[i] = std::min(launch_ms_[i], ms);
+      }
+    }
+    check(err, "timing a run on its own");
     return total;
   }
 

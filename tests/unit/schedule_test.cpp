@@ -40,7 +40,7 @@ TEST(ScheduleText, RoundTripIsExact) {
       "inline e\nsplit y.m 64 -> mo mi\ntile y m n 64 32 -> mo no mi ni\nreorder y mo no mi ni\n"
       "fuse y m n -> mn\nbind y.mo group.y\nbind y.mi local.x\nunroll y.ki\nvectorize y.v\ncross_reduce y.k 256 -> t\n"
       "compute_at total y.t\ncache_write c.tx private\ncache_read c.ko a local -> a_s\npad c.a_s 1\n"
-      "transpose c.a_s\n";
+      "transpose c.a_s\nprefetch c.a_s\n";
   EXPECT_EQ(print_schedule(schedule_of(text)), text);
   // Comments and spacing are not part of the data.
   EXPECT_EQ(print_schedule(schedule_of("# tiles\nsplit   y.m  64->mo mi  # outer first\n")), "split y.m 64 -> mo mi\n");
@@ -49,7 +49,7 @@ TEST(ScheduleText, RoundTripIsExact) {
 TEST(ScheduleText, ErrorsPointAtTheText) {
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 64 -> mo mi\nshuffle y.m\n"); })),
             "s.sched:2:1: error: unknown primitive 'shuffle'; primitives are split, tile, reorder, fuse, bind, "
-            "unroll, vectorize, inline, cross_reduce, compute_at, cache_write, cache_read, pad, transpose");
+            "unroll, vectorize, inline, cross_reduce, compute_at, cache_write, cache_read, pad, transpose, prefetch");
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("cache_write c.tx global"); })),
             "s.sched:1:18: error: unknown memory 'global'; caches are local or private");
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 0 -> mo mi"); })),
@@ -188,9 +188,11 @@ TEST(Unroll, Refusals) {
   EXPECT_EQ(first_line(refusal(big, "unroll y.i")),
             "s.sched:1:1: error: unroll y.i: loop i has 100 iterations; unroll loops of at most 64 (split it first)");
   EXPECT_EQ(refusal(kMatmul, "split c.k 4 -> ko ki\nunroll c.ki\nunroll c.ko"), "") << "8 copies are allowed";
-  EXPECT_EQ(first_line(refusal(big, "split y.i 10 -> io ii\nunroll y.ii\nunroll y.io")),
-            "s.sched:3:1: error: unroll y.io: unrolling loop io would make 100 copies of the innermost body with the "
-            "unrolled loops around and inside it; at most 64");
+  EXPECT_EQ(refusal(big, "split y.i 10 -> io ii\nunroll y.ii\nunroll y.io"), "") << "100 copies are allowed";
+  const char *large = "kernel s(x: f32[N]) -> y: f32[] where N = 400 { y[] = sum(i) x[i] }";
+  EXPECT_EQ(first_line(refusal(large, "split y.i 20 -> io ii\nunroll y.ii\nunroll y.io")),
+            "s.sched:3:1: error: unroll y.io: unrolling loop io would make 400 copies of the innermost body with the "
+            "unrolled loops around and inside it; at most 256");
   // A serial loop inside is copied too.
   const char *bigger = "kernel s(x: f32[N]) -> y: f32[] where N = 2000 { y[] = sum(i) x[i] }";
   EXPECT_EQ(refusal(bigger, "split y.i 50 -> io ii\nsplit y.io 20 -> a b\nunroll y.b"), "") << "20 x 50 iterations";
@@ -559,6 +561,63 @@ TEST(Transpose, Refusals) {
       "split c.j 4 -> jo jv\nbind c.i group.x\nbind c.jo local.x\ncache_write c.jo private\nsplit c.k 4 -> ko ki\n"
       "cache_read c.ko b local -> b_s\nvectorize c.jv\ntranspose c.b_s";
   EXPECT_NE(refusal(kMatmul, vector).find("error: transpose c.b_s: "), std::string::npos) << refusal(kMatmul, vector);
+}
+
+TEST(Prefetch, ReadsTheNextStepIntoRegisters) {
+  Program p = scheduled(kMatmul, std::string(kTiled) +
+                                     "cache_write c.tx private\nsplit c.k 4 -> ko ki\ncache_read c.ko a local -> a_s\n"
+                                     "prefetch c.a_s\n");
+  const std::string text = print_stmt(p.kernels[0].body);
+  // a_s holds 8 x 4 values for 16 work-items: 2 steps of the copy, a register each.
+  EXPECT_EQ(count(text, "allocate a_s_next: f32[2] private"), 1) << text;
+  // The first step's values before the loop (ko = 0), the next step's after the barrier.
+  EXPECT_EQ(count(text, "a_s_next[a_s_i_first] = a["), 1) << text;
+  // No branch around the next step's loads: the last iteration reads its own again.
+  EXPECT_EQ(count(text, "a_s_next[a_s_i_next] = a["), 1) << text;
+  EXPECT_EQ(count(text, "min(ko + 1, 1) * 4"), 1) << text;
+  EXPECT_EQ(count(text, "if ko"), 0) << text;
+  EXPECT_EQ(count(text, "= a_s_next[a_s_i]"), 1) << text;  // stored into the panel from registers
+  const size_t barrier = text.find("barrier local"), next = text.find("a_s_next[a_s_i_next]"),
+               work = text.find("for ki");
+  EXPECT_LT(barrier, next) << text;
+  EXPECT_LT(next, work) << text;
+  // A later layout change reaches the stores from registers too.
+  Program t = scheduled(kMatmul, std::string(kTiled) +
+                                     "cache_write c.tx private\nsplit c.k 4 -> ko ki\ncache_read c.ko a local -> a_s\n"
+                                     "prefetch c.a_s\ntranspose c.a_s\n");
+  EXPECT_EQ(count(print_stmt(t.kernels[0].body), "allocate a_s: f32[4, 8] local"), 1);
+}
+
+TEST(Prefetch, Refusals) {
+  const std::string ready =
+      std::string(kTiled) + "cache_write c.tx private\nsplit c.k 4 -> ko ki\ncache_read c.ko a local -> a_s\n";
+  EXPECT_EQ(first_line(refusal(kMatmul, ready + "prefetch c.q")),
+            "s.sched:12:1: error: prefetch c.q: kernel c allocates no buffer named q");
+  EXPECT_EQ(first_line(refusal(kMatmul, ready + "prefetch c.c_acc")),
+            "s.sched:12:1: error: prefetch c.c_acc: c_acc is in private memory; only a local cache copied in a serial "
+            "loop (cache_read at that loop) is prefetched");
+  EXPECT_EQ(first_line(refusal(kMatmul, ready + "prefetch c.a_s\nprefetch c.a_s")),
+            "s.sched:13:1: error: prefetch c.a_s: a_s is already prefetched");
+  // A copy at the work-items' loop runs once: there is no next iteration.
+  EXPECT_EQ(
+      first_line(refusal(kMatmul, std::string(kTiled) + "cache_read c.tx b local -> b_s\nprefetch c.b_s")),
+      "s.sched:10:1: error: prefetch c.b_s: b_s is copied in loop tx, which is local.x; only a local cache copied "
+      "in a serial loop (cache_read at that loop) is prefetched");
+  // A cross_reduce's local buffer is no copy.
+  EXPECT_EQ(
+      first_line(refusal(kSoftmax, "bind total.n group.x\ncross_reduce total.d 4 -> t\nprefetch total.total_part")),
+      "s.sched:3:1: error: prefetch total.total_part: total_part is no copy of a global buffer; only a local "
+      "cache copied in a serial loop (cache_read at that loop) is prefetched");
+  // At most 32 registers a work-item: b's panel of 128 x 8 by 16 work-items takes 64.
+  const char *long_k =
+      "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 10, N = 12, K = 640 "
+      "{ c[i, j] = sum(k) a[i, k] * b[k, j] }";
+  EXPECT_EQ(first_line(
+                refusal(long_k, std::string(kTiled) +
+                                    "cache_write c.tx private\nsplit c.k 128 -> ko ki\ncache_read c.ko b local -> b_s\n"
+                                    "prefetch c.b_s")),
+            "s.sched:12:1: error: prefetch c.b_s: the copy into b_s takes 64 steps a work-item; at most 32 fit in "
+            "registers");
 }
 
 TEST(Verifier, BarrierInsideAConditional) {

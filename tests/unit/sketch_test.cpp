@@ -91,9 +91,20 @@ TEST(Sketches, TileContractions) {
       << "a panel transposed";
   EXPECT_GE(d.with([](const Schedule &s) { return count(s, PrimitiveKind::Vectorize) >= 1; }), 3)
       << "a work-item's chunk of outputs as vector lanes";
+  EXPECT_GE(d.with([](const Schedule &s) { return count(s, PrimitiveKind::Prefetch) >= 1; }), 3)
+      << "the next panels prefetched into registers";
   Draws conv = draw(example("conv_relu_bias"), 20);
   EXPECT_GE(conv.with([](const Schedule &s) { return count(s, PrimitiveKind::Bind) >= 5; }), 8)
       << "the conv tiled (group.z for the loops left) and the epilogue a work-item per output";
+  // The tile reuses x along the output channels (x does not vary with o), not along
+  // the batch or rows (x varies with them as with the columns).
+  EXPECT_GE(conv.with([](const Schedule &s) {
+    for (const Primitive &p : s.steps)
+      if (p.kind == PrimitiveKind::Split && p.stage == "conv" && p.loops[0] == "o") return true;
+    return false;
+  }),
+            10)
+      << "the conv's output channels tiled";
 }
 
 TEST(Sketches, PutRowStatisticsInTheirConsumersKernel) {
@@ -190,6 +201,38 @@ TEST(SketchesOnDevice, ChunkedTransposedContractionsAgree) {
       ++checked;
     }
     EXPECT_EQ(checked, 4) << name;
+  }
+}
+
+// Prefetched panels (the copy of the next step in registers, stored after the
+// barrier) with the reduction's loops unrolled, for a matmul and a conv (boxes with
+// guards at the edges; 10 input channels, so that the rule splits them), each
+// checked on the device.
+TEST(SketchesOnDevice, PrefetchedContractionsAgree) {
+  if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
+  auto device = runtime::open_device("", "opencl");
+  for (const char *name : {"matmul", "conv_relu_bias"}) {
+    const std::string path = std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks";
+    frontend::Spec spec = frontend::load_spec(path);
+    frontend::SizeOverrides sizes;
+    if (std::string(name) == "conv_relu_bias") sizes.values["C"] = 10;
+    Graph g = frontend::elaborate(spec, frontend::SizeSet::Check, sizes);
+    Rng rng(11);
+    int checked = 0;
+    for (int draws = 0; draws < 400 && checked < 3; ++draws) {
+      std::optional<Sketch> s = sample_sketch(g, device->info(), rng);
+      ASSERT_TRUE(s);
+      if (count(s->schedule, PrimitiveKind::Prefetch) == 0) continue;
+      EvalOptions options;
+      options.time = false;
+      options.trials = 1;
+      options.check_sizes = sizes;
+      options.schedule = s->schedule;
+      EvalRecord r = evaluate(spec, path, *device, options);
+      EXPECT_TRUE(r.ok()) << r.verdict() << "\n" << s->note << "\n" << print_schedule(s->schedule);
+      ++checked;
+    }
+    EXPECT_EQ(checked, 3) << name;
   }
 }
 
