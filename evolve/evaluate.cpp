@@ -589,9 +589,9 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
       if (body && options.state_timing && flags->empty()) {
         time->state_timing = time_state(c, device, b, options.timing);
         const TimeRecord::StateTiming &s = *time->state_timing;
-        if (s.worst_ratio() > kStateTimingLimit) {
+        if (s.flagged()) {
           char text[300];
-          if (s.kernel_ratio > s.ratio)
+          if (s.ratio <= kStateTimingLimit)
             std::snprintf(text, sizeof text,
                           "does less work when its outputs and intermediates hold what its last run left: kernel %s "
                           "%.4g ms a run from reset state, %.4g ms from the last run's (the whole plan %.4g and %.4g "
