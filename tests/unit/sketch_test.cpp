@@ -2,6 +2,7 @@
 // pattern, and the schedules drawn agree with the interpreter on the device.
 #include "evolve/sketch.h"
 
+#include <functional>
 #include <map>
 
 #include "evolve/evaluate.h"
@@ -176,32 +177,46 @@ TEST_P(SketchesOnDevice, AgreeWithTheInterpreter) {
   }
 }
 
+// Draws sketches of an example (at its check sizes, with overrides) until `wanted`
+// have a shape, and checks each on the device; returns how many were checked.
+int check_drawn(runtime::Device &device, const char *name, const frontend::SizeOverrides &sizes, uint64_t seed,
+                int wanted, const std::function<bool(const Schedule &)> &has) {
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks";
+  frontend::Spec spec = frontend::load_spec(path);
+  Graph g = frontend::elaborate(spec, frontend::SizeSet::Check, sizes);
+  Rng rng(seed);
+  int checked = 0;
+  for (int draws = 0; draws < 400 && checked < wanted; ++draws) {
+    std::optional<Sketch> s = sample_sketch(g, device.info(), rng);
+    if (!s) {
+      ADD_FAILURE() << name << ": no sketch replays";
+      break;
+    }
+    if (!has(s->schedule)) continue;
+    EvalOptions options;
+    options.time = false;
+    options.trials = 1;
+    options.check_sizes = sizes;
+    options.schedule = s->schedule;
+    EvalRecord r = evaluate(spec, path, device, options);
+    EXPECT_TRUE(r.ok()) << r.verdict() << "\n" << s->note << "\n" << print_schedule(s->schedule);
+    ++checked;
+  }
+  return checked;
+}
+
 // The contraction rule's rarer shapes (chunks as vector lanes, transposed and
 // padded panels) drawn until four have both, each checked on the device.
 TEST(SketchesOnDevice, ChunkedTransposedContractionsAgree) {
   if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
   auto device = runtime::open_device("", "opencl");
-  for (const char *name : {"matmul", "gemm_bias_leaky"}) {
-    const std::string path = std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks";
-    frontend::Spec spec = frontend::load_spec(path);
-    Graph g = frontend::elaborate(spec, frontend::SizeSet::Check, {});
-    Rng rng(7);
-    int checked = 0;
-    for (int draws = 0; draws < 400 && checked < 4; ++draws) {
-      std::optional<Sketch> s = sample_sketch(g, device->info(), rng);
-      ASSERT_TRUE(s);
-      if (count(s->schedule, PrimitiveKind::Transpose) == 0 || count(s->schedule, PrimitiveKind::Vectorize) == 0)
-        continue;
-      EvalOptions options;
-      options.time = false;
-      options.trials = 1;
-      options.schedule = s->schedule;
-      EvalRecord r = evaluate(spec, path, *device, options);
-      EXPECT_TRUE(r.ok()) << r.verdict() << "\n" << s->note << "\n" << print_schedule(s->schedule);
-      ++checked;
-    }
-    EXPECT_EQ(checked, 4) << name;
-  }
+  for (const char *name : {"matmul", "gemm_bias_leaky"})
+    EXPECT_EQ(check_drawn(*device, name, {}, 7, 4,
+                          [](const Schedule &s) {
+                            return count(s, PrimitiveKind::Transpose) > 0 && count(s, PrimitiveKind::Vectorize) > 0;
+                          }),
+              4)
+        << name;
 }
 
 // Prefetched panels (the copy of the next step in registers, stored after the
@@ -211,29 +226,11 @@ TEST(SketchesOnDevice, ChunkedTransposedContractionsAgree) {
 TEST(SketchesOnDevice, PrefetchedContractionsAgree) {
   if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
   auto device = runtime::open_device("", "opencl");
-  for (const char *name : {"matmul", "conv_relu_bias"}) {
-    const std::string path = std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks";
-    frontend::Spec spec = frontend::load_spec(path);
-    frontend::SizeOverrides sizes;
-    if (std::string(name) == "conv_relu_bias") sizes.values["C"] = 10;
-    Graph g = frontend::elaborate(spec, frontend::SizeSet::Check, sizes);
-    Rng rng(11);
-    int checked = 0;
-    for (int draws = 0; draws < 400 && checked < 3; ++draws) {
-      std::optional<Sketch> s = sample_sketch(g, device->info(), rng);
-      ASSERT_TRUE(s);
-      if (count(s->schedule, PrimitiveKind::Prefetch) == 0) continue;
-      EvalOptions options;
-      options.time = false;
-      options.trials = 1;
-      options.check_sizes = sizes;
-      options.schedule = s->schedule;
-      EvalRecord r = evaluate(spec, path, *device, options);
-      EXPECT_TRUE(r.ok()) << r.verdict() << "\n" << s->note << "\n" << print_schedule(s->schedule);
-      ++checked;
-    }
-    EXPECT_EQ(checked, 3) << name;
-  }
+  frontend::SizeOverrides conv;
+  conv.values["C"] = 10;
+  auto prefetched = [](const Schedule &s) { return count(s, PrimitiveKind::Prefetch) > 0; };
+  EXPECT_EQ(check_drawn(*device, "matmul", {}, 11, 3, prefetched), 3);
+  EXPECT_EQ(check_drawn(*device, "conv_relu_bias", conv, 11, 3, prefetched), 3);
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, SketchesOnDevice, testing::ValuesIn(test::example_paths()), test::example_name);
