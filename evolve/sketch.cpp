@@ -345,15 +345,24 @@ struct Drawer {
     // device's limit; outputs per work-item: at most 64 accumulators in registers.
     const int64_t wa = pow2_at_least(ea), wb = pow2_at_least(eb);
     const int64_t least = std::min<int64_t>({least_group, max_group, wa * std::min<int64_t>(wb, 32)});
+    // A large contraction on a GPU (both loops 128 or longer) mostly gets the shape
+    // fast GPU GEMMs share (CLBlast's tuned NVIDIA kernels, and the H100's 40
+    // TFLOP/s schedule in bench/results.md): 128 to 512 work-items, 4 or 8 outputs
+    // a side each. Otherwise, and 3 draws in 10 there, any shape.
+    const bool gemm_shape = least_group >= 32 && ea >= 128 && eb >= 128 && max_group >= 256 && chance(rng, 0.7);
     int64_t ta = 1, tb = 1;
     for (int tries = 0; tries < 32; ++tries) {
-      tb = pick(powers(4, std::min<int64_t>(32, std::max<int64_t>(4, wb))), rng);
-      ta = pick(powers(1, std::min<int64_t>(16, wa)), rng);
+      tb = gemm_shape ? pick(std::vector<int64_t>{16, 16, 32}, rng)
+                      : pick(powers(4, std::min<int64_t>(32, std::max<int64_t>(4, wb))), rng);
+      ta = gemm_shape ? pick(std::vector<int64_t>{8, 16}, rng) : pick(powers(1, std::min<int64_t>(16, wa)), rng);
       if (ta * tb <= max_group && ta * tb >= least) break;
       ta = 1, tb = std::min<int64_t>(tb, max_group);
     }
-    const int64_t pa = pick(powers(1, std::max<int64_t>(1, std::min<int64_t>(8, wa / ta))), rng);
-    const int64_t pb = pick(powers(1, std::max<int64_t>(1, std::min<int64_t>(8, wb / tb))), rng);
+    auto outputs = [&](int64_t w, int64_t t) {
+      const int64_t most = std::max<int64_t>(1, std::min<int64_t>(8, w / t));
+      return pick(gemm_shape && most >= 8 ? std::vector<int64_t>{4, 8, 8} : powers(1, most), rng);
+    };
+    const int64_t pa = outputs(wa, ta), pb = outputs(wb, tb);
     // Each work-item's outputs along a loop come in chunks of c neighbours (c
     // divides p), chunks t * c apart: with c = 1 the work-items' outputs interleave
     // (a warp's reads of one row coalesce); with c = 4 a work-item reads its

@@ -19,7 +19,9 @@
 //                 transposed (then read along the outputs) and padded, the
 //                 next step's panels prefetched into registers, the register
 //                 tile unrolled, the reduction's steps and short window loops
-//                 unrolled; the two tiled loops mostly reuse both operands (the
+//                 unrolled; a large contraction on a GPU mostly gets 128 to 512
+//                 work-items with 4 or 8 outputs a side; the two tiled loops
+//                 mostly reuse both operands (the
 //                 innermost loop, and one along which an operand that varies with
 //                 it does not: a conv's output channels)
 //   row reduction (the reduction runs along the contiguous dimension, or the output

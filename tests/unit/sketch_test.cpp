@@ -7,6 +7,7 @@
 
 #include "evolve/evaluate.h"
 #include "evolve/genome.h"
+#include "ir/visitor.h"
 #include "test_util.h"
 
 namespace ks {
@@ -106,6 +107,38 @@ TEST(Sketches, TileContractions) {
   }),
             10)
       << "the conv's output channels tiled";
+}
+
+// A large contraction on a GPU mostly gets a GPU GEMM's shape: 128 to 512
+// work-items, 16 or more outputs each (the register tile), and on the way k
+// unrolled with both panels prefetched now and then.
+TEST(Sketches, GiveLargeContractionsOnAGpuAGemmsShape) {
+  Graph g = example("matmul");  // 512^3
+  Rng rng(5);
+  runtime::DeviceInfo device = gpu_limits();
+  int gemm_shaped = 0, pipelined = 0;
+  const int n = 40;
+  for (int i = 0; i < n; ++i) {
+    std::optional<Sketch> s = sample_sketch(g, device, rng);
+    ASSERT_TRUE(s);
+    Replayed r = replay(g, s->schedule, &device);
+    ASSERT_TRUE(r.program) << r.refusal;
+    const Kernel &k = r.program->kernels.back();
+    const int64_t items = launch_shape(k).group_size();
+    struct Accumulators : IRVisitor {
+      int64_t count = 0;
+      using IRVisitor::visit;
+      void visit(const Allocate *a) override {
+        if (a->buffer == "c_acc") count = shape_numel(a->shape);
+        IRVisitor::visit(a);
+      }
+    } accumulators;
+    accumulators.dispatch(k.body);
+    gemm_shaped += items >= 128 && items <= 512 && accumulators.count >= 16;
+    pipelined += count(s->schedule, PrimitiveKind::Prefetch) == 2 && s->note.find("k unrolled") != std::string::npos;
+  }
+  EXPECT_GE(gemm_shaped, n / 3) << "of " << n;
+  EXPECT_GE(pipelined, 2) << "of " << n;
 }
 
 TEST(Sketches, PutRowStatisticsInTheirConsumersKernel) {
