@@ -60,7 +60,9 @@ def finished_once(db, budget, what):
 
 # 1. A short run and what it leaves.
 out = os.path.join(work, "short")
-r = subprocess.run([ksmith, "evolve", spec, "--budget", "8", "--out", out] + common, capture_output=True, text=True,
+# 12 evaluations: with 8, one run in about fifteen here kept no schedule faster than the
+# naive kernel when timed again (under ctest -j2's load).
+r = subprocess.run([ksmith, "evolve", spec, "--budget", "12", "--out", out] + common, capture_output=True, text=True,
                    timeout=900)
 if r.returncode:
     fail(f"evolve exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
@@ -70,13 +72,13 @@ for name in ["best.sched", "best.cl", "best.json", "report.html", "evolve.db"]:
     if not os.path.exists(os.path.join(out, name)):
         fail(f"no {name} in {out}")
 db = os.path.join(out, "evolve.db")
-finished_once(db, 8, "short run")
+finished_once(db, 12, "short run")
 report = subprocess.run([sys.executable, os.path.join(source, "tests/check_report.py"), "--page",
                          os.path.join(out, "report.html")], capture_output=True, text=True)
 if report.returncode not in (0, 77):
     fail(f"the report of the short run:\n{report.stdout}{report.stderr}")
 runs = json.loads(subprocess.run([ksmith, "runs", db, "--json"], capture_output=True, text=True, check=True).stdout)
-if len(runs) != 1 or runs[0]["evaluations"] != 8 or runs[0]["status"] != "finished" or "best" not in runs[0]:
+if len(runs) != 1 or runs[0]["evaluations"] != 12 or runs[0]["status"] != "finished" or "best" not in runs[0]:
     fail(f"ksmith runs: {runs}")
 best = runs[0]["best"]["speedup"]
 if best <= 1.0:
@@ -84,7 +86,7 @@ if best <= 1.0:
 steps = subprocess.run([ksmith, "export", db], capture_output=True, text=True, check=True).stdout.splitlines()
 best_steps = subprocess.run([ksmith, "export", db, "--best-steps"], capture_output=True, text=True,
                             check=True).stdout.splitlines()
-if len(steps) < 7 or not best_steps or len(best_steps) > len(steps):
+if len(steps) < 11 or not best_steps or len(best_steps) > len(steps):
     fail(f"export: {len(steps)} steps, {len(best_steps)} best steps")
 for line in best_steps:
     step = json.loads(line)
