@@ -34,6 +34,8 @@ const std::vector<std::string> &cost_feature_names() {
       "log_unrolled_copies",      // the largest product of unrolled extents
       "max_vector_width",         // lanes of the widest vectorised loop
       "log_item_iterations",      // loop iterations of one work-item, the largest over kernels
+      "register_load_share",      // of the global loads, those stored straight into private arrays
+                                  // (prefetched panels, private caches): issued ahead of their use
   };
   return names;
 }
@@ -93,7 +95,7 @@ struct KernelWalk : IRVisitor {
   const Program &program;
   std::string lane;  // the variable that differs between neighbouring work-items
   double trips = 1;
-  double flops = 0, global_loads = 0, global_stores = 0, local = 0, registers = 0;
+  double flops = 0, global_loads = 0, global_stores = 0, local = 0, registers = 0, register_loads = 0;
   double coalesced = 0, strided = 0, barriers = 0;
   int depth = 0, max_depth = 0, max_vector = 1;
   int64_t unrolled = 1, max_unrolled = 1;
@@ -152,6 +154,8 @@ struct KernelWalk : IRVisitor {
   }
   void visit(const Store *n) override {
     access(n->buffer, n->indices, true);
+    if (auto it = allocated.find(n->buffer); it != allocated.end() && it->second == MemoryScope::Private)
+      if (const Load *l = n->value.as<Load>(); l && program.find_buffer(l->buffer)) register_loads += trips;
     IRVisitor::visit(n);
   }
 
@@ -203,6 +207,7 @@ std::string lane_of(const Stmt &body) {
 std::vector<float> cost_features(const Program &program) {
   double work_items = 0, groups = 0, small_group_items = 0, flops = 0, loads = 0, stores = 0, local = 0;
   double registers = 0, unique_bytes = 0, coalesced = 0, strided = 0, barriers = 0, item_iterations = 0;
+  double register_loads = 0;
   double group_max = 0, group_min = 0, local_bytes = 0;
   int max_depth = 0, max_vector = 1;
   int64_t max_unrolled = 1;
@@ -220,7 +225,7 @@ std::vector<float> cost_features(const Program &program) {
     KernelWalk walk(program, lane_of(kernel.body));
     walk.dispatch(kernel.body);
     flops += walk.flops, loads += walk.global_loads, stores += walk.global_stores;
-    local += walk.local, registers += walk.registers;
+    local += walk.local, registers += walk.registers, register_loads += walk.register_loads;
     coalesced += walk.coalesced, strided += walk.strided;
     barriers += walk.barriers / items;
     max_depth = std::max(max_depth, walk.max_depth);
@@ -254,6 +259,7 @@ std::vector<float> cost_features(const Program &program) {
       log2p(static_cast<double>(max_unrolled)),
       static_cast<double>(max_vector),
       log2p(item_iterations),
+      loads > 0 ? register_loads / loads : 0,
   };
   return std::vector<float>(v.begin(), v.end());
 }

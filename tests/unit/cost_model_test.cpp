@@ -83,6 +83,23 @@ TEST(CostFeatures, AMatrixVectorProductByHand) {
   EXPECT_FLOAT_EQ(s["log_flops"], f["log_flops"]) << "the same work";
 }
 
+// A tiled matmul whose a panel is prefetched: per work-item (16 in a group, a 2x2
+// tile), a's panel of 8 x 4 per step of k is 2 loads, into registers: 2 before the
+// loop and 2 in each of its 4 steps; b is read where it is used, 4 loads for each of
+// the 16 values of k. Without the prefetch a's copies go to local memory.
+TEST(CostFeatures, APrefetchedPanelByHand) {
+  const char *mm =
+      "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 16, N = 16, K = 16 "
+      "{ c[i, j] = sum(k) a[i, k] * b[k, j] }";
+  const std::string tiled =
+      "tile c i j 8 8 -> io jo ii ji\nsplit c.ii 4 -> ri ty\nsplit c.ji 4 -> rj tx\nreorder c ty tx ri rj\n"
+      "bind c.io group.y\nbind c.jo group.x\nbind c.ty local.y\nbind c.tx local.x\ncache_write c.tx private\n"
+      "split c.k 4 -> ko ki\ncache_read c.ko a local -> a_s\n";
+  EXPECT_EQ(features_of(mm, tiled)["register_load_share"], 0);
+  auto p = features_of(mm, tiled + "prefetch c.a_s\n");
+  EXPECT_FLOAT_EQ(p["register_load_share"], 10.0 / (10 + 64));
+}
+
 // Trained on rows whose label is a known function of two of eight features, the
 // model ranks rows it has not seen nearly as the function does.
 TEST(CostModel, LearnsARankingItHasNotSeen) {
