@@ -60,8 +60,8 @@ def finished_once(db, budget, what):
 
 # 1. A short run and what it leaves.
 out = os.path.join(work, "short")
-# 12 evaluations: with 8, one run in about fifteen here kept no schedule faster than the
-# naive kernel when timed again (under ctest -j2's load).
+# 12 evaluations (8 before): more sketches, so that one beats the naive kernel when
+# timed again; the test runs alone (tests/CMakeLists.txt), as other timing tests do.
 r = subprocess.run([ksmith, "evolve", spec, "--budget", "12", "--out", out] + common, capture_output=True, text=True,
                    timeout=900)
 if r.returncode:
@@ -82,7 +82,10 @@ if len(runs) != 1 or runs[0]["evaluations"] != 12 or runs[0]["status"] != "finis
     fail(f"ksmith runs: {runs}")
 best = runs[0]["best"]["speedup"]
 if best <= 1.0:
-    fail(f"the short run did not beat the naive kernel: {best}")
+    with sqlite3.connect(db) as c:
+        rows = c.execute("SELECT seq, status, speedup, retimed_speedup, verdict, note FROM candidates ORDER BY seq")
+        seen = "\n".join(" | ".join(str(v)[:100] for v in row) for row in rows)
+    fail(f"the short run did not beat the naive kernel: {best}\n{r.stdout}\n{seen}")
 steps = subprocess.run([ksmith, "export", db], capture_output=True, text=True, check=True).stdout.splitlines()
 best_steps = subprocess.run([ksmith, "export", db, "--best-steps"], capture_output=True, text=True,
                             check=True).stdout.splitlines()
