@@ -28,13 +28,14 @@ Replayed replay(const Graph &graph, const Schedule &schedule, const runtime::Dev
   Replayed out;
   try {
     Program program = run_pipeline(graph, schedule);
-    if (device) check_device_limits(program, *device);
-    if (device)
+    if (device) {
+      check_device_limits(program, *device);
       for (const Kernel &k : program.kernels)
         if (const int64_t copies = nested_iterations(k.body, true); copies > unroll_budget(*device))
           throw UserError("error: kernel '" + k.name + "' unrolls " + std::to_string(copies) +
                           " copies of its innermost body; on a CPU device the search keeps to " +
                           std::to_string(kCpuUnrollCopies) + " (the compile time)");
+    }
     out.program = std::move(program);
   } catch (const UserError &e) {
     out.refusal = refusal_text(e.what());

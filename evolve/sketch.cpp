@@ -98,9 +98,7 @@ class Builder {
     } catch (const UserError &) {
       return false;
     }
-    if (p.kind == PrimitiveKind::Unroll)
-      for (const Kernel &k : next.kernels)
-        if (nested_iterations(k.body, true) > max_copies_) return false;
+    if (p.kind == PrimitiveKind::Unroll && unrolled_copies(next) > max_copies_) return false;
     program_ = std::move(next);
     schedule_.steps.push_back(p);
     return true;

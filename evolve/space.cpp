@@ -142,7 +142,7 @@ bool try_random_step(Program &program, Schedule &schedule, Rng &rng, int64_t max
         p.kind = PrimitiveKind::Unroll;
         p.loops = {f->var};
         next = unroll(program, p.stage, f->var, &reason);
-        if (next && nested_iterations(next->kernels[loops->kernel].body, true) > max_copies) next.reset();
+        if (next && unrolled_copies(*next) > max_copies) next.reset();
         break;
       }
       case 15: {  // vectorize a loop of a vector width, or split the innermost spatial loop into one first

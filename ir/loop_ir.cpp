@@ -114,6 +114,18 @@ int64_t nested_iterations(const Stmt &s, bool unrolled_only) {
   return walk.best;
 }
 
+int64_t unrolled_copies(const Program &program) {
+  int64_t most = 1;
+  for (const Kernel &k : program.kernels) most = std::max(most, nested_iterations(k.body, true));
+  return most;
+}
+
+BufferUse buffers_used(const Stmt &s) {
+  CollectBuffers collect;
+  collect.dispatch(s);
+  return {collect.read, collect.written};
+}
+
 namespace {
 std::vector<std::string> not_allocated(const std::set<std::string> &names, const std::set<std::string> &allocated) {
   std::vector<std::string> out;

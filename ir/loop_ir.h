@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,14 @@ int64_t loop_iterations(const Kernel &kernel);
 /// The largest product of loop extents along any path of loops through s
 /// (unrolled_only: of the unrolled loops alone, i.e. the copies of the innermost body).
 int64_t nested_iterations(const Stmt &s, bool unrolled_only);
+/// The most copies of an innermost body any kernel of program unrolls.
+int64_t unrolled_copies(const Program &program);
+
+/// The buffers s loads from and stores to, global or allocated, by name.
+struct BufferUse {
+  std::set<std::string> read, written;
+};
+BufferUse buffers_used(const Stmt &s);
 
 /// The global buffers a kernel reads.
 std::vector<std::string> kernel_read_buffers(const Kernel &kernel);

@@ -48,35 +48,6 @@ struct FindCache : IRVisitor {
   }
 };
 
-// Whether s stores to buffer.
-bool stores_to(const Stmt &s, const std::string &buffer) {
-  struct Stores : IRVisitor {
-    const std::string &buffer;
-    bool found = false;
-    explicit Stores(const std::string &buffer) : buffer(buffer) {}
-    using IRVisitor::visit;
-    void visit(const Store *n) override {
-      found = found || n->buffer == buffer;
-      IRVisitor::visit(n);
-    }
-  } s_(buffer);
-  s_.dispatch(s);
-  return s_.found;
-}
-
-// The buffer the copy reads (its first load).
-std::string copy_source(const Stmt &copy) {
-  struct FirstLoad : IRVisitor {
-    std::string buffer;
-    using IRVisitor::visit;
-    void visit(const Load *n) override {
-      if (buffer.empty()) buffer = n->buffer;
-    }
-  } first;
-  first.dispatch(copy);
-  return first.buffer;
-}
-
 // The copy's store to the cache, rewritten: into registers[step] with the loop
 // variable replaced (to_registers), or from registers[step] (from_registers).
 struct RewriteCopy : IRMutator {
@@ -124,7 +95,7 @@ std::optional<Program> prefetch(const Program &program, const std::string &stage
   const For *copy = nullptr;
   if (seq)
     for (barrier = 0; barrier < seq->stmts.size() && !seq->stmts[barrier].as<Barrier>(); ++barrier)
-      if (const For *f = seq->stmts[barrier].as<For>(); f && stores_to(seq->stmts[barrier], buffer))
+      if (const For *f = seq->stmts[barrier].as<For>(); f && buffers_used(seq->stmts[barrier]).written.count(buffer))
         copy = f, copy_at = barrier;
   if (!copy || barrier == seq->stmts.size()) {
     *reason = buffer + " is no copy of a global buffer" + only;
@@ -145,10 +116,12 @@ std::optional<Program> prefetch(const Program &program, const std::string &stage
               only;
     return std::nullopt;
   }
-  if (!program.find_buffer(copy_source(copy->body))) {
-    *reason = buffer + " is already prefetched";
-    return std::nullopt;
-  }
+  // The copy reads one buffer: a global one, or the registers of a prefetch.
+  for (const std::string &source : buffers_used(copy->body).read)
+    if (!program.find_buffer(source)) {
+      *reason = buffer + " is already prefetched";
+      return std::nullopt;
+    }
   // 1. Registers: one per unrolled step of the copy.
   if (copy->kind != ForKind::Unrolled || copy->extent > kMaxPrefetchElements) {
     *reason = "the copy into " + buffer + " takes " + std::to_string(copy->extent) + " steps a work-item; at most " +

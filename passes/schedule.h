@@ -53,8 +53,8 @@ const char *primitive_name(PrimitiveKind kind);
 struct Primitive {
   PrimitiveKind kind = PrimitiveKind::Split;
   std::string stage;
-  std::string consumer;                       // compute_at: the stage whose loop it names
-  std::string buffer;                         // cache_read: the buffer cached; pad, transpose, prefetch: the one changed
+  std::string consumer;  // compute_at: the stage whose loop it names
+  std::string buffer;    // cache_read: the buffer cached; pad, transpose, prefetch: the one changed
   MemoryScope memory = MemoryScope::Private;  // cache_read, cache_write
   std::vector<std::string> loops;  // split, bind, unroll, vectorize, compute_at: one; tile: two; reorder, fuse: several
   std::vector<int64_t> factors;    // split, cross_reduce, pad: one; tile: two

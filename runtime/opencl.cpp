@@ -513,8 +513,9 @@ class OpenCLDevice : public Device {
                                     nullptr),
                 "clEnqueueFillBuffer");
       }
-      enqueue(plan, nullptr, nullptr, &events.emplace_back());
-      events.back().reserve(plan.launches.size());
+      std::vector<cl_event> &run = events.emplace_back();
+      run.reserve(plan.launches.size());
+      enqueue(plan, nullptr, nullptr, &run);
     }
     cl_int err = clFinish(queue_);
     double total = 0;
