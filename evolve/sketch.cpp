@@ -343,11 +343,12 @@ struct Drawer {
     // device's limit; outputs per work-item: at most 64 accumulators in registers.
     const int64_t wa = pow2_at_least(ea), wb = pow2_at_least(eb);
     const int64_t least = std::min<int64_t>({least_group, max_group, wa * std::min<int64_t>(wb, 32)});
-    // A large contraction on a GPU (both loops 128 or longer) mostly gets the shape
-    // fast GPU GEMMs share (CLBlast's tuned NVIDIA kernels, and the H100's 40
-    // TFLOP/s schedule in bench/results.md): 128 to 512 work-items, 4 or 8 outputs
-    // a side each. Otherwise, and 3 draws in 10 there, any shape.
-    const bool gemm_shape = least_group >= 32 && ea >= 128 && eb >= 128 && max_group >= 256 && chance(rng, 0.7);
+    // A large contraction on a GPU (both loops' tiles 128 or longer: a conv's 126
+    // columns too) mostly gets the shape fast GPU GEMMs share (CLBlast's tuned
+    // NVIDIA kernels, and the H100's 40 TFLOP/s schedule in bench/results.md): 128
+    // to 512 work-items, 4 or 8 outputs a side each. Otherwise, and 3 draws in 10
+    // there, any shape.
+    const bool gemm_shape = least_group >= 32 && wa >= 128 && wb >= 128 && max_group >= 256 && chance(rng, 0.7);
     int64_t ta = 1, tb = 1;
     for (int tries = 0; tries < 32; ++tries) {
       tb = gemm_shape ? pick(std::vector<int64_t>{16, 16, 32}, rng)

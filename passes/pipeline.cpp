@@ -6,6 +6,7 @@
 #include "ir/verifier.h"
 #include "passes/bind_unbound_kernels.h"
 #include "passes/lower.h"
+#include "passes/unguard_accumulators.h"
 
 namespace ks {
 
@@ -25,6 +26,8 @@ Program run_pipeline(const Graph &graph, const Schedule &schedule, const PassObs
   }
   program = bind_unbound_kernels(program);
   after("bind-unbound-kernels", program);
+  program = unguard_accumulators(program);
+  after("unguard-accumulators", program);
   return program;
 }
 

@@ -6,6 +6,7 @@
 #include "passes/loops.h"
 #include "passes/lower.h"
 #include "passes/primitives.h"
+#include "passes/unguard_accumulators.h"
 #include "test_util.h"
 
 namespace ks {
@@ -618,6 +619,84 @@ TEST(Prefetch, Refusals) {
                                     "prefetch c.b_s")),
             "s.sched:12:1: error: prefetch c.b_s: the copy into b_s takes 64 steps a work-item; at most 32 fit in "
             "registers");
+}
+
+TEST(UnguardAccumulators, ATileReadFromPanelsComputesPastTheEdge) {
+  // 8 x 8 tiles over 10 x 12 outputs: the last tiles overhang.
+  const Program p =
+      scheduled(kMatmul, std::string(kTiled) +
+                             "cache_write c.tx private\nsplit c.k 4 -> ko ki\ncache_read c.ko a local -> a_s\n"
+                             "cache_read c.ko b local -> b_s\n");
+  const std::string before = print_stmt(p.kernels[0].body);
+  ASSERT_EQ(count(before, "if i < 10 {"), 1) << before;
+  const Program q = unguard_accumulators(p);
+  std::string reason;
+  EXPECT_TRUE(verified(q, &reason)) << reason;
+  const std::string after = print_stmt(q.kernels[0].body);
+  // The accumulation runs on the panels' zero padding past the edge, unguarded...
+  EXPECT_EQ(count(after, "if i < 10"), 0) << after;
+  EXPECT_EQ(count(after, "let j = jo * 8 + ji\n"), 1) << after;  // its lets kept
+  EXPECT_EQ(count(after, "c_acc[ri, rj] = c_acc[ri, rj] + a_s["), 1) << after;
+  // ...and only the elements inside are written back.
+  EXPECT_EQ(count(after, "if i_out < 10 {"), 1) << after;
+  EXPECT_EQ(count(after, "if j_out < 12 {"), 1) << after;
+}
+
+TEST(UnguardAccumulators, KeepsAGuardThatMatters) {
+  // The update reads a and b in global memory, past their edge without the guard.
+  const Program global = scheduled(kMatmul, std::string(kTiled) + "cache_write c.tx private\n");
+  EXPECT_EQ(print_program(unguard_accumulators(global)), print_program(global));
+  // A guard on the reduction (k's tail) would let the padding into elements inside.
+  const char *odd_k =
+      "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 10, N = 12, K = 7 "
+      "{ c[i, j] = sum(k) a[i, k] * b[k, j] }";
+  const Program tail = scheduled(odd_k, std::string(kTiled) +
+                                            "cache_write c.tx private\nsplit c.k 4 -> ko ki\n"
+                                            "cache_read c.ko a local -> a_s\ncache_read c.ko b local -> b_s\n");
+  const std::string tail_text = print_stmt(unguard_accumulators(tail).kernels[0].body);
+  EXPECT_EQ(count(tail_text, "if k < 7"), 1) << tail_text;
+  // An element the guard skips is read elsewhere without it (y[3] = acc[3]): kept;
+  // with the reader under the same guard, dropped.
+  const std::string ir = R"(program p
+input x: f32[4]
+output y: f32[4]
+
+kernel k {
+  for l in 0..1 local.x {
+    allocate acc: f32[4] private
+    for i in 0..4 unrolled {
+      acc[i] = 0.0
+    }
+    for r in 0..8 {
+      for i in 0..4 unrolled {
+        if i < 3 {
+          acc[i] = acc[i] + x[i]
+        }
+      }
+    }
+    for o in 0..4 unrolled {
+      READ
+    }
+  }
+}
+)";
+  auto program = [&](const std::string &read) {
+    std::string text = ir;
+    text.replace(text.find("READ"), 4, read);
+    return parse_program(test::source(text, "p.ir"));
+  };
+  const Program unguarded_read = program("y[o] = acc[o]");
+  EXPECT_EQ(print_program(unguard_accumulators(unguarded_read)), print_program(unguarded_read));
+  const Program guarded_read = program("if o < 3 {\n        y[o] = acc[o]\n      }");
+  const std::string text = print_program(unguard_accumulators(guarded_read));
+  EXPECT_EQ(count(text, "if i < 3"), 0) << text;
+  EXPECT_EQ(count(text, "if o < 3"), 1) << text;
+  // A guard on another variable than the element's (r, the reduction) is kept.
+  std::string on_r = ir;
+  on_r.replace(on_r.find("if i < 3"), 8, "if r < 7");
+  on_r.replace(on_r.find("READ"), 4, "if o < 3 {\n        y[o] = acc[o]\n      }");
+  const Program reduction_guard = parse_program(test::source(on_r, "p.ir"));
+  EXPECT_EQ(print_program(unguard_accumulators(reduction_guard)), print_program(reduction_guard));
 }
 
 TEST(Verifier, BarrierInsideAConditional) {
