@@ -309,6 +309,44 @@ struct Drawer {
     notes.push_back(note + ")");
   }
 
+  // A reduction along a strided dimension (sum_dim's middle one): each work-item
+  // sums w neighbouring columns at once, as one vector (a row of the input read as
+  // float4), its w sums in registers; the reduction's steps unrolled so that loads
+  // stay in flight. A last work-item past the edge goes lane by lane. The
+  // hand-written sum_dim.sched, which the search had not found (bench/results.md).
+  bool columns(const Stage &stage) {
+    const std::string &s = stage.output;
+    Builder::Mark mark = b.mark();
+    std::vector<std::string> loops = b.loops(s);
+    if (loops.empty() || stage.reduce_vars.empty()) return false;
+    const int64_t lanes = pick(std::vector<int64_t>{2, 4, 4, 8}, rng);
+    const std::string jo = b.fresh(loops.back() + "o"), jv = b.fresh(loops.back() + "v");
+    if (b.extent(s, loops.back()) < lanes || !b.split(s, loops.back(), lanes, jo, jv)) return false;
+    loops.back() = jo;
+    std::string all = loops[0];
+    if (loops.size() > 1 && !b.fuse(s, loops, all = b.fresh("f"))) return b.rollback(mark), false;
+    const int64_t work = extent_product(stage.spatial) / lanes;
+    const int64_t threads = pick(group_sizes(least_group, max_group, work), rng);
+    const std::string g = b.fresh("g"), l = b.fresh("l");
+    if (!b.split(s, all, threads, g, l) || !b.bind(s, g, ForKind::GroupX) || !b.bind(s, l, ForKind::LocalX) ||
+        !b.step(PrimitiveKind::CacheWrite, s, {l}))
+      return b.rollback(mark), false;
+    std::string note = s + ": a work-item per " + std::to_string(lanes) + " columns (" + std::to_string(threads) +
+                       "), float" + std::to_string(lanes) + " sums in registers";
+    const IterVar &r = stage.reduce_vars.back();
+    const int64_t u = pick(std::vector<int64_t>{2, 4, 8}, rng);
+    const std::string ro = b.fresh(r.name + "o"), ri = b.fresh(r.name + "i");
+    Builder::Mark before = b.mark();
+    if (chance(rng, 0.8) && r.extent >= u && b.split(s, r.name, u, ro, ri) && b.step(PrimitiveKind::Unroll, s, {ri}))
+      note += ", reduction unrolled by " + std::to_string(u);
+    else
+      b.rollback(before);
+    for (const std::string &v : {jv, jv + "_init", jv + "_out"})
+      if (!b.step(PrimitiveKind::Vectorize, s, {v})) return b.rollback(mark), false;
+    notes.push_back(note);
+    return true;
+  }
+
   // Multi-level tiling of a contraction (see sketch.h).
   bool tiled(const Stage &stage) {
     const std::string &s = stage.output;
@@ -588,7 +626,7 @@ struct Drawer {
         case StagePattern::Elementwise: ruled = chance(rng, 0.85) && row_chain(s); break;
         case StagePattern::Contraction: ruled = chance(rng, 0.9) && tiled(s); break;
         case StagePattern::RowReduction: ruled = chance(rng, 0.85) && row_reduction(s); break;
-        case StagePattern::ColumnReduction: break;
+        case StagePattern::ColumnReduction: ruled = chance(rng, 0.6) && columns(s); break;
       }
       if (!ruled) per_output(s);
     }

@@ -31,7 +31,9 @@
 //                 with compute_at, the group's work-items striding the row, the row
 //                 optionally kept in registers (cache_read private)
 //   column        (a reduction along a strided dimension: sum over a middle axis,
-//                 pooling windows) a work-item per output, the reduction unrolled
+//                 pooling windows) mostly a work-item per 2, 4 or 8 neighbouring
+//                 outputs, read and summed as one vector in registers (cache_write,
+//                 vectorize), else a work-item per output; the reduction unrolled
 //
 // Every step is applied as it is drawn; a step the IR refuses is dropped (an
 // optional one) or undoes its rule for that stage, which then gets the work-item per

@@ -156,6 +156,24 @@ TEST(Sketches, GiveLargeContractionsOnAGpuAGemmsShape) {
   }
 }
 
+TEST(Sketches, SumColumnsAsVectors) {
+  // sum_dim reduces its middle dimension: most draws read rows of neighbouring
+  // columns as vectors and keep their sums in registers (the hand-written
+  // sum_dim.sched's shape), at sizes where the columns divide and where they do not.
+  for (const char *sizes : {"B=4,R=64,D=256", "B=4,R=64,D=255"}) {
+    frontend::SizeOverrides o;
+    frontend::parse_size_assignments(sizes, &o);
+    Draws d = draw(frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/sum_dim.ks"),
+                                       frontend::SizeSet::Default, o),
+                   20);
+    EXPECT_GE(d.with([](const Schedule &s) {
+      return count(s, PrimitiveKind::CacheWrite) == 1 && count(s, PrimitiveKind::Vectorize) == 3;
+    }),
+              8)
+        << sizes;
+  }
+}
+
 TEST(Sketches, PutRowStatisticsInTheirConsumersKernel) {
   for (const char *name : {"softmax", "layer_norm", "matmul_gelu_softmax"}) {
     Draws d = draw(example(name), 20);
