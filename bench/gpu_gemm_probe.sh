@@ -7,10 +7,7 @@
 #   bash bench/gpu_gemm_probe.sh      (through the device tool, nothing carried)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-mkdir -p /etc/OpenCL/vendors
-echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
-lib=$(ldconfig -p | awk '/libOpenCL\.so(\.1)? / {print $NF; exit}')
-g++ -O2 -o /tmp/cl_probe bench/cl_probe.cpp "$lib" || exit 1
+source bench/cl_probe_setup.sh
 python3 - <<'PY'
 import torch
 torch.backends.cuda.matmul.allow_tf32 = False
