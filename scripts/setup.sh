@@ -13,6 +13,7 @@ packages=(
   python3-torch  # the peer: PyTorch, run by ksmith bench with /usr/bin/python3
   libsqlite3-dev libtomlplusplus-dev  # ksmith evolve: its run database and its configuration
   libxgboost-dev  # ksmith evolve's cost model (XGBoost's C API)
+  libcurl4-openssl-dev  # ksmith evolve's model client: OpenAI-compatible chat completions over HTTP
   chromium  # headless, to test ksmith evolve's HTML report
 )
 
