@@ -14,6 +14,7 @@ packages=(
   libsqlite3-dev libtomlplusplus-dev  # ksmith evolve: its run database and its configuration
   libxgboost-dev  # ksmith evolve's cost model (XGBoost's C API)
   libcurl4-openssl-dev  # ksmith evolve's model client: OpenAI-compatible chat completions over HTTP
+  libtinyxml2-dev  # the models' answers: <reasoning>, then <schedule> or <kernel>
   chromium  # headless, to test ksmith evolve's HTML report
 )
 
