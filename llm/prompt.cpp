@@ -1,0 +1,99 @@
+// Prompt assembly: the templates' {{placeholders}} filled, then trimmed to the budget.
+#include "llm/prompt.h"
+
+#include <map>
+
+#include "ir/diagnostic.h"
+#include "llm/prompt_files.h"  // generated from llm/prompts/ (CMakeLists.txt)
+
+namespace ks::llm {
+
+namespace {
+
+std::string fill(const std::string &text, const std::map<std::string, std::string> &values) {
+  std::string out;
+  size_t at = 0;
+  while (true) {
+    const size_t open = text.find("{{", at);
+    if (open == std::string::npos) return out + text.substr(at);
+    const size_t close = text.find("}}", open);
+    if (close == std::string::npos) throw InternalError("a prompt template has an unclosed {{");
+    const std::string name = text.substr(open + 2, close - open - 2);
+    auto it = values.find(name);
+    if (it == values.end()) throw InternalError("a prompt template names {{" + name + "}}, which nothing fills");
+    out += text.substr(at, open - at) + it->second;
+    at = close + 2;
+  }
+}
+
+std::string indented(const std::string &text) {
+  std::string out = "    ";
+  for (char c : text) out += c == '\n' ? std::string("\n    ") : std::string(1, c);
+  while (!out.empty() && (out.back() == ' ' || out.back() == '\n')) out.pop_back();
+  return out;
+}
+
+std::string steps(const std::string &schedule) {
+  return schedule.empty() ? "    (none: the naive kernel)" : indented(schedule);
+}
+
+std::string shown(const std::vector<ShownCandidate> &candidates, const std::vector<std::string> &problems) {
+  std::string out;
+  for (const ShownCandidate &c : candidates) out += "- " + c.record + ":\n" + steps(c.schedule) + "\n";
+  for (const std::string &p : problems) out += "- your answer gave no schedule: " + p + "\n";
+  if (out.empty()) return "(none)";
+  out.pop_back();
+  return out;
+}
+
+Prompt assemble(const PromptInputs &in, const std::string &loops) {
+  const std::map<std::string, std::string> values = {
+      {"device", in.device},
+      {"spec", indented(in.spec)},
+      {"parent_record", in.parent.record},
+      {"parent_schedule", steps(in.parent.schedule)},
+      {"parent_loops", indented(loops)},
+      {"inspirations", shown(in.inspirations, {})},
+      {"failures", shown(in.failures, in.answer_problems)},
+  };
+  return Prompt{fill(kScheduleSystemPrompt, values), fill(kScheduleUserPrompt, values)};
+}
+
+size_t tokens(const Prompt &p) { return approx_tokens(p.system) + approx_tokens(p.user); }
+
+}  // namespace
+
+Prompt schedule_prompt(const PromptInputs &inputs, size_t token_budget) {
+  PromptInputs in = inputs;
+  std::string loops = in.parent_loops;
+  Prompt p = assemble(in, loops);
+  while (tokens(p) > token_budget) {
+    if (!in.answer_problems.empty())
+      in.answer_problems.erase(in.answer_problems.begin());
+    else if (!in.failures.empty())
+      in.failures.erase(in.failures.begin());
+    else if (!in.inspirations.empty())
+      in.inspirations.pop_back();
+    else {
+      // The Loop IR's last lines, a note saying how many.
+      std::vector<std::string> lines;
+      for (size_t at = 0; at < in.parent_loops.size();) {
+        const size_t end = std::min(in.parent_loops.find('\n', at), in.parent_loops.size());
+        lines.push_back(in.parent_loops.substr(at, end - at));
+        at = end + 1;
+      }
+      const size_t over = (tokens(p) - token_budget) * 4 + 24;  // and the note's own length
+      size_t keep = lines.size(), cut = 0;
+      while (keep > 1 && cut < over) cut += lines[--keep].size() + 1;
+      if (keep == lines.size()) break;  // the rest stays: the spec and the parent are the task
+      loops.clear();
+      for (size_t i = 0; i < keep; ++i) loops += lines[i] + "\n";
+      loops += "... (" + std::to_string(lines.size() - keep) + " more lines)";
+      return assemble(in, loops);
+    }
+    p = assemble(in, loops);
+  }
+  return p;
+}
+
+}  // namespace ks::llm
