@@ -69,6 +69,17 @@ nlohmann::json cost_model_quality(const std::vector<CandidateRow> &candidates, c
 }
 
 // The summary of a record a training step keeps: verdict and time, no more.
+// The run's model calls in total (the LLM proposers'), none where it made none.
+nlohmann::json model_call_summary(RunDatabase &db, int64_t run) {
+  const ModelCallTotals t = db.model_call_totals(run);
+  if (t.calls == 0) return nullptr;
+  return {{"calls", t.calls},
+          {"proposed", t.proposed},
+          {"prompt_tokens", t.prompt_tokens},
+          {"completion_tokens", t.completion_tokens},
+          {"latency_s", t.latency_s}};
+}
+
 nlohmann::json record_summary(const CandidateRow &c) {
   nlohmann::json j = {{"status", c.status}, {"verdict", c.verdict}};
   if (c.status == "correct") j.update({{"speedup", best_of(c)}, {"median_ms", c.median_ms}});
@@ -105,6 +116,7 @@ nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
                  {"seed", config.seed},
                  {"baseline_ms", run->baseline_ms}};
   data["cost_model"] = cost_model_quality(candidates, config.cost_model);
+  data["model_calls"] = model_call_summary(db, run_id);
   data["features"] = nlohmann::json::array();
   for (const std::string &f : config.features) data["features"].push_back({{"name", f}, {"edges", config.edges(f)}});
   // Evaluations in order, then the refusals (no device time, no eval_seq) after them.
@@ -291,6 +303,7 @@ nlohmann::json run_summary(RunDatabase &db, const RunRow &run) {
                       {"status", run.status},    {"message", run.message}, {"evaluations", evaluated},
                       {"candidates", by_status}, {"seconds", run.seconds}, {"started", time_text(run.started)}};
   j["cost_model"] = cost_model_quality(candidates, parse_config(run.config, db.path()).cost_model);
+  j["model_calls"] = model_call_summary(db, run.id);
   if (const CandidateRow *best = best_candidate(candidates, run)) {
     j["best"] = {{"id", best->id},
                  {"speedup", best_of(*best)},

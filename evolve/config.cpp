@@ -121,7 +121,7 @@ const std::map<std::string, std::map<std::string, Setter>> &schema() {
         {"time_limit_s", [](const Reader &r, const toml::node &n,
                             EvolveConfig &c) { c.time_limit_s = r.number(n, "search.time_limit_s", 1, 86400); }},
         {"proposers", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.proposers = r.weights(n, "search.proposers", {"mutator", "random"});
+           c.proposers = r.weights(n, "search.proposers", proposer_names());
          }}}},
       {"evaluation",
        {{"device", [](const Reader &r, const toml::node &n,
@@ -236,6 +236,30 @@ const std::map<std::string, std::map<std::string, Setter>> &schema() {
         {"retrain_every", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
            c.cost_retrain_every = static_cast<int>(r.integer(n, "cost_model.retrain_every", 1, 1000000));
          }}}},
+      {"llm",
+       {{"url", [](const Reader &r, const toml::node &n, EvolveConfig &c) { c.llm.url = r.string(n, "llm.url"); }},
+        {"model", [](const Reader &r, const toml::node &n,
+                     EvolveConfig &c) { c.llm.model = r.string(n, "llm.model"); }},
+        {"key_variable",
+         [](const Reader &r, const toml::node &n, EvolveConfig &c) {
+           c.llm.key_variable = r.string(n, "llm.key_variable");
+           if (c.llm.key_variable.empty() || c.llm.key_variable.find_first_of("= \t") != std::string::npos)
+             r.fail(n, "llm.key_variable names an environment variable (the key itself never goes in a file)");
+         }},
+        {"temperature", [](const Reader &r, const toml::node &n,
+                           EvolveConfig &c) { c.llm.temperature = r.number(n, "llm.temperature", 0, 2); }},
+        {"top_p", [](const Reader &r, const toml::node &n, EvolveConfig &c) { c.llm.top_p = r.number(n, "llm.top_p", 0, 1); }},
+        {"max_tokens", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
+           c.llm.max_tokens = static_cast<int>(r.integer(n, "llm.max_tokens", 1, 1000000));
+         }},
+        {"deadline_s", [](const Reader &r, const toml::node &n,
+                          EvolveConfig &c) { c.llm.deadline_s = r.number(n, "llm.deadline_s", 0.1, 86400); }},
+        {"attempts", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
+           c.llm.attempts = static_cast<int>(r.integer(n, "llm.attempts", 1, 100));
+         }},
+        {"token_budget", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
+           c.llm.token_budget = static_cast<int>(r.integer(n, "llm.token_budget", 256, 10000000));
+         }}}},
   };
   return tables;
 }
@@ -314,8 +338,9 @@ void validate(const EvolveConfig &c) {
   };
   if (!positive_sum(c.proposers)) throw UserError("error: search.proposers: no proposer has a positive weight");
   for (const auto &[name, weight] : c.proposers)
-    if (name != "mutator" && name != "random")
-      throw UserError("error: search.proposers: unknown proposer '" + name + "'; proposers are mutator, random");
+    if (std::find(proposer_names().begin(), proposer_names().end(), name) == proposer_names().end())
+      throw UserError("error: search.proposers: unknown proposer '" + name + "'; proposers are " +
+                      join(proposer_names()));
   if (c.exploit + c.explore + c.uniform <= 0)
     throw UserError("error: sampling: exploit, explore and uniform are all zero");
   if (!c.mutations.empty() && !positive_sum(c.mutations))
@@ -375,7 +400,17 @@ std::string EvolveConfig::to_toml() const {
       << "pool = " << cost_pool << "\n"
       << "warmup = " << cost_warmup << "\n"
       << "explore = " << number_text(cost_explore) << "\n"
-      << "retrain_every = " << cost_retrain_every << "\n";
+      << "retrain_every = " << cost_retrain_every << "\n\n"
+      << "[llm]\n"
+      << "url = " << quoted(llm.url) << "\n"
+      << "model = " << quoted(llm.model) << "\n"
+      << "key_variable = " << quoted(llm.key_variable) << "\n"
+      << "temperature = " << number_text(llm.temperature) << "\n"
+      << "top_p = " << number_text(llm.top_p) << "\n"
+      << "max_tokens = " << llm.max_tokens << "\n"
+      << "deadline_s = " << number_text(llm.deadline_s) << "\n"
+      << "attempts = " << llm.attempts << "\n"
+      << "token_budget = " << llm.token_budget << "\n";
   return out.str();
 }
 

@@ -55,6 +55,18 @@ struct EvolveConfig {
   int cost_warmup = 16;                // measured candidates before the model ranks (until then: the first)
   double cost_explore = 0.05;          // share of proposals sent unranked, so the model keeps learning
   int cost_retrain_every = 8;          // measurements between trainings
+  // [llm]: the model behind the llm-schedule proposer (llm/client.h). Its key is read
+  // from the environment variable key_variable names, never written anywhere.
+  struct Llm {
+    std::string url;    // the OpenAI-compatible base URL ("" : $OPENAI_BASE_URL)
+    std::string model;  // "" : no model; the run gives the LLM's share to the mutator
+    std::string key_variable = "OPENAI_API_KEY";
+    double temperature = 0.8, top_p = 0.95;
+    int max_tokens = 4096;
+    double deadline_s = 120;  // a request, its retries included
+    int attempts = 4;         // tries of a request (429, 5xx, no connection)
+    int token_budget = 6000;  // the prompt's, trimmed to it (llm/prompt.h)
+  } llm;
 
   /// The resolved configuration as TOML: every key, defaults included.
   std::string to_toml() const;

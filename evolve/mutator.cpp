@@ -389,10 +389,31 @@ std::optional<Proposal> RandomProposer::propose(const ProposalContext &context, 
   return Proposal{sketch->schedule, "random: " + sketch->note};
 }
 
+const std::vector<std::string> &proposer_names() {
+  static const std::vector<std::string> names = {"mutator", "random", "llm-schedule"};
+  return names;
+}
+
+namespace {
+std::map<std::string, ProposerFactory> &registered() {
+  static std::map<std::string, ProposerFactory> factories;
+  return factories;
+}
+}  // namespace
+
+void register_proposer(const std::string &name, ProposerFactory factory) { registered()[name] = std::move(factory); }
+
 std::unique_ptr<Proposer> make_proposer(const std::string &name, const EvolveConfig &config) {
   if (name == "mutator") return std::make_unique<Mutator>(config.mutations);
   if (name == "random") return std::make_unique<RandomProposer>();
-  throw UserError("error: unknown proposer '" + name + "'; proposers are mutator, random");
+  if (auto it = registered().find(name); it != registered().end()) return it->second(config);
+  const std::vector<std::string> &names = proposer_names();
+  if (std::find(names.begin(), names.end(), name) != names.end())
+    throw UserError("error: proposer '" + name + "' needs the model client, which this build of ksmith lacks " +
+                    "(libcurl and tinyxml2 were not found when it was built)");
+  std::string all;
+  for (const std::string &n : names) all += (all.empty() ? "" : ", ") + n;
+  throw UserError("error: unknown proposer '" + name + "'; proposers are " + all);
 }
 
 }  // namespace ks

@@ -5,6 +5,7 @@
 // same interface.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -40,15 +41,39 @@ struct Proposal {
   std::string note;  // what changed, in a few words ("factor: split y.d 512 -> 256")
 };
 
+/// One request to a model, as the run database keeps it (never the key).
+struct ModelCall {
+  std::string endpoint, model;
+  std::optional<int64_t> seed;
+  int64_t prompt_tokens = 0, completion_tokens = 0;
+  double latency_s = 0;
+  int attempts = 0;
+  bool ok = false;     // a proposal came of it
+  std::string result;  // "proposed", or why not (the request's failure, the answer's fault)
+};
+
 class Proposer {
  public:
   virtual ~Proposer() = default;
   virtual std::string name() const = 0;
   /// A schedule to try; none when the proposer has nothing to offer this time.
   virtual std::optional<Proposal> propose(const ProposalContext &context, Rng &rng) = 0;
+  /// Whether a proposal costs a model's call: then the cost model ranks none of
+  /// them (a pool of 24 would be 24 calls for one evaluation).
+  virtual bool costly() const { return false; }
+  /// The model calls made since the last take, for the run database.
+  virtual std::vector<ModelCall> take_calls() { return {}; }
 };
 
-/// "mutator" or "random"; UserError for another name.
+/// Every proposer's name: mutator, random, llm-schedule.
+const std::vector<std::string> &proposer_names();
+
+/// A proposer that lives outside this library (the LLM proposers in llm/, which
+/// the search does not link): ksmith registers it before a run.
+using ProposerFactory = std::function<std::unique_ptr<Proposer>(const EvolveConfig &)>;
+void register_proposer(const std::string &name, ProposerFactory factory);
+
+/// A proposer by name; UserError for an unknown one, or one this build lacks.
 std::unique_ptr<Proposer> make_proposer(const std::string &name, const EvolveConfig &config);
 
 /// Random search: a schedule drawn from the program's sketches (evolve/sketch.h),

@@ -227,6 +227,11 @@ function drawHeader() {
           (rho !== null ? ', rank correlation ' + rho.toFixed(2) + ' with the measured speedups' : '')
         : ''));
   }
+  const calls = data.model_calls && typeof data.model_calls === 'object' ? data.model_calls : null;
+  if (calls)
+    fact('model calls', (num(calls.calls) || 0) + ' (' + (num(calls.proposed) || 0) + ' gave a schedule), ' +
+        (num(calls.prompt_tokens) || 0) + ' prompt and ' + (num(calls.completion_tokens) || 0) +
+        ' completion tokens, ' + fmtDuration(num(calls.latency_s) || 0) + ' waiting');
   fact('run', run.id);
   const outcomes = {};
   for (const e of evaluations) outcomes[e.status || '?'] = (outcomes[e.status || '?'] || 0) + 1;

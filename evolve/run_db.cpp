@@ -41,6 +41,12 @@ CREATE TABLE IF NOT EXISTS members (
   run INTEGER NOT NULL, island INTEGER NOT NULL, candidate TEXT NOT NULL, position INTEGER NOT NULL,
   a INTEGER NOT NULL, b INTEGER NOT NULL, speedup REAL NOT NULL, migrant INTEGER NOT NULL,
   PRIMARY KEY (run, island, candidate));
+CREATE TABLE IF NOT EXISTS model_calls (
+  run INTEGER NOT NULL REFERENCES runs(id), proposal INTEGER NOT NULL,
+  endpoint TEXT NOT NULL, model TEXT NOT NULL, seed INTEGER,
+  prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
+  latency_s REAL NOT NULL, attempts INTEGER NOT NULL, ok INTEGER NOT NULL, result TEXT NOT NULL,
+  created REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS cells (
   run INTEGER NOT NULL, island INTEGER NOT NULL, a INTEGER NOT NULL, b INTEGER NOT NULL,
   candidate TEXT NOT NULL, speedup REAL NOT NULL, migrant INTEGER NOT NULL,
@@ -247,6 +253,33 @@ void RunDatabase::put_candidate(const CandidateRow &c) {
   s.bind(20, c.record).bind(21, c.seconds).bind(22, c.created > 0 ? c.created : now()).bind(23, c.finished);
   s.bind(24, c.predicted);  // NaN: NULL
   s.run();
+}
+
+void RunDatabase::add_model_call(const ModelCallRow &c) {
+  Statement s(*this,
+              "INSERT INTO model_calls (run, proposal, endpoint, model, seed, prompt_tokens, completion_tokens, "
+              "latency_s, attempts, ok, result, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+  s.bind(1, c.run).bind(2, c.proposal).bind(3, c.endpoint).bind(4, c.model);
+  if (c.seed) s.bind(5, *c.seed);  // else NULL
+  s.bind(6, c.prompt_tokens).bind(7, c.completion_tokens).bind(8, c.latency_s).bind(9, c.attempts);
+  s.bind(10, static_cast<int64_t>(c.ok)).bind(11, c.result).bind(12, now());
+  s.run();
+}
+
+ModelCallTotals RunDatabase::model_call_totals(int64_t run) {
+  Statement s(*this,
+              "SELECT COUNT(*), COALESCE(SUM(ok), 0), COALESCE(SUM(prompt_tokens), 0), "
+              "COALESCE(SUM(completion_tokens), 0), COALESCE(SUM(latency_s), 0) FROM model_calls WHERE run = ?1");
+  s.bind(1, run);
+  ModelCallTotals t;
+  if (s.step()) {
+    t.calls = s.integer(0);
+    t.proposed = s.integer(1);
+    t.prompt_tokens = s.integer(2);
+    t.completion_tokens = s.integer(3);
+    t.latency_s = s.real(4);
+  }
+  return t;
 }
 
 std::vector<CandidateRow> RunDatabase::candidates(int64_t run) {

@@ -73,6 +73,24 @@ class DatabaseError : public std::runtime_error {
   explicit DatabaseError(const std::string &message) : std::runtime_error(message) {}
 };
 
+/// One request to a model made by a proposer (never the key).
+struct ModelCallRow {
+  int64_t run = 0;
+  int64_t proposal = 0;  // the search's proposal count when it was made
+  std::string endpoint, model;
+  std::optional<int64_t> seed;
+  int64_t prompt_tokens = 0, completion_tokens = 0;
+  double latency_s = 0;
+  int64_t attempts = 0;
+  bool ok = false;     // a proposal came of it
+  std::string result;  // "proposed", or why not
+};
+
+struct ModelCallTotals {
+  int64_t calls = 0, proposed = 0, prompt_tokens = 0, completion_tokens = 0;
+  double latency_s = 0;
+};
+
 class RunDatabase {
  public:
   /// Opens path, creating the schema in a new file. Throws UserError for a file that
@@ -103,6 +121,8 @@ class RunDatabase {
   std::vector<RunRow> runs();
 
   void put_candidate(const CandidateRow &candidate);  // inserts or replaces
+  void add_model_call(const ModelCallRow &call);
+  ModelCallTotals model_call_totals(int64_t run);
   std::vector<CandidateRow> candidates(int64_t run);
   std::optional<CandidateRow> candidate(int64_t run, const std::string &id);
 

@@ -173,7 +173,16 @@ class Search {
     check_graph_ = frontend::elaborate(spec_, frontend::SizeSet::Check, check_sizes);
     lock_path_ = device_lock_path(setup_.device.api, setup_.device.index, setup_.device.name);
     archive_ = Archive(config_.islands, config_.edges(config_.features[0]), config_.edges(config_.features[1]));
+    // With no model configured, an LLM proposer's share goes to the mutator (said once).
+    std::map<std::string, double> proposers = config_.proposers;
     for (const auto &[name, weight] : config_.proposers)
+      if (name.rfind("llm-", 0) == 0 && weight > 0 && (config_.llm.url.empty() || config_.llm.model.empty())) {
+        progress_.note("note: no model configured (--llm-url and --llm-model, or [llm] url and model): " + name +
+                       "'s share goes to the mutator");
+        proposers["mutator"] += weight;
+        proposers.erase(name);
+      }
+    for (const auto &[name, weight] : proposers)
       if (weight > 0) proposers_.push_back(make_proposer(name, config_)), proposer_weights_.push_back(weight);
   }
 
@@ -449,8 +458,8 @@ class Search {
     for (const std::string &id : inspirations) context.inspirations.push_back(view(id));
     for (const std::string &id : recent_failures_) context.failures.push_back(view(id));
     Rng own(seed);
-    const bool ranked = model_ready();
-    const int pool = config_.cost_model == "xgboost" ? config_.cost_pool : 1;
+    const bool ranked = model_ready() && !proposer.costly();
+    const int pool = config_.cost_model == "xgboost" && !proposer.costly() ? config_.cost_pool : 1;
     ++counters_.proposals;
     ++counters_.island_proposals[static_cast<size_t>(island)];
     CandidateRow c;
@@ -471,6 +480,7 @@ class Search {
     std::vector<Member> members;
     for (int k = 0; k < pool; ++k) {
       std::optional<Proposal> proposal = proposer.propose(context, own);
+      record_calls(proposer, c.seq);
       if (!proposal) continue;
       Replayed r = replay_both(proposal->schedule);
       if (!r.program) {
@@ -532,6 +542,29 @@ class Search {
     commit({&candidates_[c.id]});
     submit_evaluation(candidates_[c.id]);
     return true;
+  }
+
+  // The model calls a proposer made, each a row of the run database.
+  void record_calls(Proposer &proposer, int64_t proposal) {
+    std::vector<ModelCall> calls = proposer.take_calls();
+    if (calls.empty()) return;
+    db_.transaction([&] {
+      for (const ModelCall &m : calls) {
+        ModelCallRow row;
+        row.run = run_.id;
+        row.proposal = proposal;
+        row.endpoint = m.endpoint;
+        row.model = m.model;
+        row.seed = m.seed;
+        row.prompt_tokens = m.prompt_tokens;
+        row.completion_tokens = m.completion_tokens;
+        row.latency_s = m.latency_s;
+        row.attempts = m.attempts;
+        row.ok = m.ok;
+        row.result = m.result;
+        db_.add_model_call(row);
+      }
+    });
   }
 
   std::string naive_id() const {

@@ -1,5 +1,6 @@
 // ksmith evolve SPEC [--config FILE.toml] [--budget N] [--minutes M] [--seed S] [--workers W]
-//                    [--proposer mutator|random] [--cost-model xgboost|none] [--db FILE] [--out DIR]
+//                    [--proposer NAME|NAME:W,NAME:W...] [--llm-url URL] [--llm-model NAME]
+//                    [--cost-model xgboost|none] [--db FILE] [--out DIR]
 //                    [--resume] [--start FILE.sched]... [--target T]
 //                    [--device D] [--size N=V]... [--check-size N=V]... [--print-config]
 // The search (evolve/search.h) from the naive kernel to a fast schedule; progress on
@@ -9,13 +10,21 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <sstream>
 
 #include "evolve/artifacts.h"
+#include "evolve/proposer.h"
 #include "evolve/search.h"
+#ifdef KS_WITH_LLM
+#include "llm/schedule_proposer.h"
+#endif
 #include "frontend/parser.h"
 #include "tools/cli.h"
 
@@ -24,7 +33,7 @@ namespace ks::cli {
 namespace {
 
 struct EvolveOptions {
-  std::string spec, config, db, out, device, target, proposer, cost_model;
+  std::string spec, config, db, out, device, target, proposer, cost_model, llm_url, llm_model;
   std::vector<std::string> sizes, check_sizes, starts;
   std::optional<int> budget, workers;
   std::optional<double> minutes;
@@ -85,13 +94,49 @@ class TerminalProgress : public ProgressSink {
   double last_ = -10;
 };
 
+// --proposer mutator, or mutator:0.6,llm-schedule:0.4 (weights).
+std::map<std::string, double> proposer_weights(const std::string &text) {
+  std::map<std::string, double> weights;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const size_t colon = item.find(':');
+    const std::string name = item.substr(0, colon);
+    double weight = 1;
+    if (colon != std::string::npos) {
+      const std::string w = item.substr(colon + 1);
+      char *end = nullptr;
+      weight = std::strtod(w.c_str(), &end);
+      if (w.empty() || *end || !(weight >= 0) || weight > 1e6)
+        throw UserError("error: --proposer: '" + item + "' needs a weight from 0 to 1e6 after the colon, as " +
+                        "mutator:0.6,llm-schedule:0.4");
+    }
+    if (name.empty() || weights.count(name))
+      throw UserError("error: --proposer: '" + text + "' names a proposer twice or not at all");
+    const std::vector<std::string> &names = proposer_names();
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      std::string all;
+      for (const std::string &n : names) all += (all.empty() ? "" : ", ") + n;
+      throw UserError("error: --proposer: unknown proposer '" + name + "'; proposers are " + all);
+    }
+    weights[name] = weight;
+  }
+  return weights;
+}
+
 int evolve(const EvolveOptions &o) {
   EvolveConfig config = o.config.empty() ? EvolveConfig{} : load_config(o.config);
   if (o.budget) config.budget = *o.budget;
   if (o.minutes) config.minutes = *o.minutes;
   if (o.seed) config.seed = *o.seed;
   if (o.workers) config.workers = *o.workers;
-  if (!o.proposer.empty()) config.proposers = {{o.proposer, 1.0}};
+  if (!o.proposer.empty()) config.proposers = proposer_weights(o.proposer);
+  if (!o.llm_url.empty()) config.llm.url = o.llm_url;
+  if (!o.llm_model.empty()) config.llm.model = o.llm_model;
+  if (const char *url = std::getenv("OPENAI_BASE_URL"); config.llm.url.empty() && url) config.llm.url = url;
+#ifdef KS_WITH_LLM
+  llm::register_llm_proposers();
+#endif
   if (!o.cost_model.empty()) config.cost_model = o.cost_model;
   if (!o.device.empty()) config.device = o.device;
   if (!o.target.empty()) config.target = o.target;
@@ -197,8 +242,13 @@ Command add_evolve(CLI::App &app) {
   command->add_option("--minutes", o->minutes, "Wall-clock limit, in minutes")->check(CLI::Range(0.0, 1e6));
   command->add_option("--seed", o->seed, "Seed of the search's random stream");
   command->add_option("--workers", o->workers, "Evaluations in flight at once")->check(CLI::Range(1, 256));
-  command->add_option("--proposer", o->proposer, "mutator (default) or random (the baseline)")
-      ->check(CLI::IsMember({"mutator", "random"}));
+  command->add_option("--proposer", o->proposer,
+                      "mutator (default), random (the baseline), llm-schedule, or a mix with weights: "
+                      "mutator:0.6,llm-schedule:0.4");
+  command->add_option("--llm-url", o->llm_url,
+                      "The model's OpenAI-compatible base URL (default $OPENAI_BASE_URL; its key from "
+                      "$OPENAI_API_KEY)");
+  command->add_option("--llm-model", o->llm_model, "The model's name at that URL");
   command
       ->add_option("--cost-model", o->cost_model,
                    "xgboost (default: rank a pool of proposals, send the best) or none (send each)")

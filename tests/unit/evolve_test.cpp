@@ -229,7 +229,13 @@ TEST(Config, ErrorsNameTheKeyAndLine) {
   EXPECT_EQ(config_error("[archive]\nbins = { kernels = [3, 2] }\n"),
             "run.toml:2:24: error: archive.bins.kernels must increase");
   EXPECT_EQ(config_error("[search]\nproposers = { llm = 1.0 }\n"),
-            "run.toml:2:21: error: unknown search.proposers 'llm'; they are mutator, random");
+            "run.toml:2:21: error: unknown search.proposers 'llm'; they are mutator, random, llm-schedule");
+  // The model's key is never in a file: [llm] names the variable that holds it.
+  EXPECT_EQ(config_error("[llm]\nkey_variable = \"sk-abc = 1\"\n"),
+            "run.toml:2:16: error: llm.key_variable names an environment variable (the key itself never goes in a "
+            "file)");
+  EXPECT_EQ(config_error("[llm]\ntemperature = 3\n").rfind("run.toml:2:15: error: llm.temperature", 0), 0u)
+      << config_error("[llm]\ntemperature = 3\n");
   EXPECT_EQ(config_error("[search\n").rfind("run.toml:1:8: error: ", 0), 0u) << config_error("[search\n");
   EXPECT_EQ(config_error("[evaluation]\ngive_up = 0.5\n"),
             "run.toml:2:11: error: evaluation.give_up must be 0 (time every candidate) or at least 1 (a multiple of "

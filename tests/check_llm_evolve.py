@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""`ksmith evolve` with the llm-schedule proposer, against the stand-in server of
+tests/llm (canned answers on localhost: no model is reachable from these machines):
+
+1. a run mixing the mutator and the stand-in's schedules improves on the naive
+   kernel, evaluates the model's schedule, and records every model call with its
+   tokens (totals in `ksmith runs --json` and the report); the key (OPENAI_API_KEY, which the stand-in checks) appears in no file
+   the run writes, nor in its output;
+2. answers that give no schedule are recorded with their reason, which goes into the
+   next prompt (the stand-in logs each prompt's length);
+3. without a model the run says so once and gives the share to the mutator; a bad
+   --proposer is an error.
+
+SKIPs (exit 77) without an OpenCL device.
+Usage: check_llm_evolve.py KSMITH SOURCE_DIR
+"""
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+ksmith, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+devices = json.loads(subprocess.run([ksmith, "devices", "--json"], capture_output=True, text=True, check=True).stdout)
+if not any(d["api"] == "opencl" for d in devices):
+    print("SKIP: no OpenCL device (install pocl-opencl-icd)")
+    sys.exit(77)
+KEY = "sk-standin-3b9d0f2c71"
+work = tempfile.mkdtemp(prefix="check_llm_evolve-")
+failures = []
+
+
+def check(ok, what):
+    print(("ok    " if ok else "FAIL  ") + what)
+    if not ok:
+        failures.append(what)
+
+
+port_file, log = os.path.join(work, "port"), os.path.join(work, "standin.jsonl")
+server = subprocess.Popen(["/usr/bin/python3", os.path.join(source, "tests/llm/standin_server.py"),
+                           "--port-file", port_file, "--log", log], env=dict(os.environ, STANDIN_EXPECT_KEY=KEY))
+for _ in range(200):
+    if os.path.exists(port_file):
+        break
+    time.sleep(0.05)
+url = "http://127.0.0.1:%s/v1" % open(port_file).read().strip()
+
+
+def evolve(out, *extra, key=KEY):
+    env = dict(os.environ, KSMITH_CACHE_DIR=os.path.join(work, "cache"))
+    env.pop("OPENAI_BASE_URL", None)
+    env.pop("OPENAI_API_KEY", None)
+    if key:
+        env["OPENAI_API_KEY"] = key
+    cmd = [ksmith, "evolve", os.path.join(source, "examples/matmul.ks"), "--size", "N=64", "--workers", "1",
+           "--out", os.path.join(work, out)] + list(extra)
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+
+
+try:
+    # 1. The mutator and the model's schedules, half and half.
+    r = evolve("mixed", "--budget", "6", "--proposer", "mutator:0.5,llm-schedule:0.5", "--llm-url", url,
+               "--llm-model", "good-schedule")
+    check(r.returncode == 0, "a mixed run finishes (exit %d: %s)" % (r.returncode, r.stderr[-300:]))
+    db = sqlite3.connect(os.path.join(work, "mixed", "evolve.db"))
+    calls = db.execute("SELECT model, prompt_tokens, completion_tokens, attempts, ok, result FROM model_calls").fetchall()
+    check(len(calls) >= 1, "model calls recorded (%d)" % len(calls))
+    check(all(c[0] == "good-schedule" and c[1] > 0 and c[2] > 0 and c[4] == 1 for c in calls),
+          "each call has its model, tokens and a proposal: %s" % calls[:3])
+    llm = db.execute("SELECT status, note FROM candidates WHERE proposer = 'llm-schedule'").fetchall()
+    check(any(s == "correct" and n.startswith("llm: Tile the output") for s, n in llm),
+          "the model's schedule was evaluated and is correct: %s" % llm)
+    runs = json.loads(subprocess.run([ksmith, "runs", os.path.join(work, "mixed", "evolve.db"), "--json"],
+                                     capture_output=True, text=True, check=True).stdout)
+    check(runs[0]["best"]["speedup"] > 1, "the run improves on the naive kernel (%.2fx)" % runs[0]["best"]["speedup"])
+    totals = runs[0].get("model_calls") or {}
+    check(totals.get("calls") == len(calls) and totals.get("prompt_tokens") == sum(c[1] for c in calls),
+          "ksmith runs totals the calls and their tokens: %s" % totals)
+    report = open(os.path.join(work, "mixed", "report.html")).read()
+    check('"model_calls"' in report and "model calls" in report, "the report carries the totals")
+    leaked = [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(work, "mixed")) for f in fs
+              if KEY.encode() in open(os.path.join(d, f), "rb").read()]
+    check(not leaked and KEY not in r.stdout + r.stderr, "the key is in no file the run wrote, nor its output %s" % leaked)
+    check(KEY not in open(log).read(), "nor in the stand-in's log")
+
+    # 2. Answers that give no schedule: recorded, and fed back.
+    before = sum(1 for _ in open(log))
+    r = evolve("prose", "--budget", "2", "--proposer", "mutator:0.3,llm-schedule:0.7", "--llm-url", url,
+               "--llm-model", "prose")
+    check(r.returncode == 0, "a run whose model answers prose finishes (exit %d: %s)" % (r.returncode, r.stderr[-300:]))
+    db = sqlite3.connect(os.path.join(work, "prose", "evolve.db"))
+    results = [row[0] for row in db.execute("SELECT result FROM model_calls WHERE ok = 0")]
+    check(len(results) >= 2 and all("no <schedule> or <kernel> element" in x for x in results),
+          "each answer without a schedule is recorded with its reason: %s" % results[:2])
+    lengths = [json.loads(line)["user_chars"] for line in list(open(log))[before:]]
+    check(len(lengths) >= 2 and lengths[1] > lengths[0], "the next prompt carries the reason (%s)" % lengths[:3])
+
+    # 3. No model; bad flags.
+    r = evolve("none", "--budget", "2", "--proposer", "mutator:0.5,llm-schedule:0.5", key=None)
+    said = (r.stdout + r.stderr).count("no model configured")
+    check(r.returncode == 0 and said == 1, "without a model the run says so once (%d) and finishes" % said)
+    r = evolve("bad", "--budget", "2", "--proposer", "mutator:0.5,oracle:0.5")
+    check(r.returncode == 1 and "--proposer: unknown proposer 'oracle'" in r.stderr, "an unknown proposer: %s" % r.stderr.strip())
+    r = evolve("bad2", "--budget", "2", "--proposer", "mutator:lots")
+    check(r.returncode == 1 and "needs a weight" in r.stderr, "a bad weight: %s" % r.stderr.strip())
+finally:
+    server.send_signal(signal.SIGTERM)
+    server.wait(timeout=10)
+
+print("%d failure(s)" % len(failures))
+sys.exit(1 if failures else 0)
