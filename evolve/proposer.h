@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "evolve/config.h"
+#include "evolve/model_call.h"
 #include "evolve/space.h"
 #include "ir/graph.h"
 #include "runtime/device.h"
@@ -39,17 +40,6 @@ struct ProposalContext {
 struct Proposal {
   Schedule schedule;
   std::string note;  // what changed, in a few words ("factor: split y.d 512 -> 256")
-};
-
-/// One request to a model, as the run database keeps it (never the key).
-struct ModelCall {
-  std::string endpoint, model;
-  std::optional<int64_t> seed;
-  int64_t prompt_tokens = 0, completion_tokens = 0;
-  double latency_s = 0;
-  int attempts = 0;
-  bool ok = false;     // a proposal came of it
-  std::string result;  // "proposed", or why not (the request's failure, the answer's fault)
 };
 
 class Proposer {

@@ -259,10 +259,11 @@ void RunDatabase::add_model_call(const ModelCallRow &c) {
   Statement s(*this,
               "INSERT INTO model_calls (run, proposal, endpoint, model, seed, prompt_tokens, completion_tokens, "
               "latency_s, attempts, ok, result, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
-  s.bind(1, c.run).bind(2, c.proposal).bind(3, c.endpoint).bind(4, c.model);
-  if (c.seed) s.bind(5, *c.seed);  // else NULL
-  s.bind(6, c.prompt_tokens).bind(7, c.completion_tokens).bind(8, c.latency_s).bind(9, c.attempts);
-  s.bind(10, static_cast<int64_t>(c.ok)).bind(11, c.result).bind(12, now());
+  const ModelCall &m = c.call;
+  s.bind(1, c.run).bind(2, c.proposal).bind(3, m.endpoint).bind(4, m.model);
+  if (m.seed) s.bind(5, *m.seed);  // else NULL
+  s.bind(6, m.prompt_tokens).bind(7, m.completion_tokens).bind(8, m.latency_s);
+  s.bind(9, static_cast<int64_t>(m.attempts)).bind(10, static_cast<int64_t>(m.ok)).bind(11, m.result).bind(12, now());
   s.run();
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "evolve/archive.h"
+#include "evolve/model_call.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -73,17 +74,11 @@ class DatabaseError : public std::runtime_error {
   explicit DatabaseError(const std::string &message) : std::runtime_error(message) {}
 };
 
-/// One request to a model made by a proposer (never the key).
+/// A model call in the database: the run, and the proposal it was made for.
 struct ModelCallRow {
   int64_t run = 0;
   int64_t proposal = 0;  // the search's proposal count when it was made
-  std::string endpoint, model;
-  std::optional<int64_t> seed;
-  int64_t prompt_tokens = 0, completion_tokens = 0;
-  double latency_s = 0;
-  int64_t attempts = 0;
-  bool ok = false;     // a proposal came of it
-  std::string result;  // "proposed", or why not
+  ModelCall call;
 };
 
 struct ModelCallTotals {

@@ -549,21 +549,7 @@ class Search {
     std::vector<ModelCall> calls = proposer.take_calls();
     if (calls.empty()) return;
     db_.transaction([&] {
-      for (const ModelCall &m : calls) {
-        ModelCallRow row;
-        row.run = run_.id;
-        row.proposal = proposal;
-        row.endpoint = m.endpoint;
-        row.model = m.model;
-        row.seed = m.seed;
-        row.prompt_tokens = m.prompt_tokens;
-        row.completion_tokens = m.completion_tokens;
-        row.latency_s = m.latency_s;
-        row.attempts = m.attempts;
-        row.ok = m.ok;
-        row.result = m.result;
-        db_.add_model_call(row);
-      }
+      for (const ModelCall &m : calls) db_.add_model_call(ModelCallRow{run_.id, proposal, m});
     });
   }
 

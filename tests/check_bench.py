@@ -16,11 +16,10 @@ import pathlib
 import subprocess
 import sys
 
-ksmith, source = sys.argv[1], pathlib.Path(sys.argv[2])
-devices = json.loads(subprocess.run([ksmith, "devices", "--json"], capture_output=True, text=True, check=True).stdout)
-if not any(d["api"] == "opencl" for d in devices):
-    print("SKIP: no OpenCL device (install pocl-opencl-icd)")
-    sys.exit(77)
+from check_common import ksmith_and_source
+
+ksmith, source = ksmith_and_source()
+source = pathlib.Path(source)
 # Debian's interpreter is the one python3-torch installs into.
 python = os.environ.get("PYTHON") or ("/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable)
 command = [ksmith, "bench", str(source / "examples"), "--sizes", str(source / "bench/sizes_cpu.txt"), "--target",

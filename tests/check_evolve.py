@@ -21,11 +21,9 @@ import sys
 import tempfile
 import time
 
-ksmith, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-devices = json.loads(subprocess.run([ksmith, "devices", "--json"], capture_output=True, text=True, check=True).stdout)
-if not any(d["api"] == "opencl" for d in devices):
-    print("SKIP: no OpenCL device (install pocl-opencl-icd)")
-    sys.exit(77)
+from check_common import ksmith_and_source
+
+ksmith, source = ksmith_and_source()
 spec = os.path.join(source, "examples/softmax.ks")
 work = tempfile.mkdtemp(prefix="check_evolve-")
 common = ["--target", "opencl", "--size", "N=64,D=1024", "--workers", "2"]

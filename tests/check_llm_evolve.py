@@ -23,11 +23,9 @@ import sys
 import tempfile
 import time
 
-ksmith, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-devices = json.loads(subprocess.run([ksmith, "devices", "--json"], capture_output=True, text=True, check=True).stdout)
-if not any(d["api"] == "opencl" for d in devices):
-    print("SKIP: no OpenCL device (install pocl-opencl-icd)")
-    sys.exit(77)
+from check_common import ksmith_and_source
+
+ksmith, source = ksmith_and_source()
 KEY = "sk-standin-3b9d0f2c71"
 work = tempfile.mkdtemp(prefix="check_llm_evolve-")
 failures = []
