@@ -68,7 +68,6 @@ nlohmann::json cost_model_quality(const std::vector<CandidateRow> &candidates, c
   return j;
 }
 
-// The summary of a record a training step keeps: verdict and time, no more.
 // The run's model calls in total (the LLM proposers'), none where it made none.
 nlohmann::json model_call_summary(RunDatabase &db, int64_t run) {
   const ModelCallTotals t = db.model_call_totals(run);
@@ -80,6 +79,7 @@ nlohmann::json model_call_summary(RunDatabase &db, int64_t run) {
           {"latency_s", t.latency_s}};
 }
 
+// The summary of a record a training step keeps: verdict and time, no more.
 nlohmann::json record_summary(const CandidateRow &c) {
   nlohmann::json j = {{"status", c.status}, {"verdict", c.verdict}};
   if (c.status == "correct") j.update({{"speedup", best_of(c)}, {"median_ms", c.median_ms}});

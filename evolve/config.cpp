@@ -337,10 +337,7 @@ void validate(const EvolveConfig &c) {
     return sum > 0;
   };
   if (!positive_sum(c.proposers)) throw UserError("error: search.proposers: no proposer has a positive weight");
-  for (const auto &[name, weight] : c.proposers)
-    if (std::find(proposer_names().begin(), proposer_names().end(), name) == proposer_names().end())
-      throw UserError("error: search.proposers: unknown proposer '" + name + "'; proposers are " +
-                      join(proposer_names()));
+  for (const auto &[name, weight] : c.proposers) check_proposer_name(name, "search.proposers");
   if (c.exploit + c.explore + c.uniform <= 0)
     throw UserError("error: sampling: exploit, explore and uniform are all zero");
   if (!c.mutations.empty() && !positive_sum(c.mutations))

@@ -394,6 +394,15 @@ const std::vector<std::string> &proposer_names() {
   return names;
 }
 
+void check_proposer_name(const std::string &name, const std::string &where) {
+  const std::vector<std::string> &names = proposer_names();
+  if (std::find(names.begin(), names.end(), name) != names.end()) return;
+  std::string all;
+  for (const std::string &n : names) all += (all.empty() ? "" : ", ") + n;
+  throw UserError("error: " + (where.empty() ? "" : where + ": ") + "unknown proposer '" + name + "'; proposers are " +
+                  all);
+}
+
 namespace {
 std::map<std::string, ProposerFactory> &registered() {
   static std::map<std::string, ProposerFactory> factories;
@@ -407,13 +416,9 @@ std::unique_ptr<Proposer> make_proposer(const std::string &name, const EvolveCon
   if (name == "mutator") return std::make_unique<Mutator>(config.mutations);
   if (name == "random") return std::make_unique<RandomProposer>();
   if (auto it = registered().find(name); it != registered().end()) return it->second(config);
-  const std::vector<std::string> &names = proposer_names();
-  if (std::find(names.begin(), names.end(), name) != names.end())
-    throw UserError("error: proposer '" + name + "' needs the model client, which this build of ksmith lacks " +
-                    "(libcurl and tinyxml2 were not found when it was built)");
-  std::string all;
-  for (const std::string &n : names) all += (all.empty() ? "" : ", ") + n;
-  throw UserError("error: unknown proposer '" + name + "'; proposers are " + all);
+  check_proposer_name(name, "");
+  throw UserError("error: proposer '" + name + "' needs the model client, which this build of ksmith lacks " +
+                  "(libcurl and tinyxml2 were not found when it was built)");
 }
 
 }  // namespace ks

@@ -57,6 +57,9 @@ class Proposer {
 
 /// Every proposer's name: mutator, random, llm-schedule.
 const std::vector<std::string> &proposer_names();
+/// A UserError ("error: WHERE: unknown proposer 'x'; proposers are ...") unless name
+/// is one of them.
+void check_proposer_name(const std::string &name, const std::string &where);
 
 /// A proposer that lives outside this library (the LLM proposers in llm/, which
 /// the search does not link): ksmith registers it before a run.

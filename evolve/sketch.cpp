@@ -262,6 +262,32 @@ struct Drawer {
   std::map<std::string, StagePattern> pattern;
   std::set<std::string> done;
 
+  // The loops fused (where several), split by a group size drawn for `work` work-items,
+  // bound to group.x and local.x: the local loop, or "" where a step is refused (the
+  // caller rolls back).
+  std::string bind_flat(const std::string &s, const std::vector<std::string> &loops, int64_t work, int64_t *threads) {
+    std::string all = loops[0];
+    if (loops.size() > 1 && !b.fuse(s, loops, all = b.fresh("f"))) return "";
+    *threads = pick(group_sizes(least_group, max_group, work), rng);
+    const std::string g = b.fresh("g"), l = b.fresh("l");
+    if (!b.split(s, all, *threads, g, l) || !b.bind(s, g, ForKind::GroupX) || !b.bind(s, l, ForKind::LocalX)) return "";
+    return l;
+  }
+
+  // With probability p, the innermost reduction loop split by 2, 4 or 8 and its
+  // steps unrolled: the note's words, or "" (nothing changed).
+  std::string unroll_reduction(const Stage &stage, double p) {
+    if (!chance(rng, p)) return "";
+    const IterVar &r = stage.reduce_vars.back();
+    const int64_t u = pick(std::vector<int64_t>{2, 4, 8}, rng);
+    const std::string ro = b.fresh(r.name + "o"), ri = b.fresh(r.name + "i");
+    Builder::Mark before = b.mark();
+    if (r.extent >= u && b.split(stage.output, r.name, u, ro, ri) && b.step(PrimitiveKind::Unroll, stage.output, {ri}))
+      return ", reduction unrolled by " + std::to_string(u);
+    b.rollback(before);
+    return "";
+  }
+
   // A work-item per output: the spatial loops fused and split by the group size;
   // the innermost loop vectorised (elementwise stages) or the reduction unrolled.
   void per_output(const Stage &stage, bool try_vector = true) {
@@ -280,12 +306,8 @@ struct Drawer {
         width = lanes;
       }
     }
-    std::string all = loops[0];
-    if (loops.size() > 1 && !b.fuse(s, loops, all = b.fresh("f"))) return b.rollback(mark);
-    const int64_t work = extent_product(stage.spatial) / std::max<int64_t>(1, width);
-    const int64_t threads = pick(group_sizes(least_group, max_group, work), rng);
-    const std::string g = b.fresh("g"), l = b.fresh("l");
-    if (!b.split(s, all, threads, g, l) || !b.bind(s, g, ForKind::GroupX) || !b.bind(s, l, ForKind::LocalX))
+    int64_t threads = 0;
+    if (bind_flat(s, loops, extent_product(stage.spatial) / std::max<int64_t>(1, width), &threads).empty())
       return b.rollback(mark);
     std::string note = s + ": a work-item per output (" + std::to_string(threads);
     if (!vector_loop.empty()) {
@@ -295,17 +317,7 @@ struct Drawer {
       }
       note += ", float" + std::to_string(width);
     }
-    if (stage.reduce != ReduceOp::None && chance(rng, 0.6)) {
-      const std::string r = stage.reduce_vars.back().name;
-      const int64_t e = stage.reduce_vars.back().extent;
-      const int64_t u = pick(std::vector<int64_t>{2, 4, 8}, rng);
-      const std::string ro = b.fresh(r + "o"), ri = b.fresh(r + "i");
-      Builder::Mark before = b.mark();
-      if (e >= u && b.split(s, r, u, ro, ri) && b.step(PrimitiveKind::Unroll, s, {ri}))
-        note += ", reduction unrolled by " + std::to_string(u);
-      else
-        b.rollback(before);
-    }
+    if (stage.reduce != ReduceOp::None) note += unroll_reduction(stage, 0.6);
     notes.push_back(note + ")");
   }
 
@@ -323,24 +335,11 @@ struct Drawer {
     const std::string jo = b.fresh(loops.back() + "o"), jv = b.fresh(loops.back() + "v");
     if (b.extent(s, loops.back()) < lanes || !b.split(s, loops.back(), lanes, jo, jv)) return false;
     loops.back() = jo;
-    std::string all = loops[0];
-    if (loops.size() > 1 && !b.fuse(s, loops, all = b.fresh("f"))) return b.rollback(mark), false;
-    const int64_t work = extent_product(stage.spatial) / lanes;
-    const int64_t threads = pick(group_sizes(least_group, max_group, work), rng);
-    const std::string g = b.fresh("g"), l = b.fresh("l");
-    if (!b.split(s, all, threads, g, l) || !b.bind(s, g, ForKind::GroupX) || !b.bind(s, l, ForKind::LocalX) ||
-        !b.step(PrimitiveKind::CacheWrite, s, {l}))
-      return b.rollback(mark), false;
+    int64_t threads = 0;
+    const std::string l = bind_flat(s, loops, extent_product(stage.spatial) / lanes, &threads);
+    if (l.empty() || !b.step(PrimitiveKind::CacheWrite, s, {l})) return b.rollback(mark), false;
     std::string note = s + ": a work-item per " + std::to_string(lanes) + " columns (" + std::to_string(threads) +
-                       "), float" + std::to_string(lanes) + " sums in registers";
-    const IterVar &r = stage.reduce_vars.back();
-    const int64_t u = pick(std::vector<int64_t>{2, 4, 8}, rng);
-    const std::string ro = b.fresh(r.name + "o"), ri = b.fresh(r.name + "i");
-    Builder::Mark before = b.mark();
-    if (chance(rng, 0.8) && r.extent >= u && b.split(s, r.name, u, ro, ri) && b.step(PrimitiveKind::Unroll, s, {ri}))
-      note += ", reduction unrolled by " + std::to_string(u);
-    else
-      b.rollback(before);
+                       "), float" + std::to_string(lanes) + " sums in registers" + unroll_reduction(stage, 0.8);
     for (const std::string &v : {jv, jv + "_init", jv + "_out"})
       if (!b.step(PrimitiveKind::Vectorize, s, {v})) return b.rollback(mark), false;
     notes.push_back(note);

@@ -74,6 +74,13 @@ size_t on_header(char *data, size_t size, size_t count, void *user) {
   return size * count;
 }
 
+// The start of a body, on one line (for a message).
+std::string body_start(const std::string &body, size_t length) {
+  std::string start = body.substr(0, length);
+  std::replace(start.begin(), start.end(), '\n', ' ');
+  return start;
+}
+
 // What an error answer says: OpenAI's {"error": {"message": ...}}, {"error": "..."},
 // or the start of the body.
 std::string server_message(const std::string &body) {
@@ -83,9 +90,7 @@ std::string server_message(const std::string &body) {
     if (e.is_string()) return e.get<std::string>();
     if (e.is_object() && e.contains("message") && e["message"].is_string()) return e["message"].get<std::string>();
   }
-  std::string start = body.substr(0, 200);
-  std::replace(start.begin(), start.end(), '\n', ' ');
-  return start.empty() ? "(no body)" : start;
+  return body.empty() ? "(no body)" : body_start(body, 200);
 }
 
 void init_curl() {
@@ -236,11 +241,7 @@ class Exchange {
 
   void read_answer(const std::string &body, Answer *a) {
     const json j = json::parse(body, nullptr, false);
-    if (j.is_discarded()) {
-      std::string start = body.substr(0, 80);
-      std::replace(start.begin(), start.end(), '\n', ' ');
-      return fail(*a, "the answer is not JSON: " + start);
-    }
+    if (j.is_discarded()) return fail(*a, "the answer is not JSON: " + body_start(body, 80));
     if (!j.is_object() || !j.contains("choices") || !j["choices"].is_array() || j["choices"].empty())
       return fail(*a, "the answer has no choices");
     const json &choice = j["choices"][0];

@@ -10,7 +10,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -113,12 +112,7 @@ std::map<std::string, double> proposer_weights(const std::string &text) {
     }
     if (name.empty() || weights.count(name))
       throw UserError("error: --proposer: '" + text + "' names a proposer twice or not at all");
-    const std::vector<std::string> &names = proposer_names();
-    if (std::find(names.begin(), names.end(), name) == names.end()) {
-      std::string all;
-      for (const std::string &n : names) all += (all.empty() ? "" : ", ") + n;
-      throw UserError("error: --proposer: unknown proposer '" + name + "'; proposers are " + all);
-    }
+    check_proposer_name(name, "--proposer");
     weights[name] = weight;
   }
   return weights;
