@@ -130,11 +130,46 @@ void check_device_limits(const Program &program, const runtime::DeviceInfo &devi
   }
 }
 
+void check_plan_limits(const frontend::ResolvedPlan &plan, const runtime::DeviceInfo &device) {
+  for (const frontend::ResolvedLaunch &l : plan.launches) {
+    int64_t items = l.local[0] * l.local[1] * l.local[2];
+    if (items > static_cast<int64_t>(device.max_work_group_size))
+      throw UserError("error: kernel '" + l.kernel + "' has " + std::to_string(items) + " work-items per group; " +
+                      device.name + " allows " + std::to_string(device.max_work_group_size));
+    for (int d = 0; d < 3; ++d)
+      if (l.local[d] > static_cast<int64_t>(device.max_work_item_sizes[d]))
+        throw UserError("error: kernel '" + l.kernel + "' has " + std::to_string(l.local[d]) +
+                        " work-items along local." + "xyz"[d] + "; " + device.name + " allows " +
+                        std::to_string(device.max_work_item_sizes[d]));
+  }
+  for (const TensorDecl &t : plan.scratch)
+    if (device.max_allocation_bytes && static_cast<uint64_t>(t.bytes()) > device.max_allocation_bytes)
+      throw UserError("error: scratch buffer '" + t.name + "' takes " + std::to_string(t.bytes()) + " bytes; " +
+                      device.name + " allocates at most " + std::to_string(device.max_allocation_bytes));
+}
+
 namespace {
 
-// The launch plan of c's kernels over buffers by name.
+// The launch plan of c's kernels over buffers by name: the generated program's, or
+// a kernel body's own.
 runtime::LaunchPlan launch_plan(const Compiled &c, const std::map<std::string, runtime::BufferId> &ids) {
   runtime::LaunchPlan plan;
+  if (c.plan) {
+    for (const frontend::ResolvedLaunch &l : c.plan->launches) {
+      runtime::KernelLaunch launch;
+      launch.kernel = l.kernel;
+      for (int d = 0; d < 3; ++d) {
+        launch.local[d] = static_cast<size_t>(l.local[d]);
+        launch.global[d] = static_cast<size_t>(l.global[d]);
+      }
+      for (const frontend::ResolvedArg &a : l.args)
+        launch.args.push_back(a.kind == frontend::ResolvedArg::Kind::Size
+                                  ? runtime::LaunchArg::of_int(static_cast<int32_t>(a.value))
+                                  : runtime::LaunchArg(ids.at(a.name)));
+      plan.launches.push_back(launch);
+    }
+    return plan;
+  }
   for (const GeneratedKernel &k : c.code.kernels) {
     runtime::KernelLaunch launch;
     launch.kernel = k.name;
@@ -149,7 +184,10 @@ runtime::LaunchPlan launch_plan(const Compiled &c, const std::map<std::string, r
 }
 
 Bound bind(const Compiled &c, runtime::Device &device) {
-  check_device_limits(c.program, device.info());
+  if (c.plan)
+    check_plan_limits(*c.plan, device.info());
+  else
+    check_device_limits(c.program, device.info());
   Bound b(&device);
   for (const TensorDecl &t : c.program.buffers) b.ids[t.name] = device.allocate(static_cast<size_t>(t.bytes()));
   b.plan = launch_plan(c, b.ids);
@@ -683,6 +721,94 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
   time->versus_naive = versus;
 }
 
+// What each kernel of a body receives, for Clang's check: the plan's arguments, or
+// (the older form) the generated kernels' buffers.
+std::vector<frontend::CheckedArg> checked_args(const Compiled &c, const std::vector<std::string> &names,
+                                               const std::vector<int64_t> *sizes = nullptr) {
+  std::vector<frontend::CheckedArg> out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    frontend::CheckedArg a;
+    a.name = names[i];
+    if (sizes && (*sizes)[i] >= 0) {
+      a.kind = frontend::CheckedArg::Kind::Size;
+    } else {
+      const TensorDecl *t = nullptr;
+      for (const TensorDecl &b : c.program.buffers)
+        if (b.name == names[i]) t = &b;
+      a.type = t ? t->type : DType::F32;
+      a.kind = !t || t->role == TensorRole::Temp ? frontend::CheckedArg::Kind::Scratch
+               : t->role == TensorRole::Input    ? frontend::CheckedArg::Kind::Input
+                                                 : frontend::CheckedArg::Kind::Output;
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+// What Clang's check of a body needs besides its text.
+struct BodyLaunches {
+  std::vector<frontend::CheckedLaunch> launches;
+  std::vector<std::string> inputs;
+  std::vector<std::pair<std::string, int64_t>> defines;  // the older form's sizes
+};
+
+// Puts the kernel body in place of c's generated code: with its plan, as written,
+// over the spec's inputs and outputs and the plan's scratch buffers; without, after
+// the sizes as macros. UserError for a plan that does not resolve.
+BodyLaunches put_body(Compiled *c, const EvalOptions &options) {
+  frontend::KernelBody body = frontend::parse_kernel_body(
+      std::make_shared<SourceFile>(SourceFile{options.kernel_label, options.kernel_source}));
+  BodyLaunches out;
+  if (!body.plan) {
+    std::string text = "// sizes, as macros\n";
+    for (const SizeBinding &s : c->graph.sizes) {
+      text += "#define " + s.name + " " + std::to_string(s.value) + "\n";
+      out.defines.emplace_back(s.name, s.value);
+    }
+    for (const GeneratedKernel &k : c->code.kernels) out.launches.push_back({k.name, checked_args(*c, k.buffers)});
+    c->code.source = c->binary.opencl_c = text + "#line 1\n" + options.kernel_source;
+  } else {
+    c->plan = frontend::resolve_plan(*body.plan, c->graph);
+    c->code.source = c->binary.opencl_c = options.kernel_source;
+    std::vector<TensorDecl> buffers;
+    for (const TensorDecl &t : c->program.buffers)
+      if (t.role != TensorRole::Temp) buffers.push_back(t);
+    buffers.insert(buffers.end(), c->plan->scratch.begin(), c->plan->scratch.end());
+    c->program.buffers = buffers;
+    for (const frontend::ResolvedLaunch &l : c->plan->launches) {
+      std::vector<std::string> names;
+      std::vector<int64_t> sizes;
+      for (const frontend::ResolvedArg &a : l.args) {
+        names.push_back(a.name);
+        sizes.push_back(a.kind == frontend::ResolvedArg::Kind::Size ? a.value : -1);
+      }
+      out.launches.push_back({l.kernel, checked_args(*c, names, &sizes)});
+    }
+  }
+  for (const TensorDecl &t : c->program.buffers)
+    if (t.role == TensorRole::Input) out.inputs.push_back(t.name);
+  return out;
+}
+
+// The body in place (put_body), checked with Clang first (frontend/body_check.h)
+// unless ast holds that check's features already (the timed sizes change no rule):
+// a rule it breaks is a UserError, the compile stage's failure. Returns its features.
+CandidateFeatures attach_body(Compiled *c, const EvalOptions &options, std::optional<frontend::BodyFeatures> *ast) {
+  BodyLaunches b = put_body(c, options);
+#ifdef KS_WITH_CLANG
+  if (!*ast && options.clang_check) {
+    frontend::BodyCheck check = frontend::check_body(options.kernel_source, b.launches, b.inputs, b.defines);
+    if (!check.ok()) {
+      std::string text = check.text(options.kernel_label);
+      text.pop_back();  // the last line's newline
+      throw UserError("Clang refuses the body:\n" + text);
+    }
+    *ast = check.features;
+  }
+#endif
+  return body_features(c->graph, options.kernel_source, c->plan ? &*c->plan : nullptr, *ast ? &**ast : nullptr);
+}
+
 }  // namespace
 
 EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, runtime::Device &device,
@@ -706,15 +832,15 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
     }
   } held{options.lock};
   if (options.lock && !device.info().gpu) options.lock->share();
-  // The candidate's code at some sizes: generated, or the kernel body in its place.
+  // The candidate's code at some sizes: generated, or the kernel body in its place
+  // (read by Clang once: ast).
+  std::optional<frontend::BodyFeatures> ast;
   auto candidate = [&](const char *phase, frontend::SizeSet set, const frontend::SizeOverrides &sizes) {
     Compiled c =
         at_stage(phase, "compile", [&] { return compile_spec(spec, set, sizes, options.schedule, target, subgroups); });
     if (body) {
-      std::string defines = "// sizes, as macros\n";
-      for (const SizeBinding &s : c.graph.sizes) defines += "#define " + s.name + " " + std::to_string(s.value) + "\n";
-      c.code.source = c.binary.opencl_c = defines + "#line 1\n" + options.kernel_source;
-      record.features = body_features(c.graph, options.kernel_source);
+      if (!ast) record.features = body_features(c.graph, options.kernel_source, nullptr, nullptr);  // if refused
+      record.features = at_stage(phase, "compile", [&] { return attach_body(&c, options, &ast); });
     } else {
       record.features = program_features(c.graph, c.program, static_cast<int>(options.schedule.steps.size()),
                                          static_cast<int64_t>(c.code.source.size()));
@@ -773,6 +899,24 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   }
   record.time = time;
   return record;
+}
+
+bool have_body_check() {
+#ifdef KS_WITH_CLANG
+  return true;
+#else
+  return false;
+#endif
+}
+
+frontend::BodyCheck check_kernel_body(const frontend::Spec &spec, const EvalOptions &options) {
+  Compiled c = compile_spec(spec, frontend::SizeSet::Check, options.check_sizes, options.schedule);
+  BodyLaunches b = put_body(&c, options);
+#ifdef KS_WITH_CLANG
+  return frontend::check_body(options.kernel_source, b.launches, b.inputs, b.defines);
+#else
+  throw UserError("error: this build of ksmith has no Clang (libclang-cpp15-dev) to check kernel bodies with");
+#endif
 }
 
 std::vector<runtime::Timing> time_side_by_side(const frontend::Spec &spec, const frontend::SizeOverrides &sizes,

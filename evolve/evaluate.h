@@ -14,7 +14,9 @@
 #include "codegen/opencl_c.h"
 #include "evolve/features.h"
 #include "frontend/ast.h"
+#include "frontend/body_check.h"
 #include "frontend/elaborate.h"
+#include "frontend/kernel_body.h"
 #include "ir/cost.h"
 #include "ir/graph.h"
 #include "ir/loop_ir.h"
@@ -40,6 +42,10 @@ struct Compiled {
   Target target = Target::OpenCL;
   GeneratedProgram code;          // OpenCL C, or one GLSL shader per kernel
   runtime::DeviceProgram binary;  // what the device builds: the OpenCL C, or validated SPIR-V
+  // A kernel body's own launch plan, at these sizes: program.buffers are then the
+  // spec's inputs and outputs and the plan's scratch buffers, launched by the plan
+  // (program.kernels, the naive program's, are not run).
+  std::optional<frontend::ResolvedPlan> plan;
 };
 
 /// Throws UserError for a bad spec, schedule or sizes, or code the target refuses.
@@ -65,13 +71,19 @@ struct EvalOptions {
   frontend::SizeOverrides sizes;        // timed run (--size)
   frontend::SizeOverrides check_sizes;  // correctness check (--check-size)
   Schedule schedule;                    // applied at both sizes
-  // A kernel body: OpenCL C defining the program's kernels (same names and
-  // parameters, as `ksmith compile SPEC` prints them), compiled with every size as a
-  // macro (`#define N 4096`) and launched with the program's geometry (ids past the
-  // end included: guard them). The program is the naive one, or the schedule's when
-  // one is given (an edit of the code `ksmith compile --schedule` prints). Run in
-  // place of the generated code; empty: the generated code.
+  // A kernel body (frontend/kernel_body.h), run in place of the generated code;
+  // empty: the generated code. With a launch plan it is built as written and
+  // launched by its plan. Without one it defines the program's kernels (same names
+  // and parameters, as `ksmith compile SPEC` prints them), is compiled with every
+  // size as a macro (`#define N 4096`) and launched with the program's geometry (ids
+  // past the end included: guard them); the program is the naive one, or the
+  // schedule's when one is given (an edit of what `ksmith compile --schedule`
+  // prints). kernel_label names it in errors.
   std::string kernel_source;
+  std::string kernel_label = "kernel body";
+  // A kernel body is checked with Clang before any device (frontend/body_check.h),
+  // where the build has Clang; off only to test the evaluator's own defences.
+  bool clang_check = true;
   std::optional<uint64_t> seed;  // fixed inputs; fresh random ones when absent
   int trials = 2;                // check runs, each with fresh inputs
   bool time = true;
@@ -190,6 +202,15 @@ struct EvalRecord {
 EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, runtime::Device &device,
                     const EvalOptions &options);
 
+/// Whether this build checks kernel bodies with Clang (frontend/body_check.h): the
+/// GPU machine's build may go without libTooling.
+bool have_body_check();
+
+/// Clang's check of options.kernel_source at the spec's check sizes, as evaluate()
+/// runs it before any device. UserError for a spec, sizes or plan refused before
+/// Clang, or a build without Clang.
+frontend::BodyCheck check_kernel_body(const frontend::Spec &spec, const EvalOptions &options);
+
 /// Candidates timed side by side in one process, so that their times compare: each
 /// schedule (an empty one is the naive kernel) compiled at the timed sizes, then
 /// `rounds` rounds, each timing every candidate in turn (the order rotating by one
@@ -201,6 +222,11 @@ std::vector<runtime::Timing> time_side_by_side(const frontend::Spec &spec, const
                                                const std::vector<Schedule> &schedules, runtime::Device &device,
                                                const runtime::TimingOptions &timing, int rounds,
                                                DeviceLock *lock = nullptr);
+
+/// Throws UserError when a launch of a kernel body's plan exceeds a limit of the
+/// device (work-group size, work-items along a dimension) or a scratch buffer its
+/// largest allocation, naming the kernel or buffer.
+void check_plan_limits(const frontend::ResolvedPlan &plan, const runtime::DeviceInfo &device);
 
 /// Throws UserError when a kernel of the program exceeds a limit of the device
 /// (work-group size, work-items along a dimension, group counts, loop iterations on

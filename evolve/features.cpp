@@ -51,17 +51,31 @@ CandidateFeatures program_features(const Graph &graph, const Program &program, i
   return f;
 }
 
-CandidateFeatures body_features(const Graph &graph, const std::string &source) {
+CandidateFeatures body_features(const Graph &graph, const std::string &source, const frontend::ResolvedPlan *plan,
+                                const frontend::BodyFeatures *ast) {
   CandidateFeatures f;
   f.kind = "kernel body";
   f.stages = static_cast<int>(graph.stages.size());
   f.code_bytes = static_cast<int64_t>(source.size());
+  if (plan)
+    for (const frontend::ResolvedLaunch &l : plan->launches) {
+      f.max_group_size = std::max(f.max_group_size, l.local[0] * l.local[1] * l.local[2]);
+      f.max_work_items = std::max(f.max_work_items, l.global[0] * l.global[1] * l.global[2]);
+    }
+  f.parsed = ast != nullptr;
+  if (ast) {
+    f.kernels = plan ? static_cast<int>(plan->launches.size()) : ast->kernels;
+    f.max_loop_depth = ast->max_loop_depth;
+    f.local_memory_bytes = ast->local_memory_bytes;
+    f.barriers = ast->barriers;
+    f.vector_width = ast->vector_width;
+  }
   return f;
 }
 
 nlohmann::json CandidateFeatures::to_json() const {
   nlohmann::json j = {{"kind", kind}, {"stages", stages}, {"code_bytes", code_bytes}};
-  if (kind == "kernel body") return j;  // the rest needs the body parsed
+  if (kind == "kernel body" && !parsed) return j;  // the rest needs the body parsed
   j.update({{"schedule_steps", schedule_steps},
             {"kernels", kernels},
             {"max_group_size", max_group_size},
@@ -71,6 +85,7 @@ nlohmann::json CandidateFeatures::to_json() const {
             {"max_loop_depth", max_loop_depth},
             {"unrolled_loops", unrolled_loops},
             {"vectorized_loops", vectorized_loops}});
+  if (kind == "kernel body") j["vector_width"] = vector_width;
   return j;
 }
 

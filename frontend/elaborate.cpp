@@ -67,6 +67,52 @@ std::string describe(const std::vector<std::string> &names) {
   return out.empty() ? "none" : out;
 }
 
+// a op b, or an error where it overflows 64-bit integers.
+int64_t checked(const AstExpr &e, int64_t a, int64_t b, char op) {
+  int64_t r;
+  bool overflow = op == '+'   ? __builtin_add_overflow(a, b, &r)
+                  : op == '-' ? __builtin_sub_overflow(a, b, &r)
+                              : __builtin_mul_overflow(a, b, &r);
+  if (overflow) error_at(e.loc, "size expression overflows 64-bit integers");
+  return r;
+}
+
+}  // namespace
+
+int64_t size_value(const AstExpr &e, const std::map<std::string, int64_t> &sizes, const std::string &unknown_hint) {
+  auto value = [&](const AstExpr &x) { return size_value(x, sizes, unknown_hint); };
+  switch (e.kind) {
+    case Kind::Int: return e.int_value;
+    case Kind::Name: {
+      auto it = sizes.find(e.text);
+      if (it != sizes.end()) return it->second;
+      error_at(e.loc, "unknown size '" + e.text + "'" + unknown_hint);
+    }
+    case Kind::Unary:
+      if (e.text == "-") return checked(e, 0, value(*e.args[0]), '-');
+      break;
+    case Kind::Binary: {
+      int64_t a = value(*e.args[0]), b = value(*e.args[1]);
+      if (e.text == "+" || e.text == "-" || e.text == "*") return checked(e, a, b, e.text[0]);
+      if (e.text == "/" || e.text == "%") {
+        if (b == 0) error_at(e.loc, "division by zero in a size expression");
+        return e.text == "/" ? floor_div(a, b) : a - b * floor_div(a, b);
+      }
+      break;
+    }
+    case Kind::Call:
+      if ((e.text == "min" || e.text == "max") && e.args.size() == 2) {
+        int64_t a = value(*e.args[0]), b = value(*e.args[1]);
+        return e.text == "min" ? std::min(a, b) : std::max(a, b);
+      }
+      break;
+    default: break;
+  }
+  error_at(e.loc, "a size must be an integer expression of sizes (+ - * / % min max)");
+}
+
+namespace {
+
 class Elaborator {
  public:
   Elaborator(const Spec &spec, SizeSet which, const SizeOverrides &overrides)
@@ -100,46 +146,7 @@ class Elaborator {
   std::string current_;
 
   // ---- sizes ----
-  int64_t size_expr(const AstExpr &e) {
-    switch (e.kind) {
-      case Kind::Int: return e.int_value;
-      case Kind::Name: {
-        auto it = sizes_.find(e.text);
-        if (it != sizes_.end()) return it->second;
-        error_at(e.loc, "unknown size '" + e.text + "'" + known_sizes_hint());
-      }
-      case Kind::Unary:
-        if (e.text == "-") return checked(e, 0, size_expr(*e.args[0]), '-');
-        break;
-      case Kind::Binary: {
-        int64_t a = size_expr(*e.args[0]), b = size_expr(*e.args[1]);
-        if (e.text == "+" || e.text == "-" || e.text == "*") return checked(e, a, b, e.text[0]);
-        if (e.text == "/" || e.text == "%") {
-          if (b == 0) error_at(e.loc, "division by zero in a size expression");
-          return e.text == "/" ? floor_div(a, b) : a - b * floor_div(a, b);
-        }
-        break;
-      }
-      case Kind::Call:
-        if ((e.text == "min" || e.text == "max") && e.args.size() == 2) {
-          int64_t a = size_expr(*e.args[0]), b = size_expr(*e.args[1]);
-          return e.text == "min" ? std::min(a, b) : std::max(a, b);
-        }
-        break;
-      default: break;
-    }
-    error_at(e.loc, "a size must be an integer expression of sizes (+ - * / % min max)");
-  }
-
-  // a op b, or an error where it overflows 64-bit integers.
-  static int64_t checked(const AstExpr &e, int64_t a, int64_t b, char op) {
-    int64_t r;
-    bool overflow = op == '+'   ? __builtin_add_overflow(a, b, &r)
-                    : op == '-' ? __builtin_sub_overflow(a, b, &r)
-                                : __builtin_mul_overflow(a, b, &r);
-    if (overflow) error_at(e.loc, "size expression overflows 64-bit integers");
-    return r;
-  }
+  int64_t size_expr(const AstExpr &e) { return size_value(e, sizes_, known_sizes_hint()); }
 
   std::string known_sizes_hint() const {
     std::vector<std::string> names;

@@ -27,6 +27,11 @@ enum class SizeSet {
   Check,    // the `check` values where given, else the `where` values; then overrides
 };
 
+/// The value of a size expression (integers, sizes, + - * / % min max, as `where`
+/// clauses and kernel bodies' plans write them); UserError at the expression
+/// otherwise, unknown_hint appended to an unknown name's error ("; sizes are M, N").
+int64_t size_value(const AstExpr &e, const std::map<std::string, int64_t> &sizes, const std::string &unknown_hint);
+
 /// Elaborates spec with the chosen sizes. The result passes verify_graph().
 Graph elaborate(const Spec &spec, SizeSet which, const SizeOverrides &overrides);
 

@@ -29,7 +29,9 @@ constexpr int kMaxExpressionDepth = 256;
 
 class Parser {
  public:
-  explicit Parser(const std::shared_ptr<const SourceFile> &file) : file_(file), ts_(tokenize(file)) {}
+  explicit Parser(const std::shared_ptr<const SourceFile> &file) : file_(file), own_(tokenize(file)), ts_(own_) {}
+  // Over another parser's tokens (a kernel body's plan): expressions only.
+  explicit Parser(TokenStream &ts) : own_({}), ts_(ts) {}
 
   Spec spec() {
     Spec s;
@@ -73,9 +75,12 @@ class Parser {
     return s;
   }
 
+  AstExprPtr expression() { return expr(); }
+
  private:
   std::shared_ptr<const SourceFile> file_;
-  TokenStream ts_;
+  TokenStream own_;
+  TokenStream &ts_;
   std::set<std::string> known_;  // tensors and sizes, for the reduction rule
 
   std::string name(const char *what) {
@@ -256,6 +261,8 @@ class Parser {
 }  // namespace
 
 Spec parse_spec(const std::shared_ptr<const SourceFile> &file) { return Parser(file).spec(); }
+
+AstExprPtr parse_expression(TokenStream &ts) { return Parser(ts).expression(); }
 
 Spec load_spec(const std::string &path) { return parse_spec(read_source_file(path, "spec")); }
 

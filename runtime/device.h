@@ -91,11 +91,26 @@ struct BufferFill {
   uint32_t pattern = 0;
 };
 
+/// A kernel parameter's value: a buffer, or a 32-bit integer (a kernel body's sizes;
+/// OpenCL only).
+struct LaunchArg {
+  BufferId buffer = -1;
+  bool integer = false;
+  int32_t value = 0;
+  LaunchArg(BufferId id) : buffer(id) {}  // NOLINT: most arguments are buffers
+  static LaunchArg of_int(int32_t v) {
+    LaunchArg a(-1);
+    a.integer = true;
+    a.value = v;
+    return a;
+  }
+};
+
 struct KernelLaunch {
   std::string kernel;
   std::array<size_t, 3> global{1, 1, 1};  // work-items in total, per dimension
   std::array<size_t, 3> local{1, 1, 1};
-  std::vector<BufferId> args;  // one buffer per kernel parameter, in order
+  std::vector<LaunchArg> args;  // one per kernel parameter, in order
 };
 
 /// Kernels launched in order; each sees the writes of those before it.

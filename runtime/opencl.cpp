@@ -449,9 +449,14 @@ class OpenCLDevice : public Device {
     check(clGetKernelInfo(it->second, CL_KERNEL_NUM_ARGS, sizeof parameters, &parameters, nullptr), "clGetKernelInfo");
     if (parameters != launch.args.size())
       throw DeviceError("kernel '" + launch.kernel + "' takes " + std::to_string(parameters) +
-                        " parameters; the launch passes " + std::to_string(launch.args.size()) + " buffers");
+                        " parameters; the launch passes " + std::to_string(launch.args.size()) + " arguments");
     for (size_t a = 0; a < launch.args.size(); ++a) {
-      BufferId id = launch.args[a];
+      if (launch.args[a].integer) {
+        check(clSetKernelArg(it->second, static_cast<cl_uint>(a), sizeof(cl_int), &launch.args[a].value),
+              "clSetKernelArg");
+        continue;
+      }
+      BufferId id = launch.args[a].buffer;
       if (id < 0 || static_cast<size_t>(id) >= buffers_.size() || !buffers_[static_cast<size_t>(id)].view)
         throw DeviceError("unknown or released buffer in a launch");
       check(

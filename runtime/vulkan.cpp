@@ -504,9 +504,13 @@ class VulkanDevice : public Device {
     if (launch.args.size() != k.buffers)
       throw DeviceError("kernel '" + launch.kernel + "' takes " + std::to_string(k.buffers) +
                         " buffers; the launch gives " + std::to_string(launch.args.size()));
-    for (BufferId id : launch.args)
+    for (const LaunchArg &arg : launch.args) {
+      if (arg.integer)
+        throw DeviceError("kernel '" + launch.kernel + "' is given an integer; Vulkan launches here take buffers only");
+      BufferId id = arg.buffer;
       if (id < 0 || static_cast<size_t>(id) >= buffers_.size() || !*buffers_[static_cast<size_t>(id)].buffer)
         throw DeviceError("unknown or released buffer in a launch");
+    }
     size_t group = launch.local[0] * launch.local[1] * launch.local[2];
     if (group > info_.max_work_group_size)
       throw DeviceError("kernel '" + launch.kernel + "' needs " + std::to_string(group) +
@@ -554,7 +558,7 @@ class VulkanDevice : public Device {
       std::vector<vk::WriteDescriptorSet> writes;
       for (size_t i = 0; i < plan.launches.size(); ++i)
         for (size_t a = 0; a < plan.launches[i].args.size(); ++a) {
-          const Buffer &b = buffers_[static_cast<size_t>(plan.launches[i].args[a])];
+          const Buffer &b = buffers_[static_cast<size_t>(plan.launches[i].args[a].buffer)];
           infos.push_back({*b.buffer, b.guard, b.view_bytes()});
           writes.push_back(vk::WriteDescriptorSet(*r.sets[i], static_cast<uint32_t>(a), 0, 1,
                                                   vk::DescriptorType::eStorageBuffer, nullptr, &infos.back()));

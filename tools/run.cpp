@@ -8,6 +8,7 @@
 
 #include "evolve/compare.h"
 #include "evolve/workers.h"
+#include "frontend/kernel_body.h"
 #include "frontend/parser.h"
 #include "tools/cli.h"
 
@@ -48,9 +49,10 @@ int run(RunOptions &o) {
   options.time = !o.no_time;
   options.schedule = schedule_from(o.schedule);
   if (!o.kernel.empty()) {
-    options.kernel_source = read_source_file(o.kernel, "kernel body")->text;
-    if (options.kernel_source.find_first_not_of(" \t\r\n") == std::string::npos)
-      throw UserError("error: kernel body '" + o.kernel + "' is empty");
+    auto file = read_source_file(o.kernel, "kernel body");
+    frontend::parse_kernel_body(file);  // its plan's syntax, said here with the line shown
+    options.kernel_source = file->text;
+    options.kernel_label = o.kernel;
   }
   frontend::Spec spec = frontend::load_spec(o.spec);
   std::optional<Target> target = parse_target(o.target);
@@ -114,8 +116,9 @@ Command add_run(CLI::App &app) {
   CLI::App *command = app.add_subcommand("run", "Check a spec against the reference, then time it");
   add_spec_options(command, &o->spec, &o->schedule, &o->sizes);
   command->add_option("--kernel", o->kernel,
-                      "Run the OpenCL C kernel body in FILE in place of the generated code (sizes as macros; the "
-                      "launch geometry of the naive program, or of --schedule's)");
+                      "Run the OpenCL C kernel body in FILE in place of the generated code: launched by its own "
+                      "plan (a '/* ksmith plan ... */' comment, README), or without one with the naive program's "
+                      "kernels and geometry (or --schedule's), sizes as macros");
   command->add_option("--check-size", o->check_sizes, "Override a size of the correctness check: NAME=VALUE");
   add_target_option(command, &o->target);
   command->add_option(

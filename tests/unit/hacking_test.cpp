@@ -19,10 +19,13 @@ std::string cheat(const std::string &line, const std::string &replacement) {
   return at == std::string::npos ? body : body.replace(at, line.size(), replacement);
 }
 
-EvalRecord evaluated(const std::string &body, bool time = false, const std::string &sizes = "N=8,D=1024") {
+// clang: the body checked with Clang first; off, the evaluator's runs alone judge it.
+EvalRecord evaluated(const std::string &body, bool time = false, const std::string &sizes = "N=8,D=1024",
+                     bool clang = true) {
   const std::string path = std::string(KS_SOURCE_DIR) + "/examples/softmax.ks";
   EvalOptions options;
   options.kernel_source = body;
+  options.clang_check = clang;
   options.time = time;
   options.timing.batches = 3;
   options.timing.min_batch_ms = 0.2;
@@ -68,14 +71,24 @@ TEST_F(Hacking, PartialOutputsFail) {
   EXPECT_EQ(r.check.bad_elements, 5 * 37 - 5 * 37 / 2) << "the second half of the 5 x 37 check";
 }
 
-// An input overwritten after use: the outputs are right, the inputs are not.
+// An input overwritten after use: the outputs are right, the inputs are not. Clang's
+// check refuses the store before any device; where it cannot see one (a pointer it
+// cannot trace), the runs flag the changed input.
 TEST_F(Hacking, ChangedInputsAreFlagged) {
-  EvalRecord r =
-      evaluated(cheat("__kernel void e(__global const float *x, __global const float *row_max, __global float *e) {\n"
-                      "  int i = get_global_id(0);\n  if (i >= N * D) return;\n  e[i] = exp(x[i] - row_max[i / D]);\n",
-                      "__kernel void e(__global float *x, __global const float *row_max, __global float *e) {\n"
-                      "  int i = get_global_id(0);\n  if (i >= N * D) return;\n  e[i] = exp(x[i] - row_max[i / D]);\n"
-                      "  x[i] = 0.0f;\n"));
+  const std::string body = cheat(
+      "__kernel void e(__global const float *x, __global const float *row_max, __global float *e) {\n"
+      "  int i = get_global_id(0);\n  if (i >= N * D) return;\n  e[i] = exp(x[i] - row_max[i / D]);\n",
+      "__kernel void e(__global float *x, __global const float *row_max, __global float *e) {\n"
+      "  int i = get_global_id(0);\n  if (i >= N * D) return;\n  e[i] = exp(x[i] - row_max[i / D]);\n"
+      "  x[i] = 0.0f;\n");
+  if (have_body_check()) {
+    EvalRecord refused = evaluated(body);
+    ASSERT_TRUE(refused.failure) << refused.to_json().dump(2);
+    EXPECT_EQ(refused.failure->stage, "compile");
+    EXPECT_NE(refused.failure->message.find("[input-written] kernel e stores to input x"), std::string::npos)
+        << refused.failure->message;
+  }
+  EvalRecord r = evaluated(body, false, "N=8,D=1024", false);
   EXPECT_TRUE(r.check.passed) << "the outputs themselves are right";
   EXPECT_FALSE(r.ok());
   ASSERT_EQ(r.hacking_flags.size(), 1u) << r.to_json().dump(2);
@@ -168,7 +181,18 @@ TEST_F(Hacking, KernelBodiesRefuseClearly) {
   EvalOptions options;
   options.kernel_source = "__kernel void row_max(__global const float *x) { nowhere = 1; }\n";
   options.time = false;
-  // The driver's log is the record's compile log: what a proposer sees next.
+  // Clang's diagnostics, with line and column and the rule, are the record's compile log.
+  if (have_body_check()) {
+    EvalRecord r = evaluate(frontend::load_spec(path), path, *device, options);
+    ASSERT_TRUE(r.failure);
+    EXPECT_EQ(r.failure->stage, "compile");
+    EXPECT_NE(r.failure->message.find("kernel body:1:50: [syntax] use of undeclared identifier 'nowhere'"),
+              std::string::npos)
+        << r.failure->message;
+    EXPECT_NE(r.to_json()["compile"]["log"].get<std::string>().find("nowhere"), std::string::npos);
+  }
+  // Without it, the driver's log is: what a proposer sees next.
+  options.clang_check = false;
   EvalRecord r = evaluate(frontend::load_spec(path), path, *device, options);
   ASSERT_TRUE(r.failure);
   EXPECT_EQ(r.failure->stage, "build");

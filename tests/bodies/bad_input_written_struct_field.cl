@@ -1,0 +1,16 @@
+// spec: gelu
+// expect: rule input-written
+// Stores to the input through a struct's pointer field.
+/* ksmith plan
+   launch k global [N * D] local [64] (x, y, N, D)
+*/
+typedef struct { __global float *p; } view;
+__kernel void k(__global float *x, __global float *y, int N, int D) {
+  const int e = get_global_id(0);
+  if (e >= N * D) return;
+  view w;
+  w.p = x;
+  float v = x[e];
+  w.p[e] = 0.0f;
+  y[e] = 0.5f * v * (1.0f + erf(v * M_SQRT1_2_F));
+}

@@ -1,0 +1,12 @@
+// spec: gelu
+// expect: rule syntax
+// An elementwise GELU with a missing semicolon after the guard's index: Clang refuses it.
+/* ksmith plan
+   launch gelu_flat global [N * D] local [64] (x, y, N, D)
+*/
+__kernel void gelu_flat(__global const float *x, __global float *y, int N, int D) {
+  const int e = get_global_id(0)
+  if (e >= N * D) return;
+  const float v = x[e];
+  y[e] = 0.5f * v * (1.0f + erf(v * M_SQRT1_2_F));
+}
