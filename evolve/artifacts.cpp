@@ -53,6 +53,9 @@ std::string time_text(double unix_seconds) {
 
 void write(const std::filesystem::path &path, const std::string &text) { write_text_file(path.string(), text); }
 
+// What the report shows of a candidate: its schedule, or its kernel body's text.
+std::string code_of(const CandidateRow &c) { return c.body.empty() ? c.schedule : c.body; }
+
 // How well the cost model's predictions, made before each candidate it chose was
 // measured (so on rows it had not trained on), ranked what the device then measured:
 // Spearman's correlation with the first measured speedup (0 where not correct).
@@ -131,7 +134,7 @@ nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
     nlohmann::json e = {
         {"seq", c->eval_seq},        {"id", c->id},           {"island", c->island}, {"proposer", c->proposer},
         {"iteration", c->iteration}, {"parent", c->parent},   {"status", c->status}, {"verdict", c->verdict},
-        {"schedule", c->schedule},   {"seconds", c->seconds}, {"note", c->note}};
+        {"schedule", code_of(*c)},   {"seconds", c->seconds}, {"note", c->note}};
     e["predicted"] = std::isnan(c->predicted) ? nlohmann::json() : nlohmann::json(c->predicted);
     if (c->status == "correct") {
       e["speedup"] = best_of(*c);
@@ -168,14 +171,14 @@ nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
                        {"id", elite.id},
                        {"speedup", elite.speedup},
                        {"migrant", elite.migrant},
-                       {"schedule", by_id.count(elite.id) ? by_id.at(elite.id)->schedule : ""}});
+                       {"schedule", by_id.count(elite.id) ? code_of(*by_id.at(elite.id)) : ""}});
     data["islands"].push_back({{"island", i}, {"cells", cells}});
   }
   const CandidateRow *best = best_candidate(candidates, *run);
   data["best"] = nullptr;
   data["lineage"] = nlohmann::json::array();
   if (best) {
-    data["best"] = {{"id", best->id}, {"speedup", best->speedup}, {"schedule", best->schedule}};
+    data["best"] = {{"id", best->id}, {"speedup", best->speedup}, {"schedule", code_of(*best)}};
     if (best->retimed_speedup > 0)
       data["best"].update({{"retimed_speedup", best->retimed_speedup}, {"retimed_cv", best->retimed_cv}});
     // From the best back through its parents to the naive kernel, then oldest first.
@@ -195,7 +198,7 @@ nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
         for (const std::string &l : before)
           if (std::find(now.begin(), now.end(), l) == now.end()) removed.push_back(l);
       }
-      nlohmann::json step = {{"id", c.id},         {"speedup", best_of(c)},  {"schedule", c.schedule}, {"added", added},
+      nlohmann::json step = {{"id", c.id},         {"speedup", best_of(c)},  {"schedule", code_of(c)}, {"added", added},
                              {"removed", removed}, {"proposer", c.proposer}, {"note", c.note}};
       if (i && best_of(*chain[i - 1]) > 0) step["gain"] = best_of(c) / best_of(*chain[i - 1]);
       data["lineage"].push_back(step);
@@ -216,6 +219,31 @@ nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
   return data;
 }
 
+namespace {
+
+// best.sched and the code it gives the target: best.cl, or best.glsl and SPIR-V.
+void write_best_schedule(RunDatabase &db, const RunRow &run, const CandidateRow &best, const std::filesystem::path &out,
+                         const std::string &about) {
+  write(out / "best.sched", "# " + about + best.schedule);
+  EvolveConfig config = parse_config(run.config, db.path());
+  frontend::Spec spec = frontend::parse_spec(std::make_shared<SourceFile>(SourceFile{run.spec_path, run.spec_text}));
+  frontend::SizeOverrides sizes;
+  if (!config.sizes.empty()) frontend::parse_size_assignments(config.sizes, &sizes);
+  Schedule schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{"best.sched", best.schedule}));
+  const Target target = run.target == "spirv" ? Target::SPIRV : Target::OpenCL;
+  Compiled c = compile_spec(spec, frontend::SizeSet::Default, sizes, schedule, target);
+  if (target == Target::OpenCL) {
+    write(out / "best.cl", c.code.source);
+  } else {
+    write(out / "best.glsl", c.code.source);
+    for (const runtime::SpirvKernel &k : c.binary.spirv)
+      write(out / ("best." + k.name + ".spv"),
+            std::string(reinterpret_cast<const char *>(k.words.data()), k.words.size() * 4));
+  }
+}
+
+}  // namespace
+
 std::string write_artifacts(RunDatabase &db, int64_t run_id, const std::string &dir) {
   std::filesystem::create_directories(dir);
   std::optional<RunRow> run = db.run(run_id);
@@ -231,27 +259,15 @@ std::string write_artifacts(RunDatabase &db, int64_t run_id, const std::string &
     }
     char speedup[32];
     std::snprintf(speedup, sizeof speedup, "%.3gx", best_of(*best));
-    write(out / "best.sched", "# " + run->kernel + " at " + run->sizes + ": " + speedup + " over the naive kernel on " +
-                                  run->device + " (" + run->target + "), found by ksmith evolve (run " +
-                                  std::to_string(run->id) + ", " + std::to_string(evaluations) + " evaluations, " +
-                                  best->proposer + started + ")\n" + best->schedule);
+    const std::string about = run->kernel + " at " + run->sizes + ": " + speedup + " over the naive kernel on " +
+                              run->device + " (" + run->target + "), found by ksmith evolve (run " +
+                              std::to_string(run->id) + ", " + std::to_string(evaluations) + " evaluations, " +
+                              best->proposer + started + ")\n";
     write(out / "best.json", best->record);
-    EvolveConfig config = parse_config(run->config, db.path());
-    frontend::Spec spec =
-        frontend::parse_spec(std::make_shared<SourceFile>(SourceFile{run->spec_path, run->spec_text}));
-    frontend::SizeOverrides sizes;
-    if (!config.sizes.empty()) frontend::parse_size_assignments(config.sizes, &sizes);
-    Schedule schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{"best.sched", best->schedule}));
-    const Target target = run->target == "spirv" ? Target::SPIRV : Target::OpenCL;
-    Compiled c = compile_spec(spec, frontend::SizeSet::Default, sizes, schedule, target);
-    if (target == Target::OpenCL) {
-      write(out / "best.cl", c.code.source);
-    } else {
-      write(out / "best.glsl", c.code.source);
-      for (const runtime::SpirvKernel &k : c.binary.spirv)
-        write(out / ("best." + k.name + ".spv"),
-              std::string(reinterpret_cast<const char *>(k.words.data()), k.words.size() * 4));
-    }
+    if (!best->body.empty())  // a kernel body is its own code (ksmith run SPEC --kernel best.cl)
+      write(out / "best.cl", "// " + about + best->body);
+    else
+      write_best_schedule(db, *run, *best, out, about);
   }
   std::filesystem::path report = out / "report.html";
   write(report, render_report(report_data(db, run_id)));
@@ -273,17 +289,24 @@ std::string export_steps(RunDatabase &db, const ExportOptions &options) {
       std::optional<double> gain;
       if (child->status == "correct" && best_of(parent) > 0) gain = best_of(*child) / best_of(parent);
       if (options.best_steps && (!gain || *gain < options.min_gain)) continue;
-      nlohmann::json line = {
-          {"run", run.id},
-          {"spec", run.spec_path},
-          {"kernel", run.kernel},
-          {"sizes", run.sizes},
-          {"device", run.device},
-          {"proposer", child->proposer},
-          {"change", child->note},
-          {"parent", {{"id", parent.id}, {"schedule", parent.schedule}, {"record", record_summary(parent)}}},
-          {"child", {{"id", child->id}, {"schedule", child->schedule}, {"record", record_summary(*child)}}},
-          {"gain", gain ? nlohmann::json(*gain) : nlohmann::json()}};
+      nlohmann::json line = {{"run", run.id},
+                             {"spec", run.spec_path},
+                             {"kernel", run.kernel},
+                             {"sizes", run.sizes},
+                             {"device", run.device},
+                             {"proposer", child->proposer},
+                             {"change", child->note},
+                             {"parent",
+                              {{"id", parent.id},
+                               {"schedule", parent.schedule},
+                               {"body", parent.body},
+                               {"record", record_summary(parent)}}},
+                             {"child",
+                              {{"id", child->id},
+                               {"schedule", child->schedule},
+                               {"body", child->body},
+                               {"record", record_summary(*child)}}},
+                             {"gain", gain ? nlohmann::json(*gain) : nlohmann::json()}};
       out << line.dump() << "\n";
     }
   }

@@ -390,7 +390,7 @@ std::optional<Proposal> RandomProposer::propose(const ProposalContext &context, 
 }
 
 const std::vector<std::string> &proposer_names() {
-  static const std::vector<std::string> names = {"mutator", "random", "llm-schedule"};
+  static const std::vector<std::string> names = {"mutator", "random", "llm-schedule", "llm-kernel"};
   return names;
 }
 

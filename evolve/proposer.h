@@ -1,5 +1,5 @@
 // Proposers: given the spec, a parent with its evaluation, inspirations from its
-// island and recent failures, each returns a schedule to try. The built-in mutator
+// island and recent failures, each returns a schedule (or a kernel body) to try. The built-in mutator
 // (evolve/mutator.h) is the default, random search (sketches drawn at random) the
 // baseline every claim is measured against; an LLM proposer plugs in behind the
 // same interface.
@@ -20,10 +20,12 @@
 
 namespace ks {
 
-/// A candidate as a proposer sees it: its schedule and what its evaluation said.
+/// A candidate as a proposer sees it: its schedule or kernel body and what its
+/// evaluation said.
 struct CandidateView {
   std::string id;
   Schedule schedule;
+  std::string body;     // a kernel body (frontend/kernel_body.h); then schedule is empty
   double speedup = 0;   // over the naive kernel; 0 when it is not correct
   std::string verdict;  // "correct", or the reason it is not
   nlohmann::json features;
@@ -40,6 +42,9 @@ struct ProposalContext {
 struct Proposal {
   Schedule schedule;
   std::string note;  // what changed, in a few words ("factor: split y.d 512 -> 256")
+  // A kernel body with its launch plan in place of a schedule (llm-kernel's): the
+  // evaluator checks it with Clang and runs it; "" for a schedule.
+  std::string body;
 };
 
 class Proposer {
@@ -55,7 +60,7 @@ class Proposer {
   virtual std::vector<ModelCall> take_calls() { return {}; }
 };
 
-/// Every proposer's name: mutator, random, llm-schedule.
+/// Every proposer's name: mutator, random, llm-schedule, llm-kernel.
 const std::vector<std::string> &proposer_names();
 /// A UserError ("error: WHERE: unknown proposer 'x'; proposers are ...") unless name
 /// is one of them.

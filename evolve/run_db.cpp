@@ -12,7 +12,7 @@ namespace ks {
 
 namespace {
 
-// The schema, version 1. Candidates are keyed by run and identity; members and
+// The schema, version 2 (version 1 lacked candidates.body). Candidates are keyed by run and identity; members and
 // cells hold the archive (evolve/archive.h) as it stands.
 const char *kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS candidates (
   retimed_speedup REAL NOT NULL DEFAULT 0, retimed_cv REAL NOT NULL DEFAULT 0,
   record TEXT NOT NULL DEFAULT '', seconds REAL NOT NULL DEFAULT 0,
   created REAL NOT NULL, finished REAL NOT NULL DEFAULT 0, predicted REAL,
+  body TEXT NOT NULL DEFAULT '',
   PRIMARY KEY (run, id));
 CREATE INDEX IF NOT EXISTS candidates_by_seq ON candidates (run, seq);
 CREATE TABLE IF NOT EXISTS members (
@@ -141,6 +142,12 @@ RunDatabase::RunDatabase(const std::string &path) : path_(path) {
         exec(kSchema);
         exec("PRAGMA user_version = " + std::to_string(kRunDatabaseVersion));
       });
+    } else if (version == 1) {  // a run of an older ksmith, resumed: its candidates have no bodies
+      transaction([&] {
+        exec("ALTER TABLE candidates ADD COLUMN body TEXT NOT NULL DEFAULT ''");
+        exec(kSchema);  // tables added since (IF NOT EXISTS)
+        exec("PRAGMA user_version = " + std::to_string(kRunDatabaseVersion));
+      });
     }
   } catch (const DatabaseError &e) {
     sqlite3_close(db_);
@@ -212,7 +219,7 @@ RunRow run_from(const Statement &s) {
 
 const char *kCandidateColumns =
     "run, id, seq, eval_seq, schedule, proposer, note, parent, inspirations, island, iteration, seed, status, "
-    "verdict, speedup, median_ms, cv, retimed_speedup, retimed_cv, record, seconds, created, finished, predicted";
+    "verdict, speedup, median_ms, cv, retimed_speedup, retimed_cv, record, seconds, created, finished, predicted, body";
 
 CandidateRow candidate_from(const Statement &s) {
   CandidateRow c;
@@ -222,7 +229,7 @@ CandidateRow candidate_from(const Statement &s) {
   c.seed = static_cast<uint64_t>(s.integer(11)), c.status = s.text(12), c.verdict = s.text(13);
   c.speedup = s.real(14), c.median_ms = s.real(15), c.cv = s.real(16), c.retimed_speedup = s.real(17);
   c.retimed_cv = s.real(18), c.record = s.text(19), c.seconds = s.real(20), c.created = s.real(21);
-  c.finished = s.real(22), c.predicted = s.real_or_nan(23);
+  c.finished = s.real(22), c.predicted = s.real_or_nan(23), c.body = s.text(24);
   return c;
 }
 }  // namespace
@@ -244,7 +251,7 @@ std::vector<RunRow> RunDatabase::runs() {
 void RunDatabase::put_candidate(const CandidateRow &c) {
   Statement s(*this, (std::string("INSERT OR REPLACE INTO candidates (") + kCandidateColumns +
                       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
-                      "?19, ?20, ?21, ?22, ?23, ?24)")
+                      "?19, ?20, ?21, ?22, ?23, ?24, ?25)")
                          .c_str());
   s.bind(1, c.run).bind(2, c.id).bind(3, c.seq).bind(4, c.eval_seq).bind(5, c.schedule).bind(6, c.proposer);
   s.bind(7, c.note).bind(8, c.parent).bind(9, c.inspirations).bind(10, static_cast<int64_t>(c.island));
@@ -252,6 +259,7 @@ void RunDatabase::put_candidate(const CandidateRow &c) {
   s.bind(15, c.speedup).bind(16, c.median_ms).bind(17, c.cv).bind(18, c.retimed_speedup).bind(19, c.retimed_cv);
   s.bind(20, c.record).bind(21, c.seconds).bind(22, c.created > 0 ? c.created : now()).bind(23, c.finished);
   s.bind(24, c.predicted);  // NaN: NULL
+  s.bind(25, c.body);
   s.run();
 }
 

@@ -23,7 +23,7 @@ struct sqlite3_stmt;
 namespace ks {
 
 /// The schema this build writes; a database of a newer one is refused.
-constexpr int kRunDatabaseVersion = 1;
+constexpr int kRunDatabaseVersion = 2;  // 2: candidates' kernel bodies
 
 struct RunRow {
   int64_t id = 0;
@@ -42,11 +42,12 @@ struct RunRow {
 /// One candidate: its schedule, lineage and, once evaluated, its record.
 struct CandidateRow {
   int64_t run = 0;
-  std::string id;        // identity: the hash of its scheduled program
+  std::string id;        // identity: the hash of its scheduled program, or of its kernel body
   int64_t seq = 0;       // proposal order within the run
   int64_t eval_seq = 0;  // evaluation order (0 until evaluated; refusals have none)
-  std::string schedule;  // as printed
-  std::string proposer;  // "naive", "mutator", "random"
+  std::string schedule;  // as printed; "" for a kernel body
+  std::string body;      // a kernel body (OpenCL C with its launch plan), or "" for a schedule
+  std::string proposer;  // "naive", "start", or a proposer's name ("mutator", "llm-kernel", ...)
   std::string note;      // what the proposer changed
   std::string parent;
   std::string inspirations;  // JSON array of ids

@@ -286,8 +286,20 @@ class Search {
     return path.string();
   }
 
+  // A kernel body's file for its child, written the same way.
+  std::string body_file(const CandidateRow &c) const {
+    std::filesystem::path path = std::filesystem::path(setup_.work_dir) / "bodies" / (c.id + ".cl");
+    std::filesystem::create_directories(path.parent_path());
+    write_text_file(path.string(), c.body);
+    return path.string();
+  }
+
   void submit_evaluation(const CandidateRow &c) {
-    std::vector<std::string> args = {"run", spec_file_, "--json", "--schedule", schedule_file(c)};
+    std::vector<std::string> args = {"run", spec_file_, "--json"};
+    if (c.body.empty())
+      args.insert(args.end(), {"--schedule", schedule_file(c)});
+    else
+      args.insert(args.end(), {"--kernel", body_file(c)});
     std::vector<std::string> device = device_args();
     args.insert(args.end(), device.begin(), device.end());
     args.insert(args.end(), {"--trials", std::to_string(config_.trials), "--batches", std::to_string(config_.batches),
@@ -347,6 +359,7 @@ class Search {
     CandidateView v;
     v.id = id;
     v.schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{id + ".sched", c.schedule}));
+    v.body = c.body;
     v.speedup = c.status == "correct" ? (c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup) : 0;
     v.verdict = c.verdict;
     nlohmann::json record = nlohmann::json::parse(c.record.empty() ? "{}" : c.record, nullptr, false);
@@ -409,6 +422,7 @@ class Search {
   const std::vector<float> &features_of(const CandidateRow &c) {
     auto it = cost_features_.find(c.id);
     if (it != cost_features_.end()) return it->second;
+    if (!c.body.empty()) return cost_features_[c.id];  // a kernel body has no Loop IR: the model learns nothing of it
     Replayed r = replay(graph_, parse_schedule(std::make_shared<SourceFile>(SourceFile{c.id + ".sched", c.schedule})));
     return cost_features_[c.id] = r.program ? cost_features(*r.program) : std::vector<float>();
   }
@@ -482,6 +496,15 @@ class Search {
       std::optional<Proposal> proposal = proposer.propose(context, own);
       record_calls(proposer, c.seq);
       if (!proposal) continue;
+      if (!proposal->body.empty()) {  // a kernel body: no replay; Clang and the evaluator judge it
+        std::string id = hash_text("kernel body\n" + proposal->body);
+        if (candidates_.count(id)) {
+          ++counters_.duplicates;
+          continue;
+        }
+        members.push_back({std::move(*proposal), id, {}});
+        break;
+      }
       Replayed r = replay_both(proposal->schedule);
       if (!r.program) {
         ++counters_.refused;
@@ -532,7 +555,8 @@ class Search {
     }
     Member &m = members[chosen];
     if (!m.features.empty()) cost_features_[m.id] = m.features;
-    c.schedule = print_schedule(m.proposal.schedule);
+    c.schedule = m.proposal.body.empty() ? print_schedule(m.proposal.schedule) : "";
+    c.body = m.proposal.body;
     c.note = m.proposal.note + " (" + parent_pick_name(pick) + " parent" + how + ")";
     c.created = unix_seconds();
     c.id = m.id;
@@ -620,7 +644,10 @@ class Search {
     const CandidateRow &best = candidates_.at(counters_.best);
     const double old = speedup_of(best);
     if (c.speedup <= old) return;
-    if (c.speedup < old * (1 + config_.retime_within) && best.proposer != "naive") {
+    // Kernel bodies are not timed side by side (ksmith time takes schedules): their
+    // evaluation's time stands.
+    if (c.speedup < old * (1 + config_.retime_within) && best.proposer != "naive" && c.body.empty() &&
+        best.body.empty()) {
       counters_.pending_retimes = {best.id, c.id};
       return;
     }
@@ -829,7 +856,7 @@ class Search {
   std::vector<std::string> top_candidates(int n) const {
     std::vector<const CandidateRow *> correct;
     for (const auto &[id, c] : candidates_)
-      if (c.status == "correct" && c.proposer != "naive") correct.push_back(&c);
+      if (c.status == "correct" && c.proposer != "naive" && c.body.empty()) correct.push_back(&c);
     std::sort(correct.begin(), correct.end(),
               [&](const CandidateRow *a, const CandidateRow *b) { return speedup_of(*a) > speedup_of(*b); });
     std::vector<std::string> out;

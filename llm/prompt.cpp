@@ -37,36 +37,46 @@ std::string steps(const std::string &schedule) {
   return schedule.empty() ? "    (none: the naive kernel)" : indented(schedule);
 }
 
-std::string shown(const std::vector<ShownCandidate> &candidates, const std::vector<std::string> &problems) {
+// A candidate's schedule, or its kernel body.
+std::string code(const ShownCandidate &c) { return c.body.empty() ? steps(c.schedule) : indented(c.body); }
+
+std::string shown(const std::vector<ShownCandidate> &candidates, const std::vector<std::string> &problems,
+                  const char *wanted) {
   std::string out;
-  for (const ShownCandidate &c : candidates) out += "- " + c.record + ":\n" + steps(c.schedule) + "\n";
-  for (const std::string &p : problems) out += "- your answer gave no schedule: " + p + "\n";
+  for (const ShownCandidate &c : candidates)
+    out += "- " + c.record + (c.body.empty() ? ":\n" : ", a kernel body:\n") + code(c) + "\n";
+  for (const std::string &p : problems) out += std::string("- your answer gave no ") + wanted + ": " + p + "\n";
   if (out.empty()) return "(none)";
   out.pop_back();
   return out;
 }
 
-Prompt assemble(const PromptInputs &in, const std::string &loops) {
+enum class Kind { Schedule, Kernel };
+
+// long_text: the parent's Loop IR (schedule) or code (kernel), as trimmed.
+Prompt assemble(const PromptInputs &in, const std::string &long_text, Kind kind) {
+  const bool kernel = kind == Kind::Kernel;
   const std::map<std::string, std::string> values = {
       {"device", in.device},
       {"spec", indented(in.spec)},
-      {"parent_record", in.parent.record},
-      {"parent_schedule", steps(in.parent.schedule)},
-      {"parent_loops", indented(loops)},
-      {"inspirations", shown(in.inspirations, {})},
-      {"failures", shown(in.failures, in.answer_problems)},
+      {"parent_record", in.parent.record + (in.parent.body.empty() ? "" : ", a kernel body")},
+      {"parent_schedule", code(in.parent)},
+      {kernel ? "parent_code" : "parent_loops", indented(long_text)},
+      {"inspirations", shown(in.inspirations, {}, "")},
+      {"failures", shown(in.failures, in.answer_problems, kernel ? "kernel body" : "schedule")},
   };
-  return Prompt{fill(kScheduleSystemPrompt, values), fill(kScheduleUserPrompt, values)};
+  return kernel ? Prompt{fill(kKernelSystemPrompt, values), fill(kKernelUserPrompt, values)}
+                : Prompt{fill(kScheduleSystemPrompt, values), fill(kScheduleUserPrompt, values)};
 }
 
 size_t tokens(const Prompt &p) { return approx_tokens(p.system) + approx_tokens(p.user); }
 
-}  // namespace
-
-Prompt schedule_prompt(const PromptInputs &inputs, size_t token_budget) {
+// Over the budget: the model's failed answers go first, then the failures, the
+// inspirations (the last first), then the long text's last lines.
+Prompt trimmed(const PromptInputs &inputs, const std::string &long_text, Kind kind, size_t token_budget) {
   PromptInputs in = inputs;
-  std::string loops = in.parent_loops;
-  Prompt p = assemble(in, loops);
+  std::string loops = long_text;
+  Prompt p = assemble(in, loops, kind);
   while (tokens(p) > token_budget) {
     if (!in.answer_problems.empty())
       in.answer_problems.erase(in.answer_problems.begin());
@@ -75,11 +85,11 @@ Prompt schedule_prompt(const PromptInputs &inputs, size_t token_budget) {
     else if (!in.inspirations.empty())
       in.inspirations.pop_back();
     else {
-      // The Loop IR's last lines, a note saying how many.
+      // The long text's last lines go, a note saying how many.
       std::vector<std::string> lines;
-      for (size_t at = 0; at < in.parent_loops.size();) {
-        const size_t end = std::min(in.parent_loops.find('\n', at), in.parent_loops.size());
-        lines.push_back(in.parent_loops.substr(at, end - at));
+      for (size_t at = 0; at < long_text.size();) {
+        const size_t end = std::min(long_text.find('\n', at), long_text.size());
+        lines.push_back(long_text.substr(at, end - at));
         at = end + 1;
       }
       const size_t over = (tokens(p) - token_budget) * 4 + 24;  // and the note's own length
@@ -89,11 +99,21 @@ Prompt schedule_prompt(const PromptInputs &inputs, size_t token_budget) {
       loops.clear();
       for (size_t i = 0; i < keep; ++i) loops += lines[i] + "\n";
       loops += "... (" + std::to_string(lines.size() - keep) + " more lines)";
-      return assemble(in, loops);
+      return assemble(in, loops, kind);
     }
-    p = assemble(in, loops);
+    p = assemble(in, loops, kind);
   }
   return p;
+}
+
+}  // namespace
+
+Prompt schedule_prompt(const PromptInputs &inputs, size_t token_budget) {
+  return trimmed(inputs, inputs.parent_loops, Kind::Schedule, token_budget);
+}
+
+Prompt kernel_prompt(const PromptInputs &inputs, size_t token_budget) {
+  return trimmed(inputs, inputs.parent_code, Kind::Kernel, token_budget);
 }
 
 }  // namespace ks::llm

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`ksmith evolve` with the llm-schedule proposer, against the stand-in server of
+"""`ksmith evolve` with the LLM proposers, against the stand-in server of
 tests/llm (canned answers on localhost: no model is reachable from these machines):
 
 1. a run mixing the mutator and the stand-in's schedules improves on the naive
@@ -8,7 +8,10 @@ tests/llm (canned answers on localhost: no model is reachable from these machine
    the run writes, nor in its output;
 2. answers that give no schedule are recorded with their reason, which goes into the
    next prompt (the stand-in logs each prompt's length);
-3. without a model the run says so once and gives the share to the mutator; a bad
+3. llm-kernel: the model's body (with its plan) is evaluated, with the features
+   Clang's AST gave; a body Clang refuses is recorded with its rule, which the next
+   prompt shows;
+4. without a model the run says so once and gives the share to the mutator; a bad
    --proposer is an error.
 
 SKIPs (exit 77) without an OpenCL device.
@@ -96,7 +99,38 @@ try:
     lengths = [json.loads(line)["user_chars"] for line in list(open(log))[before:]]
     check(len(lengths) >= 2 and lengths[1] > lengths[0], "the next prompt carries the reason (%s)" % lengths[:3])
 
-    # 3. No model; bad flags.
+    # 3. Kernel bodies: the model's body evaluated; one Clang refuses recorded with
+    # its rule, and its verdict goes into the next prompt.
+    r = evolve("kernel", "--budget", "3", "--proposer", "mutator:0.3,llm-kernel:0.7", "--llm-url", url,
+               "--llm-model", "good-kernel")
+    check(r.returncode == 0, "a run with llm-kernel finishes (exit %d: %s)" % (r.returncode, r.stderr[-300:]))
+    db = sqlite3.connect(os.path.join(work, "kernel", "evolve.db"))
+    bodies = db.execute("SELECT status, body, record, speedup FROM candidates WHERE proposer = 'llm-kernel'").fetchall()
+    # (Timed, not necessarily faster: a 16x16 local-memory tile loses to the naive
+    # kernel at N=64 on PoCL.)
+    check(any(s == "correct" and "ksmith plan" in b and sp > 0 for s, b, _, sp in bodies),
+          "the model's body was evaluated, correct and timed: %s" %
+          [(s, sp) for s, _, _, sp in bodies])
+    check(any(json.loads(rec or "{}").get("features", {}).get("barriers") == 2 for _, _, rec, _ in bodies),
+          "its record carries the features Clang's AST gave (2 barriers)")
+    best = db.execute("SELECT proposer FROM candidates WHERE status = 'correct' ORDER BY speedup DESC LIMIT 1").fetchone()
+    if best and best[0] == "llm-kernel":
+        text = open(os.path.join(work, "kernel", "best.cl")).read()
+        check("ksmith plan" in text and text.startswith("// matmul at N=64"),
+              "the best, a body, is the run's best.cl as it ran: %s" % text[:80])
+    before = sum(1 for _ in open(log))
+    r = evolve("badkernel", "--budget", "3", "--proposer", "llm-kernel", "--llm-url", url,
+               "--llm-model", "bad-kernel")
+    check(r.returncode == 0, "a run whose bodies Clang refuses finishes (exit %d: %s)" % (r.returncode, r.stderr[-300:]))
+    db = sqlite3.connect(os.path.join(work, "badkernel", "evolve.db"))
+    verdicts = [v for (v,) in db.execute("SELECT verdict FROM candidates WHERE proposer = 'llm-kernel'")]
+    check(any("[input-written] kernel k stores to input a" in v for v in verdicts),
+          "Clang's refusal is the candidate's verdict, with its rule: %s" % verdicts[:1])
+    prompts = [json.loads(line) for line in list(open(log))[before:]]
+    check(any("input-written" in p.get("user_text", "") for p in prompts[1:]),
+          "the next prompt shows the refusal to the model")
+
+    # 4. No model; bad flags.
     r = evolve("none", "--budget", "2", "--proposer", "mutator:0.5,llm-schedule:0.5", key=None)
     said = (r.stdout + r.stderr).count("no model configured")
     check(r.returncode == 0 and said == 1, "without a model the run says so once (%d) and finishes" % said)

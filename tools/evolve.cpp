@@ -22,7 +22,7 @@
 #include "evolve/proposer.h"
 #include "evolve/search.h"
 #ifdef KS_WITH_LLM
-#include "llm/schedule_proposer.h"
+#include "llm/proposers.h"
 #endif
 #include "frontend/parser.h"
 #include "tools/cli.h"
@@ -108,7 +108,7 @@ std::map<std::string, double> proposer_weights(const std::string &text) {
       weight = std::strtod(w.c_str(), &end);
       if (w.empty() || *end || !(weight >= 0) || weight > 1e6)
         throw UserError("error: --proposer: '" + item + "' needs a weight from 0 to 1e6 after the colon, as " +
-                        "mutator:0.6,llm-schedule:0.4");
+                        "mutator:0.6,llm-schedule:0.3,llm-kernel:0.1");
     }
     if (name.empty() || weights.count(name))
       throw UserError("error: --proposer: '" + text + "' names a proposer twice or not at all");
@@ -237,8 +237,8 @@ Command add_evolve(CLI::App &app) {
   command->add_option("--seed", o->seed, "Seed of the search's random stream");
   command->add_option("--workers", o->workers, "Evaluations in flight at once")->check(CLI::Range(1, 256));
   command->add_option("--proposer", o->proposer,
-                      "mutator (default), random (the baseline), llm-schedule, or a mix with weights: "
-                      "mutator:0.6,llm-schedule:0.4");
+                      "mutator (default), random (the baseline), llm-schedule, llm-kernel, or a mix with weights: "
+                      "mutator:0.6,llm-schedule:0.3,llm-kernel:0.1");
   command->add_option("--llm-url", o->llm_url,
                       "The model's OpenAI-compatible base URL (default $OPENAI_BASE_URL; its key from "
                       "$OPENAI_API_KEY)");

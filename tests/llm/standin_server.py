@@ -28,10 +28,34 @@ GOOD_SCHEDULE = (
     "\nsplit c.j 64 -> jo ji\n</schedule>\nThat should be faster.")
 CANNED = {
     "good-schedule": GOOD_SCHEDULE,
+    # A matmul body (examples/matmul.ks) with its plan: 16x16 tiles in local memory.
     "good-kernel": (
-        "<reasoning>One work-item per output.</reasoning>\n<kernel>\n"
-        "__kernel void k(__global const float *x, __global float *y) "
-        "{ int i = get_global_id(0); y[i] = x[i]; }\n</kernel>"),
+        "<reasoning>Tiles of 16x16 in local memory, one output a work-item."
+        "</reasoning>\n<kernel>\n/* ksmith plan\n"
+        "   launch mm global [N, N] local [16, 16] (a, b, c, N)\n*/\n"
+        "__kernel void mm(__global const float *a, __global const float *b,"
+        " __global float *c, int N) {\n"
+        "  __local float ta[16][16], tb[16][16];\n"
+        "  const int j = get_global_id(0), i = get_global_id(1);\n"
+        "  const int lj = get_local_id(0), li = get_local_id(1);\n"
+        "  float acc = 0.0f;\n"
+        "  for (int k0 = 0; k0 < N; k0 += 16) {\n"
+        "    ta[li][lj] = i < N && k0 + lj < N ? a[i * N + k0 + lj] : 0.0f;\n"
+        "    tb[li][lj] = k0 + li < N && j < N ? b[(k0 + li) * N + j] : 0.0f;\n"
+        "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+        "    for (int k = 0; k < 16; ++k) acc += ta[li][k] * tb[k][lj];\n"
+        "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+        "  }\n"
+        "  if (i < N && j < N) c[i * N + j] = acc;\n"
+        "}\n</kernel>"),
+    # The same shape of answer, but the body writes its input: Clang refuses it.
+    "bad-kernel": (
+        "<reasoning>Reuse the input as scratch.</reasoning>\n<kernel>\n"
+        "/* ksmith plan\n   launch k global [N * N] local [64] (a, b, c, N)\n*/\n"
+        "__kernel void k(__global float *a, __global const float *b,"
+        " __global float *c, int N) {\n"
+        "  int e = get_global_id(0);\n  if (e >= N * N) return;\n"
+        "  a[e] = 0.0f;\n  c[e] = b[e];\n}\n</kernel>"),
     "prose": "I think you should tile the loops and use local memory.",
     "broken-xml":
         "<reasoning>unclosed <schedule>split c.i 4 -> a b</reasoning>",
@@ -180,7 +204,10 @@ class Handler(BaseHTTPRequestHandler):
                  "status": status, "time": time.time(),
                  "user_chars": sum(len(str(m.get("content", "")))
                                    for m in messages if isinstance(m, dict)
-                                   and m.get("role") == "user")}
+                                   and m.get("role") == "user"),
+                 "user_text": "".join(str(m.get("content", ""))
+                                      for m in messages if isinstance(m, dict)
+                                      and m.get("role") == "user")}
         entry.update((p, request.get(p)) for p in PARAMS)
         with LOCK, open(self.log_path, "a") as log:
             log.write(json.dumps(entry) + "\n")

@@ -229,7 +229,7 @@ TEST(Config, ErrorsNameTheKeyAndLine) {
   EXPECT_EQ(config_error("[archive]\nbins = { kernels = [3, 2] }\n"),
             "run.toml:2:24: error: archive.bins.kernels must increase");
   EXPECT_EQ(config_error("[search]\nproposers = { llm = 1.0 }\n"),
-            "run.toml:2:21: error: unknown search.proposers 'llm'; they are mutator, random, llm-schedule");
+            "run.toml:2:21: error: unknown search.proposers 'llm'; they are mutator, random, llm-schedule, llm-kernel");
   // The model's key is never in a file: [llm] names the variable that holds it.
   EXPECT_EQ(config_error("[llm]\nkey_variable = \"sk-abc = 1\"\n"),
             "run.toml:2:16: error: llm.key_variable names an environment variable (the key itself never goes in a "
@@ -281,8 +281,44 @@ TEST(RunDatabase, RefusesWhatItCannotRead) {
   sqlite3_close(raw);
   EXPECT_EQ(test::user_error([&] { RunDatabase db(newer); }),
             "error: the run database '" + newer +
-                "' has format version 99; this ksmith reads version 1 and older (a newer ksmith wrote it)");
+                "' has format version 99; this ksmith reads version 2 and older (a newer ksmith wrote it)");
   for (const std::string &p : {garbage, other, newer}) std::filesystem::remove(p);
+}
+
+// A database an older ksmith wrote (version 1: no kernel bodies) opens, gains the
+// column, and keeps its candidates.
+TEST(RunDatabase, AVersionOneDatabaseIsMigrated) {
+  const std::string path = temp_path("v1.db");
+  int64_t run = 0;
+  {
+    RunDatabase db(path);
+    RunRow r;
+    r.spec_path = "s.ks", r.kernel = "k", r.spec_text = "", r.device = "d", r.target = "opencl", r.sizes = "";
+    r.config = "{}", r.status = "running";
+    run = db.add_run(r);
+    CandidateRow c;
+    c.run = run, c.id = "00000000000000aa", c.schedule = "split y.n 4 -> a b", c.proposer = "mutator";
+    db.put_candidate(c);
+  }
+  sqlite3 *raw = nullptr;
+  sqlite3_open(path.c_str(), &raw);
+  ASSERT_EQ(
+      sqlite3_exec(raw, "ALTER TABLE candidates DROP COLUMN body; PRAGMA user_version = 1", nullptr, nullptr, nullptr),
+      SQLITE_OK)
+      << sqlite3_errmsg(raw);
+  sqlite3_close(raw);
+  RunDatabase db(path);
+  std::vector<CandidateRow> rows = db.candidates(run);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].schedule, "split y.n 4 -> a b");
+  EXPECT_EQ(rows[0].body, "");
+  CandidateRow body = rows[0];
+  body.id = "00000000000000bb", body.schedule = "", body.body = "/* ksmith plan ... */";
+  db.put_candidate(body);
+  rows = db.candidates(run);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].id == body.id ? rows[0].body : rows[1].body, "/* ksmith plan ... */");
+  std::filesystem::remove(path);
 }
 
 // ---- whole searches on the simulated queue -----------------------------------------

@@ -46,6 +46,39 @@ TEST(ModelPrompts, ScheduleMatchesItsGoldenCopy) {
     EXPECT_NE(text.find(shown), std::string::npos) << shown;
 }
 
+// The kernel-body prompt: the parent's code in place of its Loop IR; bodies among
+// the candidates shown as bodies.
+TEST(ModelPrompts, KernelMatchesItsGoldenCopy) {
+  PromptInputs in = inputs();
+  in.parent_code = "__kernel void c_k0(__global const float *restrict a, ...) {\n  ...\n}";
+  in.inspirations.push_back({"", "2.50x over the naive kernel",
+                             "/* ksmith plan\n   launch mm global [48, 64] local [16, 16] (a, b, c)\n*/\n..."});
+  in.failures.push_back(
+      {"", "does not compile: Clang refuses the body: b.cl:4:3: [input-written] kernel k stores to input a",
+       "/* ksmith plan ... */"});
+  in.answer_problems = {"its kernel body has no plan: start it with /* ksmith plan ... */"};
+  const Prompt p = kernel_prompt(in, 100000);
+  const std::string text = "=== system\n" + p.system + "=== user\n" + p.user;
+  const std::string path = std::string(KS_SOURCE_DIR) + "/tests/llm/golden/kernel_prompt.txt";
+  if (std::getenv("KS_UPDATE_GOLDEN")) std::ofstream(path) << text;
+  EXPECT_EQ(text, read(path)) << "KS_UPDATE_GOLDEN=1 rewrites " << path;
+  EXPECT_EQ(text.find("{{"), std::string::npos);
+  for (const std::string &shown : {"48 KiB of local memory", "/* ksmith plan", "c_k0(__global const float",
+                                   "2.50x over the naive kernel, a kernel body:", "[input-written]",
+                                   "your answer gave no kernel body: its kernel body has no plan"})
+    EXPECT_NE(text.find(shown), std::string::npos) << shown;
+  EXPECT_EQ(text.find("for io in 0..4 group.x"), std::string::npos) << "the Loop IR is the schedule prompt's";
+  // Over the budget, the code's last lines go last of all, a note saying how many.
+  in.failures.clear();
+  in.inspirations.clear();
+  in.answer_problems.clear();
+  for (int i = 0; i < 200; ++i) in.parent_code += "\n  y[" + std::to_string(i) + "] = 0.0f;";
+  const Prompt small = kernel_prompt(in, 1200);
+  EXPECT_LE(approx_tokens(small.system) + approx_tokens(small.user), 1200u);
+  EXPECT_NE(small.user.find("more lines)"), std::string::npos);
+  EXPECT_NE(small.user.find("c_k0(__global"), std::string::npos);
+}
+
 size_t tokens_of(const PromptInputs &in) {
   const Prompt p = schedule_prompt(in, 100000);
   return approx_tokens(p.system) + approx_tokens(p.user);

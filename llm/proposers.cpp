@@ -1,0 +1,140 @@
+// The LLM proposers: prompt, one request, the answer's schedule or body taken.
+#include "llm/proposers.h"
+
+#include "codegen/opencl_c.h"
+#include "frontend/kernel_body.h"
+#include "ir/diagnostic.h"
+#include "ir/printer.h"
+#include "passes/pipeline.h"
+
+namespace ks::llm {
+
+namespace {
+
+constexpr size_t kProblemsShown = 3;  // the model's own recent failed answers in a prompt
+
+std::string record_of(const CandidateView &c) {
+  if (c.speedup <= 0) return c.verdict;
+  char text[64];
+  std::snprintf(text, sizeof text, "%.2fx over the naive kernel", c.speedup);
+  return text;
+}
+
+ShownCandidate shown(const CandidateView &c, const std::string &record) {
+  return {c.body.empty() ? print_schedule(c.schedule) : "", record, c.body};
+}
+
+std::string device_line(const runtime::DeviceInfo &d) {
+  return d.name + " (" + (d.api == "vulkan" ? "Vulkan" : "OpenCL") + ", " + (d.gpu ? "GPU" : "CPU") +
+         "): work-groups up to " + std::to_string(d.max_work_group_size) + " work-items, " +
+         std::to_string(d.local_memory_bytes / 1024) + " KiB of local memory a group";
+}
+
+// The first line of the model's reasoning, short: the proposal's note.
+std::string note_of(const ParsedAnswer &answer, const char *otherwise) {
+  std::string reasoning = answer.reasoning.substr(0, answer.reasoning.find('\n'));
+  if (reasoning.size() > 80) reasoning = reasoning.substr(0, 77) + "...";
+  return "llm: " + (reasoning.empty() ? std::string(otherwise) : reasoning);
+}
+
+}  // namespace
+
+ModelProposer::ModelProposer(const EvolveConfig &config) : settings_(config.llm) {
+  ClientOptions o;
+  o.endpoints = {Endpoint{settings_.url, settings_.model}};
+  o.key_variable = settings_.key_variable;
+  o.request_deadline_s = settings_.deadline_s;
+  o.max_attempts = settings_.attempts;
+  client_ = std::make_unique<Client>(o);
+}
+
+PromptInputs ModelProposer::inputs(const ProposalContext &context) const {
+  PromptInputs in;
+  in.device = device_line(context.device);
+  in.spec = print_graph(context.graph);
+  in.parent = shown(context.parent, record_of(context.parent));
+  for (const CandidateView &c : context.inspirations) in.inspirations.push_back(shown(c, record_of(c)));
+  for (const CandidateView &c : context.failures) in.failures.push_back(shown(c, c.verdict));
+  in.answer_problems.assign(problems_.begin(), problems_.end());
+  return in;
+}
+
+std::optional<ParsedAnswer> ModelProposer::ask(const Prompt &prompt, Rng &rng) {
+  Sampling sampling;
+  sampling.temperature = settings_.temperature;
+  sampling.top_p = settings_.top_p;
+  sampling.max_tokens = settings_.max_tokens;
+  sampling.seed = static_cast<int64_t>(rng() >> 1);
+  const Answer a = client_->complete({Request{prompt.system, prompt.user, sampling}}, rng()).at(0);
+  calls_.push_back(
+      ModelCall{a.endpoint, a.model, a.seed, a.prompt_tokens, a.completion_tokens, a.latency_s, a.attempts, false, ""});
+  if (!a.ok) {
+    calls_.back().result = a.error;  // the request's failure, not the model's: not shown to it
+    return std::nullopt;
+  }
+  AnswerParse parsed = parse_answer(a.content, a.finish_reason == "length");
+  if (!parsed.answer) return failed(parsed.error);
+  return std::move(parsed.answer);
+}
+
+std::nullopt_t ModelProposer::failed(const std::string &why) {
+  calls_.back().result = why;
+  problems_.push_back(why);
+  while (problems_.size() > kProblemsShown) problems_.pop_front();
+  return std::nullopt;
+}
+
+void ModelProposer::proposed() {
+  calls_.back().ok = true;
+  calls_.back().result = "proposed";
+}
+
+std::vector<ModelCall> ModelProposer::take_calls() { return std::exchange(calls_, {}); }
+
+std::optional<Proposal> ScheduleProposer::propose(const ProposalContext &context, Rng &rng) {
+  PromptInputs in = inputs(context);
+  in.parent_loops = print_program(run_pipeline(context.graph, context.parent.schedule));
+  std::optional<ParsedAnswer> answer = ask(schedule_prompt(in, static_cast<size_t>(settings_.token_budget)), rng);
+  if (!answer) return std::nullopt;
+  if (answer->kind != ParsedAnswer::Kind::Schedule)
+    return failed("the answer is a <kernel>; this proposer takes a <schedule>");
+  Schedule schedule;
+  try {
+    schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{"answer", answer->body + "\n"}));
+  } catch (const UserError &e) {
+    std::string why = e.what();
+    return failed("its schedule does not parse: " + why.substr(0, why.find('\n')));
+  }
+  proposed();
+  return Proposal{schedule, note_of(*answer, "a schedule"), ""};
+}
+
+std::optional<Proposal> KernelProposer::propose(const ProposalContext &context, Rng &rng) {
+  PromptInputs in = inputs(context);
+  in.parent_code = context.parent.body.empty()
+                       ? generate_opencl_c(run_pipeline(context.graph, context.parent.schedule)).source
+                       : context.parent.body;
+  std::optional<ParsedAnswer> answer = ask(kernel_prompt(in, static_cast<size_t>(settings_.token_budget)), rng);
+  if (!answer) return std::nullopt;
+  if (answer->kind != ParsedAnswer::Kind::Kernel)
+    return failed("the answer is a <schedule>; this proposer takes a <kernel>");
+  // The plan's syntax here, before a proposal is spent on it; the rest (the plan at
+  // the sizes, Clang's rules, the runs) is the evaluator's, its verdict fed back.
+  try {
+    frontend::KernelBody body =
+        frontend::parse_kernel_body(std::make_shared<SourceFile>(SourceFile{"answer.cl", answer->body + "\n"}));
+    if (!body.plan) return failed("its kernel body has no plan: start it with /* ksmith plan ... */");
+  } catch (const UserError &e) {
+    std::string why = e.what();
+    return failed("its plan does not parse: " + why.substr(0, why.find('\n')));
+  }
+  proposed();
+  return Proposal{{}, note_of(*answer, "a kernel body"), answer->body + "\n"};
+}
+
+void register_llm_proposers() {
+  register_proposer("llm-schedule", [](const EvolveConfig &c) { return std::make_unique<ScheduleProposer>(c); });
+  register_proposer("llm-kernel", [](const EvolveConfig &c) { return std::make_unique<KernelProposer>(c); });
+}
+
+}  // namespace ks::llm

@@ -1,0 +1,65 @@
+// The LLM proposers of ksmith evolve. A model is shown the spec, the parent, other
+// candidates and recent failures, and answers with
+// - llm-schedule: a whole schedule, which the IR replays (correct by construction);
+// - llm-kernel: a kernel body with its launch plan (frontend/kernel_body.h), which
+//   Clang and then the evaluator check.
+// An answer that gives neither is a failed proposal whose reason goes into the next
+// prompt.
+#pragma once
+
+#include <deque>
+#include <memory>
+
+#include "evolve/proposer.h"
+#include "llm/answer.h"
+#include "llm/client.h"
+#include "llm/prompt.h"
+
+namespace ks::llm {
+
+/// What both proposers share: the client, the prompt's common inputs, one request
+/// and its answer parsed, each call kept for the run database.
+class ModelProposer : public Proposer {
+ public:
+  explicit ModelProposer(const EvolveConfig &config);
+  bool costly() const override { return true; }
+  std::vector<ModelCall> take_calls() override;
+
+ protected:
+  /// The prompt's inputs but for the parent's Loop IR or code.
+  PromptInputs inputs(const ProposalContext &context) const;
+  /// Sends the prompt; the answer parsed, or none (the reason kept for the next
+  /// prompt where it is the model's, not the request's).
+  std::optional<ParsedAnswer> ask(const Prompt &prompt, Rng &rng);
+  /// Ends a proposal the answer could not make: the reason is kept for the next prompt.
+  std::nullopt_t failed(const std::string &why);
+  /// The last call succeeded: "proposed".
+  void proposed();
+
+  EvolveConfig::Llm settings_;
+
+ private:
+  std::unique_ptr<Client> client_;
+  std::deque<std::string> problems_;  // why recent answers gave nothing, oldest first
+  std::vector<ModelCall> calls_;
+};
+
+class ScheduleProposer : public ModelProposer {
+ public:
+  using ModelProposer::ModelProposer;
+  std::string name() const override { return "llm-schedule"; }
+  std::optional<Proposal> propose(const ProposalContext &context, Rng &rng) override;
+};
+
+class KernelProposer : public ModelProposer {
+ public:
+  using ModelProposer::ModelProposer;
+  std::string name() const override { return "llm-kernel"; }
+  std::optional<Proposal> propose(const ProposalContext &context, Rng &rng) override;
+};
+
+/// Makes llm-schedule and llm-kernel available to make_proposer (ksmith calls it
+/// before a run).
+void register_llm_proposers();
+
+}  // namespace ks::llm
