@@ -259,6 +259,36 @@ const std::map<std::string, std::map<std::string, Setter>> &schema() {
          }},
         {"token_budget", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
            c.llm.token_budget = static_cast<int>(r.integer(n, "llm.token_budget", 256, 10000000));
+         }},
+        {"run_deadline_s", [](const Reader &r, const toml::node &n,
+                              EvolveConfig &c) { c.llm.run_deadline_s = r.number(n, "llm.run_deadline_s", 0, 1e7); }},
+        {"ensemble", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
+           const toml::array *members = n.as_array();
+           const char *form = "llm.ensemble is a list of models, as [{ model = \"a\", weight = 0.7 }, "
+                              "{ url = \"http://host:8000/v1\", model = \"b\", weight = 0.3, in_flight = 2 }]";
+           if (!members || members->empty()) r.fail(n, form);
+           c.llm.ensemble.clear();
+           for (const toml::node &m : *members) {
+             const toml::table *t = m.as_table();
+             if (!t) r.fail(m, form);
+             EvolveConfig::Llm::Member member;
+             for (auto &&[k, v] : *t) {
+               const std::string key(k.str());
+               if (key == "url")
+                 member.url = r.string(v, "llm.ensemble.url");
+               else if (key == "model")
+                 member.model = r.string(v, "llm.ensemble.model");
+               else if (key == "weight")
+                 member.weight = r.number(v, "llm.ensemble.weight", 0, 1e6);
+               else if (key == "in_flight")
+                 member.in_flight = static_cast<int>(r.integer(v, "llm.ensemble.in_flight", 1, 256));
+               else
+                 r.fail(v, "unknown key '" + key + "' in a member of llm.ensemble; a member has url, model, weight, "
+                                                  "in_flight");
+             }
+             if (member.model.empty()) r.fail(m, "a member of llm.ensemble needs its model");
+             c.llm.ensemble.push_back(member);
+           }
          }}}},
   };
   return tables;
@@ -337,6 +367,10 @@ void validate(const EvolveConfig &c) {
     return sum > 0;
   };
   if (!positive_sum(c.proposers)) throw UserError("error: search.proposers: no proposer has a positive weight");
+  double ensemble_weight = 0;
+  for (const EvolveConfig::Llm::Member &m : c.llm.ensemble) ensemble_weight += m.weight;
+  if (!c.llm.ensemble.empty() && !(ensemble_weight > 0))
+    throw UserError("error: llm.ensemble: no model has a positive weight");
   for (const auto &[name, weight] : c.proposers) check_proposer_name(name, "search.proposers");
   if (c.exploit + c.explore + c.uniform <= 0)
     throw UserError("error: sampling: exploit, explore and uniform are all zero");
@@ -407,7 +441,17 @@ std::string EvolveConfig::to_toml() const {
       << "max_tokens = " << llm.max_tokens << "\n"
       << "deadline_s = " << number_text(llm.deadline_s) << "\n"
       << "attempts = " << llm.attempts << "\n"
-      << "token_budget = " << llm.token_budget << "\n";
+      << "token_budget = " << llm.token_budget << "\n"
+      << "run_deadline_s = " << number_text(llm.run_deadline_s) << "\n";
+  if (!llm.ensemble.empty()) {
+    out << "ensemble = [";
+    for (size_t i = 0; i < llm.ensemble.size(); ++i) {
+      const Llm::Member &m = llm.ensemble[i];
+      out << (i ? ", " : "") << "{ url = " << quoted(m.url) << ", model = " << quoted(m.model)
+          << ", weight = " << number_text(m.weight) << ", in_flight = " << m.in_flight << " }";
+    }
+    out << "]\n";
+  }
   return out.str();
 }
 

@@ -55,7 +55,7 @@ struct EvolveConfig {
   int cost_warmup = 16;                // measured candidates before the model ranks (until then: the first)
   double cost_explore = 0.05;          // share of proposals sent unranked, so the model keeps learning
   int cost_retrain_every = 8;          // measurements between trainings
-  // [llm]: the model behind the llm-schedule proposer (llm/client.h). Its key is read
+  // [llm]: the model(s) behind the LLM proposers (llm/client.h). Its key is read
   // from the environment variable key_variable names, never written anywhere.
   struct Llm {
     std::string url;    // the OpenAI-compatible base URL ("" : $OPENAI_BASE_URL)
@@ -66,6 +66,19 @@ struct EvolveConfig {
     double deadline_s = 120;  // a request, its retries included
     int attempts = 4;         // tries of a request (429, 5xx, no connection)
     int token_budget = 6000;  // the prompt's, trimmed to it (llm/prompt.h)
+    // The model calls of a run (this session of it) take at most this long in all,
+    // their waits included; then the LLM proposers' share goes to the mutator. 0: no limit.
+    double run_deadline_s = 0;
+    // An ensemble: several models (each its URL, "" for url above), each request
+    // drawn by weight, each endpoint with its own cap on requests in flight. Empty:
+    // the one model above.
+    struct Member {
+      std::string url, model;
+      double weight = 1;
+      int in_flight = 4;
+    };
+    std::vector<Member> ensemble;
+    bool configured() const { return !ensemble.empty() || (!url.empty() && !model.empty()); }
   } llm;
 
   /// The resolved configuration as TOML: every key, defaults included.

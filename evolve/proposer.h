@@ -58,6 +58,9 @@ class Proposer {
   virtual bool costly() const { return false; }
   /// The model calls made since the last take, for the run database.
   virtual std::vector<ModelCall> take_calls() { return {}; }
+  /// Why it proposes nothing more in this run ("" while it does): an LLM proposer
+  /// whose run deadline has passed. Its share then goes to the mutator.
+  virtual std::string exhausted() const { return ""; }
 };
 
 /// Every proposer's name: mutator, random, llm-schedule, llm-kernel.

@@ -176,7 +176,7 @@ class Search {
     // With no model configured, an LLM proposer's share goes to the mutator (said once).
     std::map<std::string, double> proposers = config_.proposers;
     for (const auto &[name, weight] : config_.proposers)
-      if (name.rfind("llm-", 0) == 0 && weight > 0 && (config_.llm.url.empty() || config_.llm.model.empty())) {
+      if (name.rfind("llm-", 0) == 0 && weight > 0 && !config_.llm.configured()) {
         progress_.note("note: no model configured (--llm-url and --llm-model, or [llm] url and model): " + name +
                        "'s share goes to the mutator");
         proposers["mutator"] += weight;
@@ -461,6 +461,19 @@ class Search {
   bool propose_one() {
     const int island = static_cast<int>(counters_.proposals % config_.islands);
     size_t which = std::discrete_distribution<size_t>(proposer_weights_.begin(), proposer_weights_.end())(rng_);
+    if (std::string why = proposers_[which]->exhausted(); !why.empty()) {
+      // Its share goes to the mutator from now on, said once.
+      progress_.note("note: " + proposers_[which]->name() + " proposes no more in this run (" + why +
+                     "): its share goes to the mutator");
+      size_t mutator = 0;
+      while (mutator < proposers_.size() && proposers_[mutator]->name() != "mutator") ++mutator;
+      if (mutator == proposers_.size()) {
+        proposers_.push_back(make_proposer("mutator", config_));
+        proposer_weights_.push_back(0);
+      }
+      proposer_weights_[mutator] += std::exchange(proposer_weights_[which], 0.0);
+      which = mutator;
+    }
     Proposer &proposer = *proposers_[which];
     ParentPick pick = ParentPick::Uniform;
     std::optional<std::string> parent =

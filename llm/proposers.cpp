@@ -41,7 +41,13 @@ std::string note_of(const ParsedAnswer &answer, const char *otherwise) {
 
 ModelProposer::ModelProposer(const EvolveConfig &config) : settings_(config.llm) {
   ClientOptions o;
-  o.endpoints = {Endpoint{settings_.url, settings_.model}};
+  if (settings_.ensemble.empty()) o.endpoints = {Endpoint{settings_.url, settings_.model}};
+  for (const EvolveConfig::Llm::Member &m : settings_.ensemble) {
+    if (m.url.empty() && settings_.url.empty())
+      throw UserError("error: llm.ensemble: model '" + m.model +
+                      "' has no url, and [llm] url (or --llm-url, or $OPENAI_BASE_URL) gives none");
+    o.endpoints.push_back(Endpoint{m.url.empty() ? settings_.url : m.url, m.model, m.weight, m.in_flight});
+  }
   o.key_variable = settings_.key_variable;
   o.request_deadline_s = settings_.deadline_s;
   o.max_attempts = settings_.attempts;
@@ -66,6 +72,7 @@ std::optional<ParsedAnswer> ModelProposer::ask(const Prompt &prompt, Rng &rng) {
   sampling.max_tokens = settings_.max_tokens;
   sampling.seed = static_cast<int64_t>(rng() >> 1);
   const Answer a = client_->complete({Request{prompt.system, prompt.user, sampling}}, rng()).at(0);
+  spent_s_ += a.latency_s;
   calls_.push_back(
       ModelCall{a.endpoint, a.model, a.seed, a.prompt_tokens, a.completion_tokens, a.latency_s, a.attempts, false, ""});
   if (!a.ok) {
@@ -90,6 +97,14 @@ void ModelProposer::proposed() {
 }
 
 std::vector<ModelCall> ModelProposer::take_calls() { return std::exchange(calls_, {}); }
+
+std::string ModelProposer::exhausted() const {
+  if (settings_.run_deadline_s <= 0 || spent_s_ < settings_.run_deadline_s) return "";
+  char text[160];
+  std::snprintf(text, sizeof text, "its model calls took %.1f s, llm.run_deadline_s is %g", spent_s_,
+                settings_.run_deadline_s);
+  return text;
+}
 
 std::optional<Proposal> ScheduleProposer::propose(const ProposalContext &context, Rng &rng) {
   PromptInputs in = inputs(context);

@@ -24,6 +24,7 @@ class ModelProposer : public Proposer {
   explicit ModelProposer(const EvolveConfig &config);
   bool costly() const override { return true; }
   std::vector<ModelCall> take_calls() override;
+  std::string exhausted() const override;
 
  protected:
   /// The prompt's inputs but for the parent's Loop IR or code.
@@ -42,6 +43,7 @@ class ModelProposer : public Proposer {
   std::unique_ptr<Client> client_;
   std::deque<std::string> problems_;  // why recent answers gave nothing, oldest first
   std::vector<ModelCall> calls_;
+  double spent_s_ = 0;  // the calls' latencies, for llm.run_deadline_s
 };
 
 class ScheduleProposer : public ModelProposer {

@@ -11,7 +11,9 @@ tests/llm (canned answers on localhost: no model is reachable from these machine
 3. llm-kernel: the model's body (with its plan) is evaluated, with the features
    Clang's AST gave; a body Clang refuses is recorded with its rule, which the next
    prompt shows;
-4. without a model the run says so once and gives the share to the mutator; a bad
+4. an ensemble ([llm] ensemble): both models are asked;
+5. past llm.run_deadline_s the LLM proposer's share goes to the mutator, said once;
+6. without a model the run says so once and gives the share to the mutator; a bad
    --proposer is an error.
 
 SKIPs (exit 77) without an OpenCL device.
@@ -130,7 +132,31 @@ try:
     check(any("input-written" in p.get("user_text", "") for p in prompts[1:]),
           "the next prompt shows the refusal to the model")
 
-    # 4. No model; bad flags.
+    # 4. An ensemble: each request to a model drawn by weight.
+    toml = os.path.join(work, "ensemble.toml")
+    with open(toml, "w") as f:
+        f.write('[llm]\nurl = "%s"\nensemble = [{ model = "good-schedule", weight = 1 }, '
+                '{ model = "count", weight = 1, in_flight = 2 }]\n' % url)
+    r = evolve("ensemble", "--budget", "8", "--proposer", "mutator:0.2,llm-schedule:0.8", "--config", toml)
+    check(r.returncode == 0, "a run with an ensemble finishes (exit %d: %s)" % (r.returncode, r.stderr[-300:]))
+    db = sqlite3.connect(os.path.join(work, "ensemble", "evolve.db"))
+    models = sorted({m for (m,) in db.execute("SELECT model FROM model_calls")})
+    check(models == ["count", "good-schedule"], "both models of the ensemble were asked: %s" % models)
+
+    # 5. The run's deadline for model calls: past it, the mutator takes the share.
+    with open(toml, "w") as f:
+        f.write('[llm]\nurl = "%s"\nmodel = "slow"\ndeadline_s = 1\nattempts = 1\nrun_deadline_s = 1.5\n' % url)
+    r = evolve("deadline", "--budget", "3", "--proposer", "llm-schedule", "--config", toml)
+    said = (r.stdout + r.stderr).count("llm-schedule proposes no more in this run")
+    check(r.returncode == 0 and said == 1,
+          "past llm.run_deadline_s the run says so once (%d) and goes on with the mutator (exit %d)" % (said, r.returncode))
+    db = sqlite3.connect(os.path.join(work, "deadline", "evolve.db"))
+    calls = db.execute("SELECT count(*) FROM model_calls").fetchone()[0]
+    mutants = db.execute("SELECT count(*) FROM candidates WHERE proposer = 'mutator'").fetchone()[0]
+    check(calls == 2 and mutants >= 1, "two calls of about 1 s, then the mutator's proposals (%d calls, %d mutants)" %
+          (calls, mutants))
+
+    # 6. No model; bad flags.
     r = evolve("none", "--budget", "2", "--proposer", "mutator:0.5,llm-schedule:0.5", key=None)
     said = (r.stdout + r.stderr).count("no model configured")
     check(r.returncode == 0 and said == 1, "without a model the run says so once (%d) and finishes" % said)

@@ -244,6 +244,38 @@ TEST(Config, ErrorsNameTheKeyAndLine) {
             "run.toml: error: sampling: exploit, explore and uniform are all zero");
 }
 
+// An ensemble of models: each member its model, URL (or [llm]'s), weight and cap.
+TEST(Config, AnEnsembleOfModels) {
+  EvolveConfig c = parse_config(
+      "[llm]\nurl = \"http://a:8000/v1\"\nrun_deadline_s = 600\n"
+      "ensemble = [{ model = \"small\", weight = 0.7 }, { url = \"http://b/v1\", model = \"big\", weight = 0.3, "
+      "in_flight = 2 }]\n",
+      "run.toml");
+  ASSERT_EQ(c.llm.ensemble.size(), 2u);
+  EXPECT_EQ(c.llm.ensemble[0].model, "small");
+  EXPECT_EQ(c.llm.ensemble[0].url, "");
+  EXPECT_EQ(c.llm.ensemble[0].in_flight, 4);
+  EXPECT_EQ(c.llm.ensemble[1].url, "http://b/v1");
+  EXPECT_EQ(c.llm.ensemble[1].weight, 0.3);
+  EXPECT_EQ(c.llm.ensemble[1].in_flight, 2);
+  EXPECT_EQ(c.llm.run_deadline_s, 600);
+  EXPECT_TRUE(c.llm.configured());
+  EvolveConfig back = parse_config(c.to_toml(), "printed.toml");
+  EXPECT_EQ(back.to_toml(), c.to_toml());
+  EXPECT_EQ(back.llm.ensemble.size(), 2u);
+  EXPECT_EQ(config_error("[llm]\nensemble = \"big\"\n").rfind("run.toml:2:12: error: llm.ensemble is a list", 0), 0u)
+      << config_error("[llm]\nensemble = \"big\"\n");
+  EXPECT_EQ(config_error("[llm]\nensemble = [{ weight = 1 }]\n"),
+            "run.toml:2:13: error: a member of llm.ensemble needs its model");
+  EXPECT_EQ(config_error("[llm]\nensemble = [{ model = \"m\", colour = 1 }]\n"),
+            "run.toml:2:37: error: unknown key 'colour' in a member of llm.ensemble; a member has url, model, weight, "
+            "in_flight");
+  EXPECT_EQ(config_error("[llm]\nensemble = [{ model = \"m\", weight = -1 }]\n"),
+            "run.toml:2:37: error: llm.ensemble.weight must be between 0 and 1e+06, not -1");
+  EXPECT_EQ(config_error("[llm]\nensemble = [{ model = \"m\", weight = 0 }]\n"),
+            "run.toml: error: llm.ensemble: no model has a positive weight");
+}
+
 TEST(Config, PrintsEveryKeyAndReadsItBack) {
   EvolveConfig c = parse_config(
       "[search]\nbudget = 50\nproposers = { mutator = 0.8, random = 0.2 }\n"
