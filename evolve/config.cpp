@@ -122,6 +122,14 @@ const std::map<std::string, std::map<std::string, Setter>> &schema() {
                             EvolveConfig &c) { c.time_limit_s = r.number(n, "search.time_limit_s", 1, 86400); }},
         {"proposers", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
            c.proposers = r.weights(n, "search.proposers", proposer_names());
+         }},
+        {"island_proposers", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
+           const toml::array *mixes = n.as_array();
+           if (!mixes) r.fail(n, "search.island_proposers is a list of mixes, one per island, as [{ mutator = 1.0 }, "
+                                 "{ llm-kernel = 1.0 }]");
+           c.island_proposers.clear();
+           for (const toml::node &mix : *mixes)
+             c.island_proposers.push_back(r.weights(mix, "search.island_proposers", proposer_names()));
          }}}},
       {"evaluation",
        {{"device", [](const Reader &r, const toml::node &n,
@@ -367,6 +375,13 @@ void validate(const EvolveConfig &c) {
     return sum > 0;
   };
   if (!positive_sum(c.proposers)) throw UserError("error: search.proposers: no proposer has a positive weight");
+  if (c.island_proposers.size() > static_cast<size_t>(c.islands))
+    throw UserError("error: search.island_proposers has " + std::to_string(c.island_proposers.size()) + " mixes for " +
+                    std::to_string(c.islands) + " islands");
+  for (size_t i = 0; i < c.island_proposers.size(); ++i)
+    if (!positive_sum(c.island_proposers[i]))
+      throw UserError("error: search.island_proposers: the mix of island " + std::to_string(i) +
+                      " has no proposer with a positive weight");
   double ensemble_weight = 0;
   for (const EvolveConfig::Llm::Member &m : c.llm.ensemble) ensemble_weight += m.weight;
   if (!c.llm.ensemble.empty() && !(ensemble_weight > 0))
@@ -391,7 +406,13 @@ std::string EvolveConfig::to_toml() const {
       << "seed = " << seed << "\n"
       << "workers = " << workers << "\n"
       << "time_limit_s = " << number_text(time_limit_s) << "\n"
-      << "proposers = " << weights_text(proposers) << "\n\n"
+      << "proposers = " << weights_text(proposers) << "\n";
+  if (!island_proposers.empty()) {
+    out << "island_proposers = [";
+    for (size_t i = 0; i < island_proposers.size(); ++i) out << (i ? ", " : "") << weights_text(island_proposers[i]);
+    out << "]\n";
+  }
+  out << "\n"
       << "[evaluation]\n"
       << "device = " << quoted(device) << "\n"
       << "target = " << quoted(target) << "\n"

@@ -19,7 +19,15 @@ struct EvolveConfig {
   uint64_t seed = 1;          // of the search's random stream (proposals, sampling)
   int workers = 1;            // evaluations in flight at once, each in a child process
   double time_limit_s = 300;  // one evaluation, in its child; killed past it
-  std::map<std::string, double> proposers = {{"mutator", 1.0}};  // name -> weight: mutator, random
+  std::map<std::string, double> proposers = {{"mutator", 1.0}};  // name -> weight: mutator, random, llm-...
+  // Per island, its own mix (island i takes the i-th); islands past the list take
+  // `proposers`. E.g. one island of model bodies beside three of the mutator.
+  std::vector<std::map<std::string, double>> island_proposers;
+  /// The mix island i draws its proposers from.
+  const std::map<std::string, double> &proposers_of(int island) const {
+    return island < static_cast<int>(island_proposers.size()) ? island_proposers[static_cast<size_t>(island)]
+                                                              : proposers;
+  }
   // [evaluation]
   std::string device;              // as `ksmith run --device`; "" the default device
   std::string target;              // "opencl" or "spirv"; "" the device's

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "evolve/archive.h"
@@ -142,8 +143,8 @@ class Search {
   std::vector<std::string> recent_failures_;
   std::map<uint64_t, Ticket> tickets_;
   uint64_t next_ticket_ = 1;
-  std::vector<std::unique_ptr<Proposer>> proposers_;
-  std::vector<double> proposer_weights_;
+  std::vector<std::unique_ptr<Proposer>> proposers_;  // one of each name any island draws
+  std::vector<std::vector<double>> island_weights_;   // per island, proposers_'s weights
   double session_start_ = 0, seconds_before_ = 0;
   // The cost model, trained on the first model_trained_at_ evaluations; the features
   // of each candidate's program, by id (computed once, again after a resume).
@@ -173,17 +174,32 @@ class Search {
     check_graph_ = frontend::elaborate(spec_, frontend::SizeSet::Check, check_sizes);
     lock_path_ = device_lock_path(setup_.device.api, setup_.device.index, setup_.device.name);
     archive_ = Archive(config_.islands, config_.edges(config_.features[0]), config_.edges(config_.features[1]));
-    // With no model configured, an LLM proposer's share goes to the mutator (said once).
-    std::map<std::string, double> proposers = config_.proposers;
-    for (const auto &[name, weight] : config_.proposers)
-      if (name.rfind("llm-", 0) == 0 && weight > 0 && !config_.llm.configured()) {
-        progress_.note("note: no model configured (--llm-url and --llm-model, or [llm] url and model): " + name +
-                       "'s share goes to the mutator");
-        proposers["mutator"] += weight;
-        proposers.erase(name);
+    // Each island's mix. With no model configured, an LLM proposer's share goes to
+    // the mutator (said once).
+    std::set<std::string> said;
+    for (int island = 0; island < config_.islands; ++island) {
+      island_weights_.emplace_back(proposers_.size(), 0.0);
+      for (const auto &[name, weight] : config_.proposers_of(island)) {
+        std::string taker = name;
+        if (name.rfind("llm-", 0) == 0 && weight > 0 && !config_.llm.configured()) {
+          if (said.insert(name).second)
+            progress_.note("note: no model configured (--llm-url and --llm-model, or [llm] url and model): " + name +
+                           "'s share goes to the mutator");
+          taker = "mutator";
+        }
+        if (weight > 0) island_weights_.back()[proposer_index(taker)] += weight;
       }
-    for (const auto &[name, weight] : proposers)
-      if (weight > 0) proposers_.push_back(make_proposer(name, config_)), proposer_weights_.push_back(weight);
+    }
+  }
+
+  // The index of the proposer of that name in proposers_, made at its first use; every
+  // island's weights grow with it.
+  size_t proposer_index(const std::string &name) {
+    for (size_t i = 0; i < proposers_.size(); ++i)
+      if (proposers_[i]->name() == name) return i;
+    proposers_.push_back(make_proposer(name, config_));
+    for (std::vector<double> &weights : island_weights_) weights.push_back(0);
+    return proposers_.size() - 1;
   }
 
   // The database holds the runs of one spec.
@@ -460,18 +476,14 @@ class Search {
   // time). Returns whether a job was submitted.
   bool propose_one() {
     const int island = static_cast<int>(counters_.proposals % config_.islands);
-    size_t which = std::discrete_distribution<size_t>(proposer_weights_.begin(), proposer_weights_.end())(rng_);
+    std::vector<double> &weights = island_weights_[static_cast<size_t>(island)];
+    size_t which = std::discrete_distribution<size_t>(weights.begin(), weights.end())(rng_);
     if (std::string why = proposers_[which]->exhausted(); !why.empty()) {
-      // Its share goes to the mutator from now on, said once.
+      // Its share, on every island, goes to the mutator from now on; said once.
       progress_.note("note: " + proposers_[which]->name() + " proposes no more in this run (" + why +
                      "): its share goes to the mutator");
-      size_t mutator = 0;
-      while (mutator < proposers_.size() && proposers_[mutator]->name() != "mutator") ++mutator;
-      if (mutator == proposers_.size()) {
-        proposers_.push_back(make_proposer("mutator", config_));
-        proposer_weights_.push_back(0);
-      }
-      proposer_weights_[mutator] += std::exchange(proposer_weights_[which], 0.0);
+      const size_t exhausted = which, mutator = proposer_index("mutator");
+      for (std::vector<double> &w : island_weights_) w[mutator] += std::exchange(w[exhausted], 0.0);
       which = mutator;
     }
     Proposer &proposer = *proposers_[which];

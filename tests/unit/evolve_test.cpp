@@ -216,7 +216,8 @@ std::string config_error(const std::string &text) {
 
 TEST(Config, ErrorsNameTheKeyAndLine) {
   EXPECT_EQ(config_error("[search]\nbudgt = 3\n"),
-            "run.toml:2:9: error: unknown key 'search.budgt'; [search] has budget, minutes, proposers, seed, "
+            "run.toml:2:9: error: unknown key 'search.budgt'; [search] has budget, island_proposers, minutes, "
+            "proposers, seed, "
             "target_speedup, time_limit_s, workers");
   EXPECT_EQ(config_error("[search]\nbudget = \"many\"\n"), "run.toml:2:10: error: search.budget must be an integer");
   EXPECT_EQ(config_error("[search]\nbudget = 0\n"),
@@ -274,6 +275,22 @@ TEST(Config, AnEnsembleOfModels) {
             "run.toml:2:37: error: llm.ensemble.weight must be between 0 and 1e+06, not -1");
   EXPECT_EQ(config_error("[llm]\nensemble = [{ model = \"m\", weight = 0 }]\n"),
             "run.toml: error: llm.ensemble: no model has a positive weight");
+}
+
+TEST(Config, IslandsMayHaveTheirOwnProposers) {
+  EvolveConfig c = parse_config(
+      "[search]\nisland_proposers = [{ mutator = 1.0 }, { llm-kernel = 0.5, mutator = 0.5 }]\n", "run.toml");
+  ASSERT_EQ(c.island_proposers.size(), 2u);
+  EXPECT_EQ(c.proposers_of(1).at("llm-kernel"), 0.5);
+  EXPECT_EQ(c.proposers_of(3), c.proposers) << "islands past the list take search.proposers";
+  EXPECT_EQ(parse_config(c.to_toml(), "printed.toml").to_toml(), c.to_toml());
+  EXPECT_EQ(config_error("[search]\nisland_proposers = [{ oracle = 1.0 }]\n"),
+            "run.toml:2:32: error: unknown search.island_proposers 'oracle'; they are mutator, random, llm-schedule, "
+            "llm-kernel");
+  EXPECT_EQ(config_error("[search]\nisland_proposers = [{}, {}, {}, {}, {}]\n"),
+            "run.toml: error: search.island_proposers has 5 mixes for 4 islands");
+  EXPECT_EQ(config_error("[search]\nisland_proposers = [{ mutator = 0 }]\n"),
+            "run.toml: error: search.island_proposers: the mix of island 0 has no proposer with a positive weight");
 }
 
 TEST(Config, PrintsEveryKeyAndReadsItBack) {
@@ -421,6 +438,28 @@ TEST(Search, RunsToItsBudgetAndIsDeterministic) {
     EXPECT_EQ(db.integrity_check(), "ok");
   }
   EXPECT_EQ(prints[0], prints[1]) << "the same seed, the same search";
+  std::filesystem::remove_all(dir);
+}
+
+// Each island draws from its own mix: island 0 from random search alone, the others
+// from the run's mix (the mutator).
+TEST(Search, EachIslandHasItsOwnProposers) {
+  const std::string dir = temp_path("islands");
+  std::filesystem::create_directories(dir);
+  std::atomic<bool> stop{false};
+  test::NullProgress progress;
+  RunDatabase db(dir + "/run.db");
+  test::SimulatedQueue queue;
+  SearchSetup setup = simulated_setup(dir, 18);
+  setup.config.island_proposers = {{{"random", 1.0}}};
+  SearchOutcome out = run_search(db, std::nullopt, setup, queue, progress, stop);
+  EXPECT_EQ(out.status, "finished") << out.message;
+  std::map<int, std::set<std::string>> by_island;
+  for (const CandidateRow &c : db.candidates(out.run))
+    if (c.proposer != "naive") by_island[c.island].insert(c.proposer);
+  EXPECT_EQ(by_island[0], (std::set<std::string>{"random"}));
+  EXPECT_EQ(by_island[1], (std::set<std::string>{"mutator"}));
+  EXPECT_EQ(by_island[2], (std::set<std::string>{"mutator"}));
   std::filesystem::remove_all(dir);
 }
 
