@@ -53,6 +53,15 @@ class Proposer {
   virtual std::string name() const = 0;
   /// A schedule to try; none when the proposer has nothing to offer this time.
   virtual std::optional<Proposal> propose(const ProposalContext &context, Rng &rng) = 0;
+  /// Proposals for several contexts at once, each with its own random stream, in
+  /// order: a model's requests then go out together (several in flight). One by one
+  /// by default.
+  virtual std::vector<std::optional<Proposal>> propose_all(const std::vector<const ProposalContext *> &contexts,
+                                                           const std::vector<Rng *> &rngs) {
+    std::vector<std::optional<Proposal>> out;
+    for (size_t i = 0; i < contexts.size(); ++i) out.push_back(propose(*contexts[i], *rngs[i]));
+    return out;
+  }
   /// Whether a proposal costs a model's call: then the cost model ranks none of
   /// them (a pool of 24 would be 24 calls for one evaluation).
   virtual bool costly() const { return false; }

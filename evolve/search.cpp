@@ -471,10 +471,18 @@ class Search {
     return true;
   }
 
-  // One proposal sent to the device, the best-ranked of a pool when the model ranks:
-  // evaluated (submitted), refused or a duplicate (recorded or counted without device
-  // time). Returns whether a job was submitted.
-  bool propose_one() {
+  // What a proposal draws before its proposer is asked: the island, the proposer,
+  // the parent and inspirations, the seed; and the candidate's row so far.
+  struct Plan {
+    int island;
+    size_t which;
+    ParentPick pick;
+    ProposalContext context;
+    Rng own;
+    CandidateRow c;
+  };
+
+  Plan plan_proposal() {
     const int island = static_cast<int>(counters_.proposals % config_.islands);
     std::vector<double> &weights = island_weights_[static_cast<size_t>(island)];
     size_t which = std::discrete_distribution<size_t>(weights.begin(), weights.end())(rng_);
@@ -486,7 +494,6 @@ class Search {
       for (std::vector<double> &w : island_weights_) w[mutator] += std::exchange(w[exhausted], 0.0);
       which = mutator;
     }
-    Proposer &proposer = *proposers_[which];
     ParentPick pick = ParentPick::Uniform;
     std::optional<std::string> parent =
         archive_.choose_parent(island, rng_, config_.exploit, config_.explore, config_.uniform, &pick);
@@ -496,20 +503,72 @@ class Search {
     ProposalContext context{graph_, setup_.device, view(*parent), {}, {}};
     for (const std::string &id : inspirations) context.inspirations.push_back(view(id));
     for (const std::string &id : recent_failures_) context.failures.push_back(view(id));
-    Rng own(seed);
-    const bool ranked = model_ready() && !proposer.costly();
-    const int pool = config_.cost_model == "xgboost" && !proposer.costly() ? config_.cost_pool : 1;
     ++counters_.proposals;
     ++counters_.island_proposals[static_cast<size_t>(island)];
     CandidateRow c;
     c.run = run_.id;
     c.seq = counters_.proposals - 1;
-    c.proposer = proposer.name();
+    c.proposer = proposers_[which]->name();
     c.parent = *parent;
     c.inspirations = nlohmann::json(inspirations).dump();
     c.island = island;
     c.iteration = counters_.island_proposals[static_cast<size_t>(island)];
     c.seed = seed;
+    return Plan{island, which, pick, std::move(context), Rng(seed), std::move(c)};
+  }
+
+  // One proposal sent to the device, the best-ranked of a pool when the model ranks:
+  // evaluated (submitted), refused or a duplicate (recorded or counted without device
+  // time). Returns whether a job was submitted.
+  bool propose_one() {
+    Plan plan = plan_proposal();
+    return finish_proposal(plan, std::nullopt);
+  }
+
+  // Up to n proposals at once where a proposer asks a model: each one's draws first
+  // (in the order propose_one makes them), then each model's requests together (the
+  // client keeps them in flight up to its caps), then each proposal finished in
+  // order. Without such a proposer, one proposal (propose_one).
+  void propose_some(size_t n) {
+    bool costly = false;
+    for (const std::unique_ptr<Proposer> &p : proposers_) costly = costly || p->costly();
+    if (!costly || n <= 1) {
+      propose_one();
+      return;
+    }
+    std::vector<Plan> plans;
+    for (size_t i = 0; i < n; ++i) plans.push_back(plan_proposal());
+    std::vector<std::optional<std::optional<Proposal>>> given(plans.size());
+    for (size_t w = 0; w < proposers_.size(); ++w) {
+      if (!proposers_[w]->costly()) continue;
+      std::vector<size_t> mine;
+      std::vector<const ProposalContext *> contexts;
+      std::vector<Rng *> rngs;
+      for (size_t i = 0; i < plans.size(); ++i)
+        if (plans[i].which == w)
+          mine.push_back(i), contexts.push_back(&plans[i].context), rngs.push_back(&plans[i].own);
+      if (mine.empty()) continue;
+      std::vector<std::optional<Proposal>> got = proposers_[w]->propose_all(contexts, rngs);
+      std::vector<ModelCall> calls = proposers_[w]->take_calls();  // one a request, in order
+      db_.transaction([&] {
+        for (size_t j = 0; j < calls.size() && j < mine.size(); ++j)
+          db_.add_model_call(ModelCallRow{run_.id, plans[mine[j]].c.seq, calls[j]});
+      });
+      for (size_t j = 0; j < mine.size() && j < got.size(); ++j) given[mine[j]] = std::move(got[j]);
+    }
+    for (size_t i = 0; i < plans.size(); ++i) finish_proposal(plans[i], std::move(given[i]));
+  }
+
+  // The rest of a proposal: the proposer asked (unless given: its answer, asked
+  // already), the pool ranked, the candidate recorded and submitted.
+  bool finish_proposal(Plan &plan, std::optional<std::optional<Proposal>> given) {
+    Proposer &proposer = *proposers_[plan.which];
+    const ProposalContext &context = plan.context;
+    Rng &own = plan.own;
+    CandidateRow &c = plan.c;
+    const ParentPick pick = plan.pick;
+    const bool ranked = model_ready() && !proposer.costly();
+    const int pool = config_.cost_model == "xgboost" && !proposer.costly() ? config_.cost_pool : 1;
     // The pool: proposals that replay to programs not seen before.
     struct Member {
       Proposal proposal;
@@ -518,8 +577,13 @@ class Search {
     };
     std::vector<Member> members;
     for (int k = 0; k < pool; ++k) {
-      std::optional<Proposal> proposal = proposer.propose(context, own);
-      record_calls(proposer, c.seq);
+      std::optional<Proposal> proposal;
+      if (k == 0 && given) {
+        proposal = std::move(*given);
+      } else {
+        proposal = proposer.propose(context, own);
+        record_calls(proposer, c.seq);
+      }
       if (!proposal) continue;
       if (!proposal->body.empty()) {  // a kernel body: no replay; Clang and the evaluator judge it
         std::string id = hash_text("kernel body\n" + proposal->body);
@@ -824,7 +888,9 @@ class Search {
         }
         why_done = exhausted();
         if (!why_done.empty()) break;
-        propose_one();
+        // As many proposals as free workers and budget allow (a model's together).
+        const int64_t room = config_.budget - counters_.evaluated - static_cast<int64_t>(queue_.running());
+        propose_some(std::min(slots - queue_.running(), static_cast<size_t>(std::max<int64_t>(1, room))));
       }
       if (queue_.running() == 0) {
         if (!naive_done) return finish("failed", "the naive kernel was not evaluated");

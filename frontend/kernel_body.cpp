@@ -100,24 +100,26 @@ class PlanParser {
     ts_.expect(":", "after the scratch buffer's name");
     s.dtype_loc = ts_.peek().loc;
     s.dtype = ts_.expect_identifier("a type (f32, i32, i64)").text;
-    ts_.expect("[", "to open the scratch buffer's shape");
-    ts_.comma_list("]", [&] { s.shape.push_back(parse_expression(ts_)); });
-    if (s.shape.empty()) ts_.fail("a scratch buffer needs at least one dimension");
-    ts_.expect("]", "to close the scratch buffer's shape");
+    s.shape = expressions("the scratch buffer's shape", 8);
     return s;
+  }
+
+  // `[expr, ...]`: one to `most` of them.
+  std::vector<AstExprPtr> expressions(const std::string &what, size_t most) {
+    ts_.expect("[", ("to open " + what).c_str());
+    std::vector<AstExprPtr> out;
+    ts_.comma_list("]", [&] {
+      if (out.size() == most) ts_.fail(what + ": at most " + std::to_string(most) + " dimensions");
+      out.push_back(parse_expression(ts_));
+    });
+    if (out.empty()) ts_.fail(what + ": at least one dimension");
+    ts_.expect("]", ("to close " + what).c_str());
+    return out;
   }
 
   std::vector<AstExprPtr> extents(const char *word) {
     ts_.expect(word, "in a launch (launch KERNEL global [..] local [..] (ARGS))");
-    ts_.expect("[", (std::string("to open the ") + word + " sizes").c_str());
-    std::vector<AstExprPtr> out;
-    ts_.comma_list("]", [&] {
-      if (out.size() == 3) ts_.fail(std::string("a launch has at most 3 ") + word + " dimensions");
-      out.push_back(parse_expression(ts_));
-    });
-    if (out.empty()) ts_.fail(std::string("the ") + word + " sizes need at least one dimension");
-    ts_.expect("]", (std::string("to close the ") + word + " sizes").c_str());
-    return out;
+    return expressions(std::string("the ") + word + " sizes", 3);
   }
 
   PlanLaunch launch() {

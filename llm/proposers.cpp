@@ -65,35 +65,52 @@ PromptInputs ModelProposer::inputs(const ProposalContext &context) const {
   return in;
 }
 
-std::optional<ParsedAnswer> ModelProposer::ask(const Prompt &prompt, Rng &rng) {
-  Sampling sampling;
-  sampling.temperature = settings_.temperature;
-  sampling.top_p = settings_.top_p;
-  sampling.max_tokens = settings_.max_tokens;
-  sampling.seed = static_cast<int64_t>(rng() >> 1);
-  const Answer a = client_->complete({Request{prompt.system, prompt.user, sampling}}, rng()).at(0);
-  spent_s_ += a.latency_s;
-  calls_.push_back(
-      ModelCall{a.endpoint, a.model, a.seed, a.prompt_tokens, a.completion_tokens, a.latency_s, a.attempts, false, ""});
-  if (!a.ok) {
-    calls_.back().result = a.error;  // the request's failure, not the model's: not shown to it
-    return std::nullopt;
+std::optional<Proposal> ModelProposer::propose(const ProposalContext &context, Rng &rng) {
+  return propose_all({&context}, {&rng}).at(0);
+}
+
+std::vector<std::optional<Proposal>> ModelProposer::propose_all(const std::vector<const ProposalContext *> &contexts,
+                                                                const std::vector<Rng *> &rngs) {
+  std::vector<Request> requests;
+  for (size_t i = 0; i < contexts.size(); ++i) {
+    Sampling sampling;
+    sampling.temperature = settings_.temperature;
+    sampling.top_p = settings_.top_p;
+    sampling.max_tokens = settings_.max_tokens;
+    sampling.seed = static_cast<int64_t>((*rngs[i])() >> 1);
+    const Prompt prompt = prompt_for(*contexts[i]);
+    requests.push_back(Request{prompt.system, prompt.user, sampling});
   }
-  AnswerParse parsed = parse_answer(a.content, a.finish_reason == "length");
-  if (!parsed.answer) return failed(parsed.error);
-  return std::move(parsed.answer);
+  const std::vector<Answer> answers = client_->complete(requests, (*rngs.at(0))());
+  std::vector<std::optional<Proposal>> out;
+  double longest = 0;
+  for (const Answer &a : answers) {
+    longest = std::max(longest, a.latency_s);
+    calls_.push_back(ModelCall{a.endpoint, a.model, a.seed, a.prompt_tokens, a.completion_tokens, a.latency_s,
+                               a.attempts, false, ""});
+    current_ = calls_.size() - 1;
+    if (!a.ok) {
+      calls_.back().result = a.error;  // the request's failure, not the model's: not shown to it
+      out.push_back(std::nullopt);
+      continue;
+    }
+    AnswerParse parsed = parse_answer(a.content, a.finish_reason == "length");
+    std::optional<Proposal> proposal = parsed.answer ? take(*parsed.answer) : failed(parsed.error);
+    if (proposal) {
+      calls_[current_].ok = true;
+      calls_[current_].result = "proposed";
+    }
+    out.push_back(std::move(proposal));
+  }
+  spent_s_ += longest;
+  return out;
 }
 
 std::nullopt_t ModelProposer::failed(const std::string &why) {
-  calls_.back().result = why;
+  calls_[current_].result = why;
   problems_.push_back(why);
   while (problems_.size() > kProblemsShown) problems_.pop_front();
   return std::nullopt;
-}
-
-void ModelProposer::proposed() {
-  calls_.back().ok = true;
-  calls_.back().result = "proposed";
 }
 
 std::vector<ModelCall> ModelProposer::take_calls() { return std::exchange(calls_, {}); }
@@ -106,45 +123,47 @@ std::string ModelProposer::exhausted() const {
   return text;
 }
 
-std::optional<Proposal> ScheduleProposer::propose(const ProposalContext &context, Rng &rng) {
+Prompt ScheduleProposer::prompt_for(const ProposalContext &context) const {
   PromptInputs in = inputs(context);
   in.parent_loops = print_program(run_pipeline(context.graph, context.parent.schedule));
-  std::optional<ParsedAnswer> answer = ask(schedule_prompt(in, static_cast<size_t>(settings_.token_budget)), rng);
-  if (!answer) return std::nullopt;
-  if (answer->kind != ParsedAnswer::Kind::Schedule)
+  return schedule_prompt(in, static_cast<size_t>(settings_.token_budget));
+}
+
+std::optional<Proposal> ScheduleProposer::take(const ParsedAnswer &answer) {
+  if (answer.kind != ParsedAnswer::Kind::Schedule)
     return failed("the answer is a <kernel>; this proposer takes a <schedule>");
   Schedule schedule;
   try {
-    schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{"answer", answer->body + "\n"}));
+    schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{"answer", answer.body + "\n"}));
   } catch (const UserError &e) {
     std::string why = e.what();
     return failed("its schedule does not parse: " + why.substr(0, why.find('\n')));
   }
-  proposed();
-  return Proposal{schedule, note_of(*answer, "a schedule"), ""};
+  return Proposal{schedule, note_of(answer, "a schedule"), ""};
 }
 
-std::optional<Proposal> KernelProposer::propose(const ProposalContext &context, Rng &rng) {
+Prompt KernelProposer::prompt_for(const ProposalContext &context) const {
   PromptInputs in = inputs(context);
   in.parent_code = context.parent.body.empty()
                        ? generate_opencl_c(run_pipeline(context.graph, context.parent.schedule)).source
                        : context.parent.body;
-  std::optional<ParsedAnswer> answer = ask(kernel_prompt(in, static_cast<size_t>(settings_.token_budget)), rng);
-  if (!answer) return std::nullopt;
-  if (answer->kind != ParsedAnswer::Kind::Kernel)
+  return kernel_prompt(in, static_cast<size_t>(settings_.token_budget));
+}
+
+std::optional<Proposal> KernelProposer::take(const ParsedAnswer &answer) {
+  if (answer.kind != ParsedAnswer::Kind::Kernel)
     return failed("the answer is a <schedule>; this proposer takes a <kernel>");
   // The plan's syntax here, before a proposal is spent on it; the rest (the plan at
   // the sizes, Clang's rules, the runs) is the evaluator's, its verdict fed back.
   try {
     frontend::KernelBody body =
-        frontend::parse_kernel_body(std::make_shared<SourceFile>(SourceFile{"answer.cl", answer->body + "\n"}));
+        frontend::parse_kernel_body(std::make_shared<SourceFile>(SourceFile{"answer.cl", answer.body + "\n"}));
     if (!body.plan) return failed("its kernel body has no plan: start it with /* ksmith plan ... */");
   } catch (const UserError &e) {
     std::string why = e.what();
     return failed("its plan does not parse: " + why.substr(0, why.find('\n')));
   }
-  proposed();
-  return Proposal{{}, note_of(*answer, "a kernel body"), answer->body + "\n"};
+  return Proposal{{}, note_of(answer, "a kernel body"), answer.body + "\n"};
 }
 
 void register_llm_proposers() {

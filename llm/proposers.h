@@ -23,19 +23,22 @@ class ModelProposer : public Proposer {
  public:
   explicit ModelProposer(const EvolveConfig &config);
   bool costly() const override { return true; }
+  std::optional<Proposal> propose(const ProposalContext &context, Rng &rng) override;
+  /// One request a context, all sent together (in flight up to the client's caps).
+  std::vector<std::optional<Proposal>> propose_all(const std::vector<const ProposalContext *> &contexts,
+                                                   const std::vector<Rng *> &rngs) override;
   std::vector<ModelCall> take_calls() override;
   std::string exhausted() const override;
 
  protected:
   /// The prompt's inputs but for the parent's Loop IR or code.
   PromptInputs inputs(const ProposalContext &context) const;
-  /// Sends the prompt; the answer parsed, or none (the reason kept for the next
-  /// prompt where it is the model's, not the request's).
-  std::optional<ParsedAnswer> ask(const Prompt &prompt, Rng &rng);
+  /// The prompt for a context.
+  virtual Prompt prompt_for(const ProposalContext &context) const = 0;
+  /// The proposal an answer makes, or failed(why).
+  virtual std::optional<Proposal> take(const ParsedAnswer &answer) = 0;
   /// Ends a proposal the answer could not make: the reason is kept for the next prompt.
   std::nullopt_t failed(const std::string &why);
-  /// The last call succeeded: "proposed".
-  void proposed();
 
   EvolveConfig::Llm settings_;
 
@@ -43,21 +46,28 @@ class ModelProposer : public Proposer {
   std::unique_ptr<Client> client_;
   std::deque<std::string> problems_;  // why recent answers gave nothing, oldest first
   std::vector<ModelCall> calls_;
-  double spent_s_ = 0;  // the calls' latencies, for llm.run_deadline_s
+  size_t current_ = 0;  // the call whose answer take() reads
+  double spent_s_ = 0;  // wall time in model calls (a batch: its longest), for llm.run_deadline_s
 };
 
 class ScheduleProposer : public ModelProposer {
  public:
   using ModelProposer::ModelProposer;
   std::string name() const override { return "llm-schedule"; }
-  std::optional<Proposal> propose(const ProposalContext &context, Rng &rng) override;
+
+ protected:
+  Prompt prompt_for(const ProposalContext &context) const override;
+  std::optional<Proposal> take(const ParsedAnswer &answer) override;
 };
 
 class KernelProposer : public ModelProposer {
  public:
   using ModelProposer::ModelProposer;
   std::string name() const override { return "llm-kernel"; }
-  std::optional<Proposal> propose(const ProposalContext &context, Rng &rng) override;
+
+ protected:
+  Prompt prompt_for(const ProposalContext &context) const override;
+  std::optional<Proposal> take(const ParsedAnswer &answer) override;
 };
 
 /// Makes llm-schedule and llm-kernel available to make_proposer (ksmith calls it

@@ -13,7 +13,8 @@ tests/llm (canned answers on localhost: no model is reachable from these machine
    prompt shows;
 4. an ensemble ([llm] ensemble): both models are asked;
 5. past llm.run_deadline_s the LLM proposer's share goes to the mutator, said once;
-6. without a model the run says so once and gives the share to the mutator; a bad
+6. with three workers free, three requests are in flight together;
+7. without a model the run says so once and gives the share to the mutator; a bad
    --proposer is an error.
 
 SKIPs (exit 77) without an OpenCL device.
@@ -58,7 +59,8 @@ def evolve(out, *extra, key=KEY):
     env.pop("OPENAI_API_KEY", None)
     if key:
         env["OPENAI_API_KEY"] = key
-    cmd = [ksmith, "evolve", os.path.join(source, "examples/matmul.ks"), "--size", "N=64", "--workers", "1",
+    workers = [] if "--workers" in extra else ["--workers", "1"]
+    cmd = [ksmith, "evolve", os.path.join(source, "examples/matmul.ks"), "--size", "N=64"] + workers + [
            "--out", os.path.join(work, out)] + list(extra)
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
 
@@ -156,7 +158,20 @@ try:
     check(calls == 2 and mutants >= 1, "two calls of about 1 s, then the mutator's proposals (%d calls, %d mutants)" %
           (calls, mutants))
 
-    # 6. No model; bad flags.
+    # 6. Several requests in flight: three workers free, three requests together.
+    before = sum(1 for _ in open(log))
+    r = evolve("inflight", "--budget", "4", "--workers", "3", "--proposer", "mutator:0.2,llm-schedule:0.8",
+               "--llm-url", url, "--llm-model", "delay")
+    check(r.returncode == 0, "a run with three workers finishes (exit %d: %s)" % (r.returncode, r.stderr[-300:]))
+    times = sorted(json.loads(line)["time"] for line in list(open(log))[before:])
+    close = sum(1 for a, b in zip(times, times[1:]) if b - a < 0.2)
+    check(len(times) >= 2 and close >= 1,
+          "requests of half a second each overlapped: answered at %s" % ["%.2f" % (t - times[0]) for t in times])
+    db = sqlite3.connect(os.path.join(work, "inflight", "evolve.db"))
+    proposals = [p for (p,) in db.execute("SELECT proposal FROM model_calls")]
+    check(len(proposals) == len(set(proposals)), "each call recorded with its own proposal: %s" % proposals)
+
+    # 7. No model; bad flags.
     r = evolve("none", "--budget", "2", "--proposer", "mutator:0.5,llm-schedule:0.5", key=None)
     said = (r.stdout + r.stderr).count("no model configured")
     check(r.returncode == 0 and said == 1, "without a model the run says so once (%d) and finishes" % said)

@@ -64,7 +64,7 @@ CANNED = {
 }
 SCENARIOS = set(CANNED) | {
     "echo", "rate-limited", "rate-limited-date", "flaky-500", "always-500",
-    "slow", "bad-json", "no-choices", "bad-request", "count"}
+    "slow", "bad-json", "no-choices", "bad-request", "count", "delay"}
 PARAMS = ("temperature", "top_p", "max_tokens", "seed")
 
 # State shared by the handler threads: requests seen per model, answer ids.
@@ -184,6 +184,9 @@ class Handler(BaseHTTPRequestHandler):
             return js(400, error("max_tokens is too large",
                                  "invalid_request_error"))
         elif model == "count":
+            content = "request %d\n%s" % (n, GOOD_SCHEDULE)
+        elif model == "delay":  # half a second, so that requests in flight together show
+            time.sleep(0.5)
             content = "request %d\n%s" % (n, GOOD_SCHEDULE)
         return js(200, {
             "id": answer_id, "object": "chat.completion",

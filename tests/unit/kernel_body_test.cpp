@@ -76,7 +76,7 @@ TEST(KernelBody, PlanErrorsPointAtTheBody) {
       {"   launch k global [N] local [1] (x, y)\n   lanch j", "b.cl:3:4:", "expected 'scratch' or 'launch'"},
       {"   launch k global [N] (x, y)", "b.cl:2:24:", "expected 'local'"},
       {"   launch k global [N, D] local [1] (x, y)", "b.cl:2:27:", "2 global and 1 local dimensions"},
-      {"   launch k global [N, D, 1, 1] local [1] (x, y)", "b.cl:2:30:", "at most 3 global dimensions"},
+      {"   launch k global [N, D, 1, 1] local [1] (x, y)", "b.cl:2:30:", "the global sizes: at most 3 dimensions"},
       {"   launch k global [N] local [1] (x, total)", "b.cl:2:38:", "'total' is an intermediate of the spec"},
       {"   launch k global [N] local [1] (x, y, Q)",
        "b.cl:2:41:", "'Q' is neither a tensor of the spec (x, y), a scratch buffer nor a size; sizes are N, D"},
