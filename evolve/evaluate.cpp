@@ -626,6 +626,10 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
       check_guards(c, device, b, flags);
       if (body && options.state_timing && flags->empty()) {
         time->state_timing = time_state(c, device, b, options.timing);
+        // A flag stands only if a second measurement repeats it: on a loaded 2-core
+        // machine an honest tiled matmul body once ran 0.379 ms from reset against
+        // 0.245 from carried state (1.55), while a body that skips work does so each time.
+        if (time->state_timing->flagged()) time->state_timing = time_state(c, device, b, options.timing);
         const TimeRecord::StateTiming &s = *time->state_timing;
         if (s.flagged()) {
           char text[200];

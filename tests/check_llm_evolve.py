@@ -110,11 +110,16 @@ try:
     check(r.returncode == 0, "a run with llm-kernel finishes (exit %d: %s)" % (r.returncode, r.stderr[-300:]))
     db = sqlite3.connect(os.path.join(work, "kernel", "evolve.db"))
     bodies = db.execute("SELECT status, body, record, speedup FROM candidates WHERE proposer = 'llm-kernel'").fetchall()
-    # (Timed, not necessarily faster: a 16x16 local-memory tile loses to the naive
-    # kernel at N=64 on PoCL.)
-    check(any(s == "correct" and "ksmith plan" in b and sp > 0 for s, b, _, sp in bodies),
-          "the model's body was evaluated, correct and timed: %s" %
-          [(s, sp) for s, _, _, sp in bodies])
+    # Correct at both sizes and timed, not necessarily faster: a 16x16 local-memory
+    # tile loses to the naive kernel at N=64 on PoCL. (The record, not the status: the
+    # state timing's flag on an honest body under ctest -j2's load is the evaluator's
+    # concern, tested alone in Hacking.*.)
+    def right_and_timed(rec):
+        r = json.loads(rec or "{}")
+        t = r.get("time", {})
+        return r.get("check", {}).get("passed") and t.get("versus_naive", {}).get("passed") and t.get("median_ms", 0) > 0
+    check(any("ksmith plan" in b and right_and_timed(rec) for _, b, rec, _ in bodies),
+          "the model's body was evaluated: correct at both sizes, and timed: %s" % [(s, sp) for s, _, _, sp in bodies])
     check(any(json.loads(rec or "{}").get("features", {}).get("barriers") == 2 for _, _, rec, _ in bodies),
           "its record carries the features Clang's AST gave (2 barriers)")
     best = db.execute("SELECT proposer FROM candidates WHERE status = 'correct' ORDER BY speedup DESC LIMIT 1").fetchone()
