@@ -15,6 +15,7 @@
 //  4. Every output must have been defined.
 #include "frontend/elaborate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -148,6 +149,12 @@ class Elaborator {
   // ---- sizes ----
   int64_t size_expr(const AstExpr &e) { return size_value(e, sizes_, known_sizes_hint()); }
 
+  // The sizes an expression names, once each, in order.
+  static void size_names(const AstExpr &e, std::vector<std::string> *out) {
+    if (e.kind == Kind::Name && std::find(out->begin(), out->end(), e.text) == out->end()) out->push_back(e.text);
+    for (const AstExprPtr &arg : e.args) size_names(*arg, out);
+  }
+
   std::string known_sizes_hint() const {
     std::vector<std::string> names;
     for (const AstSize &s : spec_.sizes) names.push_back(s.name);
@@ -163,6 +170,13 @@ class Elaborator {
     for (const AstSize &s : spec_.check_sizes) {
       if (!declared.count(s.name)) error_at(s.loc, "check names size '" + s.name + "', which 'where' does not define");
       if (check.count(s.name)) error_at(s.loc, "size '" + s.name + "' is checked twice");
+      for (const AstSize &w : spec_.sizes) {
+        std::vector<std::string> from;
+        if (w.name == s.name) size_names(*w.value, &from);
+        if (!from.empty())
+          error_at(s.loc, "check gives size '" + s.name + "', which 'where' derives from " + describe(from) +
+                              "; give those instead");
+      }
       check[s.name] = &s;
     }
     for (const auto &[name, value] : overrides_.values)
@@ -177,6 +191,14 @@ class Elaborator {
       SourceLoc where = s.loc;
       auto over = overrides_.values.find(s.name);
       if (over != overrides_.values.end()) {
+        // A size the spec derives from others: overriding it alone would make the
+        // spec inconsistent (its shapes and bounds assume the formula).
+        std::vector<std::string> from;
+        size_names(*s.value, &from);
+        if (!from.empty())
+          throw UserError("error: " + overrides_.flag + " " + s.name + "=" + std::to_string(over->second) + ": " +
+                          s.name + " is derived from " + describe(from) + " (line " + std::to_string(s.loc.line) +
+                          "); give those instead");
         value = over->second;
       } else if (which_ == SizeSet::Check && check.count(s.name)) {
         value = size_expr(*check[s.name]->value);
