@@ -65,8 +65,9 @@ struct Spec {
   std::string name;
   SourceLoc loc;
   std::vector<AstTensor> inputs, outputs;
-  std::vector<AstSize> sizes;        // `where`: defaults, in order
-  std::vector<AstSize> check_sizes;  // `check`: sizes for the correctness check
+  std::vector<AstSize> sizes;            // `where`: defaults, in order
+  std::vector<AstSize> check_sizes;      // `check`: sizes for the correctness check
+  std::vector<AstExprPtr> requirements;  // `require`: conditions every set of sizes meets (`C % G == 0`)
   std::vector<AstStatement> statements;
 };
 

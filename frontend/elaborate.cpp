@@ -122,6 +122,7 @@ class Elaborator {
   Graph run() {
     graph_.name = spec_.name;
     bind_sizes();
+    check_requirements();
     for (const AstTensor &t : spec_.inputs) declare(t, TensorRole::Input);
     for (const AstTensor &t : spec_.outputs) declare(t, TensorRole::Output);
     for (const AstStatement &s : spec_.statements) later_[s.tensor] = s.loc.line;
@@ -159,6 +160,68 @@ class Elaborator {
     std::vector<std::string> names;
     for (const AstSize &s : spec_.sizes) names.push_back(s.name);
     return "; sizes are " + describe(names);
+  }
+
+  // ---- requirements ----
+  // Whether a requirement holds: comparisons and logic over size expressions.
+  bool holds(const AstExpr &e) {
+    if (e.kind == Kind::Unary && e.text == "!") return !holds(*e.args[0]);
+    if (e.kind == Kind::Binary) {
+      const std::string &op = e.text;
+      if (op == "&&") return holds(*e.args[0]) && holds(*e.args[1]);
+      if (op == "||") return holds(*e.args[0]) || holds(*e.args[1]);
+      if (op == "==" || op == "!=" || op == "<" || op == "<=" || op == ">" || op == ">=") {
+        const int64_t a = size_expr(*e.args[0]), b = size_expr(*e.args[1]);
+        return op == "=="   ? a == b
+               : op == "!=" ? a != b
+               : op == "<"  ? a < b
+               : op == "<=" ? a <= b
+               : op == ">"  ? a > b
+                            : a >= b;
+      }
+    }
+    return size_expr(e) != 0;
+  }
+
+  // The expression as written, give or take parentheses.
+  static std::string text_of(const AstExpr &e) {
+    auto inner = [](const AstExpr &x) { return x.kind == Kind::Binary ? "(" + text_of(x) + ")" : text_of(x); };
+    switch (e.kind) {
+      case Kind::Int: return std::to_string(e.int_value);
+      case Kind::Name: return e.text;
+      case Kind::Unary: return e.text + inner(*e.args[0]);
+      case Kind::Binary: return inner(*e.args[0]) + " " + e.text + " " + inner(*e.args[1]);
+      case Kind::Call: {
+        std::string out = e.text + "(";
+        for (size_t i = 0; i < e.args.size(); ++i) out += (i ? ", " : "") + text_of(*e.args[i]);
+        return out + ")";
+      }
+      default: return "...";
+    }
+  }
+
+  // Every `require` holds at these sizes; else the error names the requirement and
+  // the sizes it reads: the flag's where the flag set one of them, the spec's else.
+  void check_requirements() {
+    for (const AstExprPtr &r : spec_.requirements) {
+      if (holds(*r)) continue;
+      std::vector<std::string> names;
+      size_names(*r, &names);
+      std::string values;
+      bool overridden = false;
+      for (const std::string &n : names) {
+        values += (values.empty() ? "" : ", ") + n + " = " + std::to_string(sizes_.at(n));
+        overridden = overridden || overrides_.values.count(n);
+      }
+      const std::string what = "'" + text_of(*r) + "'";
+      if (overridden)
+        throw UserError("error: " + overrides_.flag + ": the sizes break " + spec_.name + "'s requirement " + what +
+                        " (line " + std::to_string(r->loc.line) + "): " + values);
+      const AstExpr *first = r.get();  // the caret at the requirement's start, not its operator
+      while (first->kind == Kind::Binary) first = first->args[0].get();
+      error_at(first->loc, "the " + std::string(which_ == SizeSet::Check ? "check" : "default") +
+                               " sizes break the requirement " + what + ": " + values);
+    }
   }
 
   void bind_sizes() {

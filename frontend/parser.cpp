@@ -1,7 +1,8 @@
 // Recursive-descent parser of the DSL. Grammar:
 //
 //   spec      := 'kernel' NAME '(' [tensor {',' tensor}] ')' '->' outputs
-//                {('where' | 'check') size {',' size}} '{' {statement} '}'
+//                {('where' | 'check') size {',' size} | 'require' expr {',' expr}}
+//                '{' {statement} '}'
 //   outputs   := tensor | '(' tensor {',' tensor} ')'
 //   tensor    := NAME ':' TYPE '[' [expr {',' expr}] ']' ['in' expr '..' expr]
 //   size      := NAME '=' expr
@@ -53,7 +54,12 @@ class Parser {
     }
     for (const AstTensor &t : s.inputs) known_.insert(t.name);
     for (const AstTensor &t : s.outputs) known_.insert(t.name);
-    while (ts_.peek().is("where") || ts_.peek().is("check")) {
+    while (ts_.peek().is("where") || ts_.peek().is("check") || ts_.peek().is("require")) {
+      if (ts_.accept("require")) {
+        do s.requirements.push_back(expr());
+        while (ts_.accept(","));
+        continue;
+      }
       bool is_check = ts_.next().is("check");
       do {
         AstSize size;

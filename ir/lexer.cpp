@@ -11,7 +11,7 @@ namespace ks {
 bool is_reserved_word(const std::string &word) {
   static const std::set<std::string> words = {
       // the DSL
-      "kernel", "where", "check", "in", "else", "inf", "nan", "select", "min", "max", "sum", "prod", "argmax", "argmin",
+      "kernel", "where", "check", "require", "in", "else", "inf", "nan", "select", "min", "max", "sum", "prod", "argmax", "argmin",
       "f32", "i32", "i64", "bool", "true", "false",
       // printed IR
       "graph", "sizes", "input", "output", "temp", "program", "for", "let", "block", "allocate", "barrier", "if",
