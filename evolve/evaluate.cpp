@@ -98,19 +98,30 @@ struct Bound {
 
 }  // namespace
 
+namespace {
+
+// A work-group's shape against the device's limits: work-items in all and along each
+// dimension. Kernels of programs and of kernel bodies' plans alike.
+void check_group_shape(const std::string &kernel, const std::array<int64_t, 3> &local,
+                       const runtime::DeviceInfo &device) {
+  const int64_t items = local[0] * local[1] * local[2];
+  if (items > static_cast<int64_t>(device.max_work_group_size))
+    throw UserError("error: kernel '" + kernel + "' needs " + std::to_string(items) + " work-items per group; " +
+                    device.name + " allows " + std::to_string(device.max_work_group_size));
+  for (int d = 0; d < 3; ++d)
+    if (local[d] > static_cast<int64_t>(device.max_work_item_sizes[d]))
+      throw UserError("error: kernel '" + kernel + "' needs " + std::to_string(local[d]) + " work-items along local." +
+                      "xyz"[d] + "; " + device.name + " allows " + std::to_string(device.max_work_item_sizes[d]));
+}
+
+}  // namespace
+
 // A kernel the device cannot launch is the schedule's error, said before launching.
 void check_device_limits(const Program &program, const runtime::DeviceInfo &device) {
   for (const Kernel &kernel : program.kernels) {
     LaunchShape shape = launch_shape(kernel);
-    int64_t items = shape.group_size();
-    if (items > static_cast<int64_t>(device.max_work_group_size))
-      throw UserError("error: kernel '" + kernel.name + "' needs " + std::to_string(items) + " work-items per group; " +
-                      device.name + " allows " + std::to_string(device.max_work_group_size));
+    check_group_shape(kernel.name, shape.local, device);
     for (int d = 0; d < 3; ++d) {
-      if (shape.local[d] > static_cast<int64_t>(device.max_work_item_sizes[d]))
-        throw UserError("error: kernel '" + kernel.name + "' needs " + std::to_string(shape.local[d]) +
-                        " work-items along local." + "xyz"[d] + "; " + device.name + " allows " +
-                        std::to_string(device.max_work_item_sizes[d]));
       if (static_cast<uint64_t>(shape.groups[d]) > device.max_group_counts[d])
         throw UserError("error: kernel '" + kernel.name + "' needs " + std::to_string(shape.groups[d]) +
                         " work-groups along group." + "xyz"[d] + "; " + device.name + " dispatches at most " +
@@ -131,17 +142,7 @@ void check_device_limits(const Program &program, const runtime::DeviceInfo &devi
 }
 
 void check_plan_limits(const frontend::ResolvedPlan &plan, const runtime::DeviceInfo &device) {
-  for (const frontend::ResolvedLaunch &l : plan.launches) {
-    int64_t items = l.local[0] * l.local[1] * l.local[2];
-    if (items > static_cast<int64_t>(device.max_work_group_size))
-      throw UserError("error: kernel '" + l.kernel + "' has " + std::to_string(items) + " work-items per group; " +
-                      device.name + " allows " + std::to_string(device.max_work_group_size));
-    for (int d = 0; d < 3; ++d)
-      if (l.local[d] > static_cast<int64_t>(device.max_work_item_sizes[d]))
-        throw UserError("error: kernel '" + l.kernel + "' has " + std::to_string(l.local[d]) +
-                        " work-items along local." + "xyz"[d] + "; " + device.name + " allows " +
-                        std::to_string(device.max_work_item_sizes[d]));
-  }
+  for (const frontend::ResolvedLaunch &l : plan.launches) check_group_shape(l.kernel, l.local, device);
   for (const TensorDecl &t : plan.scratch)
     if (device.max_allocation_bytes && static_cast<uint64_t>(t.bytes()) > device.max_allocation_bytes)
       throw UserError("error: scratch buffer '" + t.name + "' takes " + std::to_string(t.bytes()) + " bytes; " +

@@ -549,11 +549,9 @@ class Search {
           mine.push_back(i), contexts.push_back(&plans[i].context), rngs.push_back(&plans[i].own);
       if (mine.empty()) continue;
       std::vector<std::optional<Proposal>> got = proposers_[w]->propose_all(contexts, rngs);
-      std::vector<ModelCall> calls = proposers_[w]->take_calls();  // one a request, in order
-      db_.transaction([&] {
-        for (size_t j = 0; j < calls.size() && j < mine.size(); ++j)
-          db_.add_model_call(ModelCallRow{run_.id, plans[mine[j]].c.seq, calls[j]});
-      });
+      std::vector<int64_t> seqs;  // the calls come one a request, in order
+      for (size_t i : mine) seqs.push_back(plans[i].c.seq);
+      record_calls(*proposers_[w], seqs);
       for (size_t j = 0; j < mine.size() && j < got.size(); ++j) given[mine[j]] = std::move(got[j]);
     }
     for (size_t i = 0; i < plans.size(); ++i) finish_proposal(plans[i], std::move(given[i]));
@@ -582,7 +580,7 @@ class Search {
         proposal = std::move(*given);
       } else {
         proposal = proposer.propose(context, own);
-        record_calls(proposer, c.seq);
+        record_calls(proposer, {c.seq});
       }
       if (!proposal) continue;
       if (!proposal->body.empty()) {  // a kernel body: no replay; Clang and the evaluator judge it
@@ -658,11 +656,13 @@ class Search {
   }
 
   // The model calls a proposer made, each a row of the run database.
-  void record_calls(Proposer &proposer, int64_t proposal) {
+  // Call j belongs to proposals[j], or to the last proposal where there are more calls.
+  void record_calls(Proposer &proposer, const std::vector<int64_t> &proposals) {
     std::vector<ModelCall> calls = proposer.take_calls();
     if (calls.empty()) return;
     db_.transaction([&] {
-      for (const ModelCall &m : calls) db_.add_model_call(ModelCallRow{run_.id, proposal, m});
+      for (size_t j = 0; j < calls.size(); ++j)
+        db_.add_model_call(ModelCallRow{run_.id, proposals[std::min(j, proposals.size() - 1)], calls[j]});
     });
   }
 

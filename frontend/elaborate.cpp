@@ -150,6 +150,14 @@ class Elaborator {
   // ---- sizes ----
   int64_t size_expr(const AstExpr &e) { return size_value(e, sizes_, known_sizes_hint()); }
 
+  // The sizes a `where` size is derived from (none for a number).
+  std::vector<std::string> derived_from(const std::string &name) const {
+    std::vector<std::string> from;
+    for (const AstSize &w : spec_.sizes)
+      if (w.name == name) size_names(*w.value, &from);
+    return from;
+  }
+
   // The sizes an expression names, once each, in order.
   static void size_names(const AstExpr &e, std::vector<std::string> *out) {
     if (e.kind == Kind::Name && std::find(out->begin(), out->end(), e.text) == out->end()) out->push_back(e.text);
@@ -233,13 +241,9 @@ class Elaborator {
     for (const AstSize &s : spec_.check_sizes) {
       if (!declared.count(s.name)) error_at(s.loc, "check names size '" + s.name + "', which 'where' does not define");
       if (check.count(s.name)) error_at(s.loc, "size '" + s.name + "' is checked twice");
-      for (const AstSize &w : spec_.sizes) {
-        std::vector<std::string> from;
-        if (w.name == s.name) size_names(*w.value, &from);
-        if (!from.empty())
-          error_at(s.loc, "check gives size '" + s.name + "', which 'where' derives from " + describe(from) +
-                              "; give those instead");
-      }
+      if (std::vector<std::string> from = derived_from(s.name); !from.empty())
+        error_at(s.loc, "check gives size '" + s.name + "', which 'where' derives from " + describe(from) +
+                            "; give those instead");
       check[s.name] = &s;
     }
     for (const auto &[name, value] : overrides_.values)
@@ -256,9 +260,7 @@ class Elaborator {
       if (over != overrides_.values.end()) {
         // A size the spec derives from others: overriding it alone would make the
         // spec inconsistent (its shapes and bounds assume the formula).
-        std::vector<std::string> from;
-        size_names(*s.value, &from);
-        if (!from.empty())
+        if (std::vector<std::string> from = derived_from(s.name); !from.empty())
           throw UserError("error: " + overrides_.flag + " " + s.name + "=" + std::to_string(over->second) + ": " +
                           s.name + " is derived from " + describe(from) + " (line " + std::to_string(s.loc.line) +
                           "); give those instead");

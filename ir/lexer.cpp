@@ -11,8 +11,8 @@ namespace ks {
 bool is_reserved_word(const std::string &word) {
   static const std::set<std::string> words = {
       // the DSL
-      "kernel", "where", "check", "require", "in", "else", "inf", "nan", "select", "min", "max", "sum", "prod", "argmax", "argmin",
-      "f32", "i32", "i64", "bool", "true", "false",
+      "kernel", "where", "check", "require", "in", "else", "inf", "nan", "select", "min", "max", "sum", "prod",
+      "argmax", "argmin", "f32", "i32", "i64", "bool", "true", "false",
       // printed IR
       "graph", "sizes", "input", "output", "temp", "program", "for", "let", "block", "allocate", "barrier", "if",
       "reads", "writes",
