@@ -146,6 +146,8 @@ class Elaborator {
   // The statement being elaborated.
   std::map<std::string, int64_t> vars_;
   std::string current_;
+  const AstExpr *body_ = nullptr;            // its right side
+  std::vector<std::string> statement_vars_;  // its index and reduction variables, as written
 
   // ---- sizes ----
   int64_t size_expr(const AstExpr &e) { return size_value(e, sizes_, known_sizes_hint()); }
@@ -348,6 +350,17 @@ class Elaborator {
     if (e.pad) infer_extents(*e.pad, found);
   }
 
+  // The first bare name of e that is no index variable of the statement, size or
+  // tensor.
+  const AstExpr *first_unknown_name(const AstExpr &e) const {
+    if (e.kind == Kind::Name && e.text != "inf" && !sizes_.count(e.text) && !tensor_locs_.count(e.text) &&
+        std::find(statement_vars_.begin(), statement_vars_.end(), e.text) == statement_vars_.end())
+      return &e;
+    for (const AstExprPtr &arg : e.args)
+      if (const AstExpr *found = first_unknown_name(*arg)) return found;
+    return e.pad ? first_unknown_name(*e.pad) : nullptr;
+  }
+
   IterVar iter_var(const AstIndexVar &v, std::optional<int64_t> known,
                    const std::map<std::string, std::pair<int64_t, SourceLoc>> &inferred) {
     if (sizes_.count(v.name)) error_at(v.loc, "'" + v.name + "' is a size and cannot be an index variable");
@@ -365,6 +378,12 @@ class Elaborator {
     } else if (auto it = inferred.find(v.name); it != inferred.end()) {
       out.extent = it->second.first;
     } else {
+      // A misspelt index (`x[i, j]` for `x[i, k]`) leaves k without an extent: the
+      // misspelling is the error to report.
+      if (const AstExpr *unknown = first_unknown_name(*body_))
+        error_at(unknown->loc, "unknown name '" + unknown->text + "'; index variables here are " +
+                                   describe(statement_vars_) + " ('" + v.name +
+                                   "' indexes no tensor bare, so its extent is unknown too)");
       error_at(v.loc, "cannot infer the extent of '" + v.name + "'; write it as '" + v.name + ": EXTENT'");
     }
     vars_[v.name] = out.extent;
@@ -384,6 +403,10 @@ class Elaborator {
 
     std::map<std::string, std::pair<int64_t, SourceLoc>> inferred;
     infer_extents(*s.body, &inferred);
+    body_ = s.body.get();
+    statement_vars_.clear();
+    for (const AstIndexVar &v : s.indices) statement_vars_.push_back(v.name);
+    for (const AstIndexVar &v : s.reduce_vars) statement_vars_.push_back(v.name);
 
     Stage stage;
     stage.output = s.tensor;
@@ -607,9 +630,16 @@ class Elaborator {
           std::string ranges = range.bounded
                                    ? "ranges over [" + std::to_string(range.lo) + ", " + std::to_string(range.hi) + "]"
                                    : "has no bound the compiler can prove";
-          error_at(e.args[d]->loc, "index " + print_expr(indices[d]) + " of '" + e.text + "' " + ranges +
-                                       " but dimension " + std::to_string(d) + " has extent " +
-                                       std::to_string(t->shape[d]) + "; add 'else VALUE' to read padding outside");
+          std::string dimension = "dimension " + std::to_string(d);
+          std::string extent = " has extent " + std::to_string(t->shape[d]);
+          // A bare variable running past the dimension is two shapes that disagree,
+          // more often than padding wanted.
+          if (const Var *v = indices[d].as<Var>(); v && range.bounded && range.lo == 0)
+            error_at(e.args[d]->loc, "shape mismatch: '" + v->name + "' runs over " + std::to_string(range.hi + 1) +
+                                         " values but " + dimension + " of '" + e.text + "'" + extent +
+                                         "; make the shapes agree, or add 'else VALUE' to read padding past its end");
+          error_at(e.args[d]->loc, "index " + print_expr(indices[d]) + " of '" + e.text + "' " + ranges + " but " +
+                                       dimension + extent + "; add 'else VALUE' to read padding outside");
         }
       }
     }

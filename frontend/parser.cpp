@@ -42,7 +42,7 @@ class Parser {
     // The kernel's name never appears in an expression, so it may be a builtin's.
     s.name = ts_.expect_identifier("the kernel's name").text;
     ts_.expect("(", "after the kernel's name");
-    ts_.comma_list(")", [&] { s.inputs.push_back(tensor()); });
+    ts_.comma_list(")", [&] { s.inputs.push_back(tensor()); }, "parameters");
     ts_.expect(")", "after the parameters");
     ts_.expect("->", "before the outputs");
     if (ts_.accept("(")) {
@@ -67,6 +67,8 @@ class Parser {
         size.name = name("a size name");
         ts_.expect("=", "after the size's name");
         size.value = expr();
+        if (ts_.peek().kind == TokenKind::Identifier && ts_.peek(1).is("="))
+          ts_.fail("expected ',' between sizes before " + TokenStream::describe(ts_.peek()));
         known_.insert(size.name);
         (is_check ? s.check_sizes : s.sizes).push_back(std::move(size));
       } while (ts_.accept(","));
@@ -103,7 +105,7 @@ class Parser {
     t.dtype_loc = ts_.peek().loc;
     t.dtype = ts_.expect_identifier("a type (f32, i32, i64)").text;
     ts_.expect("[", "to open the tensor's shape");
-    ts_.comma_list("]", [&] { t.shape.push_back(expr()); });
+    ts_.comma_list("]", [&] { t.shape.push_back(expr()); }, "dimensions");
     ts_.expect("]", "to close the tensor's shape");
     if (ts_.accept("in")) {
       t.range_lo = expr();
@@ -144,10 +146,13 @@ class Parser {
     s.tensor = name("a tensor to define");
     ts_.expect("[", "after the defined tensor's name");
     std::set<std::string> lhs_vars;
-    ts_.comma_list("]", [&] {
-      s.indices.push_back(index_var());
-      lhs_vars.insert(s.indices.back().name);
-    });
+    ts_.comma_list(
+        "]",
+        [&] {
+          s.indices.push_back(index_var());
+          lhs_vars.insert(s.indices.back().name);
+        },
+        "indices");
     ts_.expect("]", "to close the defined tensor's indices");
     ts_.expect("=", "in a definition");
     if (starts_reduction(lhs_vars)) {
@@ -159,6 +164,11 @@ class Parser {
       ts_.expect(")", "to close the reduction's variables");
     }
     s.body = expr();
+    // Definitions are one per line: more on this one is a missing operator or
+    // separator inside it, said here rather than as a strange next definition.
+    if (!ts_.peek().is("}") && !ts_.at_end() && !ts_.on_new_line())
+      ts_.fail("unexpected " + TokenStream::describe(ts_.peek()) + " after the expression defining '" + s.tensor +
+               "'; is an operator missing? (each definition starts on a new line)");
     return s;
   }
 
@@ -212,12 +222,21 @@ class Parser {
     return primary();
   }
 
-  std::vector<AstExprPtr> list(const char *open, const char *close) {
+  std::vector<AstExprPtr> list(const char *open, const char *close, const char *items_are, const char *context) {
     std::vector<AstExprPtr> items;
     ts_.expect(open);
-    ts_.comma_list(close, [&] { items.push_back(expr()); });
-    ts_.expect(close);
+    ts_.comma_list(close, [&] { items.push_back(expr()); }, items_are);
+    ts_.expect(close, context);
     return items;
+  }
+
+  // A reduction is a definition's whole right side; one written inside an
+  // expression would otherwise parse as a call and fail later, somewhere else.
+  [[noreturn]] void reduction_inside(const Token &t) {
+    error_at(t.loc, "'" + t.text +
+                        "(...)' as a reduction must come right after '=', not inside an expression; define it "
+                        "as a tensor of its own (t[...] = " +
+                        t.text + "(k) ...) and use that");
   }
 
   AstExprPtr primary() {
@@ -249,13 +268,22 @@ class Parser {
       return inner;
     }
     if (t.kind != TokenKind::Identifier) ts_.fail("expected an expression, found " + TokenStream::describe(t));
-    node->text = ts_.next().text;
+    const Token &callee = ts_.next();
+    node->text = callee.text;
     if (ts_.peek().is("(")) {
+      bool reduction_word = node->text == "sum" || node->text == "prod" || node->text == "argmax" ||
+                            node->text == "argmin";
+      if (reduction_word) reduction_inside(callee);
       node->kind = AstExpr::Kind::Call;
-      node->args = list("(", ")");
+      node->args = list("(", ")", "arguments", "to close the call's arguments");
+      // `max(k) x[i, k]` inside an expression: a one-name call followed by an operand.
+      bool min_max = node->text == "min" || node->text == "max";
+      if (min_max && node->args.size() == 1 && node->args[0]->kind == AstExpr::Kind::Name && !ts_.on_new_line() &&
+          (ts_.peek().kind == TokenKind::Identifier || ts_.peek().is("(")))
+        reduction_inside(callee);
     } else if (ts_.peek().is("[")) {
       node->kind = AstExpr::Kind::Access;
-      node->args = list("[", "]");
+      node->args = list("[", "]", "indices", "to close the indices");
       if (ts_.accept("else")) node->pad = unary();
     } else {
       node->kind = AstExpr::Kind::Name;

@@ -132,10 +132,21 @@ std::string TokenStream::describe(const Token &token) {
   return "'" + token.text + "'";
 }
 
+bool TokenStream::on_new_line() const {
+  return position_ > 0 && peek().loc.line > tokens_[position_ - 1].loc.line;
+}
+
 const Token &TokenStream::expect(const char *text, const char *context) {
   if (!peek().is(text)) {
     std::string message = std::string("expected '") + text + "'";
     if (context) message += std::string(" ") + context;
+    bool closer = std::string(text) == ")" || std::string(text) == "]";
+    if (closer && on_new_line()) {
+      const Token &last = tokens_[position_ - 1];
+      SourceLoc end = last.loc;
+      end.column += static_cast<int>(last.text.size());
+      error_at(end, message + " before the end of the line");
+    }
     fail(message + ", found " + describe(peek()));
   }
   return next();

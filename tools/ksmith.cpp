@@ -1,5 +1,6 @@
 // ksmith: the kernelsmith command line. One file per subcommand under tools/
-// (devices, compile, inspect, run, bench, time, evolve, runs, export); this file
+// (devices, compile, inspect, run, bench, time, evolve, runs, export, interpret,
+// import); this file
 // parses and dispatches.
 // Exit status: 0 success; 1 a bad input, a failed check or a device failure;
 // 2 a bad command line.
@@ -13,7 +14,8 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
   const std::vector<cli::Command> commands = {cli::add_devices(app), cli::add_compile(app), cli::add_inspect(app),
                                               cli::add_run(app),     cli::add_bench(app),   cli::add_time(app),
-                                              cli::add_evolve(app),  cli::add_runs(app),    cli::add_export(app)};
+                                              cli::add_evolve(app),  cli::add_runs(app),    cli::add_export(app),
+                                              cli::add_interpret(app), cli::add_import(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
