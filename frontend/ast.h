@@ -35,11 +35,13 @@ struct AstTensor {
   AstExprPtr range_lo, range_hi;
 };
 
-/// An index variable, with its extent when written (`k` or `k: K`).
+/// An index variable, with its extent when written (`k` or `k: K`), or, for a
+/// reduction variable, its range (`k: 0..i + 1`, bounds that may name outer indices).
 struct AstIndexVar {
   std::string name;
   SourceLoc loc;
-  AstExprPtr extent;
+  AstExprPtr extent;       // `k: K`
+  AstExprPtr lo, hi;       // `k: LO..HI`
 };
 
 /// `acc[m, n] = sum(k) x[m, k] * w[n, k]`
@@ -60,6 +62,13 @@ struct AstSize {
   AstExprPtr value;
 };
 
+/// `eps = 1e-5`: a named float, overridable like a size.
+struct AstConstant {
+  std::string name;
+  SourceLoc loc;
+  double value = 0;
+};
+
 struct Spec {
   std::shared_ptr<const SourceFile> file;
   std::string name;
@@ -68,6 +77,7 @@ struct Spec {
   std::vector<AstSize> sizes;            // `where`: defaults, in order
   std::vector<AstSize> check_sizes;      // `check`: sizes for the correctness check
   std::vector<AstExprPtr> requirements;  // `require`: conditions every set of sizes meets (`C % G == 0`)
+  std::vector<AstConstant> constants;    // `const`: named floats (eps, slopes, scales)
   std::vector<AstStatement> statements;
 };
 

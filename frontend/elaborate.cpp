@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <set>
 
 #include "ir/bounds.h"
@@ -43,9 +44,16 @@ void parse_size_assignments(const std::string &text, SizeOverrides *out) {
     } catch (const std::exception &) {
       used = 0;
     }
-    if (used != value.size() || v < 0)
-      throw UserError("error: " + out->flag + " " + name + "=" + value + ": the value must be a non-negative integer");
-    out->values[name] = v;
+    if (used == value.size() && v >= 0) {
+      out->values[name] = v;
+    } else {
+      char *end = nullptr;
+      double f = std::strtod(value.c_str(), &end);
+      if (end != value.c_str() + value.size() || !std::isfinite(f))
+        throw UserError("error: " + out->flag + " " + name + "=" + value +
+                        ": the value must be a non-negative integer (a size) or a finite number (a constant)");
+      out->constants[name] = f;
+    }
     if (end == std::string::npos) break;
     start = end + 1;
   }
@@ -122,6 +130,7 @@ class Elaborator {
   Graph run() {
     graph_.name = spec_.name;
     bind_sizes();
+    bind_constants();
     check_requirements();
     for (const AstTensor &t : spec_.inputs) declare(t, TensorRole::Input);
     for (const AstTensor &t : spec_.outputs) declare(t, TensorRole::Output);
@@ -139,6 +148,7 @@ class Elaborator {
   const SizeOverrides &overrides_;
   Graph graph_;
   std::map<std::string, int64_t> sizes_;
+  std::map<std::string, double> constants_;
   std::map<std::string, SourceLoc> tensor_locs_;
   std::set<std::string> defined_;     // inputs and tensors defined so far
   std::map<std::string, int> later_;  // every defined tensor, by the line defining it
@@ -248,13 +258,26 @@ class Elaborator {
                             "; give those instead");
       check[s.name] = &s;
     }
-    for (const auto &[name, value] : overrides_.values)
-      if (!declared.count(name)) {
-        std::vector<std::string> names;
-        for (const AstSize &s : spec_.sizes) names.push_back(s.name);
+    auto unknown = [&](const std::string &name) {
+      std::vector<std::string> names;
+      for (const AstSize &s : spec_.sizes) names.push_back(s.name);
+      if (spec_.constants.empty())
         throw UserError("error: " + overrides_.flag + " names unknown size '" + name + "'; sizes of " + spec_.name +
                         " are " + describe(names));
-      }
+      std::vector<std::string> constants;
+      for (const AstConstant &c : spec_.constants) constants.push_back(c.name);
+      throw UserError("error: " + overrides_.flag + " names unknown size or constant '" + name + "'; " + spec_.name +
+                      "'s sizes are " + describe(names) + ", its constants " + describe(constants));
+    };
+    for (const auto &[name, value] : overrides_.values)
+      if (!declared.count(name) && !is_constant(name)) unknown(name);
+    for (const auto &[name, value] : overrides_.constants) {
+      if (declared.count(name))
+        throw UserError("error: " + overrides_.flag + " " + name + "=" + (std::ostringstream() << value).str() + ": " +
+                        name +
+                        " is a size; its value must be a non-negative integer");
+      if (!is_constant(name)) unknown(name);
+    }
     for (const AstSize &s : spec_.sizes) {
       int64_t value;
       SourceLoc where = s.loc;
@@ -277,6 +300,28 @@ class Elaborator {
         error_at(where, "size '" + s.name + "' is " + std::to_string(value) + "; sizes cannot be negative");
       sizes_[s.name] = value;
       graph_.sizes.push_back({s.name, value});
+    }
+  }
+
+  bool is_constant(const std::string &name) const {
+    for (const AstConstant &c : spec_.constants)
+      if (c.name == name) return true;
+    return false;
+  }
+
+  // ---- constants ----
+  // Each constant's value: the override's where given, else the spec's.
+  void bind_constants() {
+    for (const AstConstant &c : spec_.constants) {
+      if (sizes_.count(c.name)) error_at(c.loc, "'" + c.name + "' is already a size");
+      if (constants_.count(c.name)) error_at(c.loc, "constant '" + c.name + "' is defined twice");
+      double value = c.value;
+      if (auto it = overrides_.constants.find(c.name); it != overrides_.constants.end())
+        value = it->second;
+      else if (auto it = overrides_.values.find(c.name); it != overrides_.values.end())
+        value = static_cast<double>(it->second);
+      constants_[c.name] = value;
+      graph_.constants.push_back({c.name, value});
     }
   }
 
@@ -328,6 +373,7 @@ class Elaborator {
 
   void check_new_name(const std::string &name, const SourceLoc &loc) {
     if (sizes_.count(name)) error_at(loc, "'" + name + "' is already a size");
+    if (constants_.count(name)) error_at(loc, "'" + name + "' is already a constant");
     if (tensor_locs_.count(name)) error_at(loc, "tensor '" + name + "' is already declared");
   }
 
@@ -350,10 +396,65 @@ class Elaborator {
     if (e.pad) infer_extents(*e.pad, found);
   }
 
+  // A reduction variable over `LO..HI`: integer bounds of the definition's indices
+  // (and earlier reduction variables) and sizes. It runs over [0, the largest HI);
+  // *in_range gains `LO <= k && k < HI`. An empty range adds nothing (the sum of no
+  // terms is 0, the max of none -inf); argmax and argmin over one have no answer.
+  IterVar ranged_var(const AstIndexVar &v, ReduceOp op, Expr *in_range) {
+    if (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin)
+      error_at(v.lo->loc, std::string(reduce_op_name(op)) +
+                              " takes extents, not ranges: over an empty range it would have no answer");
+    if (sizes_.count(v.name)) error_at(v.loc, "'" + v.name + "' is a size and cannot be an index variable");
+    if (constants_.count(v.name)) error_at(v.loc, "'" + v.name + "' is a constant and cannot be an index variable");
+    if (tensor_locs_.count(v.name)) error_at(v.loc, "'" + v.name + "' is a tensor and cannot be an index variable");
+    auto bound = [&](const AstExpr &e, const char *which) {
+      Expr b = expr(e);
+      if (!is_int(b.type()))
+        error_at(e.loc, std::string("the ") + which + " of the range of '" + v.name + "' must be an integer, not " +
+                            dtype_name(b.type()));
+      Interval range = bounds_of(b, scope());
+      if (!range.bounded)
+        error_at(e.loc, std::string("the ") + which + " of the range of '" + v.name +
+                            "' has no bound the compiler can prove");
+      return std::make_pair(b, range);
+    };
+    auto [lo, lo_range] = bound(*v.lo, "start");
+    auto [hi, hi_range] = bound(*v.hi, "end");
+    if (lo_range.lo < 0)
+      error_at(v.lo->loc, "the range of '" + v.name + "' may start at " + std::to_string(lo_range.lo) +
+                              ", below 0; a reduction variable counts from 0 (shift it in the expression)");
+    if (hi_range.hi < 1 || hi_range.hi <= lo_range.lo)
+      error_at(v.hi->loc, "the range of '" + v.name + "' is empty everywhere (it ends by " +
+                              std::to_string(hi_range.hi) + ")");
+    IterVar out{v.name, hi_range.hi};
+    vars_[v.name] = out.extent;
+    Expr k = Var::make(index_type_for(out.extent), v.name);
+    DType t = common_type(common_type(lo.type(), hi.type()), k.type());
+    // Only the sides that can fail: `0..i + 1` needs no `0 <= k`.
+    std::vector<Expr> sides;
+    if (lo_range.hi > 0) sides.push_back(Binary::make(BinaryOp::Le, cast_to(t, lo), cast_to(t, k)));
+    if (hi_range.lo < out.extent) sides.push_back(Binary::make(BinaryOp::Lt, cast_to(t, k), cast_to(t, hi)));
+    for (const Expr &side : sides)
+      *in_range = in_range->defined() ? Binary::make(BinaryOp::And, *in_range, side) : side;
+    return out;
+  }
+
+  static Expr reduce_identity_of(ReduceOp op, DType type) {
+    if (op == ReduceOp::Max || op == ReduceOp::Min) {
+      bool max = op == ReduceOp::Max;
+      if (type == DType::I32) return make_int(max ? INT32_MIN : INT32_MAX, DType::I32);
+      if (type == DType::I64) return make_int(max ? INT64_MIN : INT64_MAX, DType::I64);
+      return make_f32(max ? -INFINITY : INFINITY);
+    }
+    double identity = reduce_identity(op);
+    return is_int(type) ? make_int(static_cast<int64_t>(identity), type) : make_f32(identity);
+  }
+
   // The first bare name of e that is no index variable of the statement, size or
   // tensor.
   const AstExpr *first_unknown_name(const AstExpr &e) const {
-    if (e.kind == Kind::Name && e.text != "inf" && !sizes_.count(e.text) && !tensor_locs_.count(e.text) &&
+    if (e.kind == Kind::Name && e.text != "inf" && !sizes_.count(e.text) && !constants_.count(e.text) &&
+        !tensor_locs_.count(e.text) &&
         std::find(statement_vars_.begin(), statement_vars_.end(), e.text) == statement_vars_.end())
       return &e;
     for (const AstExprPtr &arg : e.args)
@@ -364,6 +465,7 @@ class Elaborator {
   IterVar iter_var(const AstIndexVar &v, std::optional<int64_t> known,
                    const std::map<std::string, std::pair<int64_t, SourceLoc>> &inferred) {
     if (sizes_.count(v.name)) error_at(v.loc, "'" + v.name + "' is a size and cannot be an index variable");
+    if (constants_.count(v.name)) error_at(v.loc, "'" + v.name + "' is a constant and cannot be an index variable");
     if (tensor_locs_.count(v.name)) error_at(v.loc, "'" + v.name + "' is a tensor and cannot be an index variable");
     if (vars_.count(v.name)) error_at(v.loc, "index variable '" + v.name + "' is used twice in this definition");
     IterVar out{v.name, 0};
@@ -403,6 +505,7 @@ class Elaborator {
 
     std::map<std::string, std::pair<int64_t, SourceLoc>> inferred;
     infer_extents(*s.body, &inferred);
+    Expr in_range;  // where the ranged reduction variables are inside their ranges
     body_ = s.body.get();
     statement_vars_.clear();
     for (const AstIndexVar &v : s.indices) statement_vars_.push_back(v.name);
@@ -422,11 +525,15 @@ class Elaborator {
       for (const AstIndexVar &v : s.reduce_vars) {
         if (vars_.count(v.name))
           error_at(v.loc, "reduction variable '" + v.name + "' is already an index of '" + s.tensor + "'");
-        stage.reduce_vars.push_back(iter_var(v, std::nullopt, inferred));
+        stage.reduce_vars.push_back(v.lo ? ranged_var(v, stage.reduce, &in_range) : iter_var(v, std::nullopt, inferred));
       }
     }
 
     Expr body = expr(*s.body);
+    // A reduction over ranges that depend on the indices runs over their bounding
+    // box and adds the identity outside the range: the reads were proven over the
+    // box, and the stage stays one rectangular reduction every pass understands.
+    if (in_range.defined()) body = Select::make(in_range, body, reduce_identity_of(stage.reduce, body.type()));
     if (body.type() == DType::Bool)
       error_at(s.body->loc, "a tensor cannot hold a comparison; use select(condition, a, b)");
     bool arg = stage.reduce == ReduceOp::ArgMax || stage.reduce == ReduceOp::ArgMin;
@@ -546,6 +653,7 @@ class Elaborator {
     if (auto it = vars_.find(e.text); it != vars_.end()) return Var::make(index_type_for(it->second), e.text);
     if (auto it = sizes_.find(e.text); it != sizes_.end())
       return IntImm::make(it->second > INT32_MAX ? DType::I64 : DType::I32, it->second);
+    if (auto it = constants_.find(e.text); it != constants_.end()) return make_f32(it->second);
     if (e.text == "inf") return make_f32(INFINITY);
     if (tensor_locs_.count(e.text)) error_at(e.loc, "tensor '" + e.text + "' needs indices: " + e.text + "[...]");
     std::vector<std::string> names;

@@ -13,13 +13,17 @@
 
 namespace ks::frontend {
 
-/// Size values given on the command line (`--size M=64`), by name.
+/// Size and constant values given on the command line (`--size M=64,eps=1e-3`) or
+/// in a sizes file, by name. Which names are sizes and which constants only the
+/// spec knows: a non-negative integer lands in values (a constant may take it),
+/// any other number in constants (a size may not).
 struct SizeOverrides {
   std::map<std::string, int64_t> values;
+  std::map<std::string, double> constants;
   std::string flag = "--size";  // named in errors
 };
 
-/// Parses `M=64` or `M=64,N=32` into overrides; throws UserError on bad text.
+/// Parses `M=64` or `M=64,eps=1e-3` into overrides; throws UserError on bad text.
 void parse_size_assignments(const std::string &text, SizeOverrides *out);
 
 enum class SizeSet {

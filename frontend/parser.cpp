@@ -1,13 +1,17 @@
 // Recursive-descent parser of the DSL. Grammar:
 //
 //   spec      := 'kernel' NAME '(' [tensor {',' tensor}] ')' '->' outputs
-//                {('where' | 'check') size {',' size} | 'require' expr {',' expr}}
+//                {('where' | 'check') size {',' size} | 'require' expr {',' expr}
+//                 | 'const' constant {',' constant}}
 //                '{' {statement} '}'
 //   outputs   := tensor | '(' tensor {',' tensor} ')'
 //   tensor    := NAME ':' TYPE '[' [expr {',' expr}] ']' ['in' expr '..' expr]
 //   size      := NAME '=' expr
-//   statement := NAME '[' [ivar {',' ivar}] ']' '=' [REDUCE '(' ivar {',' ivar} ')'] expr
+//   constant  := NAME '=' ['-'] NUMBER
+//   statement := NAME '[' [ivar {',' ivar}] ']' '=' [REDUCE '(' rvar {',' rvar} ')'] expr
 //   ivar      := NAME [':' expr]
+//   rvar      := NAME [':' expr ['..' expr]]      (a reduction's variable; a range's bounds
+//                                                  may name the definition's indices)
 //   expr      := C-like precedence: || && (== !=) (< <= > >=) (+ -) (* / %) unary primary
 //   primary   := NUMBER | NAME | NAME '(' args ')' | NAME '[' args ']' ['else' expr] | '(' expr ')'
 //
@@ -16,6 +20,7 @@
 // it is the two-argument function.
 #include "frontend/parser.h"
 
+#include <cmath>
 #include <set>
 
 #include "ir/ir.h"
@@ -54,7 +59,12 @@ class Parser {
     }
     for (const AstTensor &t : s.inputs) known_.insert(t.name);
     for (const AstTensor &t : s.outputs) known_.insert(t.name);
-    while (ts_.peek().is("where") || ts_.peek().is("check") || ts_.peek().is("require")) {
+    while (ts_.peek().is("where") || ts_.peek().is("check") || ts_.peek().is("require") || ts_.peek().is("const")) {
+      if (ts_.accept("const")) {
+        do s.constants.push_back(constant());
+        while (ts_.accept(","));
+        continue;
+      }
       if (ts_.accept("require")) {
         do s.requirements.push_back(expr());
         while (ts_.accept(","));
@@ -115,11 +125,34 @@ class Parser {
     return t;
   }
 
-  AstIndexVar index_var() {
+  AstConstant constant() {
+    AstConstant c;
+    c.loc = ts_.peek().loc;
+    c.name = name("a constant's name");
+    ts_.expect("=", "after the constant's name");
+    bool negative = ts_.accept("-");
+    const Token &t = ts_.peek();
+    if (t.kind != TokenKind::Float && t.kind != TokenKind::Integer)
+      ts_.fail("a constant's value is a number (1e-5, 0.1, -2.0), found " + TokenStream::describe(t));
+    c.value = std::strtod(t.text.c_str(), nullptr);
+    if (!std::isfinite(c.value)) ts_.fail("constant " + t.text + " is not a finite number");
+    if (negative) c.value = -c.value;
+    ts_.next();
+    known_.insert(c.name);
+    return c;
+  }
+
+  AstIndexVar index_var(bool reduction = false) {
     AstIndexVar v;
     v.loc = ts_.peek().loc;
     v.name = name("an index variable");
     if (ts_.accept(":")) v.extent = expr();
+    if (v.extent && ts_.peek().is("..")) {
+      if (!reduction) ts_.fail("only a reduction's variable takes a range (k: LO..HI); an index takes an extent");
+      ts_.next();
+      v.lo = std::move(v.extent);
+      v.hi = expr();
+    }
     return v;
   }
 
@@ -134,7 +167,7 @@ class Parser {
       const Token &v = ts_.peek(i);
       if (v.kind != TokenKind::Identifier || lhs_vars.count(v.text) || known_.count(v.text)) return false;
       const Token &after = ts_.peek(i + 1);
-      if (after.is(":")) return true;  // an extent annotation only appears in a reduction
+      if (after.is(":")) return true;  // an extent or range annotation only appears in a reduction
       if (after.is(")")) return true;
       if (!after.is(",")) return false;
     }
@@ -159,7 +192,7 @@ class Parser {
       s.reduce_loc = ts_.peek().loc;
       s.reduce = ts_.next().text;
       ts_.expect("(");
-      do s.reduce_vars.push_back(index_var());
+      do s.reduce_vars.push_back(index_var(true));
       while (ts_.accept(","));
       ts_.expect(")", "to close the reduction's variables");
     }

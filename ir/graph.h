@@ -62,9 +62,17 @@ struct SizeBinding {
   int64_t value = 0;
 };
 
+/// A named float of the spec (`const eps = 1e-5`): stages hold its value; the graph
+/// keeps the name so that the IR says which number is which.
+struct ConstantBinding {
+  std::string name;
+  double value = 0;
+};
+
 struct Graph {
   std::string name;
-  std::vector<SizeBinding> sizes;  // the size symbols the graph was elaborated with
+  std::vector<SizeBinding> sizes;          // the size symbols the graph was elaborated with
+  std::vector<ConstantBinding> constants;  // and its constants
   std::vector<TensorDecl> tensors;
   std::vector<Stage> stages;
   const TensorDecl *find_tensor(const std::string &name) const;

@@ -11,10 +11,10 @@ namespace ks {
 bool is_reserved_word(const std::string &word) {
   static const std::set<std::string> words = {
       // the DSL
-      "kernel", "where", "check", "require", "in", "else", "inf", "nan", "select", "min", "max", "sum", "prod",
+      "kernel", "where", "check", "require", "const", "in", "else", "inf", "nan", "select", "min", "max", "sum", "prod",
       "argmax", "argmin", "f32", "i32", "i64", "bool", "true", "false",
       // printed IR
-      "graph", "sizes", "input", "output", "temp", "program", "for", "let", "block", "allocate", "barrier", "if",
+      "graph", "sizes", "constants", "input", "output", "temp", "program", "for", "let", "block", "allocate", "barrier", "if",
       "reads", "writes",
       // schedules
       "split", "tile", "reorder", "fuse", "bind", "unroll", "inline", "cross_reduce"};

@@ -39,6 +39,15 @@ class IRParser {
         g.sizes.push_back(size);
       } while (ts_.accept(","));
     }
+    if (ts_.accept("constants")) {
+      do {
+        ConstantBinding constant;
+        constant.name = ts_.expect_identifier("a constant's name").text;
+        ts_.expect("=");
+        constant.value = signed_number();
+        g.constants.push_back(constant);
+      } while (ts_.accept(","));
+    }
     while (!ts_.at_end()) {
       if (is_decl_start()) {
         TensorDecl t = tensor_decl();

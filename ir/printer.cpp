@@ -263,6 +263,12 @@ std::string print_graph(const Graph &graph) {
       out << (i ? ", " : "") << graph.sizes[i].name << " = " << graph.sizes[i].value;
     out << "\n";
   }
+  if (!graph.constants.empty()) {
+    out << "constants ";
+    for (size_t i = 0; i < graph.constants.size(); ++i)
+      out << (i ? ", " : "") << graph.constants[i].name << " = " << format_float(graph.constants[i].value);
+    out << "\n";
+  }
   for (const TensorDecl &t : graph.tensors) out << print_tensor_decl(t) << "\n";
   for (const Stage &stage : graph.stages) {
     out << stage.output << "[";

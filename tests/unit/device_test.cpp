@@ -145,6 +145,20 @@ TEST_P(Evaluate, LeavesNoBuffersBehind) {
   EXPECT_EQ(device->live_buffers(), 0u);
 }
 
+// Ranges that depend on the indices (the cumulative forms) compile and match the
+// interpreter on each API, at the check sizes and at sizes large enough for
+// several work-groups.
+TEST_P(Evaluate, RangesThatDependOnTheIndices) {
+  KS_REQUIRE_DEVICE(device, GetParam());
+  const std::string cumulative = std::string(KS_SOURCE_DIR) + "/tests/lit/inputs/cumulative.ks";
+  EvalOptions options;
+  options.trials = 1;
+  options.time = false;
+  frontend::parse_size_assignments("B=3,N=300", &options.check_sizes);
+  EvalRecord r = evaluate(frontend::load_spec(cumulative), cumulative, *device, options);
+  EXPECT_TRUE(r.ok() && r.check.passed) << r.to_json().dump(2);
+}
+
 INSTANTIATE_TEST_SUITE_P(Apis, Evaluate, testing::ValuesIn(kApis));
 
 // A hand-written kernel for either API: OpenCL C, or GLSL compiled to SPIR-V.

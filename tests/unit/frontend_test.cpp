@@ -74,7 +74,12 @@ TEST(Frontend, SizeAssignments) {
   EXPECT_EQ(o.values.at("M"), 64);
   EXPECT_EQ(o.values.at("N"), 32);
   EXPECT_EQ(o.values.at("K"), 0);
-  for (const char *bad : {"M", "=3", "M=", "M=1.5", "M=-1", "M=3x", "M=3,,N=2"})
+  // Any other number is a constant's value; only the spec can say a size got one.
+  frontend::parse_size_assignments("eps=1e-3,slope=-1", &o);
+  EXPECT_EQ(o.constants.at("eps"), 1e-3);
+  EXPECT_EQ(o.constants.at("slope"), -1.0);
+  EXPECT_EQ(o.values.count("slope"), 0u);
+  for (const char *bad : {"M", "=3", "M=", "M=3x", "M=3,,N=2", "M=nan", "M=inf", "M=1e999"})
     EXPECT_NE(test::user_error([&] { frontend::parse_size_assignments(bad, &o); }), "") << bad;
 }
 

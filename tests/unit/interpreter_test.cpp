@@ -37,6 +37,37 @@ TEST(Interpreter, SoftmaxOfLogs) {
   EXPECT_NEAR(y[2], 3.0 / 6, 1e-15);
 }
 
+// Reductions over ranges that depend on the indices: the cumulative forms and a
+// triangular product, against loops written here.
+TEST(Interpreter, RangesThatDependOnTheIndices) {
+  const std::string spec = R"(kernel scans(x: f32[N]) -> (y: f32[N], r: f32[N], e: f32[N], p: f32[N], m: f32[N])
+  where N = 5
+{
+  y[i] = sum(k: 0..i + 1) x[k]
+  r[i] = sum(k: i..N) x[k]
+  e[i] = sum(k: 0..i) x[k]
+  p[i] = prod(k: 0..i + 1) x[k]
+  m[i] = max(k: 0..i + 1) x[k]
+})";
+  const std::vector<double> x = {3, -1, 4, 1, -5};
+  TensorMap out = interpret(test::graph_of(spec), {{"x", tensor({5}, x)}});
+  for (int i = 0; i < 5; ++i) {
+    double inclusive = 0, reverse = 0, product = 1, best = -INFINITY;
+    for (int k = 0; k <= i; ++k) inclusive += x[k], product *= x[k], best = std::max(best, x[k]);
+    for (int k = i; k < 5; ++k) reverse += x[k];
+    EXPECT_EQ(out.at("y").values[i], inclusive) << i;
+    EXPECT_EQ(out.at("r").values[i], reverse) << i;
+    EXPECT_EQ(out.at("e").values[i], inclusive - x[i]) << i;  // exclusive: e[0] sums nothing
+    EXPECT_EQ(out.at("p").values[i], product) << i;
+    EXPECT_EQ(out.at("m").values[i], best) << i;
+  }
+  auto c = run("kernel t(a: f32[N, N], b: f32[N, N]) -> c: f32[N, N] where N = 3 { c[i, j] = sum(k: j..i + 1) a[i, k] * b[k, j] }",
+               {{"a", tensor({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})}, {"b", tensor({3, 3}, {1, 1, 1, 2, 2, 2, 3, 3, 3})}},
+               "c");
+  // c[i, j] sums k from j to i: zero above the diagonal.
+  EXPECT_EQ(c, (std::vector<double>{1, 0, 0, 4 + 10, 10, 0, 7 + 16 + 27, 16 + 27, 27}));
+}
+
 TEST(Interpreter, ArgmaxTakesTheFirstOfTies) {
   auto y = run("kernel a(x: f32[N, M]) -> y: i64[N] where N = 2, M = 4 { y[i] = argmax(j) x[i, j] }",
                {{"x", tensor({2, 4}, {1, 3, 3, 2, -5, -1, -7, -1})}}, "y");
