@@ -55,7 +55,8 @@ int64_t clamp_factor(int64_t f) { return std::clamp<int64_t>(f, 1, 4096); }
 // factor: one factor doubled or halved, or a divisor moved between a split and the
 // split of its outer loop (their product, the loop's tiling, kept).
 std::optional<std::string> mutate_factor(Schedule &s, Rng &rng) {
-  std::vector<size_t> at = steps_of(s, {PrimitiveKind::Split, PrimitiveKind::Tile, PrimitiveKind::CrossReduce});
+  std::vector<size_t> at =
+      steps_of(s, {PrimitiveKind::Split, PrimitiveKind::Tile, PrimitiveKind::CrossReduce, PrimitiveKind::Scan});
   if (at.empty()) return std::nullopt;
   Primitive &p = s.steps[pick(at, rng)];
   const std::string before = print_primitive(p);
@@ -91,7 +92,7 @@ std::optional<std::string> mutate_factor(Schedule &s, Rng &rng) {
         return "factor: " + before + " and " + print_primitive(q) + ", product kept";
       }
   }
-  if (p.kind == PrimitiveKind::CrossReduce) {
+  if (p.kind == PrimitiveKind::CrossReduce || p.kind == PrimitiveKind::Scan) {
     int64_t t = p.factors[0];
     p.factors[0] = coin(rng) ? std::min<int64_t>(t * 2, kMaxCrossReduceThreads) : std::max<int64_t>(t / 2, 2);
   } else {
@@ -119,7 +120,7 @@ std::optional<std::string> mutate_threads(const Graph &graph, Schedule &s, const
       if (b.kind == PrimitiveKind::Bind && is_local(b.binding) && b.stage == p.stage && b.loops[0] == p.results[1])
         splits.push_back(i);
   }
-  std::vector<size_t> trees = steps_of(s, {PrimitiveKind::CrossReduce});
+  std::vector<size_t> trees = steps_of(s, {PrimitiveKind::CrossReduce, PrimitiveKind::Scan});
   if (!splits.empty() || !trees.empty()) {
     bool split = !splits.empty() && (trees.empty() || coin(rng));
     const size_t chosen = split ? pick(splits, rng) : pick(trees, rng);
@@ -273,6 +274,7 @@ std::vector<std::string> introduced(const Primitive &p) {
     case PrimitiveKind::Tile:
     case PrimitiveKind::Fuse:
     case PrimitiveKind::CrossReduce:
+    case PrimitiveKind::Scan:
     case PrimitiveKind::CacheRead: return p.results;
     default: return {};
   }

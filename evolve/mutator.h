@@ -1,10 +1,10 @@
 // The built-in mutator: one edit of the parent's schedule, drawn by weight from
-//   factor      a split, tile or cross_reduce factor doubled or halved; a divisor
+//   factor      a split, tile, cross_reduce or scan factor doubled or halved; a divisor
 //               moved between two nested splits of one loop (their product kept);
 //               or a sketch's tile levels rescaled (the group's tile with its
 //               work-items, or the work-items within the tile)
 //   threads     the work-group size: the split factor under a local binding, or a
-//               cross_reduce's work-items, redrawn from 32 to the device's limit (2
+//               cross_reduce's or scan's work-items, redrawn from 32 to the device's limit (2
 //               to 32 along one loop of a 2-D tile), with the stages computed in the
 //               same kernel; a stage without one gets the pattern (fuse its spatial
 //               loops, split by T, bind group.x and local.x)

@@ -20,6 +20,7 @@ const char *stage_pattern_name(StagePattern pattern) {
     case StagePattern::Contraction: return "contraction";
     case StagePattern::RowReduction: return "row";
     case StagePattern::ColumnReduction: return "column";
+    case StagePattern::RunningTotal: return "scan";
   }
   return "?";
 }
@@ -540,6 +541,32 @@ struct Drawer {
     return true;
   }
 
+  // A running total: its other spatial loops on work-groups, a group's work-items
+  // scanning the row.
+  bool running_total(const Stage &stage) {
+    Builder::Mark mark = b.mark();
+    std::vector<std::string> loops = b.loops(stage.output);
+    if (loops.empty()) return false;
+    const std::string along = loops.back();
+    std::vector<std::string> rows(loops.begin(), loops.end() - 1);
+    if (rows.size() > 3) {
+      const std::string fused = b.fresh("rows");
+      if (!b.fuse(stage.output, rows, fused)) return b.rollback(mark), false;
+      rows = {fused};
+    }
+    const int64_t threads =
+        pick(group_sizes(std::max<int64_t>(least_group, 2), max_group, stage.spatial.back().extent), rng);
+    Primitive p;
+    p.kind = PrimitiveKind::Scan;
+    p.stage = stage.output;
+    p.loops = {along};
+    p.factors = {threads};
+    p.results = {b.fresh("t")};
+    if (!bind_rows(b, stage.output, rows) || threads < 2 || !b.apply(p)) return b.rollback(mark), false;
+    notes.push_back(stage.output + ": a work-group per row scanning it (" + std::to_string(threads) + ")");
+    return true;
+  }
+
   // An elementwise output whose rows are reduced by earlier stages (softmax, layer
   // norm): the row statistics computed in its kernel, a work-group per row.
   bool row_chain(const Stage &consumer) {
@@ -626,6 +653,7 @@ struct Drawer {
         case StagePattern::Contraction: ruled = chance(rng, 0.9) && tiled(s); break;
         case StagePattern::RowReduction: ruled = chance(rng, 0.85) && row_reduction(s); break;
         case StagePattern::ColumnReduction: ruled = chance(rng, 0.6) && columns(s); break;
+        case StagePattern::RunningTotal: ruled = chance(rng, 0.9) && running_total(s); break;
       }
       if (!ruled) per_output(s);
     }
@@ -639,6 +667,13 @@ struct Drawer {
 
 StagePattern classify_stage(const Stage &stage) {
   if (stage.reduce == ReduceOp::None) return StagePattern::Elementwise;
+  // A running total: one reduction variable over the last index's extent, guarded
+  // by k < i + 1 (a sum, product, max or min: argmax takes no range).
+  if (const Select *guarded = stage.body.as<Select>();
+      guarded && !stage.spatial.empty() && stage.reduce_vars.size() == 1 &&
+      stage.reduce_vars[0].extent == stage.spatial.back().extent &&
+      is_running_total_guard(guarded->condition, stage.reduce_vars[0].name, stage.spatial.back().name))
+    return StagePattern::RunningTotal;
   std::set<std::string> spatial, reduction;
   for (const IterVar &v : stage.spatial) spatial.insert(v.name);
   for (const IterVar &v : stage.reduce_vars) reduction.insert(v.name);

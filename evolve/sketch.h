@@ -30,6 +30,9 @@
 //                 reads such rows (softmax, layer norm) takes them into its own kernel
 //                 with compute_at, the group's work-items striding the row, the row
 //                 optionally kept in registers (cache_read private)
+//   running total (`y[.., i] = sum(k: 0..i + 1) ...`: cumulative sums, products,
+//                 maxima) a work-group per row, its other spatial loops bound to
+//                 groups, scanning the row with `scan` (T work-items)
 //   column        (a reduction along a strided dimension: sum over a middle axis,
 //                 pooling windows) mostly a work-item per 2, 4 or 8 neighbouring
 //                 outputs, read and summed as one vector in registers (cache_write,
@@ -49,8 +52,8 @@
 
 namespace ks {
 
-enum class StagePattern { Elementwise, Contraction, RowReduction, ColumnReduction };
-const char *stage_pattern_name(StagePattern pattern);  // "elementwise", "contraction", "row", "column"
+enum class StagePattern { Elementwise, Contraction, RowReduction, ColumnReduction, RunningTotal };
+const char *stage_pattern_name(StagePattern pattern);  // "elementwise", "contraction", "row", "column", "scan"
 
 /// The pattern of one stage of graph (its reads and its reduction decide).
 StagePattern classify_stage(const Stage &stage);

@@ -72,6 +72,19 @@ std::optional<Program> cross_reduce(const Program &program, const std::string &s
                                     int64_t threads, const std::string &thread, std::string *reason);
 constexpr int64_t kMaxCrossReduceThreads = 1024;
 
+/// scan y.i T -> t: a cumulative stage (`y[.., i] = sum(k: 0..i + 1) V(k)`, or prod,
+/// max, min), whose lowering visits every k for every i, runs as a work-group scan:
+/// T work-items (local.x, a power of two up to 1024) each total a chunk of
+/// consecutive k, the totals become prefixes in local memory (log2 T steps), and
+/// each work-item runs its chunk again from its prefix, storing y[.., k] as it goes.
+/// i must be the stage's innermost spatial loop, serial, with k its only reduction
+/// loop over the same extent; every other spatial loop bound to work-groups.
+std::optional<Program> scan(const Program &program, const std::string &stage, const std::string &loop,
+                            int64_t threads, const std::string &thread, std::string *reason);
+/// Whether condition is the guard of a running total, `k < i + 1` (casts aside), as
+/// elaboration writes `sum(k: 0..i + 1)` and lowering keeps it: what scan takes.
+bool is_running_total_guard(const Expr &condition, const std::string &k, const std::string &i);
+
 /// inline e: an elementwise temporary (no reduction, not an output) is computed
 /// where it is read instead of stored: its kernel and buffer disappear.
 std::optional<Program> inline_stage(const Program &program, const std::string &stage, std::string *reason);

@@ -17,6 +17,7 @@ const char *primitive_name(PrimitiveKind kind) {
     case PrimitiveKind::Vectorize: return "vectorize";
     case PrimitiveKind::Inline: return "inline";
     case PrimitiveKind::CrossReduce: return "cross_reduce";
+    case PrimitiveKind::Scan: return "scan";
     case PrimitiveKind::ComputeAt: return "compute_at";
     case PrimitiveKind::CacheWrite: return "cache_write";
     case PrimitiveKind::CacheRead: return "cache_read";
@@ -33,7 +34,7 @@ constexpr PrimitiveKind kPrimitives[] = {
     PrimitiveKind::Split,       PrimitiveKind::Tile,      PrimitiveKind::Reorder,    PrimitiveKind::Fuse,
     PrimitiveKind::Bind,        PrimitiveKind::Unroll,    PrimitiveKind::Vectorize,  PrimitiveKind::Inline,
     PrimitiveKind::CrossReduce, PrimitiveKind::ComputeAt, PrimitiveKind::CacheWrite, PrimitiveKind::CacheRead,
-    PrimitiveKind::Pad,         PrimitiveKind::Transpose, PrimitiveKind::Prefetch};
+    PrimitiveKind::Pad,         PrimitiveKind::Transpose, PrimitiveKind::Prefetch,   PrimitiveKind::Scan};
 
 // "split, tile, ..., pad"
 std::string primitive_names() {
@@ -144,8 +145,8 @@ class ScheduleParser {
     } else if (kind == "vectorize") {
       p.kind = PrimitiveKind::Vectorize;
       loop_ref(p);
-    } else if (kind == "cross_reduce") {
-      p.kind = PrimitiveKind::CrossReduce;
+    } else if (kind == "cross_reduce" || kind == "scan") {
+      p.kind = kind == "scan" ? PrimitiveKind::Scan : PrimitiveKind::CrossReduce;
       loop_ref(p);
       p.factors.push_back(factor());
       ts_.expect("->", "before the work-item variable's name");
@@ -232,6 +233,7 @@ std::string print_primitive(const Primitive &p) {
     case PrimitiveKind::Vectorize: return out + " " + p.stage + "." + p.loops[0];
     case PrimitiveKind::Inline: return out + " " + p.stage;
     case PrimitiveKind::CrossReduce:
+    case PrimitiveKind::Scan:
       return out + " " + p.stage + "." + p.loops[0] + " " + std::to_string(p.factors[0]) + " -> " + p.results[0];
     case PrimitiveKind::ComputeAt: return out + " " + p.stage + " " + p.consumer + "." + p.loops[0];
     case PrimitiveKind::CacheWrite: return out + " " + p.stage + "." + p.loops[0] + " " + memory_scope_name(p.memory);
@@ -270,6 +272,7 @@ Program apply_primitive(const Program &program, const Primitive &p) {
     case PrimitiveKind::CrossReduce:
       out = cross_reduce(program, p.stage, p.loops[0], p.factors[0], p.results[0], &reason);
       break;
+    case PrimitiveKind::Scan: out = scan(program, p.stage, p.loops[0], p.factors[0], p.results[0], &reason); break;
     case PrimitiveKind::ComputeAt: out = compute_at(program, p.stage, p.consumer, p.loops[0], &reason); break;
     case PrimitiveKind::CacheWrite: out = cache_write(program, p.stage, p.loops[0], p.memory, &reason); break;
     case PrimitiveKind::CacheRead:

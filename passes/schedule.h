@@ -9,6 +9,7 @@
 //   unroll  y.ki                        # at most 64 iterations
 //   vectorize y.v                       # 2, 4, 8 or 16 iterations as vector lanes
 //   cross_reduce y.d 256 -> t           # 256 work-items share reduction loop d
+//   scan    y.i 256 -> t                # a cumulative stage as a work-group scan along i
 //   compute_at total y.t                # total's kernel inside y's, at loop t
 //   cache_write c.tx private            # c's accumulators for one tx in registers
 //   cache_read c.ko a local -> a_s      # a's box read in one ko, copied to a_s
@@ -45,7 +46,8 @@ enum class PrimitiveKind {
   CacheRead,
   Pad,
   Transpose,
-  Prefetch
+  Prefetch,
+  Scan
 };
 const char *primitive_name(PrimitiveKind kind);
 
@@ -57,7 +59,7 @@ struct Primitive {
   std::string buffer;    // cache_read: the buffer cached; pad, transpose, prefetch: the one changed
   MemoryScope memory = MemoryScope::Private;  // cache_read, cache_write
   std::vector<std::string> loops;  // split, bind, unroll, vectorize, compute_at: one; tile: two; reorder, fuse: several
-  std::vector<int64_t> factors;    // split, cross_reduce, pad: one; tile: two
+  std::vector<int64_t> factors;    // split, cross_reduce, scan, pad: one; tile: two
   std::vector<std::string> results;   // split: outer, inner; tile: four; fuse, cache_read: one
   ForKind binding = ForKind::Serial;  // bind
   SourceLoc loc;                      // where it was written, for errors

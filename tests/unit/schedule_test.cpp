@@ -50,7 +50,8 @@ TEST(ScheduleText, RoundTripIsExact) {
 TEST(ScheduleText, ErrorsPointAtTheText) {
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 64 -> mo mi\nshuffle y.m\n"); })),
             "s.sched:2:1: error: unknown primitive 'shuffle'; primitives are split, tile, reorder, fuse, bind, "
-            "unroll, vectorize, inline, cross_reduce, compute_at, cache_write, cache_read, pad, transpose, prefetch");
+            "unroll, vectorize, inline, cross_reduce, compute_at, cache_write, cache_read, pad, transpose, prefetch, "
+            "scan");
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("cache_write c.tx global"); })),
             "s.sched:1:18: error: unknown memory 'global'; caches are local or private");
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 0 -> mo mi"); })),
@@ -310,6 +311,57 @@ int count(const std::string &text, const std::string &what) {
 }
 
 const char *kScale = "kernel s(x: f32[N, D]) -> y: f32[N, D] where N = 3, D = 8 { y[n, d] = x[n, d] * 2.0 }";
+
+const char *kCumulative = R"(kernel c(x: f32[B, N]) -> (y: f32[B, N], r: f32[B, N], e: f32[B, N], w: f32[B, N])
+  where B = 2, N = 10
+{
+  y[b, i] = sum(k: 0..i + 1) x[b, k]
+  r[b, i] = sum(k: i..N) x[b, k]
+  e[b, i] = sum(k: 0..i) x[b, k]
+  w[b, i] = sum(k: 0..i + 1) x[b, k] * i
+})";
+
+// A running total: each work-item's chunk of consecutive k totalled, the totals
+// scanned in local memory (a step per power of two, each between barriers), then
+// the chunk again from its prefix, a store per k.
+TEST(Scan, RunningTotalsFromPrefixes) {
+  Program p = scheduled(kCumulative, "bind y.b group.x\nscan y.i 4 -> t");
+  const std::string text = print_stmt(p.kernels[0].body);
+  EXPECT_EQ(count(text, "barrier local"), 5) << text;  // after the totals, then two per step (s = 1, 2)
+  EXPECT_EQ(count(text, "y_part[t] = y_part[t] + y_carry[0]"), 2) << text;
+  EXPECT_EQ(count(text, "for kc in 0..3"), 2) << text;  // ceil(10 / 4) consecutive k each, twice
+  EXPECT_EQ(count(text, "let k = t * 3 + kc"), 2) << text;
+  EXPECT_EQ(count(text, "y[b, k] = y_acc[0]"), 1) << text;
+  EXPECT_EQ(count(text, "writes(y[b, 0 +: 10])"), 1) << text;
+  EXPECT_EQ(count(text, "y_acc[0] = select(t >= 1, y_part[max(t - 1, 0)], 0.0)"), 1) << text;
+  EXPECT_EQ(launch_shape(p.kernels[0]).local[0], 4);
+  // The schedule prints and parses back.
+  EXPECT_EQ(print_schedule(schedule_of("scan y.i 4 -> t")), "scan y.i 4 -> t\n");
+}
+
+TEST(Scan, Refusals) {
+  EXPECT_EQ(first_line(refusal(kCumulative, "scan y.i 4 -> t")),
+            "s.sched:1:1: error: scan y.i: loop b of y is serial; bind every other spatial loop of the stage to a "
+            "work-group first");
+  EXPECT_EQ(first_line(refusal(kCumulative, "bind y.b group.x\nscan y.i 6 -> t")),
+            "s.sched:2:1: error: scan y.i: the number of work-items must be a power of two from 2 to 1024, not 6");
+  EXPECT_EQ(first_line(refusal(kCumulative, "bind y.b group.x\nscan y.k 4 -> t")),
+            "s.sched:2:1: error: scan y.k: loop k is not the innermost spatial loop of y (scan takes the spatial "
+            "loop the cumulative range names)");
+  EXPECT_EQ(first_line(refusal(kCumulative, "bind y.b group.x\nscan y.i 4 -> b")),
+            "s.sched:2:1: error: scan y.i: name b is already used in kernel y");
+  // The reversed and exclusive forms are not the running total this scan stores.
+  EXPECT_EQ(first_line(refusal(kCumulative, "bind r.b group.x\nscan r.i 4 -> t")),
+            "s.sched:2:1: error: scan r.i: r is not a cumulative reduction y[.., i] = sum(k: 0..i + 1) ... (or prod, "
+            "max, min) as lowering writes it");
+  EXPECT_EQ(first_line(refusal(kCumulative, "bind e.b group.x\nscan e.i 4 -> t")),
+            "s.sched:2:1: error: scan e.i: e is not a cumulative reduction y[.., i] = sum(k: 0..i + 1) ... (or prod, "
+            "max, min) as lowering writes it");
+  EXPECT_EQ(first_line(refusal(kCumulative, "bind w.b group.x\nscan w.i 4 -> t")),
+            "s.sched:2:1: error: scan w.i: the value w accumulates depends on i itself, not only on k");
+  EXPECT_EQ(first_line(refusal(kSoftmax, "bind total.n group.x\nscan total.n 4 -> t")),
+            "s.sched:2:1: error: scan total.n: loop n of total must be serial and hold the stage's block directly");
+}
 
 TEST(Vectorize, MarksTheLoop) {
   Program p = scheduled(kScale, "split y.d 4 -> do dv\nvectorize y.dv\n");

@@ -301,5 +301,36 @@ TEST(SketchesOnDevice, PrefetchedContractionsAgree) {
 
 INSTANTIATE_TEST_SUITE_P(Examples, SketchesOnDevice, testing::ValuesIn(test::example_paths()), test::example_name);
 
+// A running total (a cumulative sum over the last index, rows of a 3-D tensor) is a
+// pattern of its own: most draws scan each row with a work-group, and those agree
+// with the interpreter on the device. The reversed form is not one (scan refuses it).
+TEST(Sketches, ScanRunningTotals) {
+  const std::string path = std::string(KS_SOURCE_DIR) + "/tests/lit/inputs/cumulative.ks";
+  Graph g = frontend::elaborate(frontend::load_spec(path), frontend::SizeSet::Default, {});
+  EXPECT_EQ(patterns(g), (std::map<std::string, std::string>{
+                             {"inclusive", "scan"}, {"product", "scan"}, {"reverse", "column"}, {"exclusive", "column"}}));
+  Draws d = draw(g, 20);
+  EXPECT_GE(d.with([](const Schedule &s) { return count(s, PrimitiveKind::Scan) == 2; }), 12);
+  if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
+  auto device = runtime::open_device("", "opencl");
+  frontend::Spec spec = frontend::load_spec(path);
+  Graph check = frontend::elaborate(spec, frontend::SizeSet::Check, {});
+  Rng rng(5);
+  int scanned = 0;
+  for (int draws = 0; draws < 40 && scanned < 3; ++draws) {
+    std::optional<Sketch> s = sample_sketch(check, device->info(), rng);
+    ASSERT_TRUE(s);
+    if (count(s->schedule, PrimitiveKind::Scan) == 0) continue;
+    EvalOptions options;
+    options.time = false;
+    options.trials = 1;
+    options.schedule = s->schedule;
+    EvalRecord r = evaluate(spec, path, *device, options);
+    EXPECT_TRUE(r.ok()) << r.verdict() << "\n" << s->note << "\n" << print_schedule(s->schedule);
+    ++scanned;
+  }
+  EXPECT_EQ(scanned, 3);
+}
+
 }  // namespace
 }  // namespace ks
