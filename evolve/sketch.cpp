@@ -667,12 +667,12 @@ struct Drawer {
 
 StagePattern classify_stage(const Stage &stage) {
   if (stage.reduce == ReduceOp::None) return StagePattern::Elementwise;
-  // A running total: one reduction variable over the last index's extent, guarded
-  // by k < i + 1 (a sum, product, max or min: argmax takes no range).
+  // A running total along the last index (a sum, product, max or min: argmax takes
+  // no range).
   if (const Select *guarded = stage.body.as<Select>();
       guarded && !stage.spatial.empty() && stage.reduce_vars.size() == 1 &&
-      stage.reduce_vars[0].extent == stage.spatial.back().extent &&
-      is_running_total_guard(guarded->condition, stage.reduce_vars[0].name, stage.spatial.back().name))
+      running_total_form(guarded->condition, stage.reduce_vars[0].name, stage.reduce_vars[0].extent,
+                         stage.spatial.back().name, stage.spatial.back().extent))
     return StagePattern::RunningTotal;
   std::set<std::string> spatial, reduction;
   for (const IterVar &v : stage.spatial) spatial.insert(v.name);

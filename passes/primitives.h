@@ -72,18 +72,27 @@ std::optional<Program> cross_reduce(const Program &program, const std::string &s
                                     int64_t threads, const std::string &thread, std::string *reason);
 constexpr int64_t kMaxCrossReduceThreads = 1024;
 
-/// scan y.i T -> t: a cumulative stage (`y[.., i] = sum(k: 0..i + 1) V(k)`, or prod,
-/// max, min), whose lowering visits every k for every i, runs as a work-group scan:
-/// T work-items (local.x, a power of two up to 1024) each total a chunk of
-/// consecutive k, the totals become prefixes in local memory (log2 T steps), and
-/// each work-item runs its chunk again from its prefix, storing y[.., k] as it goes.
+/// scan y.i T -> t: a running total (`y[.., i] = sum(k: 0..i + 1) V(k)`, reversed
+/// `k: i..N`, exclusive `k: 0..i` or `k: i + 1..N`; or prod, max, min), whose lowering
+/// visits every k for every i, runs as a work-group scan: T work-items (local.x, a
+/// power of two up to 1024) each total a chunk of consecutive positions, the totals
+/// become prefixes (suffixes) in local memory (log2 T steps), and each work-item runs
+/// its chunk again from there, storing y[.., k] as it goes.
 /// i must be the stage's innermost spatial loop, serial, with k its only reduction
 /// loop over the same extent; every other spatial loop bound to work-groups.
 std::optional<Program> scan(const Program &program, const std::string &stage, const std::string &loop,
                             int64_t threads, const std::string &thread, std::string *reason);
-/// Whether condition is the guard of a running total, `k < i + 1` (casts aside), as
-/// elaboration writes `sum(k: 0..i + 1)` and lowering keeps it: what scan takes.
-bool is_running_total_guard(const Expr &condition, const std::string &k, const std::string &i);
+/// A running total's direction and whether it includes its own position.
+struct RunningTotal {
+  bool reversed = false;   // sum(k: i..N): from the end
+  bool exclusive = false;  // sum(k: 0..i): without y's own position
+};
+/// The running total a reduction's guard makes of reduction variable k and spatial
+/// variable i, as elaboration writes the ranges and lowering keeps them: `k < i + 1`
+/// (k over i's extent), `k < i` (one less), `i <= k`, `i + 1 <= k`; casts aside. None
+/// for any other guard or box. What scan takes, and the sketches' pattern.
+std::optional<RunningTotal> running_total_form(const Expr &guard, const std::string &k, int64_t k_extent,
+                                               const std::string &i, int64_t i_extent);
 
 /// inline e: an elementwise temporary (no reduction, not an output) is computed
 /// where it is read instead of stored: its kernel and buffer disappear.

@@ -1,19 +1,24 @@
-// scan: a cumulative reduction computed by the work-items of a group as a scan.
+// scan: a running total computed by the work-items of a group as a scan.
 //
 // A stage `y[.., i] = sum(k: 0..i + 1) V(k)` lowers to a reduction over k's box
 // with the guard `k < i + 1`: every i visits every k, a square of work for what a
-// running total does in a line. Algorithm, for `scan y.i T -> t`, with i the
-// stage's innermost spatial loop, k its only reduction loop (extent E, i's own),
-// and every other spatial loop bound to work-groups:
-//  1. Work-item t totals its own chunk of C = ceil(E / T) consecutive iterations
-//     (k = t * C + c) into the accumulator.
+// running total does in a line. The four running totals (running_total_form):
+//   k < i + 1      forward, inclusive    (k over i's extent)
+//   k < i          forward, exclusive    (k over one less)
+//   i <= k         reversed, inclusive   (sum(k: i..N))
+//   i + 1 <= k     reversed, exclusive
+// Algorithm, for `scan y.i T -> t`, with i the stage's innermost spatial loop, k its
+// only reduction loop, every other spatial loop bound to work-groups, and the
+// positions p of i (N of them) cut into T chunks of C = ceil(N / T) consecutive ones:
+//  1. Work-item t totals V over its chunk (positions k may take: p < k's extent).
 //  2. The T totals meet in local memory, part[t], and become inclusive prefixes
-//     there (Hillis and Steele: for s = 1, 2, 4, .. < T, part[t] combines
-//     part[t - s] where t >= s, the identity otherwise; a barrier around each
-//     step, none inside a branch).
-//  3. Work-item t starts again from the prefix of the chunks before its own
-//     (part[t - 1], the identity for t = 0), runs its chunk once more, and stores
-//     the running value at y[.., k] after each iteration.
+//     there, or suffixes for a reversed total (Hillis and Steele: for s = 1, 2, 4,
+//     .. < T, part[t] combines part[t - s], or part[t + s], where that exists, the
+//     identity otherwise; a barrier around each step, none inside a branch).
+//  3. Work-item t starts again from what the chunks before its own hold (after it,
+//     reversed), runs its chunk once more in the total's direction and stores y at
+//     each position: after adding V(p) for an inclusive total, before for an
+//     exclusive one.
 // Each element is combined in order within a chunk and the chunks' totals in a
 // tree, as a sum over cross_reduce's tree is; V is evaluated twice per element.
 #include "ir/visitor.h"
@@ -26,8 +31,8 @@ namespace ks {
 
 namespace {
 
-// The parts of a lowered cumulative block:
-//   allocate acc { acc[0] = init; for k { acc[0] = op(acc[0], [cast](select(k < i + 1, V, _))) }; y[..] = acc }
+// The parts of a lowered running total:
+//   allocate acc { acc[0] = init; for k { acc[0] = op(acc[0], [cast](select(GUARD, V, _))) }; y[..] = acc }
 struct Cumulative {
   const Allocate *acc = nullptr;
   Expr init;
@@ -35,30 +40,46 @@ struct Cumulative {
   BinaryOp op = BinaryOp::Add;
   Expr value;  // V, as the accumulator's type
   const Store *result = nullptr;
+  RunningTotal form;
 };
+
+bool var_named(const Expr &x, const std::string &name) {
+  const Expr *inner = &x;
+  while (const Cast *c = inner->as<Cast>()) inner = &c->value;
+  const Var *v = inner->as<Var>();
+  return v && v->name == name;
+}
+
+// Whether x is `i + 1` (casts aside).
+bool next_of(const Expr &x, const std::string &i) {
+  const Binary *plus = x.as<Binary>();
+  auto one = plus ? as_const_int(plus->b) : std::nullopt;
+  return plus && plus->op == BinaryOp::Add && var_named(plus->a, i) && one && *one == 1;
+}
 
 }  // namespace
 
-bool is_running_total_guard(const Expr &e, const std::string &k, const std::string &i) {
-  auto var_named = [](const Expr &x, const std::string &name) {
-    const Expr *inner = &x;
-    while (const Cast *c = inner->as<Cast>()) inner = &c->value;
-    const Var *v = inner->as<Var>();
-    return v && v->name == name;
-  };
-  const Binary *lt = e.as<Binary>();
-  if (!lt || lt->op != BinaryOp::Lt || !var_named(lt->a, k)) return false;
-  const Binary *plus = lt->b.as<Binary>();
-  auto one = plus ? as_const_int(plus->b) : std::nullopt;
-  return plus && plus->op == BinaryOp::Add && var_named(plus->a, i) && one && *one == 1;
+std::optional<RunningTotal> running_total_form(const Expr &guard, const std::string &k, int64_t k_extent,
+                                               const std::string &i, int64_t i_extent) {
+  const Binary *b = guard.as<Binary>();
+  if (!b) return std::nullopt;
+  std::optional<RunningTotal> form;
+  if (b->op == BinaryOp::Lt && var_named(b->a, k) && next_of(b->b, i)) form = RunningTotal{false, false};
+  if (b->op == BinaryOp::Lt && var_named(b->a, k) && var_named(b->b, i)) form = RunningTotal{false, true};
+  if (b->op == BinaryOp::Le && var_named(b->a, i) && var_named(b->b, k)) form = RunningTotal{true, false};
+  if (b->op == BinaryOp::Le && next_of(b->a, i) && var_named(b->b, k)) form = RunningTotal{true, true};
+  // k's box: all of i's positions, but the last for a forward exclusive total.
+  if (form && k_extent != (form->exclusive && !form->reversed ? i_extent - 1 : i_extent)) return std::nullopt;
+  return form;
 }
 
 namespace {
 
 std::optional<Cumulative> match_cumulative(const Block *block, const std::string &i, int64_t extent,
                                            std::string *reason) {
-  const std::string cumulative = " is not a cumulative reduction y[.., " + i + "] = sum(k: 0.." + i +
-                                 " + 1) ... (or prod, max, min) as lowering writes it";
+  const std::string cumulative = " is not a running total y[.., " + i + "] = sum(k: 0.." + i + " + 1), (k: 0.." +
+                                 i + "), (k: " + i + "..N) or (k: " + i +
+                                 " + 1..N) (or prod, max, min) as lowering writes it";
   Cumulative c;
   c.acc = block->body.as<Allocate>();
   const Seq *steps = c.acc ? c.acc->body.as<Seq>() : nullptr;
@@ -79,14 +100,10 @@ std::optional<Cumulative> match_cumulative(const Block *block, const std::string
   Expr term = combine->b;
   while (const Cast *cast = term.as<Cast>()) term = cast->value;
   const Select *guarded = term.as<Select>();
-  if (!guarded || !is_running_total_guard(guarded->condition, c.k->var, i))
-    return *reason = block->stage + cumulative, std::nullopt;
-  if (c.k->extent != extent) {
-    *reason = "the reduction loop " + c.k->var + " of " + block->stage + " runs over " +
-              std::to_string(c.k->extent) + " values, " + i + " over " + std::to_string(extent) +
-              "; scan takes a range from 0 to " + i + " + 1 over the same extent";
-    return std::nullopt;
-  }
+  std::optional<RunningTotal> form =
+      guarded ? running_total_form(guarded->condition, c.k->var, c.k->extent, i, extent) : std::nullopt;
+  if (!form) return *reason = block->stage + cumulative, std::nullopt;
+  c.form = *form;
   if (mentions(guarded->true_value, {i})) {
     *reason = "the value " + block->stage + " accumulates depends on " + i + " itself, not only on " + c.k->var;
     return std::nullopt;
@@ -135,24 +152,35 @@ std::optional<Program> scan(const Program &program, const std::string &stage, co
                     carry = names.fresh(stage + "_carry");
   const DType type = c->acc->type, index = index_type_for(threads);
   const int64_t extent = f->extent, chunks = (extent + threads - 1) / threads;
-  const DType k_type = index_type_for(extent), wide = index_type_for(chunks * threads);
+  const DType k_type = index_type_for(c->k->extent), wide = index_type_for(chunks * threads);
+  const bool reversed = c->form.reversed;
   Expr t = Var::make(index, thread), k = Var::make(k_type, c->k->var);
   auto acc_at = [&] { return Load::make(type, c->acc->buffer, {make_int(0)}); };
   auto part_at = [&](Expr at) { return Load::make(type, part, {std::move(at)}); };
   auto combine = [&](Expr a, Expr b) { return Binary::make(c->op, std::move(a), std::move(b)); };
-  auto at_least = [&](int64_t s) { return Binary::make(BinaryOp::Ge, t, make_int(s, index)); };
-  auto back = [&](int64_t s) {  // part[max(t - s, 0)]: in bounds where t < s too, where it is not used
-    return part_at(Binary::make(BinaryOp::Max, t - make_int(s, index), make_int(0, index)));
+  // The chunk s places before t's in the total's direction, where there is one;
+  // its index clamped, so that the load stays in bounds where it is not used.
+  auto has_before = [&](int64_t s) {
+    return reversed ? Binary::make(BinaryOp::Lt, t, make_int(threads - s, index))
+                    : Binary::make(BinaryOp::Ge, t, make_int(s, index));
+  };
+  auto before = [&](int64_t s) {
+    return part_at(reversed ? Binary::make(BinaryOp::Min, t + make_int(s, index), make_int(threads - 1, index))
+                            : Binary::make(BinaryOp::Max, t - make_int(s, index), make_int(0, index)));
   };
 
-  // Work-item t's chunk, around each iteration's body.
+  // Work-item t's chunk of positions, in the total's direction, around body.
   auto over_chunk = [&](Stmt body) {
-    Expr first = cast_to(wide, t) * make_int(chunks, wide) + cast_to(wide, Var::make(index_type_for(chunks), chunk));
+    Expr c_var = cast_to(wide, Var::make(index_type_for(chunks), chunk));
+    Expr step = reversed ? make_int(chunks - 1, wide) - c_var : c_var;
+    Expr position = cast_to(wide, t) * make_int(chunks, wide) + step;
     if (chunks * threads != extent) body = IfThenElse::make(k < make_int(extent, k_type), body);
-    return For::make(chunk, chunks, ForKind::Serial, LetStmt::make(c->k->var, cast_to(k_type, first), body));
+    return For::make(chunk, chunks, ForKind::Serial, LetStmt::make(c->k->var, cast_to(k_type, position), body));
   };
+  // V where k takes it (a forward exclusive total's box stops one short of i's).
   Stmt accumulate = Store::make(c->acc->buffer, {make_int(0)}, combine(acc_at(), c->value));
-  std::map<std::string, Expr> at_k = {{loop, k}};
+  if (c->k->extent < extent) accumulate = IfThenElse::make(k < make_int(c->k->extent, k_type), accumulate);
+  std::map<std::string, Expr> at_k = {{loop, cast_to(index_type_for(extent), k)}};
   std::vector<Expr> out_index;
   for (const Expr &e : c->result->indices) out_index.push_back(substitute(e, at_k));
   Stmt store = Store::make(c->result->buffer, out_index, substitute(c->result->value, at_k));
@@ -160,13 +188,13 @@ std::optional<Program> scan(const Program &program, const std::string &stage, co
   std::vector<Stmt> body = {Store::make(c->acc->buffer, {make_int(0)}, c->init), over_chunk(accumulate),
                             Store::make(part, {t}, acc_at()), Barrier::make(MemoryScope::Local)};
   for (int64_t s = 1; s < threads; s *= 2) {
-    body.push_back(Store::make(carry, {make_int(0)}, Select::make(at_least(s), back(s), c->init)));
+    body.push_back(Store::make(carry, {make_int(0)}, Select::make(has_before(s), before(s), c->init)));
     body.push_back(Barrier::make(MemoryScope::Local));
     body.push_back(Store::make(part, {t}, combine(part_at(t), Load::make(type, carry, {make_int(0)}))));
     body.push_back(Barrier::make(MemoryScope::Local));
   }
-  body.push_back(Store::make(c->acc->buffer, {make_int(0)}, Select::make(at_least(1), back(1), c->init)));
-  body.push_back(over_chunk(Seq::make({accumulate, store})));
+  body.push_back(Store::make(c->acc->buffer, {make_int(0)}, Select::make(has_before(1), before(1), c->init)));
+  body.push_back(over_chunk(c->form.exclusive ? Seq::make({store, accumulate}) : Seq::make({accumulate, store})));
   Stmt inner = Allocate::make(
       c->acc->buffer, type, c->acc->shape, c->acc->scope,
       Allocate::make(part, type, {threads}, MemoryScope::Local,

@@ -159,26 +159,31 @@ TEST_P(Evaluate, RangesThatDependOnTheIndices) {
   EXPECT_TRUE(r.ok() && r.check.passed) << r.to_json().dump(2);
 }
 
-// The work-group scan against the interpreter: sums, products and maxima, with
-// fewer work-items than a row has elements, and more (at the check sizes).
+// The work-group scan against the interpreter: sums, products and maxima, forward,
+// reversed and exclusive, with more work-items than a row has elements (at the
+// check sizes) and fewer (at the timed sizes, against the naive kernel).
 TEST_P(Evaluate, ScanMatchesTheInterpreter) {
   KS_REQUIRE_DEVICE(device, GetParam());
   const std::string path = testing::TempDir() + "/scan.ks";
-  write_text_file(path, R"(kernel scans(x: f32[B, N]) -> (s: f32[B, N], p: f32[B, N], m: f32[B, N])
+  write_text_file(path, R"(kernel scans(x: f32[B, N]) -> (s: f32[B, N], p: f32[B, N], m: f32[B, N], r: f32[B, N],
+                                         e: f32[B, N], re: f32[B, N])
   where B = 3, N = 300
   check B = 2, N = 16
 {
   s[b, i] = sum(k: 0..i + 1) x[b, k]
   p[b, i] = prod(k: 0..i + 1) x[b, k] / 2.0
   m[b, i] = max(k: 0..i + 1) x[b, k]
+  r[b, i] = sum(k: i..N) x[b, k]
+  e[b, i] = sum(k: 0..i) x[b, k]
+  re[b, i] = min(k: i + 1..N) x[b, k] else 0.0
 })");
-  for (int threads : {4, 64}) {
+  for (int threads : {64}) {  // more than the check's 16 positions, fewer than the timed 300
     EvalOptions options;
     options.trials = 1;
     options.timing.batches = 2;
     options.timing.min_batch_ms = 0.1;
     std::string text;
-    for (const char *stage : {"s", "p", "m"})
+    for (const char *stage : {"s", "p", "m", "r", "e", "re"})
       text += std::string("bind ") + stage + ".b group.x\nscan " + stage + ".i " + std::to_string(threads) + " -> t\n";
     options.schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{"scan.sched", text}));
     EvalRecord r = evaluate(frontend::load_spec(path), path, *device, options);

@@ -312,13 +312,15 @@ int count(const std::string &text, const std::string &what) {
 
 const char *kScale = "kernel s(x: f32[N, D]) -> y: f32[N, D] where N = 3, D = 8 { y[n, d] = x[n, d] * 2.0 }";
 
-const char *kCumulative = R"(kernel c(x: f32[B, N]) -> (y: f32[B, N], r: f32[B, N], e: f32[B, N], w: f32[B, N])
+const char *kCumulative = R"(kernel c(x: f32[B, N]) -> (y: f32[B, N], r: f32[B, N], e: f32[B, N], w: f32[B, N],
+                                     s: f32[B, N])
   where B = 2, N = 10
 {
   y[b, i] = sum(k: 0..i + 1) x[b, k]
   r[b, i] = sum(k: i..N) x[b, k]
   e[b, i] = sum(k: 0..i) x[b, k]
   w[b, i] = sum(k: 0..i + 1) x[b, k] * i
+  s[b, i] = sum(k: 0..i - 1) x[b, k] else 0.0
 })";
 
 // A running total: each work-item's chunk of consecutive k totalled, the totals
@@ -337,6 +339,16 @@ TEST(Scan, RunningTotalsFromPrefixes) {
   EXPECT_EQ(launch_shape(p.kernels[0]).local[0], 4);
   // The schedule prints and parses back.
   EXPECT_EQ(print_schedule(schedule_of("scan y.i 4 -> t")), "scan y.i 4 -> t\n");
+  // Reversed: positions run down each chunk, and the chunks after t's are summed.
+  const std::string r = print_stmt(scheduled(kCumulative, "bind r.b group.x\nscan r.i 4 -> t").kernels[1].body);
+  EXPECT_EQ(count(r, "let k = t * 3 + (2 - kc)"), 2) << r;
+  EXPECT_EQ(count(r, "r_carry[0] = select(t < 3, r_part[min(t + 1, 3)], 0.0)"), 1) << r;
+  EXPECT_EQ(count(r, "r_acc[0] = select(t < 3, r_part[min(t + 1, 3)], 0.0)"), 1) << r;
+  // Exclusive: each position stored before its own value is added, which its box
+  // (one short) holds only up to 9.
+  std::string e = print_stmt(scheduled(kCumulative, "bind e.b group.x\nscan e.i 4 -> t").kernels[2].body);
+  std::erase_if(e, [](char ch) { return ch == ' ' || ch == '\n'; });
+  EXPECT_NE(e.find("e[b,k]=e_acc[0]ifk<9{e_acc[0]=e_acc[0]+x[b,k]}"), std::string::npos) << e;
 }
 
 TEST(Scan, Refusals) {
@@ -350,13 +362,10 @@ TEST(Scan, Refusals) {
             "loop the cumulative range names)");
   EXPECT_EQ(first_line(refusal(kCumulative, "bind y.b group.x\nscan y.i 4 -> b")),
             "s.sched:2:1: error: scan y.i: name b is already used in kernel y");
-  // The reversed and exclusive forms are not the running total this scan stores.
-  EXPECT_EQ(first_line(refusal(kCumulative, "bind r.b group.x\nscan r.i 4 -> t")),
-            "s.sched:2:1: error: scan r.i: r is not a cumulative reduction y[.., i] = sum(k: 0..i + 1) ... (or prod, "
-            "max, min) as lowering writes it");
-  EXPECT_EQ(first_line(refusal(kCumulative, "bind e.b group.x\nscan e.i 4 -> t")),
-            "s.sched:2:1: error: scan e.i: e is not a cumulative reduction y[.., i] = sum(k: 0..i + 1) ... (or prod, "
-            "max, min) as lowering writes it");
+  // A range that ends one before the exclusive total's is no running total.
+  EXPECT_EQ(first_line(refusal(kCumulative, "bind s.b group.x\nscan s.i 4 -> t")),
+            "s.sched:2:1: error: scan s.i: s is not a running total y[.., i] = sum(k: 0..i + 1), (k: 0..i), (k: i..N) "
+            "or (k: i + 1..N) (or prod, max, min) as lowering writes it");
   EXPECT_EQ(first_line(refusal(kCumulative, "bind w.b group.x\nscan w.i 4 -> t")),
             "s.sched:2:1: error: scan w.i: the value w accumulates depends on i itself, not only on k");
   EXPECT_EQ(first_line(refusal(kSoftmax, "bind total.n group.x\nscan total.n 4 -> t")),
