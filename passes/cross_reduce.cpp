@@ -49,17 +49,8 @@ std::optional<Program> cross_reduce(const Program &program, const std::string &s
     *reason = "loop " + loop + " is already " + for_kind_name(f->kind);
     return std::nullopt;
   }
-  if (threads < 2 || threads > kMaxCrossReduceThreads || (threads & (threads - 1)) != 0) {
-    *reason = "the number of work-items must be a power of two from 2 to " + std::to_string(kMaxCrossReduceThreads) +
-              ", not " + std::to_string(threads);
+  if (!power_of_two_work_items(threads, reason) || !outer_loops_on_groups(where, stage, nullptr, reason))
     return std::nullopt;
-  }
-  for (const For *outer : where.outer)
-    if (!is_group(outer->kind)) {
-      *reason = "loop " + outer->var + " of " + stage + " is " + for_kind_name(outer->kind) +
-                "; bind every spatial loop of the stage to a work-group first";
-      return std::nullopt;
-    }
   const Kernel &kernel = program.kernels[where.kernel];
   if (!name_is_free(program, kernel, thread, reason)) return std::nullopt;
   NameSet names;

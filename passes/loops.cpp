@@ -2,6 +2,7 @@
 
 #include "ir/verifier.h"
 #include "ir/visitor.h"
+#include "passes/primitives.h"
 
 namespace ks {
 
@@ -320,6 +321,23 @@ bool verified(const Program &program, std::string *reason) {
     *reason = detail.substr(0, detail.find('\n'));
     return false;
   }
+}
+
+bool power_of_two_work_items(int64_t threads, std::string *reason) {
+  if (threads >= 2 && threads <= kMaxCrossReduceThreads && (threads & (threads - 1)) == 0) return true;
+  *reason = "the number of work-items must be a power of two from 2 to " + std::to_string(kMaxCrossReduceThreads) +
+            ", not " + std::to_string(threads);
+  return false;
+}
+
+bool outer_loops_on_groups(const StageLoops &where, const std::string &stage, const For *except, std::string *reason) {
+  for (const For *outer : where.outer)
+    if (outer != except && !is_group(outer->kind)) {
+      *reason = "loop " + outer->var + " of " + stage + " is " + for_kind_name(outer->kind) + "; bind every " +
+                (except ? "other " : "") + "spatial loop of the stage to a work-group first";
+      return false;
+    }
+  return true;
 }
 
 }  // namespace ks

@@ -75,6 +75,13 @@ bool has_bound_loop(const Stmt &s);
 /// Whether s contains a barrier.
 bool has_barrier(const Stmt &s);
 
+/// Whether a group of `threads` work-items suits cross_reduce and scan (a power of
+/// two from 2 to kMaxCrossReduceThreads); else *reason says so.
+bool power_of_two_work_items(int64_t threads, std::string *reason);
+/// Whether every loop enclosing a stage's block but `except` is bound to work-groups;
+/// else *reason names the first that is not (`bind every OTHER spatial loop ...`).
+bool outer_loops_on_groups(const StageLoops &where, const std::string &stage, const For *except, std::string *reason);
+
 /// Verifies a primitive's result; a failure becomes *reason (the rule broken).
 bool verified(const Program &program, std::string *reason);
 

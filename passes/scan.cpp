@@ -128,17 +128,8 @@ std::optional<Program> scan(const Program &program, const std::string &stage, co
     *reason = "loop " + loop + " of " + stage + " must be serial and hold the stage's block directly";
     return std::nullopt;
   }
-  if (threads < 2 || threads > kMaxCrossReduceThreads || (threads & (threads - 1)) != 0) {
-    *reason = "the number of work-items must be a power of two from 2 to " + std::to_string(kMaxCrossReduceThreads) +
-              ", not " + std::to_string(threads);
+  if (!power_of_two_work_items(threads, reason) || !outer_loops_on_groups(where, stage, f, reason))
     return std::nullopt;
-  }
-  for (const For *outer : where.outer)
-    if (outer != f && !is_group(outer->kind)) {
-      *reason = "loop " + outer->var + " of " + stage + " is " + for_kind_name(outer->kind) +
-                "; bind every other spatial loop of the stage to a work-group first";
-      return std::nullopt;
-    }
   std::optional<Cumulative> c = match_cumulative(f->body.as<Block>(), loop, f->extent, reason);
   if (!c) return std::nullopt;
 

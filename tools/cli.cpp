@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 namespace ks::cli {
 
@@ -57,6 +58,13 @@ std::string human_rate(double per_second, const std::string &unit) {
                                    : "%.2f %s%s",
                 per_second, prefixes[p], unit.c_str());
   return text;
+}
+
+void write_output(const std::string &path, const std::string &text) {
+  if (path.empty() || path == "-")
+    std::cout << text;
+  else
+    write_text_file(path, text);
 }
 
 }  // namespace ks::cli

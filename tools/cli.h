@@ -48,6 +48,9 @@ std::optional<Target> parse_target(const std::string &text);  // none for ""
 /// The schedule in path, or none for "".
 Schedule schedule_from(const std::string &path);
 
+/// text on standard output for "" or "-", else written to path (whole or not at all).
+void write_output(const std::string &path, const std::string &text);
+
 /// "512 MiB", "1.5 GiB"
 std::string human_bytes(uint64_t bytes);
 

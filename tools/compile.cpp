@@ -53,10 +53,7 @@ int compile(const CompileOptions &o) {
     if (emit == "spirv") return emit_spirv(c, o.output);
     text = emit == "loops" ? print_program(c.program) : c.code.source;
   }
-  if (o.output.empty() || o.output == "-")
-    std::cout << text;
-  else
-    write_text_file(o.output, text);
+  write_output(o.output, text);
   return 0;
 }
 

@@ -26,10 +26,7 @@ Command add_export(CLI::App &app) {
             if (!std::filesystem::exists(o->db)) throw UserError("error: no run database '" + o->db + "'");
             RunDatabase db(o->db);
             std::string text = export_steps(db, o->steps);
-            if (o->output.empty() || o->output == "-")
-              std::cout << text;
-            else
-              write_text_file(o->output, text);
+            write_output(o->output, text);
             return 0;
           }};
 }

@@ -93,10 +93,7 @@ int interpret_spec(const InterpretOptions &o) {
     if (d.role == TensorRole::Input || d.role == TensorRole::Output)
       out[d.role == TensorRole::Input ? "inputs" : "outputs"][d.name] = tensor_json(all.at(d.name));
   std::string text = out.dump() + "\n";
-  if (o.output.empty() || o.output == "-")
-    std::cout << text;
-  else
-    write_text_file(o.output, text);
+  write_output(o.output, text);
   return 0;
 }
 
