@@ -1,77 +1,73 @@
 #!/usr/bin/env python3
 """PyTorch (the peer) on the same problems and sizes as a ksmith benchmark run.
 
-Usage: torch_peer.py SIZES_FILE OUT_JSON [--device cuda|cpu] [--no-compile]
+Usage: torch_peer.py SIZES_FILE OUT_JSON [--device cuda|cpu] [--no-compile] [--peers DIR]
 
-Each problem is the PyTorch code a KernelBench reference would run, in float32 with
-TF32 off (kernelsmith computes in float32), timed in eager mode and, where this
-PyTorch has it, under torch.compile (KernelBench's second baseline). Times are
-medians over repeated runs after warm-up (the compile happens in the warm-up): CUDA
-events on the GPU, perf_counter on the CPU. A problem whose operator this PyTorch
-lacks, or that torch.compile fails on, says so in its entry. No PyTorch at all, or
---device cuda without CUDA, is an error (a message on stderr, exit status 1): a peer
-that cannot run is never a silent "no speedups". `ksmith bench --peer
-bench/torch_peer.py` runs this script itself.
+Each problem is a module in KernelBench's form (bench/modules/NAME.py), found through its
+peer entry (DIR/NAME.peer.json, default bench/peers/, written by `ksmith import`): the
+module is loaded with the sizes line's values as its globals (the entry maps the spec's
+size names to them), then built as KernelBench builds it, Model(*get_init_inputs()) and
+get_inputs(), moved to the device in float32 with TF32 off (kernelsmith computes in
+float32), and timed in eager mode and, where this PyTorch has it, under torch.compile
+(KernelBench's second baseline). Times are medians over repeated runs after warm-up (the
+compile happens in the warm-up): CUDA events on the GPU, perf_counter on the CPU. A
+problem without a peer entry, whose module fails to build or run, or that torch.compile
+fails on, says so in its entry. No PyTorch at all, or --device cuda without CUDA, is an
+error (a message on stderr, exit status 1): a peer that cannot run is never a silent "no
+speedups". `ksmith bench --peer bench/torch_peer.py` runs this script itself.
 """
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 parser = argparse.ArgumentParser()
 parser.add_argument("sizes_file")
 parser.add_argument("out_json")
 parser.add_argument("--device", choices=["cuda", "cpu"])
 parser.add_argument("--no-compile", action="store_true", help="eager only")
+parser.add_argument("--peers", default=os.path.join(HERE, "peers"), help="the folder of NAME.peer.json entries")
 args = parser.parse_args()
 
 try:
     import torch
-    import torch.nn.functional as F
 except ImportError as e:
     sys.exit(f"torch_peer.py: PyTorch is not installed for {sys.executable} ({e}); on Debian: apt install python3-torch")
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+import ksmith_import  # noqa: E402  the importer's loader: a module at given sizes, built as KernelBench builds it
 
 
-def problems(s, dev):
-    """name -> (make_inputs, run) at sizes s."""
-    r = lambda *shape: torch.rand(*shape, device=dev) * 2 - 1  # noqa: E731  mixed signs, like ksmith's inputs
-    return {
-        "matmul": (lambda: (r(s["N"], s["N"]), r(s["N"], s["N"])), lambda a, b: a @ b),
-        "batched_matmul": (lambda: (r(s["B"], s["M"], s["K"]), r(s["B"], s["K"], s["N"])), torch.bmm),
-        "matvec": (lambda: (r(s["M"], s["K"]), r(s["K"])), lambda a, x: a @ x),
-        "conv2d": (lambda: (r(s["N"], s["C"], s["H"], s["W"]), r(s["O"], s["C"], s["KH"], s["KW"])),
-                   lambda x, w: F.conv2d(x, w, stride=s["S"], padding=s["P"], dilation=s["DIL"])),
-        "depthwise_conv2d": (lambda: (r(s["N"], s["C"], s["H"], s["W"]), r(s["C"], 1, s["K"], s["K"])),
-                             lambda x, w: F.conv2d(x, w, padding=s["K"] // 2, groups=s["C"])),
-        "max_pool2d": (lambda: (r(s["N"], s["C"], s["H"], s["W"]),),
-                       lambda x: F.max_pool2d(x, s["K"], s["S"], s["P"])),
-        "avg_pool2d": (lambda: (r(s["N"], s["C"], s["H"], s["W"]),), lambda x: F.avg_pool2d(x, s["K"], s["S"])),
-        "softmax": (lambda: (r(s["N"], s["D"]),), lambda x: torch.softmax(x, 1)),
-        "log_softmax": (lambda: (r(s["N"], s["D"]),), lambda x: torch.log_softmax(x, 1)),
-        "layer_norm": (lambda: (r(s["N"], s["D"]), r(s["D"]), r(s["D"])),
-                       lambda x, g, b: F.layer_norm(x, (s["D"],), g, b, 1e-5)),
-        "group_norm": (lambda: (r(s["N"], s["C"], s["H"], s["W"]), r(s["C"]), r(s["C"])),
-                       lambda x, g, b: F.group_norm(x, s["G"], g, b, 1e-5)),
-        "rms_norm": (lambda: (r(s["N"], s["D"]), r(s["D"])),
-                     lambda x, w: F.rms_norm(x, (s["D"],), w, 1e-6) if hasattr(F, "rms_norm")
-                     else x * torch.rsqrt((x * x).mean(1, keepdim=True) + 1e-6) * w),
-        "sum_dim": (lambda: (r(s["B"], s["R"], s["D"]),), lambda x: x.sum(1)),
-        "argmax_dim": (lambda: (r(s["B"], s["R"], s["D"]),), lambda x: x.argmax(1)),
-        "gelu": (lambda: (r(s["N"], s["D"]),), F.gelu),
-        "cross_entropy": (lambda: (r(s["N"], s["C"]), torch.randint(0, s["C"], (s["N"],), device=dev)),
-                          F.cross_entropy),
-        "mse_loss": (lambda: (r(s["N"], s["D"]), r(s["N"], s["D"])), F.mse_loss),
-        "gemm_bias_leaky": (lambda: (r(s["M"], s["K"]), r(s["N"], s["K"]), r(s["N"])),
-                            lambda x, w, b: F.leaky_relu((x @ w.T + b) * 2.0, 0.1)),
-        "conv_relu_bias": (lambda: (r(s["N"], s["C"], s["H"], s["W"]), r(s["O"], s["C"], s["K"], s["K"]),
-                                    r(s["O"]), r(s["O"], 1, 1)),
-                           lambda x, w, cb, b: torch.relu(F.conv2d(x, w, cb)) + b),
-        "matmul_gelu_softmax": (lambda: (r(s["M"], s["K"]), r(s["N"], s["K"]), r(s["N"])),
-                                lambda x, w, b: torch.softmax(F.gelu(x @ w.T + b), 1)),
-        "conv_transpose2d": (lambda: (r(s["N"], s["C"], s["H"], s["W"]), r(s["C"], s["O"], s["K"], s["K"])),
-                             lambda x, w: F.conv_transpose2d(x, w, stride=s["S"], padding=s["P"])),
-    }
+def problem(name, sizes, dev):
+    """(run, inputs) for one line of the sizes file: the module of NAME's peer entry at those sizes."""
+    entry_path = os.path.join(args.peers, name + ".peer.json")
+    if not os.path.exists(entry_path):
+        raise LookupError(f"no peer entry {entry_path} (ksmith import MODEL.py -o {name}.ks writes one)")
+    with open(entry_path) as f:
+        entry = json.load(f)
+    unknown = [s for s in sizes if s not in entry["sizes"]]
+    if unknown:
+        raise LookupError(f"{', '.join(unknown)} not a size of {name} (its sizes: {', '.join(entry['sizes'])})")
+    module = os.path.normpath(os.path.join(os.path.dirname(entry_path), entry["module"]))
+    # Made on the device where this PyTorch can (2.0 on): a GPU problem's inputs of gigabytes are not
+    # drawn on the CPU first. The values differ from the CPU's draw; the times do not depend on them.
+    on_device = hasattr(torch, "set_default_device")
+    try:
+        namespace = ksmith_import.load_module(module, {entry["sizes"][s]: v for s, v in sizes.items()})
+        torch.manual_seed(0)
+        if on_device:
+            torch.set_default_device(dev)
+        model, inputs = ksmith_import.build_model(namespace)
+    except ksmith_import.ImportFailure as e:
+        raise RuntimeError(f"{module}: {e}")
+    finally:
+        if on_device:
+            torch.set_default_device("cpu")
+    model = model.to(dev).float()
+    inputs = [x.to(dev).float() if x.is_floating_point() else x.to(dev) for x in inputs]
+    return model, inputs
 
 
 def time_ms(run, inputs, dev):
@@ -134,8 +130,7 @@ def main():
         s = {k: int(v) for k, v in (a.split("=") for a in assignments.split(","))}
         entry = results["problems"][name] = {}
         try:
-            make, run = problems(s, dev)[name]
-            inputs = make()
+            run, inputs = problem(name, s, dev)
             entry["median_ms"], entry["cv"] = time_ms(run, inputs, dev)
             if compiling == "available":
                 try:
@@ -144,7 +139,7 @@ def main():
                     entry["compile_and_time_s"] = time.perf_counter() - started
                 except Exception as e:  # one problem torch.compile cannot take
                     entry["compile_error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-            del inputs
+            del run, inputs
             if dev == "cuda":
                 torch.cuda.empty_cache()
         except Exception as e:  # report, carry on with the rest

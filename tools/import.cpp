@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iostream>
 
 #include "tools/cli.h"
 
@@ -16,28 +17,31 @@
 namespace ks::cli {
 
 Command add_import(CLI::App &app) {
-  struct Options {
-    std::string python = "/usr/bin/python3";
-    std::vector<std::string> args;
-  };
-  auto o = std::make_shared<Options>();
+  auto python = std::make_shared<std::string>("/usr/bin/python3");
   CLI::App *command = app.add_subcommand(
       "import", "A PyTorch module in KernelBench's form (Model, get_inputs, get_init_inputs) to a .ks spec and its "
                 "peer entry (tools/ksmith_import.py; `ksmith import -- --help` for its options)");
-  command->add_option("--python", o->python,
+  command->add_option("--python", *python,
                       "The Python that runs the importer (default /usr/bin/python3, Debian's, with python3-torch)");
-  command->add_option("args", o->args, "MODEL.py and the importer's options")->required();
-  command->prefix_command();  // everything after MODEL.py is the importer's
-  return {command, [o, command]() -> int {
+  // MODEL.py and everything after it reach the importer as written, in order: no positional
+  // option here, as CLI11 would collect every positional into it and leave the importer only
+  // its options, their values gone ahead of them.
+  command->prefix_command();
+  command->footer("MODEL.py [-o SPEC.ks] [--peer PEER.json] [--name NAME] [--check-sizes N=V,...]: the importer's");
+  return {command, [python, command]() -> int {
+            std::vector<std::string> rest = command->remaining();
+            if (rest.empty()) {
+              std::cerr << "error: ksmith import needs MODEL.py (ksmith import MODEL.py [-o SPEC.ks] ...)\n";
+              return 2;
+            }
             std::string script = std::string(KS_SOURCE_DIR) + "/tools/ksmith_import.py";
-            std::vector<std::string> args = {o->python, script};
-            args.insert(args.end(), o->args.begin(), o->args.end());
-            for (const std::string &extra : command->remaining()) args.push_back(extra);
+            std::vector<std::string> args = {*python, script};
+            args.insert(args.end(), rest.begin(), rest.end());
             std::vector<char *> argv;
             for (std::string &a : args) argv.push_back(a.data());
             argv.push_back(nullptr);
-            execv(o->python.c_str(), argv.data());
-            throw UserError("error: cannot run " + o->python + " for the importer: " + std::strerror(errno) +
+            execv(python->c_str(), argv.data());
+            throw UserError("error: cannot run " + *python + " for the importer: " + std::strerror(errno) +
                             " (on Debian: apt install python3-torch)");
           }};
 }
