@@ -40,8 +40,8 @@ struct AstTensor {
 struct AstIndexVar {
   std::string name;
   SourceLoc loc;
-  AstExprPtr extent;       // `k: K`
-  AstExprPtr lo, hi;       // `k: LO..HI`
+  AstExprPtr extent;  // `k: K`
+  AstExprPtr lo, hi;  // `k: LO..HI`
 };
 
 /// `acc[m, n] = sum(k) x[m, k] * w[n, k]`

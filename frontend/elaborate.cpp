@@ -17,8 +17,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <set>
+#include <sstream>
 
 #include "ir/bounds.h"
 #include "ir/builtins.h"
@@ -274,8 +274,7 @@ class Elaborator {
     for (const auto &[name, value] : overrides_.constants) {
       if (declared.count(name))
         throw UserError("error: " + overrides_.flag + " " + name + "=" + (std::ostringstream() << value).str() + ": " +
-                        name +
-                        " is a size; its value must be a non-negative integer");
+                        name + " is a size; its value must be a non-negative integer");
       if (!is_constant(name)) unknown(name);
     }
     for (const AstSize &s : spec_.sizes) {
@@ -414,8 +413,8 @@ class Elaborator {
                             dtype_name(b.type()));
       Interval range = bounds_of(b, scope());
       if (!range.bounded)
-        error_at(e.loc, std::string("the ") + which + " of the range of '" + v.name +
-                            "' has no bound the compiler can prove");
+        error_at(e.loc,
+                 std::string("the ") + which + " of the range of '" + v.name + "' has no bound the compiler can prove");
       return std::make_pair(b, range);
     };
     auto [lo, lo_range] = bound(*v.lo, "start");
@@ -424,8 +423,8 @@ class Elaborator {
       error_at(v.lo->loc, "the range of '" + v.name + "' may start at " + std::to_string(lo_range.lo) +
                               ", below 0; a reduction variable counts from 0 (shift it in the expression)");
     if (hi_range.hi < 1 || hi_range.hi <= lo_range.lo)
-      error_at(v.hi->loc, "the range of '" + v.name + "' is empty everywhere (it ends by " +
-                              std::to_string(hi_range.hi) + ")");
+      error_at(v.hi->loc,
+               "the range of '" + v.name + "' is empty everywhere (it ends by " + std::to_string(hi_range.hi) + ")");
     IterVar out{v.name, hi_range.hi};
     vars_[v.name] = out.extent;
     Expr k = Var::make(index_type_for(out.extent), v.name);
@@ -525,7 +524,8 @@ class Elaborator {
       for (const AstIndexVar &v : s.reduce_vars) {
         if (vars_.count(v.name))
           error_at(v.loc, "reduction variable '" + v.name + "' is already an index of '" + s.tensor + "'");
-        stage.reduce_vars.push_back(v.lo ? ranged_var(v, stage.reduce, &in_range) : iter_var(v, std::nullopt, inferred));
+        stage.reduce_vars.push_back(v.lo ? ranged_var(v, stage.reduce, &in_range)
+                                         : iter_var(v, std::nullopt, inferred));
       }
     }
 

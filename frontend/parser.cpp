@@ -47,7 +47,8 @@ class Parser {
     // The kernel's name never appears in an expression, so it may be a builtin's.
     s.name = ts_.expect_identifier("the kernel's name").text;
     ts_.expect("(", "after the kernel's name");
-    ts_.comma_list(")", [&] { s.inputs.push_back(tensor()); }, "parameters");
+    ts_.comma_list(
+        ")", [&] { s.inputs.push_back(tensor()); }, "parameters");
     ts_.expect(")", "after the parameters");
     ts_.expect("->", "before the outputs");
     if (ts_.accept("(")) {
@@ -115,7 +116,8 @@ class Parser {
     t.dtype_loc = ts_.peek().loc;
     t.dtype = ts_.expect_identifier("a type (f32, i32, i64)").text;
     ts_.expect("[", "to open the tensor's shape");
-    ts_.comma_list("]", [&] { t.shape.push_back(expr()); }, "dimensions");
+    ts_.comma_list(
+        "]", [&] { t.shape.push_back(expr()); }, "dimensions");
     ts_.expect("]", "to close the tensor's shape");
     if (ts_.accept("in")) {
       t.range_lo = expr();
@@ -258,7 +260,8 @@ class Parser {
   std::vector<AstExprPtr> list(const char *open, const char *close, const char *items_are, const char *context) {
     std::vector<AstExprPtr> items;
     ts_.expect(open);
-    ts_.comma_list(close, [&] { items.push_back(expr()); }, items_are);
+    ts_.comma_list(
+        close, [&] { items.push_back(expr()); }, items_are);
     ts_.expect(close, context);
     return items;
   }
@@ -304,8 +307,8 @@ class Parser {
     const Token &callee = ts_.next();
     node->text = callee.text;
     if (ts_.peek().is("(")) {
-      bool reduction_word = node->text == "sum" || node->text == "prod" || node->text == "argmax" ||
-                            node->text == "argmin";
+      bool reduction_word =
+          node->text == "sum" || node->text == "prod" || node->text == "argmax" || node->text == "argmin";
       if (reduction_word) reduction_inside(callee);
       node->kind = AstExpr::Kind::Call;
       node->args = list("(", ")", "arguments", "to close the call's arguments");

@@ -14,8 +14,8 @@ bool is_reserved_word(const std::string &word) {
       "kernel", "where", "check", "require", "const", "in", "else", "inf", "nan", "select", "min", "max", "sum", "prod",
       "argmax", "argmin", "f32", "i32", "i64", "bool", "true", "false",
       // printed IR
-      "graph", "sizes", "constants", "input", "output", "temp", "program", "for", "let", "block", "allocate", "barrier", "if",
-      "reads", "writes",
+      "graph", "sizes", "constants", "input", "output", "temp", "program", "for", "let", "block", "allocate", "barrier",
+      "if", "reads", "writes",
       // schedules
       "split", "tile", "reorder", "fuse", "bind", "unroll", "inline", "cross_reduce"};
   return words.count(word) > 0 || find_builtin(word).has_value();
@@ -132,9 +132,7 @@ std::string TokenStream::describe(const Token &token) {
   return "'" + token.text + "'";
 }
 
-bool TokenStream::on_new_line() const {
-  return position_ > 0 && peek().loc.line > tokens_[position_ - 1].loc.line;
-}
+bool TokenStream::on_new_line() const { return position_ > 0 && peek().loc.line > tokens_[position_ - 1].loc.line; }
 
 const Token &TokenStream::expect(const char *text, const char *context) {
   if (!peek().is(text)) {

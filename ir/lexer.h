@@ -64,8 +64,8 @@ class TokenStream {
 
  private:
   static bool could_start_item(const Token &token) {
-    return token.kind == TokenKind::Identifier || token.kind == TokenKind::Integer ||
-           token.kind == TokenKind::Float || token.is("(") || token.is("-");
+    return token.kind == TokenKind::Identifier || token.kind == TokenKind::Integer || token.kind == TokenKind::Float ||
+           token.is("(") || token.is("-");
   }
 
   std::vector<Token> tokens_;

@@ -80,8 +80,8 @@ constexpr int64_t kMaxCrossReduceThreads = 1024;
 /// its chunk again from there, storing y[.., k] as it goes.
 /// i must be the stage's innermost spatial loop, serial, with k its only reduction
 /// loop over the same extent; every other spatial loop bound to work-groups.
-std::optional<Program> scan(const Program &program, const std::string &stage, const std::string &loop,
-                            int64_t threads, const std::string &thread, std::string *reason);
+std::optional<Program> scan(const Program &program, const std::string &stage, const std::string &loop, int64_t threads,
+                            const std::string &thread, std::string *reason);
 /// A running total's direction and whether it includes its own position.
 struct RunningTotal {
   bool reversed = false;   // sum(k: i..N): from the end

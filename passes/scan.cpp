@@ -77,8 +77,8 @@ namespace {
 
 std::optional<Cumulative> match_cumulative(const Block *block, const std::string &i, int64_t extent,
                                            std::string *reason) {
-  const std::string cumulative = " is not a running total y[.., " + i + "] = sum(k: 0.." + i + " + 1), (k: 0.." +
-                                 i + "), (k: " + i + "..N) or (k: " + i +
+  const std::string cumulative = " is not a running total y[.., " + i + "] = sum(k: 0.." + i + " + 1), (k: 0.." + i +
+                                 "), (k: " + i + "..N) or (k: " + i +
                                  " + 1..N) (or prod, max, min) as lowering writes it";
   Cumulative c;
   c.acc = block->body.as<Allocate>();
@@ -114,8 +114,8 @@ std::optional<Cumulative> match_cumulative(const Block *block, const std::string
 
 }  // namespace
 
-std::optional<Program> scan(const Program &program, const std::string &stage, const std::string &loop,
-                            int64_t threads, const std::string &thread, std::string *reason) {
+std::optional<Program> scan(const Program &program, const std::string &stage, const std::string &loop, int64_t threads,
+                            const std::string &thread, std::string *reason) {
   StageLoops where;
   const For *f = find_loop(program, stage, loop, &where, reason);
   if (!f) return std::nullopt;
@@ -128,8 +128,7 @@ std::optional<Program> scan(const Program &program, const std::string &stage, co
     *reason = "loop " + loop + " of " + stage + " must be serial and hold the stage's block directly";
     return std::nullopt;
   }
-  if (!power_of_two_work_items(threads, reason) || !outer_loops_on_groups(where, stage, f, reason))
-    return std::nullopt;
+  if (!power_of_two_work_items(threads, reason) || !outer_loops_on_groups(where, stage, f, reason)) return std::nullopt;
   std::optional<Cumulative> c = match_cumulative(f->body.as<Block>(), loop, f->extent, reason);
   if (!c) return std::nullopt;
 
@@ -186,10 +185,9 @@ std::optional<Program> scan(const Program &program, const std::string &stage, co
   }
   body.push_back(Store::make(c->acc->buffer, {make_int(0)}, Select::make(has_before(1), before(1), c->init)));
   body.push_back(over_chunk(c->form.exclusive ? Seq::make({store, accumulate}) : Seq::make({accumulate, store})));
-  Stmt inner = Allocate::make(
-      c->acc->buffer, type, c->acc->shape, c->acc->scope,
-      Allocate::make(part, type, {threads}, MemoryScope::Local,
-                     Allocate::make(carry, type, {1}, MemoryScope::Private, Seq::make(body))));
+  Stmt inner = Allocate::make(c->acc->buffer, type, c->acc->shape, c->acc->scope,
+                              Allocate::make(part, type, {threads}, MemoryScope::Local,
+                                             Allocate::make(carry, type, {1}, MemoryScope::Private, Seq::make(body))));
 
   // The block writes the whole row along i.
   const Block *block = f->body.as<Block>();

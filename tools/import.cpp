@@ -19,8 +19,9 @@ namespace ks::cli {
 Command add_import(CLI::App &app) {
   auto python = std::make_shared<std::string>("/usr/bin/python3");
   CLI::App *command = app.add_subcommand(
-      "import", "A PyTorch module in KernelBench's form (Model, get_inputs, get_init_inputs) to a .ks spec and its "
-                "peer entry (tools/ksmith_import.py; `ksmith import -- --help` for its options)");
+      "import",
+      "A PyTorch module in KernelBench's form (Model, get_inputs, get_init_inputs) to a .ks spec and its "
+      "peer entry (tools/ksmith_import.py; `ksmith import -- --help` for its options)");
   command->add_option("--python", *python,
                       "The Python that runs the importer (default /usr/bin/python3, Debian's, with python3-torch)");
   // MODEL.py and everything after it reach the importer as written, in order: no positional

@@ -61,9 +61,10 @@ TEST(Interpreter, RangesThatDependOnTheIndices) {
     EXPECT_EQ(out.at("p").values[i], product) << i;
     EXPECT_EQ(out.at("m").values[i], best) << i;
   }
-  auto c = run("kernel t(a: f32[N, N], b: f32[N, N]) -> c: f32[N, N] where N = 3 { c[i, j] = sum(k: j..i + 1) a[i, k] * b[k, j] }",
-               {{"a", tensor({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})}, {"b", tensor({3, 3}, {1, 1, 1, 2, 2, 2, 3, 3, 3})}},
-               "c");
+  auto c = run(
+      "kernel t(a: f32[N, N], b: f32[N, N]) -> c: f32[N, N] where N = 3 { c[i, j] = sum(k: j..i + 1) a[i, k] * b[k, j] "
+      "}",
+      {{"a", tensor({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})}, {"b", tensor({3, 3}, {1, 1, 1, 2, 2, 2, 3, 3, 3})}}, "c");
   // c[i, j] sums k from j to i: zero above the diagonal.
   EXPECT_EQ(c, (std::vector<double>{1, 0, 0, 4 + 10, 10, 0, 7 + 16 + 27, 16 + 27, 27}));
 }
