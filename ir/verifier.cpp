@@ -83,6 +83,8 @@ class ProgramChecker : public IRVisitor {
 
   void kernel(const Kernel &k) {
     bound_.clear();
+    loops_.clear();
+    locals_.clear();
     serial_depth_ = 0;
     local_seen_ = 0;
     dispatch(k.body);
@@ -104,6 +106,8 @@ class ProgramChecker : public IRVisitor {
   }
 
   void visit(const For *n) override {
+    // Schedules name loops: a name two loops of one kernel share would name either.
+    if (!loops_.insert(n->var).second) fail("loop " + n->var + " appears twice in one kernel");
     if (n->kind != ForKind::Serial && n->kind != ForKind::Unrolled && n->kind != ForKind::Vectorized) {
       if (bound_.count(n->kind)) fail(std::string("loop kind ") + for_kind_name(n->kind) + " is bound twice");
       if (serial_depth_ > 0) fail(std::string("loop ") + n->var + " is bound inside a serial loop");
@@ -136,6 +140,9 @@ class ProgramChecker : public IRVisitor {
   }
   void visit(const Allocate *n) override {
     if (tensors_.count(n->buffer)) fail("allocation '" + n->buffer + "' shadows a buffer");
+    // Local memory is declared once at the top of the kernel, whatever block allocates it.
+    if (n->scope == MemoryScope::Local && !locals_.insert(n->buffer).second)
+      fail("local allocation '" + n->buffer + "' appears twice in one kernel");
     TensorDecl local{n->buffer, n->type, n->shape, TensorRole::Temp, std::nullopt};
     tensors_[n->buffer] = &local;
     dispatch(n->body);
@@ -181,6 +188,7 @@ class ProgramChecker : public IRVisitor {
   std::map<std::string, const TensorDecl *> tensors_;
   BoundsScope scope_;
   std::set<ForKind> bound_;
+  std::set<std::string> loops_, locals_;
   int serial_depth_ = 0, local_seen_ = 0, conditional_depth_ = 0;
   std::string *problem_;
 };

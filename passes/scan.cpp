@@ -138,7 +138,8 @@ std::optional<Program> scan(const Program &program, const std::string &stage, co
   for (const TensorDecl &b : program.buffers) names.reserve(b.name);
   for (const std::string &n : names_in_kernel(kernel)) names.reserve(n);
   names.reserve(thread);
-  const std::string chunk = names.fresh(c->k->var + "c"), part = names.fresh(stage + "_part"),
+  // Each pass over the chunk has a loop of its own: schedules name loops.
+  const std::string chunk = names.fresh(c->k->var + "c"), again = names.fresh(c->k->var + "c"), part = names.fresh(stage + "_part"),
                     carry = names.fresh(stage + "_carry");
   const DType type = c->acc->type, index = index_type_for(threads);
   const int64_t extent = f->extent, chunks = (extent + threads - 1) / threads;
@@ -160,7 +161,7 @@ std::optional<Program> scan(const Program &program, const std::string &stage, co
   };
 
   // Work-item t's chunk of positions, in the total's direction, around body.
-  auto over_chunk = [&](Stmt body) {
+  auto over_chunk = [&](const std::string &chunk, Stmt body) {
     Expr c_var = cast_to(wide, Var::make(index_type_for(chunks), chunk));
     Expr step = reversed ? make_int(chunks - 1, wide) - c_var : c_var;
     Expr position = cast_to(wide, t) * make_int(chunks, wide) + step;
@@ -175,7 +176,7 @@ std::optional<Program> scan(const Program &program, const std::string &stage, co
   for (const Expr &e : c->result->indices) out_index.push_back(substitute(e, at_k));
   Stmt store = Store::make(c->result->buffer, out_index, substitute(c->result->value, at_k));
 
-  std::vector<Stmt> body = {Store::make(c->acc->buffer, {make_int(0)}, c->init), over_chunk(accumulate),
+  std::vector<Stmt> body = {Store::make(c->acc->buffer, {make_int(0)}, c->init), over_chunk(chunk, accumulate),
                             Store::make(part, {t}, acc_at()), Barrier::make(MemoryScope::Local)};
   for (int64_t s = 1; s < threads; s *= 2) {
     body.push_back(Store::make(carry, {make_int(0)}, Select::make(has_before(s), before(s), c->init)));
@@ -184,7 +185,7 @@ std::optional<Program> scan(const Program &program, const std::string &stage, co
     body.push_back(Barrier::make(MemoryScope::Local));
   }
   body.push_back(Store::make(c->acc->buffer, {make_int(0)}, Select::make(has_before(1), before(1), c->init)));
-  body.push_back(over_chunk(c->form.exclusive ? Seq::make({store, accumulate}) : Seq::make({accumulate, store})));
+  body.push_back(over_chunk(again, c->form.exclusive ? Seq::make({store, accumulate}) : Seq::make({accumulate, store})));
   Stmt inner = Allocate::make(c->acc->buffer, type, c->acc->shape, c->acc->scope,
                               Allocate::make(part, type, {threads}, MemoryScope::Local,
                                              Allocate::make(carry, type, {1}, MemoryScope::Private, Seq::make(body))));

@@ -185,6 +185,8 @@ TEST_P(Evaluate, ScanMatchesTheInterpreter) {
     std::string text;
     for (const char *stage : {"s", "p", "m", "r", "e", "re"})
       text += std::string("bind ") + stage + ".b group.x\nscan " + stage + ".i " + std::to_string(threads) + " -> t\n";
+    // x through a private cache in either pass of the scan.
+    text += "cache_read s.kc x private -> c1\ncache_read r.kc1 x private -> c2\n";
     options.schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{"scan.sched", text}));
     EvalRecord r = evaluate(frontend::load_spec(path), path, *device, options);
     EXPECT_TRUE(r.ok() && r.check.passed && r.time && r.time->versus_naive && r.time->versus_naive->passed)

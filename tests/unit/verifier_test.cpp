@@ -64,8 +64,22 @@ TEST(Verifier, BindingRules) {
 }
 
 TEST(Verifier, RedefinedVariable) {
-  expect_problem(program_problem("for i in 0..8 {\n for i in 0..8 {\n y[i] = 1.0\n }\n}\n"),
-                 "variable 'i' is defined twice");
+  expect_problem(program_problem("for i in 0..8 {\n let i = 0\n y[i] = 1.0\n}\n"), "variable 'i' is defined twice");
+}
+
+// A schedule names a loop; two loops of one name (even one after the other) would be
+// either, so a primitive could rewrite the wrong one.
+TEST(Verifier, LoopNamedTwice) {
+  expect_problem(program_problem("for i in 0..8 {\n y[i] = 1.0\n}\nfor i in 0..8 {\n y[i] = 2.0\n}\n"),
+                 "loop i appears twice in one kernel");
+}
+
+// OpenCL C declares local memory at the top of the kernel: two allocations of one name
+// would be one array declared twice.
+TEST(Verifier, LocalAllocationNamedTwice) {
+  const std::string twice = "allocate s: f32[8] local {\n s[0] = 1.0\n}\n";
+  expect_problem(program_problem("for g in 0..2 group.x {\n" + twice + twice + " y[g] = 1.0\n}\n"),
+                 "local allocation 's' appears twice in one kernel");
 }
 
 TEST(Verifier, GraphStageReadsALaterTensor) {
