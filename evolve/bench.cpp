@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "evolve/evaluate.h"
+#include "frontend/elaborate.h"
 #include "evolve/isolate.h"
 #include "ir/diagnostic.h"
 #include "runtime/device.h"
@@ -69,22 +70,6 @@ int kernelbench_level(const std::string &spec_text) {
 std::vector<BenchProblem> against_compiled(std::vector<BenchProblem> problems) {
   for (BenchProblem &p : problems) p.peer_ms = p.compiled_ms;
   return problems;
-}
-
-std::map<std::string, std::string> read_sizes_file(const std::string &path) {
-  std::map<std::string, std::string> sizes;
-  std::istringstream lines(read_source_file(path, "sizes file")->text);
-  std::string line;
-  for (int number = 1; std::getline(lines, line); ++number) {
-    std::istringstream words(line.substr(0, line.find('#')));
-    std::string name, value;
-    if (!(words >> name)) continue;
-    if (!(words >> value))
-      throw UserError(path + ":" + std::to_string(number) + ": error: '" + name +
-                      "' has no sizes; a line is NAME SIZES, as in N=1024,D=512");
-    sizes[name] = value;
-  }
-  return sizes;
 }
 
 bool Suite::compiled() const {
@@ -159,7 +144,7 @@ Suite run_suite(const std::string &dir, const SuiteOptions &o) {
     throw UserError("error: no folder of tuned schedules '" + o.tuned_dir + "'");
   std::sort(specs.begin(), specs.end());
   std::map<std::string, std::string> sizes;
-  if (!o.sizes_path.empty()) sizes = read_sizes_file(o.sizes_path);
+  if (!o.sizes_path.empty()) sizes = frontend::read_sizes_file(o.sizes_path);
   // The peer first: its times are taken before the suite's, on an idle device.
   nlohmann::json peer;
   if (!o.peer_path.empty()) peer = peer_times(o, specs.size());

@@ -53,9 +53,6 @@ std::vector<BenchProblem> against_compiled(std::vector<BenchProblem> problems);
 /// The level a spec names in a comment "(KernelBench level N, ...)"; 0 if none.
 int kernelbench_level(const std::string &spec_text);
 
-/// NAME SIZES lines (bench/sizes_*.txt); '#' starts a comment. Throws UserError for
-/// an unreadable file or a line without sizes.
-std::map<std::string, std::string> read_sizes_file(const std::string &path);
 
 struct SuiteOptions {
   std::string ksmith;  // the executable that evaluates each problem in a child process

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <sstream>
 
@@ -52,6 +53,44 @@ std::string join(const std::vector<std::string> &items) {
   std::string out;
   for (const std::string &s : items) out += (out.empty() ? "" : ", ") + s;
   return out;
+}
+
+// Debian 12's toml++ (3.3.0) reaches __builtin_unreachable, undefined behaviour, when
+// it asks whether some non-ASCII characters are whitespace (a table generated with
+// holes: marzer/tomlplusplus#190 and #295, fixed upstream by #305 in 2026), malformed
+// UTF-8 among the ways there. Until Debian ships the fix, the text is checked first:
+// UTF-8, and none of the characters of those holes (a string may write one as \uXXXX).
+void check_toml_text(const std::string &text, const std::string &name) {
+  int line = 1, column = 1;
+  auto fail = [&](const std::string &message) {
+    throw UserError(name + ":" + std::to_string(line) + ":" + std::to_string(column) + ": error: " + message);
+  };
+  for (size_t i = 0; i < text.size(); ++column) {
+    const unsigned char lead = static_cast<unsigned char>(text[i]);
+    if (lead < 0x80) {
+      ++i;
+      if (lead == '\n') ++line, column = 0;
+      continue;
+    }
+    const int length = lead >= 0xF0 && lead <= 0xF4 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC2 && lead < 0xE0 ? 2 : 0;
+    if (length == 0 || i + length > text.size()) fail("the file is not UTF-8 (byte " + std::to_string(lead) + ")");
+    char32_t c = lead & (0x7F >> length);
+    for (int k = 1; k < length; ++k) {
+      const unsigned char next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0) != 0x80) fail("the file is not UTF-8 (byte " + std::to_string(next) + ")");
+      c = (c << 6) | (next & 0x3F);
+    }
+    const char32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (c < least[length] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) fail("the file is not UTF-8");
+    const bool hole = (c > 0xA0 && c < 0x49A) || (c >= 0x2C5E && c < 0x3058 && c != 0x3000) || (c >= 0xFB26 && c < 0xFEFF);
+    if (hole) {
+      char code[16];
+      std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(c));
+      fail(std::string("character ") + code + " is refused: Debian's toml++ 3.3.0 misreads it; in a string, write \\u" +
+           (code + 2));
+    }
+    i += length;
+  }
 }
 
 // One [table] of the file: its keys, each read into the configuration by a setter
@@ -324,6 +363,7 @@ std::string quoted(const std::string &s) {
 }  // namespace
 
 EvolveConfig parse_config(const std::string &text, const std::string &name) {
+  check_toml_text(text, name);
   toml::table root;
   try {
     root = toml::parse(text, name);

@@ -761,4 +761,26 @@ Graph elaborate(const Spec &spec, SizeSet which, const SizeOverrides &overrides)
   return Elaborator(spec, which, overrides).run();
 }
 
+std::map<std::string, std::string> read_sizes_file(const std::string &path) {
+  return parse_sizes_file(*read_source_file(path, "sizes file"));
+}
+
+std::map<std::string, std::string> parse_sizes_file(const SourceFile &file) {
+  std::map<std::string, std::string> sizes;
+  std::istringstream lines(file.text);
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    std::istringstream words(line.substr(0, line.find('#')));
+    std::string name, value, extra;
+    if (!(words >> name)) continue;
+    const std::string at = file.name + ":" + std::to_string(number) + ": error: ";
+    if (!(words >> value))
+      throw UserError(at + "'" + name + "' has no sizes; a line is NAME SIZES, as in N=1024,D=512");
+    if (words >> extra)
+      throw UserError(at + "'" + extra + "' after " + name + "'s sizes; a line is NAME SIZES, the sizes without spaces");
+    if (!sizes.emplace(name, value).second) throw UserError(at + name + " is given twice");
+  }
+  return sizes;
+}
+
 }  // namespace ks::frontend

@@ -26,6 +26,13 @@ struct SizeOverrides {
 /// Parses `M=64` or `M=64,eps=1e-3` into overrides; throws UserError on bad text.
 void parse_size_assignments(const std::string &text, SizeOverrides *out);
 
+/// A sizes file (bench/sizes_*.txt): NAME SIZES lines, SIZES as for --size; '#' starts
+/// a comment. Throws UserError for an unreadable file, a line without sizes or with
+/// more than one word of them, or a name given twice.
+std::map<std::string, std::string> read_sizes_file(const std::string &path);
+/// The same for a text already read.
+std::map<std::string, std::string> parse_sizes_file(const SourceFile &file);
+
 enum class SizeSet {
   Default,  // the `where` values, replaced by overrides
   Check,    // the `check` values where given, else the `where` values; then overrides

@@ -150,7 +150,7 @@ KernelBody parse_kernel_body(const std::shared_ptr<const SourceFile> &file) {
   body.file = file;
   const std::string &text = file->text;
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-    throw UserError("error: kernel body '" + file->name + "' is empty");
+    error_at(SourceLoc{file, 1, 1}, "the kernel body is empty");
   const size_t open = find_plan(text, 0);
   if (open == std::string::npos) return body;
   const size_t start = text.find(kPlanWord, open) + std::char_traits<char>::length(kPlanWord);

@@ -23,9 +23,9 @@ namespace {
 
 // The accumulator update `acc[0] = op(acc[0], value)`, found anywhere in body.
 struct FindUpdate : IRVisitor {
-  const std::string &acc;
+  std::string acc;  // a copy: callers pass a temporary where there is no accumulator
   std::optional<BinaryOp> op;
-  explicit FindUpdate(const std::string &acc) : acc(acc) {}
+  explicit FindUpdate(std::string acc) : acc(std::move(acc)) {}
   using IRVisitor::visit;
   void visit(const Store *n) override {
     const Binary *b = n->value.as<Binary>();

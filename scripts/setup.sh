@@ -17,6 +17,7 @@ packages=(
   libtinyxml2-dev  # the models' answers: <reasoning>, then <schedule> or <kernel>
   libclang-cpp15-dev llvm-15-dev libclang-common-15-dev  # kernel bodies checked with Clang 15's libTooling
   chromium  # headless, to test ksmith evolve's HTML report
+  clang-15 libfuzzer-15-dev  # the parsers' fuzz targets (tests/fuzz): libFuzzer, AddressSanitizer, UBSan
 )
 
 missing=()

@@ -245,6 +245,22 @@ TEST(Config, ErrorsNameTheKeyAndLine) {
             "run.toml: error: sampling: exploit, explore and uniform are all zero");
 }
 
+// What Debian's toml++ 3.3.0 would reach undefined behaviour on (found by
+// tests/fuzz/fuzz_config) is refused before it parses: malformed UTF-8, and the
+// characters its whitespace table misreads; others pass.
+TEST(Config, TextTomlppMisreadsIsRefused) {
+  EXPECT_EQ(config_error("[llm]\nmodel = \"a\xcc\xaa\"\n"),
+            "run.toml:2:11: error: character U+032A is refused: Debian's toml++ 3.3.0 misreads it; in a string, write "
+            "\\u032A");
+  EXPECT_EQ(config_error("s = \"\"\"\\\n\xc2\xa7\"\"\"\n").rfind("run.toml:2:1: error: character U+00A7", 0), 0u);
+  EXPECT_EQ(config_error("[search]\n\xef\xb8\x80\n").rfind("run.toml:2:1: error: character U+FE00", 0), 0u);
+  EXPECT_EQ(config_error("[search]\nbudget = 3 # \xff\n"), "run.toml:2:14: error: the file is not UTF-8 (byte 255)");
+  EXPECT_EQ(config_error("# \xc0\x80\n"), "run.toml:1:3: error: the file is not UTF-8 (byte 192)");
+  // Written as an escape it passes; CJK, outside the holes, as it is.
+  EXPECT_EQ(parse_config("[llm]\nmodel = \"m\\u00e9\"\n", "run.toml").llm.model, "m\u00e9");
+  EXPECT_EQ(parse_config("[llm]\nmodel = \"\xe6\xa8\xa1\"\n", "run.toml").llm.model, "\xe6\xa8\xa1");
+}
+
 // An ensemble of models: each member its model, URL (or [llm]'s), weight and cap.
 TEST(Config, AnEnsembleOfModels) {
   EvolveConfig c = parse_config(

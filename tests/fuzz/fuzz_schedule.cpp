@@ -1,0 +1,76 @@
+// Schedules: the first byte picks one of a few specs (a contraction with an
+// epilogue, a normalisation, a running total, a convolution: the stage and loop
+// names of gemm_bias_leaky, softmax, cumsum and conv2d in examples/, so that their
+// schedules are seeds, tests/fuzz/seeds.sh); the rest is a
+// schedule, parsed, printed and parsed back (the same text again), then replayed on
+// the spec's Graph IR (each refusal a located error), verified, and emitted as OpenCL C.
+#include "codegen/opencl_c.h"
+#include "frontend/elaborate.h"
+#include "frontend/parser.h"
+#include "passes/pipeline.h"
+#include "passes/schedule.h"
+#include "tests/fuzz/fuzz.h"
+
+using namespace ks;
+
+namespace {
+
+const char *const kSpecs[] = {
+    R"(kernel gemm(x: f32[M, K], w: f32[N, K], b: f32[N]) -> y: f32[M, N]
+  where M = 33, N = 17, K = 40
+{
+  acc[m, n] = sum(k) x[m, k] * w[n, k]
+  y[m, n] = relu(acc[m, n] + b[n])
+})",
+    R"(kernel softmax(x: f32[N, D]) -> y: f32[N, D]
+  where N = 5, D = 37
+{
+  row_max[n] = max(d) x[n, d]
+  e[n, d] = exp(x[n, d] - row_max[n])
+  total[n] = sum(d) e[n, d]
+  y[n, d] = e[n, d] / total[n]
+})",
+    R"(kernel cumsum(x: f32[B, N]) -> y: f32[B, N]
+  where B = 3, N = 29
+{
+  y[b, i] = sum(k: 0..i + 1) x[b, k]
+})",
+    R"(kernel conv(x: f32[N, C, H, W], w: f32[O, C, KH, KW]) -> y: f32[N, O, H - KH + 1, W - KW + 1]
+  where N = 2, C = 3, H = 9, W = 8, O = 4, KH = 3, KW = 3
+{
+  y[n, o, oh, ow] = sum(c, kh, kw) x[n, c, oh + kh, ow + kw] * w[o, c, kh, kw]
+})",
+};
+constexpr size_t kSpecCount = sizeof(kSpecs) / sizeof(kSpecs[0]);
+
+const Graph &graph_of(size_t which) {
+  static std::vector<Graph> graphs = [] {
+    std::vector<Graph> g;
+    for (const char *text : kSpecs)
+      g.push_back(frontend::elaborate(
+          frontend::parse_spec(std::make_shared<const SourceFile>(SourceFile{"spec.ks", text})),
+          frontend::SizeSet::Default, {}));
+    return g;
+  }();
+  return graphs[which];
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size == 0) return 0;
+  const Graph &graph = graph_of(data[0] % kSpecCount);
+  auto file = fuzz::source(data + 1, size - 1, "fuzz.sched");
+  std::optional<Schedule> schedule;
+  fuzz::guarded(file->name, true, [&] { schedule = parse_schedule(file); });
+  if (!schedule) return 0;
+  fuzz::must("the printed schedule does not parse back the same", [&] {
+    const std::string printed = print_schedule(*schedule);
+    Schedule again = parse_schedule(std::make_shared<const SourceFile>(SourceFile{"printed.sched", printed}));
+    if (print_schedule(again) != printed) throw std::runtime_error("printed twice:\n" + printed + "\n" + print_schedule(again));
+  });
+  std::optional<Program> program;
+  fuzz::guarded(file->name, true, [&] { program = run_pipeline(graph, *schedule); });
+  if (program) fuzz::must("code generation failed on a replayed schedule", [&] { generate_opencl_c(*program); });
+  return 0;
+}
