@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include "evolve/evaluate.h"
-#include "frontend/elaborate.h"
 #include "evolve/isolate.h"
+#include "frontend/elaborate.h"
 #include "ir/diagnostic.h"
 #include "runtime/device.h"
 

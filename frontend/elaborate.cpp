@@ -183,6 +183,12 @@ class Elaborator {
   }
 
   // ---- requirements ----
+  // Each name of e a size; else size_expr's error at the name.
+  void every_name_known(const AstExpr &e) {
+    if (e.kind == Kind::Name) size_expr(e);
+    for (const AstExprPtr &arg : e.args) every_name_known(*arg);
+  }
+
   // Whether a requirement holds: comparisons and logic over size expressions.
   bool holds(const AstExpr &e) {
     if (e.kind == Kind::Unary && e.text == "!") return !holds(*e.args[0]);
@@ -224,6 +230,7 @@ class Elaborator {
   // the sizes it reads: the flag's where the flag set one of them, the spec's else.
   void check_requirements() {
     for (const AstExprPtr &r : spec_.requirements) {
+      every_name_known(*r);  // also those that && and || would not reach
       if (holds(*r)) continue;
       std::vector<std::string> names;
       size_names(*r, &names);
@@ -777,7 +784,8 @@ std::map<std::string, std::string> parse_sizes_file(const SourceFile &file) {
     if (!(words >> value))
       throw UserError(at + "'" + name + "' has no sizes; a line is NAME SIZES, as in N=1024,D=512");
     if (words >> extra)
-      throw UserError(at + "'" + extra + "' after " + name + "'s sizes; a line is NAME SIZES, the sizes without spaces");
+      throw UserError(at + "'" + extra + "' after " + name +
+                      "'s sizes; a line is NAME SIZES, the sizes without spaces");
     if (!sizes.emplace(name, value).second) throw UserError(at + name + " is given twice");
   }
   return sizes;

@@ -139,8 +139,8 @@ std::optional<Program> scan(const Program &program, const std::string &stage, co
   for (const std::string &n : names_in_kernel(kernel)) names.reserve(n);
   names.reserve(thread);
   // Each pass over the chunk has a loop of its own: schedules name loops.
-  const std::string chunk = names.fresh(c->k->var + "c"), again = names.fresh(c->k->var + "c"), part = names.fresh(stage + "_part"),
-                    carry = names.fresh(stage + "_carry");
+  const std::string chunk = names.fresh(c->k->var + "c"), again = names.fresh(c->k->var + "c"),
+                    part = names.fresh(stage + "_part"), carry = names.fresh(stage + "_carry");
   const DType type = c->acc->type, index = index_type_for(threads);
   const int64_t extent = f->extent, chunks = (extent + threads - 1) / threads;
   const DType k_type = index_type_for(c->k->extent), wide = index_type_for(chunks * threads);
@@ -185,7 +185,8 @@ std::optional<Program> scan(const Program &program, const std::string &stage, co
     body.push_back(Barrier::make(MemoryScope::Local));
   }
   body.push_back(Store::make(c->acc->buffer, {make_int(0)}, Select::make(has_before(1), before(1), c->init)));
-  body.push_back(over_chunk(again, c->form.exclusive ? Seq::make({store, accumulate}) : Seq::make({accumulate, store})));
+  body.push_back(
+      over_chunk(again, c->form.exclusive ? Seq::make({store, accumulate}) : Seq::make({accumulate, store})));
   Stmt inner = Allocate::make(c->acc->buffer, type, c->acc->shape, c->acc->scope,
                               Allocate::make(part, type, {threads}, MemoryScope::Local,
                                              Allocate::make(carry, type, {1}, MemoryScope::Private, Seq::make(body))));

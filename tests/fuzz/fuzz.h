@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <exception>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "ir/diagnostic.h"
@@ -49,6 +50,15 @@ void must(const std::string &what, F &&f) {
   } catch (const std::exception &e) {
     bug(what + ": " + e.what());
   }
+}
+
+/// Text the tool printed parses back and prints the same again.
+template <class Parse, class Print>
+void round_trip(const std::string &what, const std::string &printed, Parse parse, Print print) {
+  must("the printed " + what + " does not parse back the same", [&] {
+    const std::string twice = print(parse(std::make_shared<const SourceFile>(SourceFile{"printed", printed})));
+    if (twice != printed) throw std::runtime_error("printed:\n" + printed + "\nparsed and printed again:\n" + twice);
+  });
 }
 
 /// a * b, saturating at limit (sizes the fuzzer writes may overflow int64).

@@ -18,8 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz::bug("an answer must come with no reason, or a reason with no answer: '" + parsed.error + "'");
   if (!parsed.answer) return 0;
   const bool schedule = parsed.answer->kind == llm::ParsedAnswer::Kind::Schedule;
-  auto body = std::make_shared<const SourceFile>(
-      SourceFile{schedule ? "answer.sched" : "answer.cl", parsed.answer->body});
+  auto body =
+      std::make_shared<const SourceFile>(SourceFile{schedule ? "answer.sched" : "answer.cl", parsed.answer->body});
   fuzz::guarded(body->name, true, [&] {
     if (schedule)
       parse_schedule(body);

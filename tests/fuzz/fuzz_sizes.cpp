@@ -35,7 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       frontend::parse_size_assignments(assignments, &overrides);
       parsed = true;
     });
-    if (parsed) fuzz::guarded("", false, [&] { frontend::elaborate(grouped(), frontend::SizeSet::Default, overrides); });
+    if (parsed)
+      fuzz::guarded("", false, [&] { frontend::elaborate(grouped(), frontend::SizeSet::Default, overrides); });
   }
   return 0;
 }

@@ -220,6 +220,7 @@ TEST(Config, ErrorsNameTheKeyAndLine) {
             "proposers, seed, "
             "target_speedup, time_limit_s, workers");
   EXPECT_EQ(config_error("[search]\nbudget = \"many\"\n"), "run.toml:2:10: error: search.budget must be an integer");
+  EXPECT_EQ(config_error("[search]\nbudget = 7.7e26\n"), "run.toml:2:10: error: search.budget must be an integer");
   EXPECT_EQ(config_error("[search]\nbudget = 0\n"),
             "run.toml:2:10: error: search.budget must be between 1 and 10000000, not 0");
   EXPECT_EQ(config_error("[serch]\nbudget = 3\n").rfind("run.toml:1:1: error: unknown table 'serch'; tables are", 0),

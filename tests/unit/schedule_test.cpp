@@ -342,8 +342,8 @@ TEST(Scan, RunningTotalsFromPrefixes) {
   EXPECT_EQ(launch_shape(p.kernels[0]).local[0], 4);
   // A primitive on the first pass leaves the second, which stores, as it was (the
   // two passes once shared a loop name, and a cache_read of the first replaced both).
-  const std::string cached =
-      print_stmt(scheduled(kCumulative, "bind y.b group.x\nscan y.i 4 -> t\ncache_read y.kc x private -> c").kernels[0].body);
+  const std::string cached = print_stmt(
+      scheduled(kCumulative, "bind y.b group.x\nscan y.i 4 -> t\ncache_read y.kc x private -> c").kernels[0].body);
   EXPECT_EQ(count(cached, "y[b, k] = y_acc[0]"), 1) << cached;
   EXPECT_EQ(count(cached, "allocate c:"), 1) << cached;
   EXPECT_EQ(count(cached, "y_acc[0] = y_acc[0] + x[b, k]"), 1) << cached;
