@@ -53,7 +53,6 @@ std::vector<BenchProblem> against_compiled(std::vector<BenchProblem> problems);
 /// The level a spec names in a comment "(KernelBench level N, ...)"; 0 if none.
 int kernelbench_level(const std::string &spec_text);
 
-
 struct SuiteOptions {
   std::string ksmith;  // the executable that evaluates each problem in a child process
   std::string sizes_path;

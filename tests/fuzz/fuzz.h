@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "frontend/elaborate.h"
+#include "frontend/parser.h"
 #include "ir/diagnostic.h"
 
 namespace ks::fuzz {
@@ -59,6 +61,12 @@ void round_trip(const std::string &what, const std::string &printed, Parse parse
     const std::string twice = print(parse(std::make_shared<const SourceFile>(SourceFile{"printed", printed})));
     if (twice != printed) throw std::runtime_error("printed:\n" + printed + "\nparsed and printed again:\n" + twice);
   });
+}
+
+/// A fixed spec of a target, elaborated at its default sizes.
+inline Graph elaborated(const char *spec_text) {
+  return frontend::elaborate(frontend::parse_spec(std::make_shared<const SourceFile>(SourceFile{"spec.ks", spec_text})),
+                             frontend::SizeSet::Default, {});
 }
 
 /// a * b, saturating at limit (sizes the fuzzer writes may overflow int64).

@@ -12,14 +12,12 @@ using namespace ks;
 namespace {
 
 const Graph &row_sum() {
-  static const Graph graph =
-      frontend::elaborate(frontend::parse_spec(std::make_shared<const SourceFile>(SourceFile{"spec.ks", R"(
+  static const Graph graph = fuzz::elaborated(R"(
 kernel row_sum(x: f32[M, N]) -> y: f32[M]
   where M = 64, N = 1000
 {
   y[m] = sum(n) x[m, n]
-})"})),
-                          frontend::SizeSet::Default, {});
+})");
   return graph;
 }
 

@@ -46,10 +46,7 @@ constexpr size_t kSpecCount = sizeof(kSpecs) / sizeof(kSpecs[0]);
 const Graph &graph_of(size_t which) {
   static std::vector<Graph> graphs = [] {
     std::vector<Graph> g;
-    for (const char *text : kSpecs)
-      g.push_back(
-          frontend::elaborate(frontend::parse_spec(std::make_shared<const SourceFile>(SourceFile{"spec.ks", text})),
-                              frontend::SizeSet::Default, {}));
+    for (const char *text : kSpecs) g.push_back(fuzz::elaborated(text));
     return g;
   }();
   return graphs[which];

@@ -35,7 +35,8 @@ frontend::ResolvedPlan resolved(const std::string &text) {
 
 TEST(KernelBody, WithoutAPlanItIsTheOlderForm) {
   EXPECT_FALSE(body_of("__kernel void softmax_k0(__global float *x) {}\n/* a comment */\n").plan);
-  EXPECT_NE(test::user_error([] { body_of(" \n\t"); }).find("b.cl:1:1: error: the kernel body is empty"), std::string::npos);
+  EXPECT_NE(test::user_error([] { body_of(" \n\t"); }).find("b.cl:1:1: error: the kernel body is empty"),
+            std::string::npos);
 }
 
 TEST(KernelBody, APlanResolvesAtTheSizes) {
