@@ -237,7 +237,14 @@ std::optional<Program> cache_read(const Program &program, const std::string &sta
               " bytes of local memory; at most " + std::to_string(kMaxLocalBytes);
     return std::nullopt;
   }
-  const DType index = index_type_for(volume);
+  // The copy's flat element numbers run to steps * workers, past the volume where the
+  // work-items do not divide it: the index type must hold both.
+  int64_t workers = 1;
+  if (scope == MemoryScope::Local)
+    for (int dim = 2; dim >= 0; --dim)
+      for (const auto &[v, e] : local_loops[dim]) workers *= e;
+  const int64_t steps = (volume + workers - 1) / workers;
+  const DType index = index_type_for(std::max(volume, steps * workers));
   std::vector<Expr> origin;  // in the fixed variables
   for (size_t d = 0; d < rank; ++d) {
     Affine o = fixed[d];
@@ -252,15 +259,12 @@ std::optional<Program> cache_read(const Program &program, const std::string &sta
   names.reserve(cache);
   const std::string step = names.fresh(cache + "_i"), flat = names.fresh(cache + "_f");
   Expr worker;
-  int64_t workers = 1;
   if (scope == MemoryScope::Local)
     for (int dim = 2; dim >= 0; --dim)
       for (const auto &[v, e] : local_loops[dim]) {
         Expr w = cast_to(index, Var::make(index_type_for(e), v));
         worker = worker.defined() ? worker * make_int(e, index) + w : w;
-        workers *= e;
       }
-  const int64_t steps = (volume + workers - 1) / workers;
   Expr f = Var::make(index, flat);
   std::vector<Expr> coords(rank), source_index(rank);
   int64_t below = 1;  // elements of the box per step of dimension d

@@ -15,7 +15,7 @@ packages=(
   libxgboost-dev  # ksmith evolve's cost model (XGBoost's C API)
   libcurl4-openssl-dev  # ksmith evolve's model client: OpenAI-compatible chat completions over HTTP
   libtinyxml2-dev  # the models' answers: <reasoning>, then <schedule> or <kernel>
-  libclang-cpp15-dev llvm-15-dev libclang-common-15-dev  # kernel bodies checked with Clang 15's libTooling
+  libclang-cpp15-dev libclang-15-dev llvm-15-dev libclang-common-15-dev  # kernel bodies checked with Clang 15's libTooling (libclang-15-dev: its headers)
   chromium  # headless, to test ksmith evolve's HTML report
   clang-15 libfuzzer-15-dev  # the parsers' fuzz targets (tests/fuzz): libFuzzer, AddressSanitizer, UBSan
 )

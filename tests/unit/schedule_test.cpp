@@ -577,6 +577,17 @@ TEST(CacheRead, Refusals) {
             "s.sched:1:1: error: cache_read c.j a: the box of a has 9000 elements; private caches hold at most 256");
 }
 
+// More work-items than i32 numbers a copy's elements by (a split far past its loop,
+// bound to local.x: the device's limits refuse it later, the IR must not crash first).
+// Found by fuzz_schedule (tests/fuzz/regressions/schedule/split_factor_past_i32).
+TEST(CacheRead, NumbersTheCopyInI64WhenTheWorkItemsNeedIt) {
+  Program p = scheduled(kMatmul,
+                        "split c.i 16 -> io ti\nsplit c.j 394887983 -> jo tj\nreorder c io jo ti tj\nbind c.io group.y\nbind c.jo group.x\n"
+                        "bind c.ti local.y\nbind c.tj local.x\ncache_read c.tj a local -> a_s\n");
+  std::string text = print_stmt(p.kernels[0].body);
+  EXPECT_NE(text.find("i64(a_s_i) * 6318207728L + (i64(ti) * 394887983L + i64(tj))"), std::string::npos) << text;
+}
+
 TEST(Bind, RefusesMoreWorkItemsOnceTheySynchronise) {
   EXPECT_EQ(first_line(refusal(kMatmul, "bind c.i local.x\ncache_read c.k b local -> b_s\nbind c.j local.y")),
             "s.sched:3:1: error: bind c.j: kernel c already synchronises its work-items (barriers); bind local loops "
