@@ -12,14 +12,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 sizes=$1 out=$2 budget=$3 challenger=$4 baseline=$5
 shift 5
-arm_flags() {
-  case $1 in
-    model) echo "--proposer mutator --cost-model xgboost" ;;
-    mutator) echo "--proposer mutator --cost-model none" ;;
-    random) echo "--proposer random --cost-model none" ;;
-    *) echo "compare_search.sh: unknown arm '$1' (model, mutator or random)" >&2; exit 2 ;;
-  esac
-}
+source bench/arms.sh
 arm_flags "$challenger" > /dev/null && arm_flags "$baseline" > /dev/null || exit 2
 mkdir -p "$out"
 while read -r name assignments; do

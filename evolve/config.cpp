@@ -286,6 +286,16 @@ const std::map<std::string, std::map<std::string, Setter>> &schema() {
                        EvolveConfig &c) { c.cost_explore = r.number(n, "cost_model.explore", 0, 1); }},
         {"retrain_every", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
            c.cost_retrain_every = static_cast<int>(r.integer(n, "cost_model.retrain_every", 1, 1000000));
+         }},
+        {"prior", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
+           const toml::array *a = n.as_array();
+           if (!a) r.fail(n, "cost_model.prior must be a list of files, as [\"runs.jsonl\"]");
+           c.cost_prior.clear();
+           for (const toml::node &item : *a) {
+             std::string path = r.string(item, "cost_model.prior");
+             if (path.empty()) r.fail(item, "cost_model.prior names an empty path");
+             c.cost_prior.push_back(path);
+           }
          }}}},
       {"llm",
        {{"url", [](const Reader &r, const toml::node &n, EvolveConfig &c) { c.llm.url = r.string(n, "llm.url"); }},
@@ -362,6 +372,12 @@ std::string quoted(const std::string &s) {
   std::ostringstream out;
   out << toml::value<std::string>(s);
   return out.str();
+}
+
+std::string strings_text(const std::vector<std::string> &items) {
+  std::string out;
+  for (const std::string &s : items) out += (out.empty() ? "" : ", ") + quoted(s);
+  return "[" + out + "]";
 }
 
 }  // namespace
@@ -468,7 +484,7 @@ std::string EvolveConfig::to_toml() const {
       << "give_up = " << number_text(give_up) << "\n\n"
       << "[archive]\n"
       << "islands = " << islands << "\n"
-      << "features = [" << quoted(features[0]) << ", " << quoted(features[1]) << "]\n"
+      << "features = " << strings_text(features) << "\n"
       << "bins = { ";
   for (size_t i = 0; i < features.size(); ++i) {
     out << (i ? ", " : "") << features[i] << " = [";
@@ -496,7 +512,8 @@ std::string EvolveConfig::to_toml() const {
       << "pool = " << cost_pool << "\n"
       << "warmup = " << cost_warmup << "\n"
       << "explore = " << number_text(cost_explore) << "\n"
-      << "retrain_every = " << cost_retrain_every << "\n\n"
+      << "retrain_every = " << cost_retrain_every << "\n"
+      << "prior = " << strings_text(cost_prior) << "\n\n"
       << "[llm]\n"
       << "url = " << quoted(llm.url) << "\n"
       << "model = " << quoted(llm.model) << "\n"

@@ -63,6 +63,9 @@ struct EvolveConfig {
   int cost_warmup = 16;                // measured candidates before the model ranks (until then: the first)
   double cost_explore = 0.05;          // share of proposals sent unranked, so the model keeps learning
   int cost_retrain_every = 8;          // measurements between trainings
+  // Earlier runs' measurements on the device (ksmith export --cost-rows): the model
+  // ranks from the first proposal, trained on them and then on the run's own too.
+  std::vector<std::string> cost_prior;
   // [llm]: the model(s) behind the LLM proposers (llm/client.h). Its key is read
   // from the environment variable key_variable names, never written anywhere.
   struct Llm {

@@ -18,4 +18,11 @@ const std::vector<std::string> &cost_feature_names();
 /// The features of a scheduled program (cost_feature_names().size() values).
 std::vector<float> cost_features(const Program &program);
 
+/// What the model reads: the features, then each count's difference from the naive
+/// program's of the same spec and sizes ("rel_log_global_loads": log2 of how many
+/// times fewer loads). Counts grow with a problem's size; their ratio to the naive
+/// kernel's does not, so what the model learns on one problem carries to another.
+std::vector<float> model_inputs(const std::vector<float> &features, const std::vector<float> &naive);
+const std::vector<std::string> &model_input_names();
+
 }  // namespace ks

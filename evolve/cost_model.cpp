@@ -40,22 +40,27 @@ constexpr int kRounds = 60;
 
 }  // namespace
 
-CostModel::CostModel() = default;
+CostModel::CostModel(std::string objective) : objective_(std::move(objective)) {}
 
 CostModel::~CostModel() {
   if (booster_) XGBoosterFree(booster_);
 }
 
-void CostModel::train(const std::vector<std::vector<float>> &features, const std::vector<float> &labels) {
+void CostModel::train(const std::vector<std::vector<float>> &features, const std::vector<float> &labels,
+                      const std::vector<unsigned> &groups) {
   if (features.empty() || features.size() != labels.size())
     throw std::runtime_error("the cost model needs one label per row, and a row at least");
+  std::vector<unsigned> sizes = groups.empty() ? std::vector<unsigned>{static_cast<unsigned>(features.size())} : groups;
+  if (std::accumulate(sizes.begin(), sizes.end(), size_t{0}) != features.size())
+    throw std::runtime_error("the cost model's groups do not add up to its rows");
   Matrix m(features);
   check(XGDMatrixSetFloatInfo(m.handle, "label", labels.data(), labels.size()), "setting the labels");
+  check(XGDMatrixSetUIntInfo(m.handle, "group", sizes.data(), sizes.size()), "setting the groups");
   BoosterHandle booster = nullptr;
   check(XGBoosterCreate(&m.handle, 1, &booster), "creating a booster");
   try {
     // Shallow trees and shrinkage: few rows, noisy labels.
-    const std::pair<const char *, const char *> params[] = {{"objective", "reg:squarederror"},
+    const std::pair<const char *, const char *> params[] = {{"objective", objective_.c_str()},
                                                             {"max_depth", "5"},
                                                             {"eta", "0.2"},
                                                             {"min_child_weight", "1"},

@@ -13,19 +13,25 @@ namespace ks {
 
 class CostModel {
  public:
-  CostModel();
+  /// objective: XGBoost's, "rank:pairwise" (the order within each group is learnt,
+  /// which is all the search asks of it) or "reg:squarederror".
+  explicit CostModel(std::string objective = "rank:pairwise");
   ~CostModel();
   CostModel(const CostModel &) = delete;
   CostModel &operator=(const CostModel &) = delete;
 
-  /// Trains from scratch on rows of features and their labels (higher is faster).
+  /// Trains from scratch on rows of features and their labels (higher is faster), in
+  /// groups of consecutive rows whose sizes are `groups` (each run's rows: labels are
+  /// compared within a group only); one group of every row when groups is empty.
   /// Throws std::runtime_error with XGBoost's message when it fails.
-  void train(const std::vector<std::vector<float>> &features, const std::vector<float> &labels);
+  void train(const std::vector<std::vector<float>> &features, const std::vector<float> &labels,
+             const std::vector<unsigned> &groups = {});
   bool trained() const { return booster_ != nullptr; }
   /// The predicted label of each row (higher: predicted faster). Needs trained().
   std::vector<float> predict(const std::vector<std::vector<float>> &features) const;
 
  private:
+  std::string objective_;
   void *booster_ = nullptr;  // BoosterHandle
 };
 

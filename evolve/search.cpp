@@ -13,6 +13,7 @@
 #include "evolve/archive.h"
 #include "evolve/cost_features.h"
 #include "evolve/cost_model.h"
+#include "evolve/cost_prior.h"
 #include "evolve/evaluate.h"
 #include "evolve/genome.h"
 #include "evolve/mutator.h"
@@ -146,11 +147,18 @@ class Search {
   std::vector<std::unique_ptr<Proposer>> proposers_;  // one of each name any island draws
   std::vector<std::vector<double>> island_weights_;   // per island, proposers_'s weights
   double session_start_ = 0, seconds_before_ = 0;
-  // The cost model, trained on the first model_trained_at_ evaluations; the features
-  // of each candidate's program, by id (computed once, again after a resume).
+  // The cost model, trained on the prior and the first model_trained_at_ evaluations
+  // (-1: not trained); the features of each candidate's program, by id (computed once,
+  // again after a resume), and of the naive program, which the model's inputs are
+  // relative to (cost_features.h's model_inputs).
   CostModel model_;
-  int64_t model_trained_at_ = 0;
+  int64_t model_trained_at_ = -1;
   std::map<std::string, std::vector<float>> cost_features_;
+  std::vector<float> naive_features_;
+  // The prior's rows (cost_model.prior), each earlier run a group.
+  std::vector<std::vector<float>> prior_inputs_;
+  std::vector<float> prior_labels_;
+  std::vector<unsigned> prior_groups_;
 
   // ---- set-up ---------------------------------------------------------------------
 
@@ -210,11 +218,38 @@ class Search {
                         r.spec_path + "), not '" + spec_.name + "'; give another --db");
   }
 
+  // The cost model's prior: the rows of the earlier runs on this device and target in
+  // cost_model.prior's files (evolve/cost_prior.h); said once.
+  void load_prior() {
+    if (config_.cost_model != "xgboost" || config_.cost_prior.empty()) return;
+    const std::string device = cost_device(setup_.device.name, setup_.target);
+    int64_t runs = 0, skipped = 0, stale = 0;
+    for (const std::string &path : config_.cost_prior) {
+      CostPrior prior = read_cost_prior(path, device);
+      stale += prior.stale;
+      for (const CostRun &run : prior.runs) {
+        for (size_t i = 0; i < run.features.size(); ++i) {
+          prior_inputs_.push_back(model_inputs(run.features[i], run.naive));
+          prior_labels_.push_back(run.labels[i]);
+        }
+        prior_groups_.push_back(static_cast<unsigned>(run.features.size()));
+        runs += 1;
+      }
+      skipped += prior.skipped;
+    }
+    std::string line = "cost model: a prior of " + std::to_string(prior_inputs_.size()) + " measurements from " +
+                       std::to_string(runs) + " runs on " + device;
+    if (skipped) line += "; " + std::to_string(skipped) + " runs of other devices or targets left out";
+    if (stale) line += "; " + std::to_string(stale) + " schedules that no longer replay left out";
+    progress_.note(line);
+  }
+
   void begin() {
     config_ = setup_.config;
     validate(config_);
     load_spec(read_source_file(setup_.spec_path, "spec")->text);
     check_same_spec();
+    load_prior();
     for (const auto &[path, text] : setup_.starts) {
       Schedule schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{path, text}));
       Replayed r = replay_both(schedule);
@@ -257,6 +292,7 @@ class Search {
     config_.minutes = setup_.config.minutes;
     config_.workers = setup_.config.workers;
     load_spec(run_.spec_text);
+    load_prior();
     if (run_.device != setup_.device.selector() + " " + setup_.device.name)
       progress_.note("note: run " + std::to_string(id) + " began on " + run_.device + "; it continues on " +
                      setup_.device.selector() + " " + setup_.device.name);
@@ -443,14 +479,15 @@ class Search {
     return cost_features_[c.id] = r.program ? cost_features(*r.program) : std::vector<float>();
   }
 
-  // Whether the model ranks proposals now: trained on the evaluations up to the last
-  // multiple of retrain_every (so that a resumed run trains on the rows the
-  // uninterrupted one did), once there are warmup of them. The label is the speedup
-  // relative to the best among those rows; a candidate that is not correct is 0.
+  // Whether the model ranks proposals now: trained on the prior and on the
+  // evaluations up to the last multiple of retrain_every (so that a resumed run trains
+  // on the rows the uninterrupted one did), once there are warmup of them, or at once
+  // with a prior. The label is the speedup relative to the best among those rows; a
+  // candidate that is not correct is 0.
   bool model_ready() {
     if (config_.cost_model != "xgboost") return false;
     const int64_t at = counters_.evaluated - counters_.evaluated % config_.cost_retrain_every;
-    if (at < config_.cost_warmup) return false;
+    if (at < config_.cost_warmup && prior_inputs_.empty()) return false;
     if (at == model_trained_at_) return true;
     std::vector<const CandidateRow *> rows;
     for (const auto &[id, c] : candidates_)
@@ -460,15 +497,24 @@ class Search {
     double best = 0;
     for (const CandidateRow *c : rows)
       if (c->status == "correct") best = std::max(best, c->speedup);
-    std::vector<std::vector<float>> features;
-    std::vector<float> labels;
+    std::vector<std::vector<float>> inputs = prior_inputs_;
+    std::vector<float> labels = prior_labels_;
+    std::vector<unsigned> groups = prior_groups_;
     for (const CandidateRow *c : rows) {
-      features.push_back(features_of(*c));
-      labels.push_back(timed(*c) && best > 0 ? static_cast<float>(std::min(1.0, c->speedup / best)) : 0.0f);
+      inputs.push_back(model_inputs(features_of(*c), naive_features()));
+      labels.push_back(cost_label(timed(*c), c->speedup, best));
     }
-    model_.train(features, labels);
+    if (!rows.empty()) groups.push_back(static_cast<unsigned>(rows.size()));
+    if (inputs.empty()) return false;
+    model_.train(inputs, labels, groups);
     model_trained_at_ = at;
     return true;
+  }
+
+  // The naive program's features, the origin of the model's relative inputs.
+  const std::vector<float> &naive_features() {
+    if (naive_features_.empty()) naive_features_ = cost_features(*replay(graph_, Schedule{}).program);
+    return naive_features_;
   }
 
   // What a proposal draws before its proposer is asked: the island, the proposer,
@@ -629,7 +675,7 @@ class Search {
     std::string how;
     if (ranked && members.size() > 1) {
       std::vector<std::vector<float>> rows;
-      for (const Member &m : members) rows.push_back(m.features);
+      for (const Member &m : members) rows.push_back(model_inputs(m.features, naive_features()));
       std::vector<float> scores = model_.predict(rows);
       if (std::uniform_real_distribution<double>(0, 1)(own) < config_.cost_explore) {
         chosen = std::uniform_int_distribution<size_t>(0, members.size() - 1)(own);

@@ -1,6 +1,6 @@
 // ksmith evolve SPEC [--config FILE.toml] [--budget N] [--minutes M] [--seed S] [--workers W]
 //                    [--proposer NAME|NAME:W,NAME:W...] [--llm-url URL] [--llm-model NAME]
-//                    [--cost-model xgboost|none] [--db FILE] [--out DIR]
+//                    [--cost-model xgboost|none] [--cost-prior FILE]... [--db FILE] [--out DIR]
 //                    [--resume] [--start FILE.sched]... [--target T]
 //                    [--device D] [--size N=V]... [--check-size N=V]... [--print-config]
 // The search (evolve/search.h) from the naive kernel to a fast schedule; progress on
@@ -33,7 +33,7 @@ namespace {
 
 struct EvolveOptions {
   std::string spec, config, db, out, device, target, proposer, cost_model, llm_url, llm_model;
-  std::vector<std::string> sizes, check_sizes, starts;
+  std::vector<std::string> sizes, check_sizes, starts, cost_priors;
   std::optional<int> budget, workers;
   std::optional<double> minutes;
   std::optional<uint64_t> seed;
@@ -132,6 +132,7 @@ int evolve(const EvolveOptions &o) {
   llm::register_llm_proposers();
 #endif
   if (!o.cost_model.empty()) config.cost_model = o.cost_model;
+  if (!o.cost_priors.empty()) config.cost_prior = o.cost_priors;
   if (!o.device.empty()) config.device = o.device;
   if (!o.target.empty()) config.target = o.target;
   auto joined = [](const std::vector<std::string> &items) {
@@ -247,6 +248,9 @@ Command add_evolve(CLI::App &app) {
       ->add_option("--cost-model", o->cost_model,
                    "xgboost (default: rank a pool of proposals, send the best) or none (send each)")
       ->check(CLI::IsMember({"xgboost", "none"}));
+  command->add_option("--cost-prior", o->cost_priors,
+                      "Earlier runs' measurements on this device for the cost model (ksmith export DB --cost-rows; "
+                      "repeatable; in place of cost_model.prior)");
   command->add_option("--db", o->db, "The run database (default: OUT/evolve.db)");
   command->add_option("--out", o->out, "The run's folder: best kernel, report, database (default: evolve_NAME)");
   command->add_flag("--resume", o->resume, "Continue the last unfinished run of the database");

@@ -2,6 +2,7 @@
 // known ranking, and its place in the search (a ranked search against the same
 // search without it, on a landscape it can learn).
 #include "evolve/cost_model.h"
+#include "evolve/cost_prior.h"
 
 #include <cmath>
 #include <random>
@@ -215,6 +216,151 @@ TEST(CostModel, RanksTheSearchsProposals) {
   // The best of forty is one extreme draw, and since the naive kernel's children are
   // sketches the unranked search's are strong too: about as good a best, within 5%.
   EXPECT_GE(ranked_best, 0.95 * plain_best) << "the model costs the search its best";
+}
+
+// A simulated search on softmax, its database left at DIR.db.
+struct SimulatedRun {
+  int64_t run = 0;
+  std::vector<CandidateRow> candidates;
+};
+SimulatedRun simulated_search(const std::string &dir, const std::string &kind, uint64_t seed, int budget,
+                              const std::vector<std::string> &prior = {}) {
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(dir + ".db");
+  SearchSetup setup;
+  setup.spec_path = std::string(KS_SOURCE_DIR) + "/examples/softmax.ks";
+  setup.config.budget = budget;
+  setup.config.seed = seed;
+  setup.config.islands = 2;
+  setup.config.final_top = 0;
+  setup.config.sizes = "N=64,D=512";
+  setup.config.cost_model = kind;
+  setup.config.cost_prior = prior;
+  setup.ksmith = "simulated";
+  setup.work_dir = dir;
+  setup.device = test::simulated_device();
+  setup.target = "opencl";
+  RunDatabase db(dir + ".db");
+  test::SimulatedQueue queue(0, true);
+  test::NullProgress progress;
+  std::atomic<bool> stop{false};
+  SearchOutcome out = run_search(db, std::nullopt, setup, queue, progress, stop);
+  EXPECT_EQ(out.status, "finished") << out.message;
+  return {out.run, db.candidates(out.run)};
+}
+
+// A run's measurements exported as a prior and read back: a row per evaluated
+// schedule, its features those of its program, its label its speedup over the run's
+// best; read again from the schedules where the file's features are not this build's.
+TEST(CostPrior, ExportsAndReadsARunsMeasurements) {
+  const std::string dir = testing::TempDir() + "ks_prior_export";
+  SimulatedRun run = simulated_search(dir, "none", 5, 24);
+  RunDatabase db(dir + ".db");
+  const std::string text = export_cost_rows(db);
+  write_text_file(dir + ".jsonl", text);
+  CostPrior prior = read_cost_prior(dir + ".jsonl", cost_device("simulated", "opencl"));
+  ASSERT_EQ(prior.runs.size(), 1u);
+  const CostRun &r = prior.runs[0];
+  EXPECT_EQ(r.kernel, "softmax");
+  EXPECT_EQ(r.device, "simulated (opencl)");
+  int64_t evaluated = 0;
+  double best = 0;
+  for (const CandidateRow &c : run.candidates) {
+    evaluated += c.eval_seq > 0;
+    if (c.status == "correct") best = std::max(best, c.speedup);
+  }
+  EXPECT_EQ(prior.rows, evaluated);
+  ASSERT_EQ(r.labels.size(), r.features.size());
+  EXPECT_FLOAT_EQ(*std::max_element(r.labels.begin(), r.labels.end()), 1.0f);
+  frontend::SizeOverrides sizes;
+  frontend::parse_size_assignments("N=64,D=512", &sizes);
+  Graph graph = frontend::elaborate(frontend::parse_spec(test::source(db.run(run.run)->spec_text)),
+                                    frontend::SizeSet::Default, sizes);
+  EXPECT_EQ(r.naive, cost_features(*replay(graph, Schedule{}).program));
+  // In evaluation order: the naive kernel first, labelled by its speedup of 1.
+  EXPECT_FLOAT_EQ(r.labels[0], static_cast<float>(1.0 / best));
+  for (const CandidateRow &c : run.candidates)
+    if (c.eval_seq == 2) {
+      EXPECT_EQ(r.features[1], cost_features(*replay(graph, parse_schedule(test::source(c.schedule, "s"))).program));
+    }
+
+  // Other devices' runs are left out.
+  CostPrior other = read_cost_prior(dir + ".jsonl", cost_device("another", "opencl"));
+  EXPECT_TRUE(other.runs.empty());
+  EXPECT_EQ(other.skipped, 1);
+
+  // Written by a build with other features: read again from the schedules.
+  std::string renamed = text;
+  renamed.replace(renamed.find("\"kernels\""), 9, "\"launches\"");
+  write_text_file(dir + "-old.jsonl", renamed);
+  CostPrior again = read_cost_prior(dir + "-old.jsonl", "");
+  EXPECT_TRUE(again.refeatured);
+  ASSERT_EQ(again.runs.size(), 1u);
+  EXPECT_EQ(again.runs[0].features, r.features);
+  EXPECT_EQ(again.runs[0].labels, r.labels);
+  for (const std::string &f : {dir + ".jsonl", dir + "-old.jsonl", dir + ".db"}) std::filesystem::remove(f);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CostPrior, RefusesWhatIsNotOne) {
+  const std::string path = testing::TempDir() + "ks_prior_bad.jsonl";
+  auto refusal = [&](const std::string &text) {
+    write_text_file(path, text);
+    try {
+      read_cost_prior(path, "");
+    } catch (const UserError &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(refusal("\n[1, 2]\n"), path + ":2: error: not a JSON object (a prior is what `ksmith export DB --cost-rows` writes)");
+  EXPECT_EQ(refusal("{\"schedule\": \"\", \"status\": \"correct\", \"speedup\": 1, \"features\": []}\n"),
+            path + ":1: error: a candidate before any run (a prior is what `ksmith export DB --cost-rows` writes)");
+  EXPECT_NE(refusal("{\"run\": {\"kernel\": \"k\"}}\n").find(path + ":1: error: a run or candidate line lacks a field"),
+            std::string::npos);
+  EXPECT_EQ(refusal("{\"run\": {\"kernel\": \"k\", \"sizes\": \"\", \"device\": \"d\", \"feature_names\": [\"x\"], "
+                    "\"spec_path\": \"k.ks\", \"spec\": \"kernel k(\", \"size_overrides\": \"\"}}\n")
+                .rfind(path + ":1: error: its run's spec does not elaborate: k.ks:1:10: error:", 0),
+            0u);
+  std::filesystem::remove(path);
+  EXPECT_THROW(read_cost_prior(path, ""), UserError) << "a missing file";
+}
+
+// With a prior from an earlier run of the same problem, the model ranks from the
+// first proposal, and what it sends before the warm-up is faster than what the same
+// search sends without it (the first sixteen, which without a prior go unranked).
+TEST(CostPrior, RanksFromTheFirstProposal) {
+  const std::string base = testing::TempDir() + "ks_prior_source";
+  simulated_search(base, "none", 11, 48);
+  {
+    RunDatabase db(base + ".db");
+    write_text_file(base + ".jsonl", export_cost_rows(db));
+  }
+  double with = 0, without = 0;
+  for (uint64_t seed : {1, 2, 3}) {
+    auto early_mean = [](const SimulatedRun &r, int *predicted) {
+      double sum = 0;
+      int n = 0;
+      for (const CandidateRow &c : r.candidates)
+        if (c.eval_seq > 1 && c.eval_seq <= 16) {
+          sum += c.status == "correct" ? c.speedup : 0, ++n;
+          *predicted += !std::isnan(c.predicted);
+        }
+      return n ? sum / n : 0;
+    };
+    int predicted_with = 0, predicted_without = 0;
+    const std::string dir = testing::TempDir() + "ks_prior_run";
+    with += early_mean(simulated_search(dir, "xgboost", seed, 16, {base + ".jsonl"}), &predicted_with);
+    without += early_mean(simulated_search(dir, "xgboost", seed, 16), &predicted_without);
+    EXPECT_GT(predicted_with, 10) << "ranked from the start, but for one in twenty drawn unranked";
+    EXPECT_EQ(predicted_without, 0) << "below the warm-up, nothing is ranked";
+    std::filesystem::remove_all(dir);
+    std::filesystem::remove(dir + ".db");
+  }
+  std::printf("early mean speedup: with the prior %.2f, without %.2f\n", with / 3, without / 3);
+  EXPECT_GT(with, 1.2 * without) << "with the prior " << with / 3 << ", without " << without / 3;
+  std::filesystem::remove_all(base);
+  for (const std::string &f : {base + ".db", base + ".jsonl"}) std::filesystem::remove(f);
 }
 
 }  // namespace

@@ -1,0 +1,12 @@
+# The arms of a search comparison, sourced by compare_search.sh and gpu_arm_job.sh:
+#   model    the mutator, its proposals ranked by the cost model (the default search)
+#   mutator  the mutator, each proposal sent (--cost-model none)
+#   random   random search, each proposal sent: the baseline of every claim
+arm_flags() {
+  case $1 in
+    model) echo "--proposer mutator --cost-model xgboost" ;;
+    mutator) echo "--proposer mutator --cost-model none" ;;
+    random) echo "--proposer random --cost-model none" ;;
+    *) echo "unknown arm '$1' (model, mutator or random)" >&2; return 2 ;;
+  esac
+}
