@@ -137,6 +137,27 @@ TEST(CostModel, RefusesWhatItCannotUse) {
   EXPECT_THROW(model.train({}, {}), std::runtime_error);
   EXPECT_THROW(model.train({{1, 2}, {3}}, {0, 1}), std::runtime_error);
   EXPECT_THROW(model.train({{1, 2}}, {0, 1}), std::runtime_error);
+  EXPECT_THROW(model.train({{1, 2}, {3, 4}}, {0, 1}, {1}), std::runtime_error) << "groups of 1 row for 2";
+}
+
+// Ranking within groups: two groups whose labels lie on different scales (one problem's
+// speedups 10 times another's) but follow the same feature; the model orders rows
+// of a third group by it.
+TEST(CostModel, RanksWithinGroups) {
+  std::vector<std::vector<float>> rows;
+  std::vector<float> labels;
+  for (int g = 0; g < 2; ++g)
+    for (int i = 0; i < 30; ++i) {
+      rows.push_back({static_cast<float>(i), static_cast<float>(g * 100 + (i * 7) % 13)});
+      labels.push_back((g ? 10.0f : 1.0f) * static_cast<float>(i) / 30);
+    }
+  CostModel model;
+  model.train(rows, labels, {30, 30});
+  std::vector<std::vector<float>> test;
+  std::vector<double> truth;
+  for (int i = 0; i < 30; ++i) test.push_back({static_cast<float>(29 - i) + 0.5f, 50.0f}), truth.push_back(29 - i);
+  std::vector<float> p = model.predict(test);
+  EXPECT_GT(rank_correlation(std::vector<double>(p.begin(), p.end()), truth), 0.9);
 }
 
 TEST(RankCorrelation, CountsOrderWithTies) {
@@ -146,76 +167,6 @@ TEST(RankCorrelation, CountsOrderWithTies) {
   EXPECT_DOUBLE_EQ(rank_correlation({1, 2}, {1, 2}), 0) << "too few";
   // Ties share their mean rank: ranks (0.5, 0.5, 2) against (0, 1, 2).
   EXPECT_NEAR(rank_correlation({1, 1, 2}, {1, 2, 3}), 0.8660254, 1e-6);
-}
-
-// The same search with and without the model, on a landscape the model can learn:
-// with it, the proposals it ranks are measured faster, its predictions agree in order
-// with the measurements, and the best found is at least as fast.
-TEST(CostModel, RanksTheSearchsProposals) {
-  struct Result {
-    double best = 0, mean_after_warmup = 0, rho = 0;
-    int predicted = 0;
-  };
-  auto search = [](const std::string &kind, uint64_t seed) {
-    const std::string dir = testing::TempDir() + "ks_cost_" + kind + std::to_string(seed);
-    std::filesystem::remove_all(dir);
-    std::filesystem::remove(dir + ".db");
-    SearchSetup setup;
-    setup.spec_path = std::string(KS_SOURCE_DIR) + "/examples/softmax.ks";
-    setup.config.budget = 48;
-    setup.config.seed = seed;
-    setup.config.islands = 2;
-    setup.config.final_top = 0;
-    setup.config.sizes = "N=64,D=512";
-    setup.config.cost_model = kind;
-    setup.config.cost_warmup = 16;
-    setup.ksmith = "simulated";
-    setup.work_dir = dir;
-    setup.device = test::simulated_device();
-    setup.target = "opencl";
-    RunDatabase db(dir + ".db");
-    test::SimulatedQueue queue(0, true);
-    test::NullProgress progress;
-    std::atomic<bool> stop{false};
-    SearchOutcome out = run_search(db, std::nullopt, setup, queue, progress, stop);
-    EXPECT_EQ(out.status, "finished") << out.message;
-    Result r;
-    double sum = 0;
-    int after = 0;
-    for (const CandidateRow &c : db.candidates(out.run)) {
-      if (c.status == "correct") r.best = std::max(r.best, c.speedup);
-      r.predicted += !std::isnan(c.predicted);
-      if (c.eval_seq > 24) sum += c.status == "correct" ? c.speedup : 0, ++after;
-    }
-    r.mean_after_warmup = after ? sum / after : 0;
-    std::optional<RunRow> run = db.run(out.run);
-    nlohmann::json summary = run_summary(db, *run);
-    EXPECT_EQ(summary["cost_model"]["kind"], kind);
-    if (summary["cost_model"]["rank_correlation"].is_number()) r.rho = summary["cost_model"]["rank_correlation"];
-    std::filesystem::remove_all(dir);
-    std::filesystem::remove(dir + ".db");
-    return r;
-  };
-  // Its predictions are ranked against measurements that include a random one in
-  // seven incorrect (0), among proposals it chose as its best: a correlation well
-  // below one even for a good model.
-  double ranked_mean = 0, plain_mean = 0, ranked_best = 0, plain_best = 0, rho = 0;
-  for (uint64_t seed : {1, 2, 3}) {
-    Result ranked = search("xgboost", seed), plain = search("none", seed);
-    EXPECT_EQ(plain.predicted, 0) << "no model, no predictions";
-    EXPECT_GT(ranked.predicted, 20) << "every proposal after the warm-up is ranked";
-    EXPECT_GT(ranked.rho, 0) << "seed " << seed;
-    rho += ranked.rho / 3;
-    ranked_mean += ranked.mean_after_warmup, plain_mean += plain.mean_after_warmup;
-    ranked_best += ranked.best, plain_best += plain.best;
-    std::printf("seed %d: ranked best %.2f, mean %.2f, rho %.2f; plain best %.2f, mean %.2f\n", static_cast<int>(seed),
-                ranked.best, ranked.mean_after_warmup, ranked.rho, plain.best, plain.mean_after_warmup);
-  }
-  EXPECT_GT(rho, 0.2);
-  EXPECT_GT(ranked_mean, 1.2 * plain_mean) << "what the model sends is faster";
-  // The best of forty is one extreme draw, and since the naive kernel's children are
-  // sketches the unranked search's are strong too: about as good a best, within 5%.
-  EXPECT_GE(ranked_best, 0.95 * plain_best) << "the model costs the search its best";
 }
 
 // A simulated search on softmax, its database left at DIR.db.
@@ -247,6 +198,58 @@ SimulatedRun simulated_search(const std::string &dir, const std::string &kind, u
   SearchOutcome out = run_search(db, std::nullopt, setup, queue, progress, stop);
   EXPECT_EQ(out.status, "finished") << out.message;
   return {out.run, db.candidates(out.run)};
+}
+
+// The same search with and without the model, on a landscape the model can learn:
+// with it, the proposals it ranks are measured faster, its predictions agree in order
+// with the measurements, and the best found is at least as fast.
+TEST(CostModel, RanksTheSearchsProposals) {
+  struct Result {
+    double best = 0, mean_after_warmup = 0, rho = 0;
+    int predicted = 0;
+  };
+  auto search = [](const std::string &kind, uint64_t seed) {
+    const std::string dir = testing::TempDir() + "ks_cost_" + kind + std::to_string(seed);
+    SimulatedRun run = simulated_search(dir, kind, seed, 48);
+    Result r;
+    double sum = 0;
+    int after = 0;
+    for (const CandidateRow &c : run.candidates) {
+      if (c.status == "correct") r.best = std::max(r.best, c.speedup);
+      r.predicted += !std::isnan(c.predicted);
+      if (c.eval_seq > 24) sum += c.status == "correct" ? c.speedup : 0, ++after;
+    }
+    r.mean_after_warmup = after ? sum / after : 0;
+    {
+      RunDatabase db(dir + ".db");
+      nlohmann::json summary = run_summary(db, *db.run(run.run));
+      EXPECT_EQ(summary["cost_model"]["kind"], kind);
+      if (summary["cost_model"]["rank_correlation"].is_number()) r.rho = summary["cost_model"]["rank_correlation"];
+    }
+    std::filesystem::remove_all(dir);
+    std::filesystem::remove(dir + ".db");
+    return r;
+  };
+  // Its predictions are ranked against measurements that include a random one in
+  // seven incorrect (0), among proposals it chose as its best: a correlation well
+  // below one even for a good model.
+  double ranked_mean = 0, plain_mean = 0, ranked_best = 0, plain_best = 0, rho = 0;
+  for (uint64_t seed : {1, 2, 3}) {
+    Result ranked = search("xgboost", seed), plain = search("none", seed);
+    EXPECT_EQ(plain.predicted, 0) << "no model, no predictions";
+    EXPECT_GT(ranked.predicted, 20) << "every proposal after the warm-up is ranked";
+    EXPECT_GT(ranked.rho, 0) << "seed " << seed;
+    rho += ranked.rho / 3;
+    ranked_mean += ranked.mean_after_warmup, plain_mean += plain.mean_after_warmup;
+    ranked_best += ranked.best, plain_best += plain.best;
+    std::printf("seed %d: ranked best %.2f, mean %.2f, rho %.2f; plain best %.2f, mean %.2f\n", static_cast<int>(seed),
+                ranked.best, ranked.mean_after_warmup, ranked.rho, plain.best, plain.mean_after_warmup);
+  }
+  EXPECT_GT(rho, 0.2);
+  EXPECT_GT(ranked_mean, 1.2 * plain_mean) << "what the model sends is faster";
+  // The best of forty is one extreme draw, and since the naive kernel's children are
+  // sketches the unranked search's are strong too: about as good a best, within 5%.
+  EXPECT_GE(ranked_best, 0.95 * plain_best) << "the model costs the search its best";
 }
 
 // A run's measurements exported as a prior and read back: a row per evaluated
