@@ -20,6 +20,7 @@
 
 #include "evolve/artifacts.h"
 #include "evolve/proposer.h"
+#include "evolve/cost_prior.h"
 #include "evolve/search.h"
 #ifdef KS_WITH_LLM
 #include "llm/proposers.h"
@@ -151,9 +152,11 @@ int evolve(const EvolveOptions &o) {
   }
   if (o.resume && !o.starts.empty())
     throw UserError("error: --start begins a new run; a resumed run goes on with its own candidates");
-  if (!o.resume) {  // a bad spec or sizes are errors before any folder or database is made
+  if (!o.resume) {  // a bad spec, sizes or prior are errors before any folder or database is made
     frontend::Spec spec = frontend::load_spec(o.spec);
     frontend::elaborate(spec, frontend::SizeSet::Default, checked);
+    if (config.cost_model == "xgboost")
+      for (const std::string &path : config.cost_prior) read_cost_prior(path, "");
   }
   const std::string kernel = std::filesystem::path(o.spec).stem().string();
   const std::string out = o.out.empty() ? "evolve_" + kernel : o.out;
