@@ -70,7 +70,8 @@ int main(int argc, char **argv) {
     std::vector<unsigned> groups;
     for (size_t r = 0; r < runs.size(); ++r) {
       if (r == held || !use_prior) continue;
-      for (size_t i = 0; i < runs[r].features.size(); ++i) x.push_back(inputs(runs[r], i)), y.push_back(runs[r].labels[i]);
+      for (size_t i = 0; i < runs[r].features.size(); ++i)
+        x.push_back(inputs(runs[r], i)), y.push_back(runs[r].labels[i]);
       groups.push_back(static_cast<unsigned>(runs[r].features.size()));
     }
     // The run's own first rows, labelled against the best among them (as online).
@@ -118,7 +119,7 @@ int main(int argc, char **argv) {
     ++counted;
   }
   if (counted)
-    std::printf("| mean | | %.2f | %.3f | %.3f | %.3f |\n", sum_rho / counted, sum_pick / counted,
-                sum_random / counted, sum_best / counted);
+    std::printf("| mean | | %.2f | %.3f | %.3f | %.3f |\n", sum_rho / counted, sum_pick / counted, sum_random / counted,
+                sum_best / counted);
   return 0;
 }

@@ -268,16 +268,6 @@ namespace {
 bool is_count(const std::string &name) { return name.rfind("log_", 0) == 0; }
 }  // namespace
 
-const std::vector<std::string> &model_input_names() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> n = cost_feature_names();
-    for (const std::string &f : cost_feature_names())
-      if (is_count(f)) n.push_back("rel_" + f);
-    return n;
-  }();
-  return names;
-}
-
 std::vector<float> model_inputs(const std::vector<float> &features, const std::vector<float> &naive) {
   const std::vector<std::string> &names = cost_feature_names();
   std::vector<float> out = features;

@@ -23,6 +23,5 @@ std::vector<float> cost_features(const Program &program);
 /// times fewer loads). Counts grow with a problem's size; their ratio to the naive
 /// kernel's does not, so what the model learns on one problem carries to another.
 std::vector<float> model_inputs(const std::vector<float> &features, const std::vector<float> &naive);
-const std::vector<std::string> &model_input_names();
 
 }  // namespace ks

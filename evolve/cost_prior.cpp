@@ -35,8 +35,6 @@ std::optional<std::vector<float>> features_of(const Graph &graph, const std::str
   return std::nullopt;
 }
 
-bool timed_status(const std::string &status) { return status == "correct" || status == "slow"; }
-
 }  // namespace
 
 std::string cost_device(const std::string &name, const std::string &target) { return name + " (" + target + ")"; }

@@ -20,10 +20,10 @@ namespace ks {
 
 /// One earlier run as the model trains on it.
 struct CostRun {
-  std::string kernel, sizes, device;          // the spec's kernel, "N=512, D=64", cost_device's
-  std::vector<float> naive;                   // the naive program's features
-  std::vector<std::vector<float>> features;   // each evaluated candidate's
-  std::vector<float> labels;                  // its speedup over the run's best; 0 when it was not timed
+  std::string kernel, sizes, device;         // the spec's kernel, "N=512, D=64", cost_device's
+  std::vector<float> naive;                  // the naive program's features
+  std::vector<std::vector<float>> features;  // each evaluated candidate's
+  std::vector<float> labels;                 // its speedup over the run's best; 0 when it was not timed
 };
 
 /// Every run of db with its evaluated schedules (kernel bodies have no Loop IR and
@@ -33,8 +33,8 @@ std::string export_cost_rows(RunDatabase &db);
 struct CostPrior {
   std::vector<CostRun> runs;
   int64_t rows = 0;
-  int64_t stale = 0;    // rows whose schedule no longer replays: left out
-  int64_t skipped = 0;  // runs of other devices or targets: left out
+  int64_t stale = 0;        // rows whose schedule no longer replays: left out
+  int64_t skipped = 0;      // runs of other devices or targets: left out
   bool refeatured = false;  // written with other features: read again from the schedules
 };
 

@@ -68,6 +68,10 @@ struct CandidateRow {
   double predicted = std::nan("");
 };
 
+/// Whether the device timed a candidate of that status: in full ("correct"), or one
+/// run before it was given up on ("slow": a rough measurement, but one).
+inline bool timed_status(const std::string &status) { return status == "correct" || status == "slow"; }
+
 /// A database error that is not the user's: the message says what failed. A full
 /// disk is one (the transaction in hand is rolled back; the database stays whole).
 class DatabaseError : public std::runtime_error {

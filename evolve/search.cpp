@@ -502,7 +502,7 @@ class Search {
     std::vector<unsigned> groups = prior_groups_;
     for (const CandidateRow *c : rows) {
       inputs.push_back(model_inputs(features_of(*c), naive_features()));
-      labels.push_back(cost_label(timed(*c), c->speedup, best));
+      labels.push_back(cost_label(timed_status(c->status), c->speedup, best));
     }
     if (!rows.empty()) groups.push_back(static_cast<unsigned>(rows.size()));
     if (inputs.empty()) return false;
@@ -722,10 +722,6 @@ class Search {
 
   double speedup_of(const CandidateRow &c) const { return c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup; }
 
-  // Whether the device timed the candidate: in full (correct), or one run before it
-  // was given up on (slow: a rough measurement, but one).
-  static bool timed(const CandidateRow &c) { return c.status == "correct" || c.status == "slow"; }
-
   void evaluated(const std::string &id, const ChildRun &child) {
     CandidateRow &c = candidates_.at(id);
     IsolatedRun outcome = isolated_outcome(child, config_.time_limit_s);
@@ -738,7 +734,7 @@ class Search {
     c.eval_seq = ++counters_.evaluated;
     counters_.broken = outcome.record ? 0 : counters_.broken + 1;
     std::vector<const CandidateRow *> changed = {&c};
-    if (timed(c)) {
+    if (timed_status(c.status)) {
       const nlohmann::json &t = (*outcome.record)["time"];
       c.median_ms = t.value("median_ms", 0.0);
       c.cv = t.value("cv", 0.0);

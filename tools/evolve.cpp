@@ -19,8 +19,8 @@
 #include <sstream>
 
 #include "evolve/artifacts.h"
-#include "evolve/proposer.h"
 #include "evolve/cost_prior.h"
+#include "evolve/proposer.h"
 #include "evolve/search.h"
 #ifdef KS_WITH_LLM
 #include "llm/proposers.h"

@@ -1,4 +1,4 @@
-// ksmith export DB [--best-steps] [--min-gain G] [-o FILE]: a database's
+// ksmith export DB [--best-steps] [--min-gain G] [--cost-rows] [-o FILE]: a database's
 // trajectories as JSONL training data, one line per step from a parent to a child
 // (evolve/artifacts.h); with --cost-rows, its measurements as a prior for the cost
 // model of later runs on the device (evolve/cost_prior.h).
@@ -24,9 +24,10 @@ Command add_export(CLI::App &app) {
                     "Only steps to a correct child that gains at least --min-gain over its parent");
   command->add_option("--min-gain", o->steps.min_gain, "The least gain of a best step (default 1.05)")
       ->check(CLI::Range(0.0, 1e9));
-  command->add_flag("--cost-rows", o->cost_rows,
-                    "The evaluated schedules with their speedups and features: a prior for the cost model "
-                    "(ksmith evolve --cost-prior)")
+  command
+      ->add_flag("--cost-rows", o->cost_rows,
+                 "The evaluated schedules with their speedups and features: a prior for the cost model "
+                 "(ksmith evolve --cost-prior)")
       ->excludes("--best-steps");
   command->add_option("-o,--output", o->output, "Write to FILE instead of standard output");
   return {command, [o] {

@@ -2,13 +2,13 @@
 // known ranking, and its place in the search (a ranked search against the same
 // search without it, on a landscape it can learn).
 #include "evolve/cost_model.h"
-#include "evolve/cost_prior.h"
 
 #include <cmath>
 #include <random>
 
 #include "evolve/artifacts.h"
 #include "evolve/cost_features.h"
+#include "evolve/cost_prior.h"
 #include "evolve/genome.h"
 #include "evolve/run_db.h"
 #include "evolve/search.h"
@@ -316,7 +316,8 @@ TEST(CostPrior, RefusesWhatIsNotOne) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(refusal("\n[1, 2]\n"), path + ":2: error: not a JSON object (a prior is what `ksmith export DB --cost-rows` writes)");
+  EXPECT_EQ(refusal("\n[1, 2]\n"),
+            path + ":2: error: not a JSON object (a prior is what `ksmith export DB --cost-rows` writes)");
   EXPECT_EQ(refusal("{\"schedule\": \"\", \"status\": \"correct\", \"speedup\": 1, \"features\": []}\n"),
             path + ":1: error: a candidate before any run (a prior is what `ksmith export DB --cost-rows` writes)");
   EXPECT_NE(refusal("{\"run\": {\"kernel\": \"k\"}}\n").find(path + ":1: error: a run or candidate line lacks a field"),

@@ -582,7 +582,8 @@ TEST(CacheRead, Refusals) {
 // Found by fuzz_schedule (tests/fuzz/regressions/schedule/split_factor_past_i32).
 TEST(CacheRead, NumbersTheCopyInI64WhenTheWorkItemsNeedIt) {
   Program p = scheduled(kMatmul,
-                        "split c.i 16 -> io ti\nsplit c.j 394887983 -> jo tj\nreorder c io jo ti tj\nbind c.io group.y\nbind c.jo group.x\n"
+                        "split c.i 16 -> io ti\nsplit c.j 394887983 -> jo tj\nreorder c io jo ti tj\nbind c.io "
+                        "group.y\nbind c.jo group.x\n"
                         "bind c.ti local.y\nbind c.tj local.x\ncache_read c.tj a local -> a_s\n");
   std::string text = print_stmt(p.kernels[0].body);
   EXPECT_NE(text.find("i64(a_s_i) * 6318207728L + (i64(ti) * 394887983L + i64(tj))"), std::string::npos) << text;
