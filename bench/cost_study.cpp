@@ -6,8 +6,10 @@
 // pool of POOL, 2000 times), beside a random choice and the pool's best: the
 // question the search asks it before every evaluation.
 //   ks_cost_study [--objective rank:pairwise|reg:squarederror] [--own N] [--pool P]
-//                 [--absolute] [--no-prior] PRIOR.jsonl...
-// (--no-prior: the held-out run's own first rows alone, as a run without a prior.)
+//                 [--absolute] [--no-prior] [--by-problem] PRIOR.jsonl...
+// (--no-prior: the held-out run's own first rows alone, as a run without a prior;
+// --by-problem: the prior leaves out every run of the held-out run's kernel, not only
+// that run, as bench/run_arm.sh's KS_PRIOR_DIR does online.)
 // Each file holds runs (ksmith export DB --cost-rows); bench/results.md has the tables.
 #include <algorithm>
 #include <cstdio>
@@ -27,7 +29,7 @@ using namespace ks;
 int main(int argc, char **argv) {
   std::string objective = "rank:pairwise";
   size_t own = 0, pool = 24;
-  bool absolute = false, use_prior = true;
+  bool absolute = false, use_prior = true, by_problem = false;
   std::vector<CostRun> runs;
   try {
     for (int i = 1; i < argc; ++i) {
@@ -42,6 +44,8 @@ int main(int argc, char **argv) {
         absolute = true;
       } else if (a == "--no-prior") {
         use_prior = false;
+      } else if (a == "--by-problem") {
+        by_problem = true;
       } else {
         CostPrior p = read_cost_prior(a, "");
         for (CostRun &r : p.runs) runs.push_back(std::move(r));
@@ -57,7 +61,8 @@ int main(int argc, char **argv) {
     return absolute ? run.features[i] : model_inputs(run.features[i], run.naive);
   };
   std::printf("objective %s, own rows %zu, pool %zu, %s features, %s; %zu runs\n\n", objective.c_str(), own, pool,
-              absolute ? "absolute" : "absolute and relative", use_prior ? "the other runs as prior" : "no prior",
+              absolute ? "absolute" : "absolute and relative",
+              !use_prior ? "no prior" : by_problem ? "the other problems' runs as prior" : "the other runs as prior",
               runs.size());
   std::printf("| run | rows | Spearman | model's pick | random pick | pool's best |\n|---|---|---|---|---|---|\n");
   double sum_rho = 0, sum_pick = 0, sum_random = 0, sum_best = 0;
@@ -69,7 +74,7 @@ int main(int argc, char **argv) {
     std::vector<float> y;
     std::vector<unsigned> groups;
     for (size_t r = 0; r < runs.size(); ++r) {
-      if (r == held || !use_prior) continue;
+      if (r == held || !use_prior || (by_problem && runs[r].kernel == h.kernel)) continue;
       for (size_t i = 0; i < runs[r].features.size(); ++i)
         x.push_back(inputs(runs[r], i)), y.push_back(runs[r].labels[i]);
       groups.push_back(static_cast<unsigned>(runs[r].features.size()));
