@@ -2,11 +2,14 @@
 #   model    the mutator, its proposals ranked by the cost model (the default search)
 #   mutator  the mutator, each proposal sent (--cost-model none)
 #   random   random search, each proposal sent: the baseline of every claim
+#   library  model, its mutator also transferring stages from the other problems'
+#            tuned schedules in $KS_LIBRARY (evolve/README.md; never the problem's own)
 arm_flags() {
   case $1 in
     model) echo "--proposer mutator --cost-model xgboost" ;;
     mutator) echo "--proposer mutator --cost-model none" ;;
     random) echo "--proposer random --cost-model none" ;;
-    *) echo "unknown arm '$1' (model, mutator or random)" >&2; return 2 ;;
+    library) echo "--proposer mutator --cost-model xgboost --library ${KS_LIBRARY:?library: set KS_LIBRARY}" ;;
+    *) echo "unknown arm '$1' (model, mutator, random or library)" >&2; return 2 ;;
   esac
 }

@@ -269,7 +269,9 @@ const std::map<std::string, std::map<std::string, Setter>> &schema() {
            std::vector<std::string> names;
            for (const auto &[name, weight] : default_mutation_weights()) names.push_back(name);
            c.mutations = r.weights(n, "mutator.weights", names);
-         }}}},
+         }},
+        {"library", [](const Reader &r, const toml::node &n,
+                       EvolveConfig &c) { c.library = r.string(n, "mutator.library"); }}}},
       {"cost_model",
        {{"kind", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
            c.cost_model = r.string(n, "cost_model.kind");
@@ -506,7 +508,8 @@ std::string EvolveConfig::to_toml() const {
       << "retime_within = " << number_text(retime_within) << "\n"
       << "final_top = " << final_top << "\n\n"
       << "[mutator]\n"
-      << "weights = " << weights_text(mutations.empty() ? default_mutation_weights() : mutations) << "\n\n"
+      << "weights = " << weights_text(mutations.empty() ? default_mutation_weights() : mutations) << "\n"
+      << "library = " << quoted(library) << "\n\n"
       << "[cost_model]\n"
       << "kind = " << quoted(cost_model) << "\n"
       << "pool = " << cost_pool << "\n"

@@ -57,6 +57,9 @@ struct EvolveConfig {
   int final_top = 5;            // the best candidates timed again side by side at the end
   // [mutator]: how often each kind of mutation is drawn (evolve/mutator.h)
   std::map<std::string, double> mutations;
+  // A folder of other problems' tuned schedules on this device (evolve/library.h):
+  // what the transfer mutation takes a stage's steps from; "" none.
+  std::string library;
   // [cost_model]: which proposals reach the device (evolve/cost_model.h)
   std::string cost_model = "xgboost";  // "xgboost": rank a pool of proposals; "none": send each
   int cost_pool = 24;                  // proposals ranked for each one sent

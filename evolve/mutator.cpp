@@ -19,10 +19,13 @@ const std::map<std::string, double> &default_mutation_weights() {
   // schedule; the toggles of memory and fusion come next; removing undoes a step
   // that hurt; swaps rarely matter, since most steps commute.
   // A fresh sketch now and then restarts from a pattern's skeleton with other
-  // decisions (crossover then mixes its stages with the archive's).
-  static const std::map<std::string, double> weights = {
-      {"insert", 0.2},  {"factor", 0.2}, {"threads", 0.1},   {"toggle", 0.08}, {"unroll", 0.06},    {"vectorize", 0.06},
-      {"remove", 0.06}, {"swap", 0.02},  {"crossover", 0.1}, {"sketch", 0.08}, {"compute_at", 0.04}};
+  // decisions (crossover then mixes its stages with the archive's). A transfer, as
+  // often as a crossover, brings a stage's decisions that a whole search on another
+  // problem found (a run without a library never draws it).
+  static const std::map<std::string, double> weights = {{"insert", 0.2},  {"factor", 0.2},      {"threads", 0.1},
+                                                        {"toggle", 0.08}, {"unroll", 0.06},     {"vectorize", 0.06},
+                                                        {"remove", 0.06}, {"swap", 0.02},       {"crossover", 0.1},
+                                                        {"sketch", 0.08}, {"compute_at", 0.04}, {"transfer", 0.1}};
   return weights;
 }
 
@@ -280,6 +283,29 @@ std::vector<std::string> introduced(const Primitive &p) {
   }
 }
 
+// Appends steps from another schedule, renaming the names they introduce where the
+// child already has them (and their later uses with them).
+void append_renamed(Schedule &child, std::set<std::string> &names, std::vector<Primitive> steps) {
+  std::map<std::string, std::string> renamed;
+  auto rename = [&](std::string &n) {
+    auto it = renamed.find(n);
+    if (it != renamed.end()) n = it->second;
+  };
+  for (Primitive &p : steps) {
+    for (std::string &n : p.loops) rename(n);
+    rename(p.buffer);
+    for (std::string &n : p.results)
+      if (names.count(n)) {
+        std::string fresh;
+        for (int i = 0; fresh.empty() || names.count(fresh); ++i) fresh = n + "x" + std::to_string(i);
+        renamed[n] = fresh;
+        n = fresh;
+      }
+    for (const std::string &n : introduced(p)) names.insert(n);
+    child.steps.push_back(p);
+  }
+}
+
 // crossover: the parent's steps for a random half of the stages, the other
 // parent's for the rest, the second's new names renamed where they clash.
 std::optional<std::string> crossover(const Graph &graph, Schedule &s, const Schedule &other, Rng &rng) {
@@ -297,28 +323,44 @@ std::optional<std::string> crossover(const Graph &graph, Schedule &s, const Sche
       child.steps.push_back(p);
       for (const std::string &n : introduced(p)) names.insert(n);
     }
-  std::map<std::string, std::string> renamed;
-  auto rename = [&](std::string &n) {
-    auto it = renamed.find(n);
-    if (it != renamed.end()) n = it->second;
-  };
-  for (Primitive p : other.steps) {
-    if (mine.count(p.stage)) continue;
-    for (std::string &n : p.loops) rename(n);
-    rename(p.buffer);
-    for (std::string &n : p.results)
-      if (names.count(n)) {
-        std::string fresh;
-        for (int i = 0; fresh.empty() || names.count(fresh); ++i) fresh = n + "x" + std::to_string(i);
-        renamed[n] = fresh;
-        n = fresh;
-      }
-    for (const std::string &n : introduced(p)) names.insert(n);
-    child.steps.push_back(p);
-  }
+  std::vector<Primitive> theirs;
+  for (const Primitive &p : other.steps)
+    if (!mine.count(p.stage)) theirs.push_back(p);
+  append_renamed(child, names, theirs);
   s = repaired(graph, child);
   return "crossover: " + std::to_string(mine.size()) + " of " + std::to_string(stages.size()) +
          " stages from the parent";
+}
+
+// transfer: the parent's steps but one stage's, then that stage's steps from a
+// library schedule (a stage of the same name: the IR decides whether they fit, and
+// what no longer replays is dropped). Nothing when none of them survives.
+std::optional<std::string> transfer(const Graph &graph, Schedule &s, const LibrarySchedule &source, Rng &rng) {
+  std::set<std::string> ours;
+  for (const Stage &stage : graph.stages) ours.insert(stage.output);
+  std::vector<std::string> shared;
+  for (const Primitive &p : source.schedule.steps)
+    if (ours.count(p.stage) && std::find(shared.begin(), shared.end(), p.stage) == shared.end())
+      shared.push_back(p.stage);
+  if (shared.empty()) return std::nullopt;
+  const std::string stage = pick(shared, rng);
+  Schedule child;
+  std::set<std::string> names;
+  for (const Primitive &p : s.steps)
+    if (p.stage != stage) {
+      child.steps.push_back(p);
+      for (const std::string &n : introduced(p)) names.insert(n);
+    }
+  std::vector<Primitive> theirs;
+  for (const Primitive &p : source.schedule.steps)
+    if (p.stage == stage) theirs.push_back(p);
+  append_renamed(child, names, theirs);
+  s = repaired(graph, child);
+  size_t kept = 0;
+  for (const Primitive &p : s.steps) kept += p.stage == stage;
+  if (kept == 0) return std::nullopt;
+  return "transfer: " + stage + " from " + source.name + " (" + std::to_string(kept) + " of " +
+         std::to_string(theirs.size()) + " steps)";
 }
 
 }  // namespace
@@ -330,8 +372,9 @@ Mutator::Mutator(const std::map<std::string, double> &weights) : weights_(defaul
 std::optional<Proposal> Mutator::propose(const ProposalContext &context, Rng &rng) {
   std::vector<std::string> kinds;
   std::vector<double> weights;
+  const bool library = context.library && !context.library->empty();
   for (const auto &[kind, weight] : weights_)
-    if (weight > 0) kinds.push_back(kind), weights.push_back(weight);
+    if (weight > 0 && (kind != "transfer" || library)) kinds.push_back(kind), weights.push_back(weight);
   if (kinds.empty()) return std::nullopt;
   std::discrete_distribution<size_t> draw(weights.begin(), weights.end());
   const std::string parent_text = print_schedule(context.parent.schedule);
@@ -377,6 +420,8 @@ std::optional<Proposal> Mutator::propose(const ProposalContext &context, Rng &rn
       for (const CandidateView &c : context.inspirations)
         if (c.speedup > 0 && !c.schedule.steps.empty()) mates.push_back(&c);
       if (!mates.empty()) note = crossover(context.graph, s, pick(mates, rng)->schedule, rng);
+    } else if (kind == "transfer") {
+      note = transfer(context.graph, s, pick(*context.library, rng), rng);
     }
     // Only schedules that replay leave the mutator (a factor the IR refuses is tried
     // again as another edit); the device's limits are the search's to check.

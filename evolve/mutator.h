@@ -18,6 +18,9 @@
 //   sketch      a fresh schedule from the program's sketches (evolve/sketch.h); the
 //               naive kernel's children are all sketches (it has nothing to edit)
 //   crossover   the parent's steps for some stages, an inspiration's for the others
+//   transfer    one stage's steps from a library schedule (another problem's best on
+//               this device, evolve/library.h) in place of the parent's; drawn only
+//               when the run has a library
 // Edits that remove, reorder or mix steps drop the later steps the IR then refuses
 // (genome.h's repaired). Every proposal replays: an edit the IR refuses (a factor
 // that no longer fits a vectorised loop, say) is dropped and another drawn, up to 16

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "evolve/config.h"
+#include "evolve/library.h"
 #include "evolve/model_call.h"
 #include "evolve/space.h"
 #include "ir/graph.h"
@@ -37,6 +38,8 @@ struct ProposalContext {
   CandidateView parent;
   std::vector<CandidateView> inspirations;  // other candidates of the parent's island
   std::vector<CandidateView> failures;      // recent ones that were not correct, with their verdicts
+  // Other problems' tuned schedules on this device (mutator.library); none when null.
+  std::shared_ptr<const std::vector<LibrarySchedule>> library;
 };
 
 struct Proposal {

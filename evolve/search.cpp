@@ -159,6 +159,7 @@ class Search {
   std::vector<std::vector<float>> prior_inputs_;
   std::vector<float> prior_labels_;
   std::vector<unsigned> prior_groups_;
+  std::shared_ptr<const std::vector<LibrarySchedule>> library_;  // mutator.library's, or none
 
   // ---- set-up ---------------------------------------------------------------------
 
@@ -218,6 +219,14 @@ class Search {
                         r.spec_path + "), not '" + spec_.name + "'; give another --db");
   }
 
+  // mutator.library's schedules (evolve/library.h), for the transfer mutation; said once.
+  void load_library() {
+    if (config_.library.empty()) return;
+    library_ = std::make_shared<const std::vector<LibrarySchedule>>(read_library(config_.library, spec_.name));
+    progress_.note("mutator: " + std::to_string(library_->size()) + " schedules of other problems in the library " +
+                   config_.library);
+  }
+
   // The cost model's prior: the rows of the earlier runs on this device and target in
   // cost_model.prior's files (evolve/cost_prior.h); said once.
   void load_prior() {
@@ -250,6 +259,7 @@ class Search {
     load_spec(read_source_file(setup_.spec_path, "spec")->text);
     check_same_spec();
     load_prior();
+    load_library();
     for (const auto &[path, text] : setup_.starts) {
       Schedule schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{path, text}));
       Replayed r = replay_both(schedule);
@@ -293,6 +303,7 @@ class Search {
     config_.workers = setup_.config.workers;
     load_spec(run_.spec_text);
     load_prior();
+    load_library();
     if (run_.device != setup_.device.selector() + " " + setup_.device.name)
       progress_.note("note: run " + std::to_string(id) + " began on " + run_.device + "; it continues on " +
                      setup_.device.selector() + " " + setup_.device.name);
@@ -546,7 +557,7 @@ class Search {
     if (!parent) parent = naive_id();
     std::vector<std::string> inspirations = archive_.inspirations(island, *parent, config_.inspirations, rng_);
     const uint64_t seed = rng_();
-    ProposalContext context{graph_, setup_.device, view(*parent), {}, {}};
+    ProposalContext context{graph_, setup_.device, view(*parent), {}, {}, library_};
     for (const std::string &id : inspirations) context.inspirations.push_back(view(id));
     for (const std::string &id : recent_failures_) context.failures.push_back(view(id));
     ++counters_.proposals;

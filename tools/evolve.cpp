@@ -1,6 +1,6 @@
 // ksmith evolve SPEC [--config FILE.toml] [--budget N] [--minutes M] [--seed S] [--workers W]
 //                    [--proposer NAME|NAME:W,NAME:W...] [--llm-url URL] [--llm-model NAME]
-//                    [--cost-model xgboost|none] [--cost-prior FILE]... [--db FILE] [--out DIR]
+//                    [--cost-model xgboost|none] [--cost-prior FILE]... [--library DIR] [--db FILE] [--out DIR]
 //                    [--resume] [--start FILE.sched]... [--target T]
 //                    [--device D] [--size N=V]... [--check-size N=V]... [--print-config]
 // The search (evolve/search.h) from the naive kernel to a fast schedule; progress on
@@ -20,6 +20,7 @@
 
 #include "evolve/artifacts.h"
 #include "evolve/cost_prior.h"
+#include "evolve/library.h"
 #include "evolve/proposer.h"
 #include "evolve/search.h"
 #ifdef KS_WITH_LLM
@@ -33,7 +34,7 @@ namespace ks::cli {
 namespace {
 
 struct EvolveOptions {
-  std::string spec, config, db, out, device, target, proposer, cost_model, llm_url, llm_model;
+  std::string spec, config, db, out, device, target, proposer, cost_model, llm_url, llm_model, library;
   std::vector<std::string> sizes, check_sizes, starts, cost_priors;
   std::optional<int> budget, workers;
   std::optional<double> minutes;
@@ -134,6 +135,7 @@ int evolve(const EvolveOptions &o) {
 #endif
   if (!o.cost_model.empty()) config.cost_model = o.cost_model;
   if (!o.cost_priors.empty()) config.cost_prior = o.cost_priors;
+  if (!o.library.empty()) config.library = o.library;
   if (!o.device.empty()) config.device = o.device;
   if (!o.target.empty()) config.target = o.target;
   auto joined = [](const std::vector<std::string> &items) {
@@ -152,11 +154,12 @@ int evolve(const EvolveOptions &o) {
   }
   if (o.resume && !o.starts.empty())
     throw UserError("error: --start begins a new run; a resumed run goes on with its own candidates");
-  if (!o.resume) {  // a bad spec, sizes or prior are errors before any folder or database is made
+  if (!o.resume) {  // a bad spec, sizes, prior or library are errors before any folder or database is made
     frontend::Spec spec = frontend::load_spec(o.spec);
     frontend::elaborate(spec, frontend::SizeSet::Default, checked);
     if (config.cost_model == "xgboost")
       for (const std::string &path : config.cost_prior) read_cost_prior(path, "");
+    if (!config.library.empty()) read_library(config.library, spec.name);
   }
   const std::string kernel = std::filesystem::path(o.spec).stem().string();
   const std::string out = o.out.empty() ? "evolve_" + kernel : o.out;
@@ -254,6 +257,9 @@ Command add_evolve(CLI::App &app) {
   command->add_option("--cost-prior", o->cost_priors,
                       "Earlier runs' measurements on this device for the cost model (ksmith export DB --cost-rows; "
                       "repeatable; in place of cost_model.prior)");
+  command->add_option("--library", o->library,
+                      "A folder of other problems' tuned schedules on this device (NAME.sched, as bench/tuned/DEVICE): "
+                      "the transfer mutation tries their stages' steps (in place of mutator.library)");
   command->add_option("--db", o->db, "The run database (default: OUT/evolve.db)");
   command->add_option("--out", o->out, "The run's folder: best kernel, report, database (default: evolve_NAME)");
   command->add_flag("--resume", o->resume, "Continue the last unfinished run of the database");

@@ -143,6 +143,9 @@ TEST(Mutator, OnlyYieldsSchedulesThatParseAndReplay) {
     Program naive = lower(graph);
     // Seeded by the file's name, not its path: the same draws in every checkout.
     Rng rng(std::hash<std::string>{}(std::filesystem::path(path).filename().string()));
+    // The other examples' tuned schedules on PoCL, for the transfer mutation.
+    auto library = std::make_shared<const std::vector<LibrarySchedule>>(
+        read_library(std::string(KS_SOURCE_DIR) + "/bench/tuned/pocl", graph.name));
     for (int parent = 0; parent < 6; ++parent) {
       CandidateView view;
       view.schedule = parent == 0  ? Schedule{}
@@ -152,7 +155,7 @@ TEST(Mutator, OnlyYieldsSchedulesThatParseAndReplay) {
       CandidateView mate;
       mate.schedule = parent % 2 ? random_schedule(naive, rng, 4) : sample_sketch(graph, device, rng)->schedule;
       mate.speedup = 2;
-      ProposalContext context{graph, device, view, {mate}, {}};
+      ProposalContext context{graph, device, view, {mate}, {}, library};
       for (int i = 0; i < 6; ++i) {
         std::optional<Proposal> p = mutator.propose(context, rng);
         if (!p) continue;
@@ -201,11 +204,79 @@ TEST(Mutator, MovesAComputeAtToAnotherConsumer) {
                    {"crossover", 0},
                    {"sketch", 0}});
   Rng rng(1);
-  std::optional<Proposal> p = mutator.propose({graph, device, parent, {}, {}}, rng);
+  std::optional<Proposal> p = mutator.propose({graph, device, parent, {}, {}, nullptr}, rng);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->note, "compute_at: compute_at row_max total.n -> compute_at row_max y.n");
   EXPECT_NE(print_schedule(p->schedule).find("compute_at row_max y.n"), std::string::npos);
   EXPECT_TRUE(replay(graph, p->schedule).program);
+}
+
+// A mutator that draws only `kind`.
+Mutator only(const std::string &kind) {
+  std::map<std::string, double> weights;
+  for (const auto &[name, weight] : default_mutation_weights()) weights[name] = name == kind ? 1.0 : 0.0;
+  return Mutator(weights);
+}
+
+// matmul_gelu_softmax's GEMM stage (acc) takes the steps of gemm_bias_leaky's tuned
+// schedule on the H100 (the same x @ w.T), its other stages keep the parent's, and
+// the result replays; without a library the transfer has nothing to draw.
+TEST(Mutator, TransfersAStageFromAnotherProblemsSchedule) {
+  const runtime::DeviceInfo device = test::simulated_device();
+  Graph graph =
+      frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/matmul_gelu_softmax.ks"),
+                          frontend::SizeSet::Default, {});
+  CandidateView parent;
+  parent.schedule = parse_schedule(test::source(
+      "inline e\ninline a\nbind row_max.m group.x\nsplit acc.m 8 -> mo mi\nbind acc.mo group.x\n", "parent.sched"));
+  parent.speedup = 1;
+  auto library = std::make_shared<std::vector<LibrarySchedule>>();
+  for (const LibrarySchedule &s : read_library(std::string(KS_SOURCE_DIR) + "/bench/tuned/h100-opencl", graph.name))
+    if (s.name == "gemm_bias_leaky.sched") library->push_back(s);
+  ASSERT_EQ(library->size(), 1u);
+  Mutator mutator = only("transfer");
+  std::set<std::string> stages;
+  for (uint64_t seed = 0; seed < 8; ++seed) {
+    Rng rng(seed);
+    std::optional<Proposal> p = mutator.propose({graph, device, parent, {}, {}, library}, rng);
+    ASSERT_TRUE(p);
+    const std::string text = print_schedule(p->schedule);
+    EXPECT_TRUE(replay(graph, p->schedule).program) << p->note << "\n" << text;
+    EXPECT_EQ(p->note.rfind("transfer: ", 0), 0u) << p->note;
+    EXPECT_NE(text.find("inline e\ninline a\nbind row_max.m group.x\n"), std::string::npos)
+        << "the other stages keep the parent's steps:\n"
+        << text;
+    stages.insert(p->note.substr(10, p->note.find(' ', 10) - 10));
+    if (p->note.rfind("transfer: acc from gemm_bias_leaky.sched", 0) == 0) {
+      EXPECT_NE(text.find("split acc.m 128 -> mo mi"), std::string::npos) << text;
+      EXPECT_NE(text.find("prefetch acc.w_s"), std::string::npos) << text;
+      EXPECT_EQ(text.find("split acc.m 8 -> mo mi"), std::string::npos) << "the parent's acc steps are replaced";
+    }
+  }
+  EXPECT_TRUE(stages.count("acc")) << "the GEMM stage is among those transferred";
+  Rng rng(1);
+  EXPECT_FALSE(mutator.propose({graph, device, parent, {}, {}, nullptr}, rng)) << "no library, no transfer";
+}
+
+TEST(Library, ReadsEveryScheduleButTheRunsOwnAndRefusesWhatIsNotOne) {
+  const std::string dir = temp_path("library");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/b.sched") << "inline e\n";
+  std::ofstream(dir + "/a.sched") << "# a comment\nsplit y.n 4 -> no ni\n";
+  std::ofstream(dir + "/own.sched") << "inline a\n";
+  std::ofstream(dir + "/notes.txt") << "not a schedule";
+  std::vector<LibrarySchedule> got = read_library(dir, "own");
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].name, "a.sched");
+  EXPECT_EQ(print_schedule(got[0].schedule), "split y.n 4 -> no ni\n");
+  EXPECT_EQ(got[1].name, "b.sched");
+  EXPECT_EQ(test::user_error([&] { read_library(dir + "/none", "own"); }),
+            "error: the schedule library '" + dir + "/none' is not a folder (mutator.library, --library)");
+  std::ofstream(dir + "/c.sched") << "inline e\nsplit y.n -> a b\n";
+  EXPECT_EQ(test::user_error([&] { read_library(dir, "own"); }).rfind(dir + "/c.sched:2:", 0), 0u)
+      << test::user_error([&] { read_library(dir, "own"); });
+  std::filesystem::remove_all(dir);
 }
 
 // ---- configuration ----------------------------------------------------------------
@@ -314,7 +385,7 @@ TEST(Config, PrintsEveryKeyAndReadsItBack) {
   EvolveConfig c = parse_config(
       "[search]\nbudget = 50\nproposers = { mutator = 0.8, random = 0.2 }\n"
       "[archive]\nislands = 3\nfeatures = [\"barriers\", \"kernels\"]\n"
-      "[mutator]\nweights = { swap = 0.5 }\n",
+      "[mutator]\nweights = { swap = 0.5 }\nlibrary = \"bench/tuned/pocl\"\n",
       "run.toml");
   EXPECT_EQ(c.budget, 50);
   EXPECT_EQ(c.islands, 3);
@@ -323,6 +394,7 @@ TEST(Config, PrintsEveryKeyAndReadsItBack) {
   EXPECT_EQ(back.to_toml(), c.to_toml());
   EXPECT_EQ(back.proposers, c.proposers);
   EXPECT_EQ(back.mutations.at("swap"), 0.5);
+  EXPECT_EQ(back.library, "bench/tuned/pocl");
   EXPECT_EQ(back.features, (std::vector<std::string>{"barriers", "kernels"}));
 }
 

@@ -1,0 +1,25 @@
+// A library of tuned schedules: the bests that earlier runs found on this device for
+// other problems, a folder of NAME.sched files (as bench/tuned/DEVICE keeps them).
+// The mutator's transfer edit takes one stage's steps from one of them: a GEMM stage
+// tuned for one chain is tried in another chain's GEMM. Whether the steps fit is the
+// IR's to say (they replay or are dropped) and whether they pay, the device's.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "passes/schedule.h"
+
+namespace ks {
+
+struct LibrarySchedule {
+  std::string name;  // the file's name, for the proposal's note
+  Schedule schedule;
+};
+
+/// Every DIR/*.sched but KERNEL.sched (a run's own problem starts with --start, not
+/// from here), in the order of their names. Throws UserError when DIR is not a
+/// folder, or a file cannot be read or parsed (at its line).
+std::vector<LibrarySchedule> read_library(const std::string &dir, const std::string &kernel);
+
+}  // namespace ks
