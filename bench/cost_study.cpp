@@ -62,7 +62,9 @@ int main(int argc, char **argv) {
   };
   std::printf("objective %s, own rows %zu, pool %zu, %s features, %s; %zu runs\n\n", objective.c_str(), own, pool,
               absolute ? "absolute" : "absolute and relative",
-              !use_prior ? "no prior" : by_problem ? "the other problems' runs as prior" : "the other runs as prior",
+              !use_prior   ? "no prior"
+              : by_problem ? "the other problems' runs as prior"
+                           : "the other runs as prior",
               runs.size());
   std::printf("| run | rows | Spearman | model's pick | random pick | pool's best |\n|---|---|---|---|---|---|\n");
   double sum_rho = 0, sum_pick = 0, sum_random = 0, sum_best = 0;

@@ -2,6 +2,7 @@
 #include "evolve/mutator.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "evolve/genome.h"
@@ -283,15 +284,23 @@ std::vector<std::string> introduced(const Primitive &p) {
   }
 }
 
-// Appends steps from another schedule, renaming the names they introduce where the
-// child already has them (and their later uses with them).
-void append_renamed(Schedule &child, std::set<std::string> &names, std::vector<Primitive> steps) {
+// The steps of `mine` whose stage `keep` accepts, then `theirs`, renamed where a name
+// they introduce is one the kept steps introduce (and their later uses with it).
+Schedule mixed(const Schedule &mine, const std::function<bool(const std::string &)> &keep,
+               std::vector<Primitive> theirs) {
+  Schedule child;
+  std::set<std::string> names;
+  for (const Primitive &p : mine.steps)
+    if (keep(p.stage)) {
+      child.steps.push_back(p);
+      for (const std::string &n : introduced(p)) names.insert(n);
+    }
   std::map<std::string, std::string> renamed;
   auto rename = [&](std::string &n) {
     auto it = renamed.find(n);
     if (it != renamed.end()) n = it->second;
   };
-  for (Primitive &p : steps) {
+  for (Primitive &p : theirs) {
     for (std::string &n : p.loops) rename(n);
     rename(p.buffer);
     for (std::string &n : p.results)
@@ -304,6 +313,7 @@ void append_renamed(Schedule &child, std::set<std::string> &names, std::vector<P
     for (const std::string &n : introduced(p)) names.insert(n);
     child.steps.push_back(p);
   }
+  return child;
 }
 
 // crossover: the parent's steps for a random half of the stages, the other
@@ -316,18 +326,11 @@ std::optional<std::string> crossover(const Graph &graph, Schedule &s, const Sche
   std::set<std::string> mine;
   for (const std::string &stage : stages)
     if (coin(rng)) mine.insert(stage);
-  Schedule child;
-  std::set<std::string> names;
-  for (const Primitive &p : s.steps)
-    if (mine.count(p.stage)) {
-      child.steps.push_back(p);
-      for (const std::string &n : introduced(p)) names.insert(n);
-    }
   std::vector<Primitive> theirs;
   for (const Primitive &p : other.steps)
     if (!mine.count(p.stage)) theirs.push_back(p);
-  append_renamed(child, names, theirs);
-  s = repaired(graph, child);
+  s = repaired(graph, mixed(
+                          s, [&](const std::string &stage) { return mine.count(stage) > 0; }, theirs));
   return "crossover: " + std::to_string(mine.size()) + " of " + std::to_string(stages.size()) +
          " stages from the parent";
 }
@@ -344,18 +347,11 @@ std::optional<std::string> transfer(const Graph &graph, Schedule &s, const Libra
       shared.push_back(p.stage);
   if (shared.empty()) return std::nullopt;
   const std::string stage = pick(shared, rng);
-  Schedule child;
-  std::set<std::string> names;
-  for (const Primitive &p : s.steps)
-    if (p.stage != stage) {
-      child.steps.push_back(p);
-      for (const std::string &n : introduced(p)) names.insert(n);
-    }
   std::vector<Primitive> theirs;
   for (const Primitive &p : source.schedule.steps)
     if (p.stage == stage) theirs.push_back(p);
-  append_renamed(child, names, theirs);
-  s = repaired(graph, child);
+  s = repaired(graph, mixed(
+                          s, [&](const std::string &other) { return other != stage; }, theirs));
   size_t kept = 0;
   for (const Primitive &p : s.steps) kept += p.stage == stage;
   if (kept == 0) return std::nullopt;
