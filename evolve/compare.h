@@ -46,6 +46,9 @@ struct Mismatch {
 
 /// Compares with tolerance, or tolerance_for the buffer's type when none is given.
 Mismatch compare(const HostBuffer &got, const TensorData &expected, std::optional<double> tolerance = std::nullopt);
+/// The same against a reference read back from the device (no copy widened to f64:
+/// at the timed sizes that copy was gigabytes).
+Mismatch compare(const HostBuffer &got, const HostBuffer &expected, std::optional<double> tolerance = std::nullopt);
 
 /// Row-major multi-index of a flat position.
 std::vector<int64_t> unflatten(int64_t flat, const std::vector<int64_t> &shape);

@@ -671,7 +671,7 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
   }
   time->reference = wide ? "naive, f64 sums" : "naive, f32 sums";
   time->tolerance = wide ? tolerance_for(DType::F32) : float_reference_tolerance(c.graph);
-  TensorMap reference;
+  std::map<std::string, HostBuffer> reference;
   of_reference([&] {
     // The reference on the candidate's inputs; the naive kernel then timed on the
     // same buffers.
@@ -680,7 +680,7 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
       write_inputs(*ref, device, rb, inputs);
       device.run(rb.plan);
       for (const TensorDecl &t : ref->program.buffers)
-        if (t.role == TensorRole::Output) reference[t.name] = to_tensor_data(read_back(t, device, rb));
+        if (t.role == TensorRole::Output) reference[t.name] = read_back(t, device, rb);
     });
     if (options.baseline) time->baseline = *options.baseline;
     if (!wide) {

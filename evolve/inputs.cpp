@@ -5,7 +5,8 @@
 #include <cstring>
 #include <limits>
 #include <random>
-#include <thread>
+
+#include "evolve/parallel.h"
 
 namespace ks {
 
@@ -39,29 +40,14 @@ double HostBuffer::at(int64_t i) const {
 
 namespace {
 
-constexpr int64_t kChunk = int64_t{1} << 20;
-
 template <typename T, typename Fill>
 void fill_parallel(HostBuffer &buffer, uint64_t seed, Fill fill) {
-  const int64_t n = buffer.numel();
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
   T *data = reinterpret_cast<T *>(buffer.bytes.data());
-  auto work = [&](int64_t first_chunk, int64_t step) {
-    for (int64_t c = first_chunk; c < chunks; c += step) {
-      // Each chunk has its own stream, so the values do not depend on threading.
-      std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(c));
-      int64_t end = std::min(n, (c + 1) * kChunk);
-      for (int64_t i = c * kChunk; i < end; ++i) data[i] = fill(rng);
-    }
-  };
-  int64_t threads = std::min<int64_t>(chunks, std::max(1u, std::thread::hardware_concurrency()));
-  if (threads <= 1) {
-    work(0, 1);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (int64_t t = 0; t < threads; ++t) pool.emplace_back(work, t, threads);
-  for (std::thread &t : pool) t.join();
+  for_chunks(buffer.numel(), [&](int64_t chunk, int64_t first, int64_t last) {
+    // Each chunk has its own stream, so the values do not depend on threading.
+    std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(chunk));
+    for (int64_t i = first; i < last; ++i) data[i] = fill(rng);
+  });
 }
 
 }  // namespace

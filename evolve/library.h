@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/graph.h"
 #include "passes/schedule.h"
 
 namespace ks {
@@ -21,5 +22,20 @@ struct LibrarySchedule {
 /// from here), in the order of their names. Throws UserError when DIR is not a
 /// folder, or a file cannot be read or parsed (at its line).
 std::vector<LibrarySchedule> read_library(const std::string &dir, const std::string &kernel);
+
+/// One stage's steps from a library schedule: what a transfer puts in.
+struct LibraryStage {
+  std::string name;  // the file's
+  std::string stage;
+  std::vector<Primitive> steps;  // those that replay on the graph on their own
+  size_t of = 0;                 // the stage's steps in the file
+};
+
+/// What of library fits graph, worked out once a run: for each schedule and each
+/// stage of it that graph has (by name), the stage's steps that the IR takes on
+/// graph on their own, where there is at least one; a list of steps that an earlier
+/// entry already has is left out. A draw then lands on a stage that can replay
+/// (most `y` stages of other specs cannot), and each distinct one as often.
+std::vector<LibraryStage> fitting_stages(const Graph &graph, const std::vector<LibrarySchedule> &library);
 
 }  // namespace ks

@@ -336,27 +336,17 @@ std::optional<std::string> crossover(const Graph &graph, Schedule &s, const Sche
 }
 
 // transfer: the parent's steps but one stage's, then that stage's steps from a
-// library schedule (a stage of the same name: the IR decides whether they fit, and
-// what no longer replays is dropped). Nothing when none of them survives.
-std::optional<std::string> transfer(const Graph &graph, Schedule &s, const LibrarySchedule &source, Rng &rng) {
-  std::set<std::string> ours;
-  for (const Stage &stage : graph.stages) ours.insert(stage.output);
-  std::vector<std::string> shared;
-  for (const Primitive &p : source.schedule.steps)
-    if (ours.count(p.stage) && std::find(shared.begin(), shared.end(), p.stage) == shared.end())
-      shared.push_back(p.stage);
-  if (shared.empty()) return std::nullopt;
-  const std::string stage = pick(shared, rng);
-  std::vector<Primitive> theirs;
-  for (const Primitive &p : source.schedule.steps)
-    if (p.stage == stage) theirs.push_back(p);
+// library schedule (fitting_stages: those that replay on this graph on their own;
+// with the parent's other steps the IR decides again, and what no longer replays is
+// dropped). Nothing when none of them survives.
+std::optional<std::string> transfer(const Graph &graph, Schedule &s, const LibraryStage &source) {
   s = repaired(graph, mixed(
-                          s, [&](const std::string &other) { return other != stage; }, theirs));
+                          s, [&](const std::string &other) { return other != source.stage; }, source.steps));
   size_t kept = 0;
-  for (const Primitive &p : s.steps) kept += p.stage == stage;
+  for (const Primitive &p : s.steps) kept += p.stage == source.stage;
   if (kept == 0) return std::nullopt;
-  return "transfer: " + stage + " from " + source.name + " (" + std::to_string(kept) + " of " +
-         std::to_string(theirs.size()) + " steps)";
+  return "transfer: " + source.stage + " from " + source.name + " (" + std::to_string(kept) + " of " +
+         std::to_string(source.of) + " steps)";
 }
 
 }  // namespace
@@ -417,7 +407,7 @@ std::optional<Proposal> Mutator::propose(const ProposalContext &context, Rng &rn
         if (c.speedup > 0 && !c.schedule.steps.empty()) mates.push_back(&c);
       if (!mates.empty()) note = crossover(context.graph, s, pick(mates, rng)->schedule, rng);
     } else if (kind == "transfer") {
-      note = transfer(context.graph, s, pick(*context.library, rng), rng);
+      note = transfer(context.graph, s, pick(*context.library, rng));
     }
     // Only schedules that replay leave the mutator (a factor the IR refuses is tried
     // again as another edit); the device's limits are the search's to check.

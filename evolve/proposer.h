@@ -38,8 +38,9 @@ struct ProposalContext {
   CandidateView parent;
   std::vector<CandidateView> inspirations;  // other candidates of the parent's island
   std::vector<CandidateView> failures;      // recent ones that were not correct, with their verdicts
-  // Other problems' tuned schedules on this device (mutator.library); none when null.
-  std::shared_ptr<const std::vector<LibrarySchedule>> library;
+  // The stages of other problems' tuned schedules on this device (mutator.library)
+  // that fit this graph (fitting_stages); none when null.
+  std::shared_ptr<const std::vector<LibraryStage>> library;
 };
 
 struct Proposal {

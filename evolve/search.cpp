@@ -159,7 +159,7 @@ class Search {
   std::vector<std::vector<float>> prior_inputs_;
   std::vector<float> prior_labels_;
   std::vector<unsigned> prior_groups_;
-  std::shared_ptr<const std::vector<LibrarySchedule>> library_;  // mutator.library's, or none
+  std::shared_ptr<const std::vector<LibraryStage>> library_;  // mutator.library's stages that fit, or none
 
   // ---- set-up ---------------------------------------------------------------------
 
@@ -219,12 +219,14 @@ class Search {
                         r.spec_path + "), not '" + spec_.name + "'; give another --db");
   }
 
-  // mutator.library's schedules (evolve/library.h), for the transfer mutation; said once.
+  // The stages of mutator.library's schedules that fit this graph (evolve/library.h),
+  // for the transfer mutation; said once.
   void load_library() {
     if (config_.library.empty()) return;
-    library_ = std::make_shared<const std::vector<LibrarySchedule>>(read_library(config_.library, spec_.name));
-    progress_.note("mutator: " + std::to_string(library_->size()) + " schedules of other problems in the library " +
-                   config_.library);
+    const std::vector<LibrarySchedule> schedules = read_library(config_.library, spec_.name);
+    library_ = std::make_shared<const std::vector<LibraryStage>>(fitting_stages(graph_, schedules));
+    progress_.note("mutator: " + std::to_string(library_->size()) + " stages of " + std::to_string(schedules.size()) +
+                   " schedules of other problems in the library " + config_.library + " fit this problem");
   }
 
   // The cost model's prior: the rows of the earlier runs on this device and target in

@@ -12,6 +12,7 @@
 #include "codegen/spirv.h"
 #include "evolve/compare.h"
 #include "evolve/evaluate.h"
+#include "evolve/parallel.h"
 #include "passes/schedule.h"
 #include "test_util.h"
 
@@ -530,6 +531,33 @@ TEST(Compare, IntegersMustMatchExactly) {
   values[1] = 5;
   EXPECT_TRUE(compare(got, TensorData{DType::I64, {2}, {3, 5}}).passed);
   EXPECT_FALSE(compare(got, TensorData{DType::I64, {2}, {3, 4}}).passed);
+}
+
+// Over several chunks (evolve/parallel.h), compared on the host's threads: the
+// mismatches of every chunk are counted, the worst is the first element with the
+// largest error, as one pass in order finds it, and a reference read back from the
+// device (a HostBuffer) gives the same answer as one widened to f64.
+TEST(Compare, CountsEveryChunkAndReportsTheFirstWorstElement) {
+  const int64_t n = 3 * kParallelChunk + 5;
+  TensorDecl t{"y", DType::F32, {n}, TensorRole::Output, std::nullopt};
+  HostBuffer expected = random_input(t, 7), got = expected;
+  float *values = reinterpret_cast<float *>(got.bytes.data());
+  const float *want = reinterpret_cast<const float *>(expected.bytes.data());
+  const int64_t worst_first = kParallelChunk + 3, worst_again = 3 * kParallelChunk + 1, mild = 10;
+  // The same (infinite) error at both: the first is the one reported.
+  values[worst_first] = values[worst_again] = std::nanf("");
+  values[mild] = want[mild] + 1.0f;  // at least 1/16 of max(|expected|, rms)
+  for (const Mismatch &m : {compare(got, expected), compare(got, to_tensor_data(expected))}) {
+    EXPECT_FALSE(m.passed);
+    EXPECT_EQ(m.bad_elements, 3);
+    EXPECT_EQ(m.index, (std::vector<int64_t>{worst_first}));
+    EXPECT_TRUE(std::isnan(m.got));
+    EXPECT_EQ(m.expected, want[worst_first]);
+  }
+  values[worst_first] = want[worst_first];
+  values[worst_again] = want[worst_again];
+  values[mild] = want[mild];
+  EXPECT_TRUE(compare(got, expected).passed);
 }
 
 TEST(Inputs, RandomInputsAreFreshMixedAndInRange) {

@@ -144,8 +144,8 @@ TEST(Mutator, OnlyYieldsSchedulesThatParseAndReplay) {
     // Seeded by the file's name, not its path: the same draws in every checkout.
     Rng rng(std::hash<std::string>{}(std::filesystem::path(path).filename().string()));
     // The other examples' tuned schedules on PoCL, for the transfer mutation.
-    auto library = std::make_shared<const std::vector<LibrarySchedule>>(
-        read_library(std::string(KS_SOURCE_DIR) + "/bench/tuned/pocl", graph.name));
+    auto library = std::make_shared<const std::vector<LibraryStage>>(
+        fitting_stages(graph, read_library(std::string(KS_SOURCE_DIR) + "/bench/tuned/pocl", graph.name)));
     for (int parent = 0; parent < 6; ++parent) {
       CandidateView view;
       view.schedule = parent == 0  ? Schedule{}
@@ -230,10 +230,12 @@ TEST(Mutator, TransfersAStageFromAnotherProblemsSchedule) {
   parent.schedule = parse_schedule(test::source(
       "inline e\ninline a\nbind row_max.m group.x\nsplit acc.m 8 -> mo mi\nbind acc.mo group.x\n", "parent.sched"));
   parent.speedup = 1;
-  auto library = std::make_shared<std::vector<LibrarySchedule>>();
+  std::vector<LibrarySchedule> schedules;
   for (const LibrarySchedule &s : read_library(std::string(KS_SOURCE_DIR) + "/bench/tuned/h100-opencl", graph.name))
-    if (s.name == "gemm_bias_leaky.sched") library->push_back(s);
-  ASSERT_EQ(library->size(), 1u);
+    if (s.name == "gemm_bias_leaky.sched") schedules.push_back(s);
+  ASSERT_EQ(schedules.size(), 1u);
+  auto library = std::make_shared<const std::vector<LibraryStage>>(fitting_stages(graph, schedules));
+  ASSERT_FALSE(library->empty());
   Mutator mutator = only("transfer");
   std::set<std::string> stages;
   for (uint64_t seed = 0; seed < 8; ++seed) {
@@ -277,6 +279,39 @@ TEST(Library, ReadsEveryScheduleButTheRunsOwnAndRefusesWhatIsNotOne) {
   EXPECT_EQ(test::user_error([&] { read_library(dir, "own"); }).rfind(dir + "/c.sched:2:", 0), 0u)
       << test::user_error([&] { read_library(dir, "own"); });
   std::filesystem::remove_all(dir);
+}
+
+// What a transfer can draw: of each library schedule, the stages the graph has whose
+// steps replay on it on their own (softmax's tuned steps fit matmul_gelu_softmax's
+// softmax stages; a stage another spec names alike but shapes otherwise, a stage the
+// graph lacks, and a list of steps already drawn from another file do not).
+TEST(Library, FitsOnlyTheStagesThatReplayOnTheGraph) {
+  Graph graph =
+      frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/matmul_gelu_softmax.ks"),
+                          frontend::SizeSet::Default, {});
+  auto schedule = [](const std::string &text) { return parse_schedule(test::source(text, "library.sched")); };
+  std::vector<LibrarySchedule> library = {
+      {"a.sched",
+       schedule("split acc.m 64 -> mo mi\nbind acc.mo group.y\nsplit y.q 4 -> qo qi\nsplit z.n 4 -> no ni\n")},
+      {"b.sched", schedule("split acc.m 64 -> mo mi\nbind acc.mo group.y\nbind total.m group.x\n")},
+      {"c.sched", schedule("split y.q 4 -> qo qi\n")}};
+  std::vector<LibraryStage> got = fitting_stages(graph, library);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].name, "a.sched");
+  EXPECT_EQ(got[0].stage, "acc");
+  EXPECT_EQ(got[0].steps.size(), 2u);
+  EXPECT_EQ(got[0].of, 2u);
+  EXPECT_EQ(got[1].name, "b.sched") << "b's acc steps are a's: only its total stage is new";
+  EXPECT_EQ(got[1].stage, "total");
+  // The tuned library of the H100: gemm_bias_leaky's GEMM is among what fits, whole.
+  bool gemm = false;
+  for (const LibraryStage &s :
+       fitting_stages(graph, read_library(std::string(KS_SOURCE_DIR) + "/bench/tuned/h100-opencl", graph.name))) {
+    Schedule alone{s.steps};
+    EXPECT_TRUE(replay(graph, alone).program) << s.name << " " << s.stage;
+    if (s.name == "gemm_bias_leaky.sched" && s.stage == "acc") gemm = s.steps.size() == s.of;
+  }
+  EXPECT_TRUE(gemm) << "gemm_bias_leaky's acc steps all fit matmul_gelu_softmax's GEMM";
 }
 
 // ---- configuration ----------------------------------------------------------------
