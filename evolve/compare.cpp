@@ -49,9 +49,9 @@ namespace {
 template <typename Expected>
 Mismatch compare_with(const HostBuffer &got, Expected expected, std::optional<double> tolerance_given) {
   const int64_t n = got.numel();
-  const int64_t chunks = (n + kParallelChunk - 1) / kParallelChunk;
+  const size_t chunks = static_cast<size_t>(chunk_count(n));
   // Summed per chunk, then in chunk order: the same rms whatever the threads.
-  std::vector<double> squares(static_cast<size_t>(chunks));
+  std::vector<double> squares(chunks);
   for_chunks(n, [&](int64_t chunk, int64_t first, int64_t last) {
     double sum = 0;
     for (int64_t i = first; i < last; ++i) sum += expected(i) * expected(i);
@@ -65,7 +65,7 @@ Mismatch compare_with(const HostBuffer &got, Expected expected, std::optional<do
     int64_t bad = 0, worst = -1;
     double worst_error = 0;
   };
-  std::vector<Part> parts(static_cast<size_t>(chunks));
+  std::vector<Part> parts(chunks);
   for_chunks(n, [&](int64_t chunk, int64_t first, int64_t last) {
     Part &p = parts[static_cast<size_t>(chunk)];
     for (int64_t i = first; i < last; ++i) {
