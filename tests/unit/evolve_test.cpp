@@ -565,6 +565,40 @@ TEST(Search, RunsToItsBudgetAndIsDeterministic) {
   std::filesystem::remove_all(dir);
 }
 
+// At the end the best few are timed again beside the naive kernel, and their figures
+// are against the naive kernel's time there (12 ms on the simulated queue), not its
+// time when evaluated (10 ms): on PoCL the two differ by up to 2x between processes.
+TEST(Search, TheFinalFiguresAreAgainstTheNaiveKernelTimedBesideThem) {
+  const std::string dir = temp_path("final_retime");
+  std::filesystem::create_directories(dir);
+  std::atomic<bool> stop{false};
+  test::NullProgress progress;
+  RunDatabase db(dir + "/run.db");
+  test::SimulatedQueue queue;
+  SearchOutcome out = run_search(db, std::nullopt, simulated_setup(dir, 24), queue, progress, stop);
+  ASSERT_EQ(out.status, "finished") << out.message;
+  std::vector<CandidateRow> candidates = db.candidates(out.run);
+  std::vector<const CandidateRow *> top;
+  for (const CandidateRow &c : candidates)
+    if (c.status == "correct" && c.proposer != "naive") top.push_back(&c);
+  std::sort(top.begin(), top.end(), [](const CandidateRow *a, const CandidateRow *b) {
+    return (a->retimed_speedup > 0 ? a->retimed_speedup : a->speedup) >
+           (b->retimed_speedup > 0 ? b->retimed_speedup : b->speedup);
+  });
+  ASSERT_GE(top.size(), 3u);
+  // The simulated queue times a candidate of speedup s side by side at 10/(s(1-0.01s)) ms.
+  int against_the_retimed_naive = 0;
+  for (const CandidateRow *c : top) {
+    const double s = c->speedup;
+    if (std::abs(c->retimed_speedup - test::SimulatedQueue::kNaiveRetimedMs / 10 * s * (1 - 0.01 * s)) < 1e-9)
+      ++against_the_retimed_naive;
+  }
+  EXPECT_EQ(against_the_retimed_naive, 3);
+  const double best = top[0]->retimed_speedup;
+  EXPECT_NEAR(best, 1.2 * top[0]->speedup * (1 - 0.01 * top[0]->speedup), 1e-9) << "the best is one of the three";
+  std::filesystem::remove_all(dir);
+}
+
 // Each island draws from its own mix: island 0 from random search alone, the others
 // from the run's mix (the mutator).
 TEST(Search, EachIslandHasItsOwnProposers) {
@@ -882,12 +916,15 @@ TEST_P(SearchOnDevice, BeatsTheNaiveKernel) {
   std::filesystem::create_directories(dir);
   SearchSetup setup;
   setup.spec_path = std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks";
-  // 24: with 16, one search in five on this 2-core machine found no softmax schedule
-  // that stayed faster than 1.2x when timed again (the best 1.03x to 1.09x).
-  setup.config.budget = 24;
+  // The best is timed again at the end beside the naive kernel. With 24 evaluations
+  // and batches of 2 ms, 18 searches of softmax on this 2-core machine ended between
+  // 1.26x and 2.24x; with batches of 10 ms, 1.30x to 2.20x; with 32 evaluations too,
+  // ten ended between 1.54x and 2.36x.
+  setup.config.budget = 32;
   setup.config.workers = 2;
   setup.config.sizes = sizes;
   setup.config.batches = 3;
+  setup.config.min_batch_ms = 10;
   setup.config.final_top = 3;
   // An evaluation here takes seconds; PoCL 3.1 never finishes compiling some
   // candidates (a matmul tile with local panels and k unrolled by 16 held this test
@@ -911,7 +948,7 @@ TEST_P(SearchOnDevice, BeatsTheNaiveKernel) {
       if (s > best) best = s, schedule = c.schedule;
     }
   EXPECT_GT(best, 1.2) << name << ": the best schedule found:\n" << schedule;
-  std::printf("%s at %s: best %.2fx over the naive kernel in 24 evaluations\n%s", name, sizes, best, schedule.c_str());
+  std::printf("%s at %s: best %.2fx over the naive kernel in 32 evaluations\n%s", name, sizes, best, schedule.c_str());
   std::filesystem::remove_all(dir);
 }
 
