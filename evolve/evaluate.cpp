@@ -941,15 +941,22 @@ std::vector<runtime::Timing> time_side_by_side(const frontend::Spec &spec, const
         compile_spec(spec, frontend::SizeSet::Default, sizes, s, target, device.info().subgroup_arithmetic));
   std::vector<std::vector<double>> medians(schedules.size());
   const uint64_t seed = fresh_seed();
-  for (int round = 0; round < rounds; ++round)
-    for (size_t k = 0; k < compiled.size(); ++k) {
-      const size_t i = (k + static_cast<size_t>(round)) % compiled.size();
-      const Compiled &c = compiled[i];
-      device.build(c.binary);
-      Bound b = bind(c, device);
-      prepare(c, device, b, seed + static_cast<uint64_t>(round));
-      medians[i].push_back(device.time(b.plan, timing).median_ms);
-    }
+  auto time_one = [&](size_t i, int round) {
+    const Compiled &c = compiled[i];
+    device.build(c.binary);
+    Bound b = bind(c, device);
+    prepare(c, device, b, seed + static_cast<uint64_t>(round));
+    medians[i].push_back(device.time(b.plan, timing).median_ms);
+  };
+  // The naive kernels' rounds come after every other's: on NVIDIA's Vulkan driver a
+  // kernel timed right after a slow naive kernel ran at a third to a half of its
+  // speed (bench/results.md), and in rotation the same candidate would follow it in
+  // most rounds.
+  std::vector<size_t> scheduled, naive;
+  for (size_t i = 0; i < schedules.size(); ++i) (schedules[i].steps.empty() ? naive : scheduled).push_back(i);
+  for (const std::vector<size_t> &group : {scheduled, naive})
+    for (int round = 0; round < rounds; ++round)
+      for (size_t k = 0; k < group.size(); ++k) time_one(group[(k + static_cast<size_t>(round)) % group.size()], round);
   std::vector<runtime::Timing> out;
   for (const std::vector<double> &m : medians) {
     runtime::Summary s = runtime::summarize(m);

@@ -61,7 +61,7 @@ Command add_time(CLI::App &app) {
   CLI::App *command = app.add_subcommand("time", "Time several schedules of a spec side by side, in rounds");
   command->add_option("spec", o->spec, "The .ks spec")->required();
   command->add_option("--schedule", o->schedules, "A schedule to time (repeatable)");
-  command->add_flag("--naive", o->naive, "Time the naive kernel too, first");
+  command->add_flag("--naive", o->naive, "Time the naive kernel too (listed first, timed after the others)");
   command->add_option("--size", o->sizes, "Override a size: NAME=VALUE");
   command->add_option("--rounds", o->rounds, "Rounds, each timing every candidate")->check(CLI::Range(1, 100));
   command->add_option("--batches", o->batches, "Batches per timing")->check(CLI::Range(1, 1000));

@@ -592,5 +592,26 @@ TEST(Inputs, RandomInputsAreFreshMixedAndInRange) {
   }
 }
 
+// Side by side, each candidate keeps its place in the answer, every one timed in every
+// round, the naive kernel among them (its rounds come last): the schedule that runs
+// depthwise_conv2d 8x faster than its naive kernel on PoCL is the faster in the answer,
+// in either order. In the serial group of tests/CMakeLists.txt (its name says Timing).
+TEST(SideBySideTiming, EachCandidateKeepsItsPlace) {
+  KS_REQUIRE_DEVICE(device, "opencl");
+  const frontend::Spec spec = frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/depthwise_conv2d.ks");
+  const Schedule fast = parse_schedule(test::source("unroll y.kw\ncache_write y.h private\n", "fast.sched"));
+  runtime::TimingOptions timing;
+  timing.batches = 3;
+  for (const std::vector<Schedule> &order : {std::vector<Schedule>{Schedule{}, fast}, {fast, Schedule{}}}) {
+    std::vector<runtime::Timing> times = time_side_by_side(spec, {}, order, *device, timing, 3, nullptr);
+    ASSERT_EQ(times.size(), 2u);
+    const runtime::Timing &naive = order[0].steps.empty() ? times[0] : times[1];
+    const runtime::Timing &scheduled = order[0].steps.empty() ? times[1] : times[0];
+    EXPECT_EQ(naive.batches, 3);
+    EXPECT_EQ(scheduled.batches, 3);
+    EXPECT_LT(scheduled.median_ms * 2, naive.median_ms) << naive.median_ms << " ms naive";
+  }
+}
+
 }  // namespace
 }  // namespace ks
