@@ -806,12 +806,20 @@ class Search {
                    " evaluations (" + c.proposer + ": " + c.note + ")");
   }
 
+  // One of `ksmith time --json`'s times: an object with a number for its median and,
+  // if any, for its spread (value() throws on anything else).
+  static bool a_time(const nlohmann::json &t) {
+    return t.is_object() && t.contains("median_ms") && t["median_ms"].is_number() &&
+           (!t.contains("cv") || t["cv"].is_number());
+  }
+
   void retimed(const Ticket &ticket, const ChildRun &child) {
     nlohmann::json out = nlohmann::json::parse(child.out, nullptr, false);
     std::vector<const CandidateRow *> changed;
     const size_t first = ticket.kind == Ticket::FinalRetime ? 1 : 0;  // the naive kernel's time
     if (!child.timed_out && child.exit_status == 0 && out.is_object() && out.contains("times") &&
-        out["times"].is_array() && out["times"].size() == first + ticket.ids.size()) {
+        out["times"].is_array() && out["times"].size() == first + ticket.ids.size() &&
+        std::all_of(out["times"].begin(), out["times"].end(), a_time)) {
       double baseline_ms = run_.baseline_ms;
       if (first) {
         baseline_ms = out["times"][0].value("median_ms", 0.0);
@@ -851,9 +859,12 @@ class Search {
     return text;
   }
 
-  static std::string format_ms(double ms) {
+  static std::string format_ms(double ms) { return format_number(ms) + " ms"; }
+
+  // Four significant digits at most, no trailing zeros: 3, 1.25, 0.5566.
+  static std::string format_number(double x) {
     char text[32];
-    std::snprintf(text, sizeof text, "%.4g ms", ms);
+    std::snprintf(text, sizeof text, "%.4g", x);
     return text;
   }
 
@@ -897,7 +908,7 @@ class Search {
     if (counters_.evaluated + static_cast<int64_t>(queue_.running()) >= config_.budget)
       return "the budget of " + std::to_string(config_.budget) + " evaluations is spent";
     if (config_.minutes > 0 && elapsed() >= config_.minutes * 60)
-      return "the time budget of " + std::to_string(config_.minutes) + " minutes is spent";
+      return "the time budget of " + format_number(config_.minutes) + " minutes is spent";
     if (config_.target_speedup > 0 && !counters_.best.empty() &&
         speedup_of(candidates_.at(counters_.best)) >= config_.target_speedup)
       return "the target speedup is reached";

@@ -599,6 +599,42 @@ TEST(Search, TheFinalFiguresAreAgainstTheNaiveKernelTimedBesideThem) {
   std::filesystem::remove_all(dir);
 }
 
+// A timing again that answers with times of the wrong shape is noted, the first
+// figures stand, and the run finishes (no exception out of the JSON).
+TEST(Search, AGarbledTimingAgainLeavesTheFirstFigures) {
+  const std::string dir = temp_path("garbled_retime");
+  std::filesystem::create_directories(dir);
+  std::atomic<bool> stop{false};
+  test::NullProgress progress;
+  RunDatabase db(dir + "/run.db");
+  test::SimulatedQueue queue;
+  queue.garble_retimes();
+  SearchOutcome out = run_search(db, std::nullopt, simulated_setup(dir, 24), queue, progress, stop);
+  ASSERT_EQ(out.status, "finished") << out.message;
+  int retimes = 0;
+  for (const Job &job : queue.submitted()) retimes += job.args[0] == "time";
+  EXPECT_GE(retimes, 1);
+  for (const CandidateRow &c : db.candidates(out.run)) EXPECT_EQ(c.retimed_speedup, 0) << c.id;
+  std::filesystem::remove_all(dir);
+}
+
+// A run with a time limit stops there and says so in the user's own figure.
+TEST(Search, StopsAtItsTimeBudget) {
+  const std::string dir = temp_path("minutes");
+  std::filesystem::create_directories(dir);
+  std::atomic<bool> stop{false};
+  test::NullProgress progress;
+  RunDatabase db(dir + "/run.db");
+  test::SimulatedQueue queue(30);
+  SearchSetup setup = simulated_setup(dir, 1000);
+  setup.config.minutes = 0.005;  // 0.3 s: about ten evaluations of 30 ms
+  SearchOutcome out = run_search(db, std::nullopt, setup, queue, progress, stop);
+  ASSERT_EQ(out.status, "finished") << out.message;
+  EXPECT_EQ(out.message, "the time budget of 0.005 minutes is spent");
+  EXPECT_LT(queue.done(), 100);
+  std::filesystem::remove_all(dir);
+}
+
 // Each island draws from its own mix: island 0 from random search alone, the others
 // from the run's mix (the mutator).
 TEST(Search, EachIslandHasItsOwnProposers) {

@@ -53,6 +53,8 @@ class SimulatedQueue : public EvaluationQueue {
   /// Evaluations honour --give-up-ms as the evaluator does (off by default, so that
   /// the other tests' searches see every candidate timed).
   void give_up_when_asked() { give_up_ = true; }
+  /// Timing again answers with JSON of the wrong shape (times that are not times).
+  void garble_retimes() { garble_retimes_ = true; }
   /// Every job submitted, in order.
   const std::vector<Job> &submitted() const { return submitted_; }
   size_t slots() const override { return 1; }
@@ -73,6 +75,18 @@ class SimulatedQueue : public EvaluationQueue {
       dead.exit_status = 1;
       dead.err = "error: no OpenCL device found";
       return {JobResult{job.ticket, dead}};
+    }
+    if (job.args[0] != "run" && garble_retimes_) {
+      ChildRun garbled;
+      garbled.started = true;
+      garbled.exit_status = 0;
+      // As many times as asked for, none of them a time.
+      nlohmann::json times = nlohmann::json::array();
+      for (const std::string &a : job.args)
+        if (a == "--schedule" || a == "--naive")
+          times.push_back(times.size() % 2 ? nlohmann::json{{"median_ms", "fast"}} : nlohmann::json(1));
+      garbled.out = nlohmann::json{{"times", times}}.dump();
+      return {JobResult{job.ticket, garbled}};
     }
     return {JobResult{job.ticket,
                       job.args[0] == "run" ? evaluate(job.args, learnable_, give_up_) : retime(job.args, learnable_)}};
@@ -107,6 +121,7 @@ class SimulatedQueue : public EvaluationQueue {
   int delay_ms_;
   bool learnable_;
   bool give_up_ = false;
+  bool garble_retimes_ = false;
   std::deque<Job> jobs_;
   std::vector<Job> submitted_;
   int done_ = 0;
