@@ -565,17 +565,22 @@ TEST(Search, RunsToItsBudgetAndIsDeterministic) {
   std::filesystem::remove_all(dir);
 }
 
+// A whole search of setup on queue into db, its progress unseen.
+SearchOutcome run_simulated(RunDatabase &db, test::SimulatedQueue &queue, const SearchSetup &setup) {
+  std::atomic<bool> stop{false};
+  test::NullProgress progress;
+  return run_search(db, std::nullopt, setup, queue, progress, stop);
+}
+
 // At the end the best few are timed again beside the naive kernel, and their figures
 // are against the naive kernel's time there (12 ms on the simulated queue), not its
 // time when evaluated (10 ms): on PoCL the two differ by up to 2x between processes.
 TEST(Search, TheFinalFiguresAreAgainstTheNaiveKernelTimedBesideThem) {
   const std::string dir = temp_path("final_retime");
   std::filesystem::create_directories(dir);
-  std::atomic<bool> stop{false};
-  test::NullProgress progress;
   RunDatabase db(dir + "/run.db");
   test::SimulatedQueue queue;
-  SearchOutcome out = run_search(db, std::nullopt, simulated_setup(dir, 24), queue, progress, stop);
+  SearchOutcome out = run_simulated(db, queue, simulated_setup(dir, 24));
   ASSERT_EQ(out.status, "finished") << out.message;
   std::vector<CandidateRow> candidates = db.candidates(out.run);
   std::vector<const CandidateRow *> top;
@@ -604,12 +609,10 @@ TEST(Search, TheFinalFiguresAreAgainstTheNaiveKernelTimedBesideThem) {
 TEST(Search, AGarbledTimingAgainLeavesTheFirstFigures) {
   const std::string dir = temp_path("garbled_retime");
   std::filesystem::create_directories(dir);
-  std::atomic<bool> stop{false};
-  test::NullProgress progress;
   RunDatabase db(dir + "/run.db");
   test::SimulatedQueue queue;
   queue.garble_retimes();
-  SearchOutcome out = run_search(db, std::nullopt, simulated_setup(dir, 24), queue, progress, stop);
+  SearchOutcome out = run_simulated(db, queue, simulated_setup(dir, 24));
   ASSERT_EQ(out.status, "finished") << out.message;
   int retimes = 0;
   for (const Job &job : queue.submitted()) retimes += job.args[0] == "time";
@@ -622,13 +625,11 @@ TEST(Search, AGarbledTimingAgainLeavesTheFirstFigures) {
 TEST(Search, StopsAtItsTimeBudget) {
   const std::string dir = temp_path("minutes");
   std::filesystem::create_directories(dir);
-  std::atomic<bool> stop{false};
-  test::NullProgress progress;
   RunDatabase db(dir + "/run.db");
   test::SimulatedQueue queue(30);
   SearchSetup setup = simulated_setup(dir, 1000);
   setup.config.minutes = 0.005;  // 0.3 s: about ten evaluations of 30 ms
-  SearchOutcome out = run_search(db, std::nullopt, setup, queue, progress, stop);
+  SearchOutcome out = run_simulated(db, queue, setup);
   ASSERT_EQ(out.status, "finished") << out.message;
   EXPECT_EQ(out.message, "the time budget of 0.005 minutes is spent");
   EXPECT_LT(queue.done(), 100);
