@@ -214,9 +214,10 @@ frontend::BodyCheck check_kernel_body(const frontend::Spec &spec, const EvalOpti
 /// Candidates timed side by side in one process, so that their times compare: each
 /// schedule (an empty one is the naive kernel) compiled at the timed sizes, then
 /// `rounds` rounds, each timing every candidate in turn (the order rotating by one
-/// each round) on fresh random inputs, the naive kernel's rounds after all of them. Each candidate's Timing: the median
-/// of its rounds' medians, and their spread (cv). Throws UserError for a schedule the IR or the device refuses,
-/// DeviceError for a device failure. lock, when given, is owned throughout.
+/// each round) on fresh random inputs, the naive kernel's rounds after all of them.
+/// Each candidate's Timing: the median of its rounds' medians, and their spread (cv).
+/// Throws UserError for a schedule the IR or the device refuses, DeviceError for a
+/// device failure. lock, when given, is owned throughout.
 std::vector<runtime::Timing> time_side_by_side(const frontend::Spec &spec, const frontend::SizeOverrides &sizes,
                                                const std::vector<Schedule> &schedules, runtime::Device &device,
                                                const runtime::TimingOptions &timing, int rounds,

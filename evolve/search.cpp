@@ -108,6 +108,8 @@ std::string rng_text(const Rng &rng) {
 struct Ticket {
   enum Kind { Evaluation, Retime, FinalRetime } kind = Evaluation;
   std::vector<std::string> ids;  // the candidate evaluated, or those timed side by side
+  // How many naive kernels are timed first beside ids: the final retime's one.
+  size_t naive_timed() const { return kind == FinalRetime ? 1 : 0; }
 };
 
 class Search {
@@ -392,18 +394,18 @@ class Search {
                                      std::to_string(config_.batches),
                                      "--min-batch-ms",
                                      std::to_string(config_.min_batch_ms)};
+    const Ticket t{kind, ids};
     // At the end the naive kernel is timed beside the best few, and their figures are
     // against it: on a CPU device one process runs the same kernel up to twice as fast
     // as another (PoCL), and against a baseline from another process a softmax schedule
     // about as fast as the naive kernel was reported at 1.09x and 1.36x.
-    if (kind == Ticket::FinalRetime) args.push_back("--naive");
+    if (t.naive_timed()) args.push_back("--naive");
     for (const std::string &id : ids) args.insert(args.end(), {"--schedule", schedule_file(candidates_.at(id))});
     std::vector<std::string> device = device_args();
     args.insert(args.end(), device.begin(), device.end());
     uint64_t ticket = next_ticket_++;
-    tickets_[ticket] = {kind, ids};
-    const size_t timed = ids.size() + (kind == Ticket::FinalRetime ? 1 : 0);
-    queue_.submit({ticket, args, config_.time_limit_s * static_cast<double>(timed)});
+    tickets_[ticket] = t;
+    queue_.submit({ticket, args, config_.time_limit_s * static_cast<double>(ids.size() + t.naive_timed())});
   }
 
   // ---- the record of it all -----------------------------------------------------
@@ -816,7 +818,7 @@ class Search {
   void retimed(const Ticket &ticket, const ChildRun &child) {
     nlohmann::json out = nlohmann::json::parse(child.out, nullptr, false);
     std::vector<const CandidateRow *> changed;
-    const size_t first = ticket.kind == Ticket::FinalRetime ? 1 : 0;  // the naive kernel's time
+    const size_t first = ticket.naive_timed();  // the naive kernel's time comes first
     if (!child.timed_out && child.exit_status == 0 && out.is_object() && out.contains("times") &&
         out["times"].is_array() && out["times"].size() == first + ticket.ids.size() &&
         std::all_of(out["times"].begin(), out["times"].end(), a_time)) {
