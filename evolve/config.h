@@ -14,7 +14,7 @@ namespace ks {
 struct EvolveConfig {
   // [search]
   int budget = 200;           // device evaluations (proposals the IR refuses cost none)
-  double minutes = 0;         // wall-clock limit; 0: none
+  double minutes = 0;         // wall-clock limit (what still runs gets a tenth more); 0: none
   double target_speedup = 0;  // stop once the best reaches it; 0: never
   uint64_t seed = 1;          // of the search's random stream (proposals, sampling)
   int workers = 1;            // evaluations in flight at once, each in a child process

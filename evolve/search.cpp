@@ -919,6 +919,24 @@ class Search {
     return "";
   }
 
+  // Past the time budget and a tenth of it more, the evaluations still running are
+  // stopped and left pending (proposed, not evaluated): a compile that never ends
+  // must not hold the run until the evaluation's own time limit, nor be recorded as
+  // a timeout it did not reach. The final timing again is the run's answer and runs
+  // to its own limit.
+  void stop_overtime() {
+    if (config_.minutes <= 0 || elapsed() < config_.minutes * 60 * 1.1 || tickets_.empty()) return;
+    int64_t evaluations = 0;
+    for (const auto &[number, ticket] : tickets_) {
+      if (ticket.kind == Ticket::FinalRetime) return;
+      evaluations += ticket.kind == Ticket::Evaluation;
+    }
+    queue_.stop();
+    tickets_.clear();
+    progress_.note("note: the time budget is spent and a tenth of it more: " + std::to_string(evaluations) +
+                   (evaluations == 1 ? " evaluation" : " evaluations") + " still running stopped, left not evaluated");
+  }
+
   SearchOutcome finish(const std::string &status, const std::string &message) {
     run_.status = status;
     run_.message = message;
@@ -979,6 +997,7 @@ class Search {
         const int64_t room = config_.budget - counters_.evaluated - static_cast<int64_t>(queue_.running());
         propose_some(std::min(slots - queue_.running(), static_cast<size_t>(std::max<int64_t>(1, room))));
       }
+      if (naive_done) stop_overtime();  // the naive kernel, the baseline, is waited for
       if (queue_.running() == 0) {
         if (!naive_done) return finish("failed", "the naive kernel was not evaluated");
         if (!counters_.pending_retimes.empty()) continue;

@@ -240,7 +240,11 @@ Command add_evolve(CLI::App &app) {
   command->add_option("--config", o->config,
                       "A TOML configuration (ksmith evolve SPEC --print-config shows every key)");
   command->add_option("--budget", o->budget, "Device evaluations (default 200)")->check(CLI::Range(1, 10000000));
-  command->add_option("--minutes", o->minutes, "Wall-clock limit, in minutes")->check(CLI::Range(0.0, 1e6));
+  command
+      ->add_option("--minutes", o->minutes,
+                   "Wall-clock limit, in minutes: no proposals after it; evaluations still running a tenth of it later "
+                   "are stopped, left not evaluated")
+      ->check(CLI::Range(0.0, 1e6));
   command->add_option("--seed", o->seed, "Seed of the search's random stream");
   command->add_option("--workers", o->workers, "Evaluations in flight at once")->check(CLI::Range(1, 256));
   command->add_option("--proposer", o->proposer,

@@ -4,15 +4,19 @@
 
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "codegen/spirv.h"
 #include "evolve/compare.h"
 #include "evolve/evaluate.h"
 #include "evolve/parallel.h"
+#include "evolve/workers.h"
 #include "passes/schedule.h"
 #include "test_util.h"
 
@@ -611,6 +615,69 @@ TEST(SideBySideTiming, EachCandidateKeepsItsPlace) {
     EXPECT_EQ(scheduled.batches, 3);
     EXPECT_LT(scheduled.median_ms * 2, naive.median_ms) << naive.median_ms << " ms naive";
   }
+}
+
+// A device that says it is a GPU, every call passed to the one it wraps, its builds
+// counted.
+class SaysGpu : public runtime::Device {
+ public:
+  explicit SaysGpu(runtime::Device &inner) : inner_(inner), info_(inner.info()) { info_.gpu = true; }
+  const runtime::DeviceInfo &info() const override { return info_; }
+  runtime::BufferId allocate(size_t bytes) override { return inner_.allocate(bytes); }
+  void release(runtime::BufferId buffer) override { inner_.release(buffer); }
+  std::optional<int64_t> guard_breach(runtime::BufferId buffer) override { return inner_.guard_breach(buffer); }
+  size_t live_buffers() const override { return inner_.live_buffers(); }
+  void write(runtime::BufferId buffer, const void *data, size_t bytes) override { inner_.write(buffer, data, bytes); }
+  void read(runtime::BufferId buffer, void *data, size_t bytes) override { inner_.read(buffer, data, bytes); }
+  void build(const runtime::DeviceProgram &program) override {
+    ++builds;
+    inner_.build(program);
+  }
+  void run(const runtime::LaunchPlan &plan) override { inner_.run(plan); }
+  runtime::Timing time(const runtime::LaunchPlan &plan, const runtime::TimingOptions &options) override {
+    return inner_.time(plan, options);
+  }
+  std::atomic<int> builds{0};
+
+ private:
+  runtime::Device &inner_;
+  runtime::DeviceInfo info_;
+};
+
+// On a GPU an evaluation compiles before it takes the device lock: the compile is the
+// host's work, and a long one (NVIDIA's compiler took 30 s for an unrolled tile at
+// the odd check sizes) held under the lock kept every other evaluation from timing.
+// Here another evaluation owns the device; the check's build comes all the same, and
+// the check itself waits for the lock.
+TEST(DeviceLockUse, AGpuEvaluationCompilesWithoutTheLock) {
+  KS_REQUIRE_DEVICE(device, "opencl");
+  SaysGpu gpu(*device);
+  const std::string lock_path =
+      (std::filesystem::temp_directory_path() / ("ks_lock_" + std::to_string(getpid()))).string();
+  DeviceLock timing(lock_path), mine(lock_path);
+  timing.own();
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/softmax.ks";
+  EvalOptions options;
+  options.time = false;
+  options.trials = 1;
+  options.lock = &mine;
+  std::atomic<bool> done{false};
+  EvalRecord r;
+  std::thread evaluation([&] {
+    r = evaluate(frontend::load_spec(path), path, gpu, options);
+    done = true;
+  });
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (gpu.builds == 0 && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const bool built_while_owned = gpu.builds > 0;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(done) << "the check ran while another evaluation owned the device";
+  timing.release();
+  evaluation.join();
+  std::filesystem::remove(lock_path);
+  EXPECT_TRUE(built_while_owned) << "no build until the lock was free";
+  EXPECT_TRUE(r.ok()) << r.to_json().dump(2);
 }
 
 }  // namespace

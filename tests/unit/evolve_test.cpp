@@ -636,6 +636,36 @@ TEST(Search, StopsAtItsTimeBudget) {
   std::filesystem::remove_all(dir);
 }
 
+// Past its time budget and a tenth more, a run stops the evaluations still running (a
+// compile that hangs) and leaves them not evaluated, instead of waiting for their own
+// time limit and recording a timeout; the best are still timed again.
+TEST(Search, StopsWhatStillRunsPastItsTimeBudget) {
+  const std::string dir = temp_path("overtime");
+  std::filesystem::create_directories(dir);
+  RunDatabase db(dir + "/run.db");
+  test::SimulatedQueue queue;
+  queue.hang_evaluations_after(6);
+  SearchSetup setup = simulated_setup(dir, 1000);
+  setup.config.minutes = 0.01;     // 0.6 s, and 0.06 s more for what still runs
+  setup.config.time_limit_s = 30;  // what the run would wait without the stop
+  const auto start = std::chrono::steady_clock::now();
+  SearchOutcome out = run_simulated(db, queue, setup);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(out.status, "finished") << out.message;
+  EXPECT_EQ(out.message, "the time budget of 0.01 minutes is spent");
+  EXPECT_LT(seconds, 10);
+  EXPECT_EQ(queue.stops(), 1);
+  std::map<std::string, int> by_status;
+  for (const CandidateRow &c : db.candidates(out.run)) ++by_status[c.status];
+  EXPECT_EQ(by_status["pending"], 1);
+  EXPECT_EQ(by_status["timeout"], 0);
+  EXPECT_GE(by_status["correct"], 3);
+  bool retimed = false;
+  for (const CandidateRow &c : db.candidates(out.run)) retimed = retimed || c.retimed_speedup > 0;
+  EXPECT_TRUE(retimed) << "the final timing again runs after the stop";
+  std::filesystem::remove_all(dir);
+}
+
 // Each island draws from its own mix: island 0 from random search alone, the others
 // from the run's mix (the mutator).
 TEST(Search, EachIslandHasItsOwnProposers) {

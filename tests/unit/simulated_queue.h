@@ -55,16 +55,37 @@ class SimulatedQueue : public EvaluationQueue {
   void give_up_when_asked() { give_up_ = true; }
   /// Timing again answers with JSON of the wrong shape (times that are not times).
   void garble_retimes() { garble_retimes_ = true; }
+  /// From the nth evaluation on, an evaluation does not end by itself, as a compile
+  /// that hangs: it runs until its job's time limit, unless stopped.
+  void hang_evaluations_after(int n) { hang_after_ = n; }
   /// Every job submitted, in order.
   const std::vector<Job> &submitted() const { return submitted_; }
   size_t slots() const override { return 1; }
   size_t running() const override { return jobs_.size(); }
   void submit(Job job) override {
+    if (job.args[0] == "run" && hang_after_ >= 0 && ++evaluations_ > hang_after_)
+      hanging_since_[job.ticket] = std::chrono::steady_clock::now();
     submitted_.push_back(job);
     jobs_.push_back(std::move(job));
   }
-  std::vector<JobResult> wait(double) override {
+  std::vector<JobResult> wait(double timeout_s) override {
     if (jobs_.empty()) return {};
+    if (auto h = hanging_since_.find(jobs_.front().ticket); h != hanging_since_.end()) {
+      const auto limit = h->second + std::chrono::duration<double>(jobs_.front().time_limit_s);
+      if (std::chrono::steady_clock::now() < limit) {
+        std::this_thread::sleep_until(
+            std::min(limit, std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s)));
+        return {};
+      }
+      ChildRun killed;
+      killed.started = true;
+      killed.timed_out = true;
+      killed.exit_status = -1;
+      JobResult r{jobs_.front().ticket, killed};
+      jobs_.pop_front();
+      ++done_;
+      return {r};
+    }
     if (delay_ms_) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
     Job job = jobs_.front();
     jobs_.pop_front();
@@ -91,8 +112,12 @@ class SimulatedQueue : public EvaluationQueue {
     return {JobResult{job.ticket,
                       job.args[0] == "run" ? evaluate(job.args, learnable_, give_up_) : retime(job.args, learnable_)}};
   }
-  void stop() override { jobs_.clear(); }
+  void stop() override {
+    jobs_.clear();
+    ++stops_;
+  }
   int done() const { return done_; }
+  int stops() const { return stops_; }
 
   static constexpr double kNaiveRetimedMs = 12.0;
 
@@ -126,6 +151,8 @@ class SimulatedQueue : public EvaluationQueue {
   std::vector<Job> submitted_;
   int done_ = 0;
   int broken_after_ = -1;
+  int hang_after_ = -1, evaluations_ = 0, stops_ = 0;
+  std::map<uint64_t, std::chrono::steady_clock::time_point> hanging_since_;
 
   static std::string value_of(const std::vector<std::string> &args, const std::string &flag) {
     for (size_t i = 0; i + 1 < args.size(); ++i)
