@@ -52,6 +52,9 @@ constexpr int kMaxBroken = 5;
 constexpr double kGiveUpFloorMs = 10;
 // Recent failures shown to proposers.
 constexpr size_t kRecentFailures = 6;
+// The share of the time budget that evaluations still running at its end may take
+// more before they are stopped: most finish within it, a hung compile does not.
+constexpr double kOvertimeShare = 0.1;
 
 // What the search keeps across a resume besides the archive and the candidates.
 struct Counters {
@@ -925,7 +928,7 @@ class Search {
   // a timeout it did not reach. The final timing again is the run's answer and runs
   // to its own limit.
   void stop_overtime() {
-    if (config_.minutes <= 0 || elapsed() < config_.minutes * 60 * 1.1 || tickets_.empty()) return;
+    if (config_.minutes <= 0 || elapsed() < config_.minutes * 60 * (1 + kOvertimeShare) || tickets_.empty()) return;
     int64_t evaluations = 0;
     for (const auto &[number, ticket] : tickets_) {
       if (ticket.kind == Ticket::FinalRetime) return;
