@@ -99,9 +99,10 @@ for k, level in enumerate(LEVELS):
           f"{halved} of {len(rows)} runs; on {first} others {baseline}'s first proposal reached it, which no search "
           f"can halve.")
 
-# By example, over its seeds: the median evaluations to each level. One seed's count is mostly the luck of
-# its draws: on PoCL, three seeds of the unranked mutator took 18, 2 and 1 evaluations
-# to reach 95% of seed 1's conv2d best, and 2, 22 and 1 for softmax's.
+# By example, over its seeds: the median evaluations to each level. One seed's count
+# is mostly the luck of its draws: on PoCL, three seeds of the unranked mutator took
+# 18, 2 and 1 evaluations to reach 95% of seed 1's conv2d best, and 2, 22 and 1 for
+# softmax's.
 by_example = {}
 for r in rows:
     by_example.setdefault(r[0][0], []).append(r)

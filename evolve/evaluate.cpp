@@ -596,12 +596,10 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
       }
     });
   inputs = random_inputs(c, seed);
-  if (options.lock) {
-    at_stage("timed", "build", [&] { device.build(c.binary); });
-    *wait_s += seconds_in([&] { options.lock->own(); });
-  }
+  at_stage("timed", "build", [&] { device.build(c.binary); });  // before the lock, as the check's
+  if (options.lock) *wait_s += seconds_in([&] { options.lock->own(); });
   {
-    Bound b = build_and_bind("timed", c, device);
+    Bound b = at_stage("timed", "launch", [&] { return bind(c, device); });
     at_stage("timed", "run", [&] {
       write_inputs(c, device, b, inputs);
       if (scheduled) {
@@ -879,13 +877,13 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
                          " interpreter steps per trial (the limit is 2e9); give " + spec.name +
                          " a 'check' clause with smaller sizes, or pass --check-size"}};
     }
-    // The driver's compile is the host's work: done before the lock (the build below
-    // then loads it from the cache). An unrolled register tile at the odd check sizes,
-    // every access guarded, took NVIDIA's compiler 30 s on the H100; under the lock it
-    // kept every other evaluation from timing for as long (bench/results.md).
-    if (options.lock) at_stage("check", "build", [&] { device.build(c.binary); });
+    // The driver's compile is the host's work: made before the lock. An unrolled
+    // register tile at the odd check sizes, every access guarded, took NVIDIA's
+    // compiler 30 s on the H100; under the lock it kept every other evaluation from
+    // timing for as long (bench/results.md).
+    at_stage("check", "build", [&] { device.build(c.binary); });
     if (options.lock) record.phases.wait_s += seconds_in([&] { options.lock->share(); });
-    Bound b = build_and_bind("check", c, device);
+    Bound b = at_stage("check", "launch", [&] { return bind(c, device); });
     at_stage("check", "run", [&] { check_trials(c, device, b, base_seed, options.trials, &record); });
     record.phases.check_s += since();
   } catch (Stopped &stopped) {

@@ -33,6 +33,16 @@ std::string temp_path(const std::string &name) {
   return path;
 }
 
+// A folder of its own for a test's run, removed when the test ends, failed or not
+// (declared before the run's database, which closes first).
+struct RunFolder {
+  explicit RunFolder(const std::string &name) : dir(temp_path(name)) { std::filesystem::create_directories(dir); }
+  ~RunFolder() { std::filesystem::remove_all(dir); }
+  RunFolder(const RunFolder &) = delete;
+  RunFolder &operator=(const RunFolder &) = delete;
+  std::string dir;
+};
+
 // ---- archive ----------------------------------------------------------------------
 
 TEST(Archive, BinsAreFixedEdges) {
@@ -531,8 +541,8 @@ std::string fingerprint(RunDatabase &db, int64_t run) {
 }
 
 TEST(Search, RunsToItsBudgetAndIsDeterministic) {
-  const std::string dir = temp_path("det");
-  std::filesystem::create_directories(dir);
+  const RunFolder folder("det");
+  const std::string &dir = folder.dir;
   std::atomic<bool> stop{false};
   test::NullProgress progress;
   std::string prints[2];
@@ -562,7 +572,6 @@ TEST(Search, RunsToItsBudgetAndIsDeterministic) {
     EXPECT_EQ(db.integrity_check(), "ok");
   }
   EXPECT_EQ(prints[0], prints[1]) << "the same seed, the same search";
-  std::filesystem::remove_all(dir);
 }
 
 // A whole search of setup on queue into db, its progress unseen.
@@ -576,8 +585,8 @@ SearchOutcome run_simulated(RunDatabase &db, test::SimulatedQueue &queue, const 
 // are against the naive kernel's time there (12 ms on the simulated queue), not its
 // time when evaluated (10 ms): on PoCL the two differ by up to 2x between processes.
 TEST(Search, TheFinalFiguresAreAgainstTheNaiveKernelTimedBesideThem) {
-  const std::string dir = temp_path("final_retime");
-  std::filesystem::create_directories(dir);
+  const RunFolder folder("final_retime");
+  const std::string &dir = folder.dir;
   RunDatabase db(dir + "/run.db");
   test::SimulatedQueue queue;
   SearchOutcome out = run_simulated(db, queue, simulated_setup(dir, 24));
@@ -601,14 +610,13 @@ TEST(Search, TheFinalFiguresAreAgainstTheNaiveKernelTimedBesideThem) {
   EXPECT_EQ(against_the_retimed_naive, 3);
   const double best = top[0]->retimed_speedup;
   EXPECT_NEAR(best, 1.2 * top[0]->speedup * (1 - 0.01 * top[0]->speedup), 1e-9) << "the best is one of the three";
-  std::filesystem::remove_all(dir);
 }
 
 // A timing again that answers with times of the wrong shape is noted, the first
 // figures stand, and the run finishes (no exception out of the JSON).
 TEST(Search, AGarbledTimingAgainLeavesTheFirstFigures) {
-  const std::string dir = temp_path("garbled_retime");
-  std::filesystem::create_directories(dir);
+  const RunFolder folder("garbled_retime");
+  const std::string &dir = folder.dir;
   RunDatabase db(dir + "/run.db");
   test::SimulatedQueue queue;
   queue.garble_retimes();
@@ -618,13 +626,12 @@ TEST(Search, AGarbledTimingAgainLeavesTheFirstFigures) {
   for (const Job &job : queue.submitted()) retimes += job.args[0] == "time";
   EXPECT_GE(retimes, 1);
   for (const CandidateRow &c : db.candidates(out.run)) EXPECT_EQ(c.retimed_speedup, 0) << c.id;
-  std::filesystem::remove_all(dir);
 }
 
 // A run with a time limit stops there and says so in the user's own figure.
 TEST(Search, StopsAtItsTimeBudget) {
-  const std::string dir = temp_path("minutes");
-  std::filesystem::create_directories(dir);
+  const RunFolder folder("minutes");
+  const std::string &dir = folder.dir;
   RunDatabase db(dir + "/run.db");
   test::SimulatedQueue queue(30);
   SearchSetup setup = simulated_setup(dir, 1000);
@@ -633,15 +640,14 @@ TEST(Search, StopsAtItsTimeBudget) {
   ASSERT_EQ(out.status, "finished") << out.message;
   EXPECT_EQ(out.message, "the time budget of 0.005 minutes is spent");
   EXPECT_LT(queue.done(), 100);
-  std::filesystem::remove_all(dir);
 }
 
 // Past its time budget and a tenth more, a run stops the evaluations still running (a
 // compile that hangs) and leaves them not evaluated, instead of waiting for their own
 // time limit and recording a timeout; the best are still timed again.
 TEST(Search, StopsWhatStillRunsPastItsTimeBudget) {
-  const std::string dir = temp_path("overtime");
-  std::filesystem::create_directories(dir);
+  const RunFolder folder("overtime");
+  const std::string &dir = folder.dir;
   RunDatabase db(dir + "/run.db");
   test::SimulatedQueue queue;
   queue.hang_evaluations_after(6);
@@ -663,14 +669,13 @@ TEST(Search, StopsWhatStillRunsPastItsTimeBudget) {
   bool retimed = false;
   for (const CandidateRow &c : db.candidates(out.run)) retimed = retimed || c.retimed_speedup > 0;
   EXPECT_TRUE(retimed) << "the final timing again runs after the stop";
-  std::filesystem::remove_all(dir);
 }
 
 // Each island draws from its own mix: island 0 from random search alone, the others
 // from the run's mix (the mutator).
 TEST(Search, EachIslandHasItsOwnProposers) {
-  const std::string dir = temp_path("islands");
-  std::filesystem::create_directories(dir);
+  const RunFolder folder("islands");
+  const std::string &dir = folder.dir;
   std::atomic<bool> stop{false};
   test::NullProgress progress;
   RunDatabase db(dir + "/run.db");
@@ -685,7 +690,6 @@ TEST(Search, EachIslandHasItsOwnProposers) {
   EXPECT_EQ(by_island[0], (std::set<std::string>{"random"}));
   EXPECT_EQ(by_island[1], (std::set<std::string>{"mutator"}));
   EXPECT_EQ(by_island[2], (std::set<std::string>{"mutator"}));
-  std::filesystem::remove_all(dir);
 }
 
 // kill -9 at twenty random moments (each a fresh process running the search, killed
@@ -693,8 +697,8 @@ TEST(Search, EachIslandHasItsOwnProposers) {
 // recorded lost, nothing evaluated twice, the database whole, and the same
 // candidates, outcomes and archive as an uninterrupted run with one worker.
 TEST(Search, ResumesAfterKillNineAsIfNeverKilled) {
-  const std::string dir = temp_path("resume");
-  std::filesystem::create_directories(dir);
+  const RunFolder folder("resume");
+  const std::string &dir = folder.dir;
   const int budget = 60;  // at 30 ms an evaluation, longer than twenty kills take
   std::string uninterrupted;
   {
@@ -752,14 +756,13 @@ TEST(Search, ResumesAfterKillNineAsIfNeverKilled) {
   EXPECT_EQ(db.runs()[0].status, "finished");
   EXPECT_EQ(db.integrity_check(), "ok");
   EXPECT_EQ(fingerprint(db, db.runs()[0].id), uninterrupted);
-  std::filesystem::remove_all(dir);
 }
 
 // A full disk: the evaluation in hand is rolled back, the database stays whole, and
 // a resume once there is room finishes the run as if nothing had happened.
 TEST(Search, AFullDiskLosesNothing) {
-  const std::string dir = temp_path("full");
-  std::filesystem::create_directories(dir);
+  const RunFolder folder("full");
+  const std::string &dir = folder.dir;
   std::atomic<bool> stop{false};
   test::NullProgress progress;
   std::string whole;
@@ -793,15 +796,14 @@ TEST(Search, AFullDiskLosesNothing) {
   SearchOutcome out = run_search(db, db.runs()[0].id, simulated_setup(dir + "/f", 25), queue, progress, stop);
   EXPECT_EQ(out.status, "finished");
   EXPECT_EQ(fingerprint(db, out.run), whole);
-  std::filesystem::remove_all(dir);
 }
 
 // The device vanishes mid-run: five evaluations in a row without a record end the
 // run as failed, with the last child's words; a resume once the device is back
 // finishes it, the failed evaluations kept as failures.
 TEST(Search, ADeviceThatVanishesFailsTheRunResumably) {
-  const std::string dir = temp_path("vanish");
-  std::filesystem::create_directories(dir);
+  const RunFolder folder("vanish");
+  const std::string &dir = folder.dir;
   std::atomic<bool> stop{false};
   test::NullProgress progress;
   RunDatabase db(dir + "/run.db");
@@ -819,7 +821,6 @@ TEST(Search, ADeviceThatVanishesFailsTheRunResumably) {
   int failed = 0;
   for (const CandidateRow &c : db.candidates(out.run)) failed += c.status == "failed";
   EXPECT_EQ(failed, 5);
-  std::filesystem::remove_all(dir);
 }
 
 // A child that hangs is killed with its process group at its time limit; the queue
@@ -979,8 +980,8 @@ class SearchOnDevice : public testing::TestWithParam<std::pair<const char *, con
 TEST_P(SearchOnDevice, BeatsTheNaiveKernel) {
   if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
   auto [name, sizes] = GetParam();
-  const std::string dir = temp_path(std::string("device_") + name);
-  std::filesystem::create_directories(dir);
+  const RunFolder folder(std::string("device_") + name);
+  const std::string &dir = folder.dir;
   SearchSetup setup;
   setup.spec_path = std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks";
   // The best is timed again at the end beside the naive kernel. With 24 evaluations
@@ -1016,7 +1017,6 @@ TEST_P(SearchOnDevice, BeatsTheNaiveKernel) {
     }
   EXPECT_GT(best, 1.2) << name << ": the best schedule found:\n" << schedule;
   std::printf("%s at %s: best %.2fx over the naive kernel in 32 evaluations\n%s", name, sizes, best, schedule.c_str());
-  std::filesystem::remove_all(dir);
 }
 
 // A kernel the driver never finishes: PoCL 3.1 compiles this gelu schedule (correct,

@@ -64,17 +64,16 @@ class SimulatedQueue : public EvaluationQueue {
   size_t running() const override { return jobs_.size(); }
   void submit(Job job) override {
     if (job.args[0] == "run" && hang_after_ >= 0 && ++evaluations_ > hang_after_)
-      hanging_since_[job.ticket] = std::chrono::steady_clock::now();
+      hang_until_[job.ticket] = std::chrono::steady_clock::now() + seconds(job.time_limit_s);
     submitted_.push_back(job);
     jobs_.push_back(std::move(job));
   }
   std::vector<JobResult> wait(double timeout_s) override {
     if (jobs_.empty()) return {};
-    if (auto h = hanging_since_.find(jobs_.front().ticket); h != hanging_since_.end()) {
-      const auto limit = h->second + std::chrono::duration<double>(jobs_.front().time_limit_s);
-      if (std::chrono::steady_clock::now() < limit) {
-        std::this_thread::sleep_until(
-            std::min(limit, std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s)));
+    if (auto h = hang_until_.find(jobs_.front().ticket); h != hang_until_.end()) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now < h->second) {
+        std::this_thread::sleep_until(std::min(h->second, now + seconds(timeout_s)));
         return {};
       }
       ChildRun killed;
@@ -152,7 +151,11 @@ class SimulatedQueue : public EvaluationQueue {
   int done_ = 0;
   int broken_after_ = -1;
   int hang_after_ = -1, evaluations_ = 0, stops_ = 0;
-  std::map<uint64_t, std::chrono::steady_clock::time_point> hanging_since_;
+  std::map<uint64_t, std::chrono::steady_clock::time_point> hang_until_;  // a hung evaluation's time limit
+
+  static std::chrono::steady_clock::duration seconds(double s) {
+    return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
+  }
 
   static std::string value_of(const std::vector<std::string> &args, const std::string &flag) {
     for (size_t i = 0; i + 1 < args.size(); ++i)
