@@ -281,6 +281,9 @@ const std::map<std::string, std::map<std::string, Setter>> &schema() {
         {"pool", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
            c.cost_pool = static_cast<int>(r.integer(n, "cost_model.pool", 1, 4096));
          }},
+        {"steps", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
+           c.cost_steps = static_cast<int>(r.integer(n, "cost_model.steps", 1, 16));
+         }},
         {"warmup", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
            c.cost_warmup = static_cast<int>(r.integer(n, "cost_model.warmup", 2, 1000000));
          }},
@@ -513,6 +516,7 @@ std::string EvolveConfig::to_toml() const {
       << "[cost_model]\n"
       << "kind = " << quoted(cost_model) << "\n"
       << "pool = " << cost_pool << "\n"
+      << "steps = " << cost_steps << "\n"
       << "warmup = " << cost_warmup << "\n"
       << "explore = " << number_text(cost_explore) << "\n"
       << "retrain_every = " << cost_retrain_every << "\n"

@@ -63,6 +63,7 @@ struct EvolveConfig {
   // [cost_model]: which proposals reach the device (evolve/cost_model.h)
   std::string cost_model = "xgboost";  // "xgboost": rank a pool of proposals; "none": send each
   int cost_pool = 24;                  // proposals ranked for each one sent
+  int cost_steps = 1;                  // generations ranked before one is sent (1: the children alone)
   int cost_warmup = 16;                // measured candidates before the model ranks (until then: the first)
   double cost_explore = 0.05;          // share of proposals sent unranked, so the model keeps learning
   int cost_retrain_every = 8;          // measurements between trainings

@@ -47,15 +47,20 @@ CostModel::~CostModel() {
 }
 
 void CostModel::train(const std::vector<std::vector<float>> &features, const std::vector<float> &labels,
-                      const std::vector<unsigned> &groups) {
+                      const std::vector<unsigned> &groups, const std::vector<float> &group_weights) {
   if (features.empty() || features.size() != labels.size())
     throw std::runtime_error("the cost model needs one label per row, and a row at least");
   std::vector<unsigned> sizes = groups.empty() ? std::vector<unsigned>{static_cast<unsigned>(features.size())} : groups;
   if (std::accumulate(sizes.begin(), sizes.end(), size_t{0}) != features.size())
     throw std::runtime_error("the cost model's groups do not add up to its rows");
+  if (!group_weights.empty() && group_weights.size() != sizes.size())
+    throw std::runtime_error("the cost model's group weights are not one a group");
   Matrix m(features);
   check(XGDMatrixSetFloatInfo(m.handle, "label", labels.data(), labels.size()), "setting the labels");
   check(XGDMatrixSetUIntInfo(m.handle, "group", sizes.data(), sizes.size()), "setting the groups");
+  if (!group_weights.empty())  // a ranking objective reads one weight a group
+    check(XGDMatrixSetFloatInfo(m.handle, "weight", group_weights.data(), group_weights.size()),
+          "setting the group weights");
   BoosterHandle booster = nullptr;
   check(XGBoosterCreate(&m.handle, 1, &booster), "creating a booster");
   try {

@@ -23,9 +23,11 @@ class CostModel {
   /// Trains from scratch on rows of features and their labels (higher is faster), in
   /// groups of consecutive rows whose sizes are `groups` (each run's rows: labels are
   /// compared within a group only); one group of every row when groups is empty.
-  /// Throws std::runtime_error with XGBoost's message when it fails.
+  /// group_weights, one a group where given: how much each group's order counts (in
+  /// XGBoost's ranking a group weighs as its pairs, so a large group outweighs a small
+  /// one unless weighted). Throws std::runtime_error with XGBoost's message when it fails.
   void train(const std::vector<std::vector<float>> &features, const std::vector<float> &labels,
-             const std::vector<unsigned> &groups = {});
+             const std::vector<unsigned> &groups = {}, const std::vector<float> &group_weights = {});
   bool trained() const { return booster_ != nullptr; }
   /// The predicted label of each row (higher: predicted faster). Needs trained().
   std::vector<float> predict(const std::vector<std::vector<float>> &features) const;

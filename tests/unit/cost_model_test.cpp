@@ -138,6 +138,29 @@ TEST(CostModel, RefusesWhatItCannotUse) {
   EXPECT_THROW(model.train({{1, 2}, {3}}, {0, 1}), std::runtime_error);
   EXPECT_THROW(model.train({{1, 2}}, {0, 1}), std::runtime_error);
   EXPECT_THROW(model.train({{1, 2}, {3, 4}}, {0, 1}, {1}), std::runtime_error) << "groups of 1 row for 2";
+  EXPECT_THROW(model.train({{1, 2}, {3, 4}}, {0, 1}, {1, 1}, {1}), std::runtime_error) << "one weight, two groups";
+}
+
+// Weighted groups: a large group ranks by one feature, a small one the other way.
+// Unweighted, the large group's many pairs decide; with the small group weighing more
+// than the large one's pairs, its order wins (as a run's own few rows against a prior).
+TEST(CostModel, WeighsGroups) {
+  std::vector<std::vector<float>> rows;
+  std::vector<float> labels;
+  for (int i = 0; i < 120; ++i)
+    rows.push_back({static_cast<float>(i % 40)}), labels.push_back(static_cast<float>(i % 40));
+  for (int i = 0; i < 12; ++i) rows.push_back({static_cast<float>(i * 3)}), labels.push_back(static_cast<float>(-i));
+  std::vector<std::vector<float>> test;
+  std::vector<double> ascending;
+  for (int i = 0; i < 40; ++i) test.push_back({static_cast<float>(i) + 0.5f}), ascending.push_back(i);
+  auto rho = [&](const std::vector<float> &weights) {
+    CostModel model;
+    model.train(rows, labels, {120, 12}, weights);
+    std::vector<float> p = model.predict(test);
+    return rank_correlation(std::vector<double>(p.begin(), p.end()), ascending);
+  };
+  EXPECT_GT(rho({}), 0.5) << "unweighted: the large group's order";
+  EXPECT_LT(rho({1, 50}), -0.5) << "the small group weighted: its order";
 }
 
 // Ranking within groups: two groups whose labels lie on different scales (one problem's
@@ -175,7 +198,7 @@ struct SimulatedRun {
   std::vector<CandidateRow> candidates;
 };
 SimulatedRun simulated_search(const std::string &dir, const std::string &kind, uint64_t seed, int budget,
-                              const std::vector<std::string> &prior = {}) {
+                              const std::vector<std::string> &prior = {}, int steps = EvolveConfig().cost_steps) {
   std::filesystem::remove_all(dir);
   std::filesystem::remove(dir + ".db");
   SearchSetup setup;
@@ -187,6 +210,7 @@ SimulatedRun simulated_search(const std::string &dir, const std::string &kind, u
   setup.config.sizes = "N=64,D=512";
   setup.config.cost_model = kind;
   setup.config.cost_prior = prior;
+  setup.config.cost_steps = steps;
   setup.ksmith = "simulated";
   setup.work_dir = dir;
   setup.device = test::simulated_device();
@@ -250,6 +274,50 @@ TEST(CostModel, RanksTheSearchsProposals) {
   // The best of forty is one extreme draw, and since the naive kernel's children are
   // sketches the unranked search's are strong too: about as good a best, within 5%.
   EXPECT_GE(ranked_best, 0.95 * plain_best) << "the model costs the search its best";
+}
+
+// Looking ahead (cost_model.steps): the model ranks the parent's children and then
+// children of the best-ranked of them, so that what reaches the device may be two or
+// three edits from its parent. With one step only the parent's own children go.
+TEST(CostModel, LooksAheadOverGenerations) {
+  struct Result {
+    int ahead = 0, grandchildren = 0, ranked = 0;
+    double mean_after_warmup = 0;
+  };
+  auto search = [](int steps, uint64_t seed) {
+    const std::string dir = testing::TempDir() + "ks_steps_" + std::to_string(steps) + "_" + std::to_string(seed);
+    SimulatedRun run = simulated_search(dir, "xgboost", seed, 48, {}, steps);
+    Result r;
+    double sum = 0;
+    int after = 0;
+    for (const CandidateRow &c : run.candidates) {
+      r.ranked += !std::isnan(c.predicted);
+      r.ahead += c.note.find(" over " + std::to_string(steps) + " steps") != std::string::npos;
+      // A grandchild's note starts with its leader's edit: "LEADER'S EDIT, then ITS EDIT (...)".
+      r.grandchildren += c.note.find(", then ") != std::string::npos;
+      if (c.eval_seq > 24) sum += c.status == "correct" ? c.speedup : 0, ++after;
+    }
+    r.mean_after_warmup = after ? sum / after : 0;
+    std::filesystem::remove_all(dir);
+    std::filesystem::remove(dir + ".db");
+    return r;
+  };
+  double mean1 = 0, mean3 = 0;
+  int grandchildren = 0;
+  for (uint64_t seed : {1, 2, 3}) {
+    Result one = search(1, seed), three = search(3, seed);
+    EXPECT_GT(one.ranked, 20);
+    EXPECT_GT(three.ranked, 20);
+    EXPECT_EQ(one.grandchildren, 0) << "one step: the parent's children only";
+    EXPECT_GT(three.ahead, 20) << "every ranked choice after the warm-up looks ahead";
+    grandchildren += three.grandchildren;
+    mean1 += one.mean_after_warmup / 3, mean3 += three.mean_after_warmup / 3;
+    std::printf("seed %d: one step: mean %.2f; three steps: mean %.2f, %d of %d chosen beyond the children\n",
+                static_cast<int>(seed), one.mean_after_warmup, three.mean_after_warmup, three.grandchildren,
+                three.ranked);
+  }
+  EXPECT_GT(grandchildren, 10) << "the model chose beyond the parent's children";
+  EXPECT_GT(mean3, 1.1 * mean1) << "looking ahead, the model sends faster programs";
 }
 
 // A run's measurements exported as a prior and read back: a row per evaluated
