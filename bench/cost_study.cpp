@@ -5,7 +5,7 @@
 // what the model's choice from a pool of the run's candidates measured (a random
 // pool of POOL, 2000 times), beside a random choice and the pool's best: the
 // question the search asks it before every evaluation.
-//   ks_cost_study [--objective rank:pairwise|reg:squarederror] [--own N] [--pool P]
+//   ks_cost_study [--objective rank:pairwise|reg:squarederror] [--own N] [--own-weight W] [--pool P]
 //                 [--absolute] [--no-prior] [--by-problem] PRIOR.jsonl...
 // (--no-prior: the held-out run's own first rows alone, as a run without a prior;
 // --by-problem: the prior leaves out every run of the held-out run's kernel, not only
@@ -29,6 +29,7 @@ using namespace ks;
 int main(int argc, char **argv) {
   std::string objective = "rank:pairwise";
   size_t own = 0, pool = 24;
+  float own_weight = 1;
   bool absolute = false, use_prior = true, by_problem = false;
   std::vector<CostRun> runs;
   try {
@@ -38,6 +39,8 @@ int main(int argc, char **argv) {
         objective = argv[++i];
       } else if (a == "--own" && i + 1 < argc) {
         own = std::stoul(argv[++i]);
+      } else if (a == "--own-weight" && i + 1 < argc) {
+        own_weight = std::stof(argv[++i]);
       } else if (a == "--pool" && i + 1 < argc) {
         pool = std::stoul(argv[++i]);
       } else if (a == "--absolute") {
@@ -60,8 +63,8 @@ int main(int argc, char **argv) {
   auto inputs = [&](const CostRun &run, size_t i) {
     return absolute ? run.features[i] : model_inputs(run.features[i], run.naive);
   };
-  std::printf("objective %s, own rows %zu, pool %zu, %s features, %s; %zu runs\n\n", objective.c_str(), own, pool,
-              absolute ? "absolute" : "absolute and relative",
+  std::printf("objective %s, own rows %zu weighing %g, pool %zu, %s features, %s; %zu runs\n\n", objective.c_str(), own,
+              own_weight, pool, absolute ? "absolute" : "absolute and relative",
               !use_prior   ? "no prior"
               : by_problem ? "the other problems' runs as prior"
                            : "the other runs as prior",
@@ -88,13 +91,15 @@ int main(int argc, char **argv) {
       for (size_t i = 0; i < own; ++i) x.push_back(inputs(h, i)), y.push_back(best > 0 ? h.labels[i] / best : 0);
       groups.push_back(static_cast<unsigned>(own));
     }
+    std::vector<float> weights(groups.size(), 1.0f);
+    if (own > 0) weights.back() = own_weight;
     std::vector<std::vector<float>> test;
     std::vector<double> measured;
     for (size_t i = own; i < h.features.size(); ++i) test.push_back(inputs(h, i)), measured.push_back(h.labels[i]);
     std::vector<float> predicted;
     if (!x.empty()) {
       CostModel model(objective);
-      model.train(x, y, groups);
+      model.train(x, y, groups, weights);
       predicted = model.predict(test);
     } else {
       predicted.assign(test.size(), 0);
