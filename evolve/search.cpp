@@ -536,10 +536,7 @@ class Search {
     // The run's own rows weigh as much as the whole prior together (in a ranking a
     // group counts as its pairs, so sixteen rows against a prior of thousands would
     // hardly count): the prior ranks the first proposals, the run's own measurements
-    // what comes after. Offline on the H100's runs, each problem held out
-    // (ks_cost_study --by-problem --own N --own-weight W), its picks from a pool
-    // measured 0.872 of the pool's best after 8 own rows and 0.903 after 16, against
-    // 0.856 and 0.891 unweighted (bench/results.md, tenth session).
+    // what comes after (how much that helped offline: evolve/README.md).
     std::vector<float> weights(groups.size(), 1.0f);
     if (!rows.empty()) {
       groups.push_back(static_cast<unsigned>(rows.size()));
