@@ -60,6 +60,10 @@ def reach(points, target):
 
 mine, theirs = runs(challenger), runs(baseline)
 rows, panels = [], []
+# A speed both arms reached: the lower of the two final bests. Against the baseline's
+# own final best, a challenger that finds another (often higher) best is counted as
+# never reaching a lucky measurement of the baseline's; this level treats both alike.
+both = [[0, 0] for _ in LEVELS]
 for key in sorted(set(mine) & set(theirs)):
     cm, cr = curve(mine[key]), curve(theirs[key])
     final = cr[-1] if cr else 1.0
@@ -67,6 +71,10 @@ for key in sorted(set(mine) & set(theirs)):
                  [(reach(cm, level * final), reach(cr, level * final)) for level in LEVELS],
                  (timed_again(mine[key]), timed_again(theirs[key]))))
     panels.append((f"{key[0]} (seed {key[1]})", cm, cr))
+    if cm and cr:
+        for k, level in enumerate(LEVELS):
+            both[k][0] += reach(cm, level * min(cm[-1], cr[-1]))
+            both[k][1] += reach(cr, level * min(cm[-1], cr[-1]))
 
 
 def evaluations(row, k, arm):
@@ -101,18 +109,8 @@ for k, level in enumerate(LEVELS):
           f"{halved} of {len(rows)} runs; on {first} others {baseline}'s first proposal reached it, which no search "
           f"can halve.")
 
-# A speed both arms reached: the lower of the two final bests. Against the baseline's
-# own final best, a challenger that finds another (often higher) best is counted as
-# never reaching a lucky measurement of the baseline's; this level treats both alike.
 print()
-for level in LEVELS:
-    tc = tb = 0
-    for key in sorted(set(mine) & set(theirs)):
-        cm, cr = curve(mine[key]), curve(theirs[key])
-        if not cm or not cr:
-            continue
-        target = level * min(cm[-1], cr[-1])
-        tc, tb = tc + reach(cm, target), tb + reach(cr, target)
+for level, (tc, tb) in zip(LEVELS, both):
     print(f"To {int(level * 100)}% of the lower of the two final bests: {challenger} took {tc} evaluations in all, "
           f"{baseline} {tb} ({tc / max(tb, 1):.2f} of them).")
 

@@ -224,6 +224,16 @@ SimulatedRun simulated_search(const std::string &dir, const std::string &kind, u
   return {out.run, db.candidates(out.run)};
 }
 
+// The mean speedup measured after the first 24 evaluations (0 where not correct):
+// what a search sends once its model has trained.
+double mean_after_warmup(const SimulatedRun &run) {
+  double sum = 0;
+  int after = 0;
+  for (const CandidateRow &c : run.candidates)
+    if (c.eval_seq > 24) sum += c.status == "correct" ? c.speedup : 0, ++after;
+  return after ? sum / after : 0;
+}
+
 // The same search with and without the model, on a landscape the model can learn:
 // with it, the proposals it ranks are measured faster, its predictions agree in order
 // with the measurements, and the best found is at least as fast.
@@ -236,14 +246,11 @@ TEST(CostModel, RanksTheSearchsProposals) {
     const std::string dir = testing::TempDir() + "ks_cost_" + kind + std::to_string(seed);
     SimulatedRun run = simulated_search(dir, kind, seed, 48);
     Result r;
-    double sum = 0;
-    int after = 0;
     for (const CandidateRow &c : run.candidates) {
       if (c.status == "correct") r.best = std::max(r.best, c.speedup);
       r.predicted += !std::isnan(c.predicted);
-      if (c.eval_seq > 24) sum += c.status == "correct" ? c.speedup : 0, ++after;
     }
-    r.mean_after_warmup = after ? sum / after : 0;
+    r.mean_after_warmup = mean_after_warmup(run);
     {
       RunDatabase db(dir + ".db");
       nlohmann::json summary = run_summary(db, *db.run(run.run));
@@ -288,16 +295,13 @@ TEST(CostModel, LooksAheadOverGenerations) {
     const std::string dir = testing::TempDir() + "ks_steps_" + std::to_string(steps) + "_" + std::to_string(seed);
     SimulatedRun run = simulated_search(dir, "xgboost", seed, 48, {}, steps);
     Result r;
-    double sum = 0;
-    int after = 0;
     for (const CandidateRow &c : run.candidates) {
       r.ranked += !std::isnan(c.predicted);
       r.ahead += c.note.find(" over " + std::to_string(steps) + " steps") != std::string::npos;
       // A grandchild's note starts with its leader's edit: "LEADER'S EDIT, then ITS EDIT (...)".
       r.grandchildren += c.note.find(", then ") != std::string::npos;
-      if (c.eval_seq > 24) sum += c.status == "correct" ? c.speedup : 0, ++after;
     }
-    r.mean_after_warmup = after ? sum / after : 0;
+    r.mean_after_warmup = mean_after_warmup(run);
     std::filesystem::remove_all(dir);
     std::filesystem::remove(dir + ".db");
     return r;
