@@ -883,6 +883,13 @@ class Search {
         baseline_ms = out["times"][0].value("median_ms", 0.0);
         progress_.note("timed again beside the best " + std::to_string(ticket.ids.size()) + ": the naive kernel " +
                        format_ms(baseline_ms) + " (" + format_ms(run_.baseline_ms) + " when evaluated)");
+        // The naive kernel, timed beside them, is one of those compared: when none
+        // beats it there, it is the best (a CPU device's noise can make a search's
+        // small gains vanish when timed again).
+        CandidateRow &naive = candidates_.at(naive_id());
+        naive.retimed_speedup = 1;
+        naive.retimed_cv = out["times"][0].value("cv", 0.0);
+        changed.push_back(&naive);
       }
       for (size_t i = 0; i < ticket.ids.size(); ++i) {
         CandidateRow &c = candidates_.at(ticket.ids[i]);
@@ -898,10 +905,15 @@ class Search {
     }
     // The best is the fastest of those timed together, by their new times.
     std::string best = counters_.best;
-    for (const std::string &id : ticket.ids)
+    std::vector<std::string> compared = ticket.ids;
+    if (first) compared.push_back(naive_id());
+    for (const std::string &id : compared)
       if (candidates_.at(id).status == "correct" && speedup_of(candidates_.at(id)) > speedup_of(candidates_.at(best)))
         best = id;
-    if (best != counters_.best)
+    if (best != counters_.best && best == naive_id())
+      progress_.note("best: the naive kernel (none of the best " + std::to_string(ticket.ids.size()) +
+                     " beat it when timed again beside it)");
+    else if (best != counters_.best)
       progress_.note("best " + format_speedup(speedup_of(candidates_.at(best))) +
                      " (timed again beside the last best)");
     counters_.best = best;

@@ -58,6 +58,9 @@ class SimulatedQueue : public EvaluationQueue {
   /// From the nth evaluation on, an evaluation does not end by itself, as a compile
   /// that hangs: it runs until its job's time limit, unless stopped.
   void hang_evaluations_after(int n) { hang_after_ = n; }
+  /// The naive kernel's time when timed again beside the best (kNaiveRetimedMs by
+  /// default): a small one makes every candidate slower than it there.
+  void retime_naive_at(double ms) { naive_retimed_ms_ = ms; }
   /// Every job submitted, in order.
   const std::vector<Job> &submitted() const { return submitted_; }
   size_t slots() const override { return 1; }
@@ -108,8 +111,8 @@ class SimulatedQueue : public EvaluationQueue {
       garbled.out = nlohmann::json{{"times", times}}.dump();
       return {JobResult{job.ticket, garbled}};
     }
-    return {JobResult{job.ticket,
-                      job.args[0] == "run" ? evaluate(job.args, learnable_, give_up_) : retime(job.args, learnable_)}};
+    return {JobResult{job.ticket, job.args[0] == "run" ? evaluate(job.args, learnable_, give_up_)
+                                                       : retime(job.args, learnable_, naive_retimed_ms_)}};
   }
   void stop() override {
     jobs_.clear();
@@ -146,6 +149,7 @@ class SimulatedQueue : public EvaluationQueue {
   bool learnable_;
   bool give_up_ = false;
   bool garble_retimes_ = false;
+  double naive_retimed_ms_ = kNaiveRetimedMs;
   std::deque<Job> jobs_;
   std::vector<Job> submitted_;
   int done_ = 0;
@@ -203,10 +207,10 @@ class SimulatedQueue : public EvaluationQueue {
   // Side by side, each a little slower than first measured, more so the faster; the
   // naive kernel (--naive, first) at 12 ms against its 10 ms when evaluated, as a CPU
   // device runs one kernel at another speed in another process.
-  static ChildRun retime(const std::vector<std::string> &args, bool learnable) {
+  static ChildRun retime(const std::vector<std::string> &args, bool learnable, double naive_ms) {
     nlohmann::json times = nlohmann::json::array();
     if (std::find(args.begin(), args.end(), "--naive") != args.end())
-      times.push_back({{"median_ms", kNaiveRetimedMs}, {"cv", 0.002}});
+      times.push_back({{"median_ms", naive_ms}, {"cv", 0.002}});
     for (size_t i = 0; i + 1 < args.size(); ++i)
       if (args[i] == "--schedule") {
         auto [c, id] = compiled(args[1], args[i + 1], value_of(args, "--size"));
