@@ -383,10 +383,10 @@ std::optional<Proposal> Mutator::propose(const ProposalContext &context, Rng &rn
     } else if (kind == "vectorize") {
       note = toggle_kinds(context.graph, s, context.device, rng, {PrimitiveKind::Vectorize}, "vectorize");
     } else if (kind == "toggle") {
-      note = toggle_kinds(
-          context.graph, s, context.device, rng,
-          {PrimitiveKind::Inline, PrimitiveKind::ComputeAt, PrimitiveKind::CacheRead, PrimitiveKind::CacheWrite},
-          "toggle");
+      note = toggle_kinds(context.graph, s, context.device, rng,
+                          {PrimitiveKind::Inline, PrimitiveKind::ReverseInline, PrimitiveKind::ComputeAt,
+                           PrimitiveKind::CacheRead, PrimitiveKind::CacheWrite},
+                          "toggle");
     } else if (kind == "insert") {
       std::optional<Program> program = scheduled(context.graph, s);
       if (program && add_random_step(&*program, &s, rng, 12, max_group, {}, unroll_budget(context.device)))

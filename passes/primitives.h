@@ -98,6 +98,13 @@ std::optional<RunningTotal> running_total_form(const Expr &guard, const std::str
 /// where it is read instead of stored: its kernel and buffer disappear.
 std::optional<Program> inline_stage(const Program &program, const std::string &stage, std::string *reason);
 
+/// reverse_inline y: an elementwise stage y that reads one temporary P, at its own
+/// element, is computed where P is stored (y[i] = f(value) in place of P[i] = value),
+/// so that an epilogue runs in its contraction's kernel on the accumulators as they
+/// are written back; y's kernel and P's buffer go. P must be stored by one earlier
+/// kernel and read by y alone, and nothing between the two may write what y reads.
+std::optional<Program> reverse_inline(const Program &program, const std::string &stage, std::string *reason);
+
 /// compute_at P C.L: P's kernel runs inside C's kernel, at L, C's innermost bound
 /// loop: P's outer loops must match C's down to L (extent and binding), and what C
 /// reads of P's results must be written in the same work-group (the same work-item

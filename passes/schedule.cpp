@@ -16,6 +16,7 @@ const char *primitive_name(PrimitiveKind kind) {
     case PrimitiveKind::Unroll: return "unroll";
     case PrimitiveKind::Vectorize: return "vectorize";
     case PrimitiveKind::Inline: return "inline";
+    case PrimitiveKind::ReverseInline: return "reverse_inline";
     case PrimitiveKind::CrossReduce: return "cross_reduce";
     case PrimitiveKind::Scan: return "scan";
     case PrimitiveKind::ComputeAt: return "compute_at";
@@ -31,10 +32,11 @@ const char *primitive_name(PrimitiveKind kind) {
 namespace {
 
 constexpr PrimitiveKind kPrimitives[] = {
-    PrimitiveKind::Split,       PrimitiveKind::Tile,      PrimitiveKind::Reorder,    PrimitiveKind::Fuse,
-    PrimitiveKind::Bind,        PrimitiveKind::Unroll,    PrimitiveKind::Vectorize,  PrimitiveKind::Inline,
-    PrimitiveKind::CrossReduce, PrimitiveKind::ComputeAt, PrimitiveKind::CacheWrite, PrimitiveKind::CacheRead,
-    PrimitiveKind::Pad,         PrimitiveKind::Transpose, PrimitiveKind::Prefetch,   PrimitiveKind::Scan};
+    PrimitiveKind::Split,        PrimitiveKind::Tile,      PrimitiveKind::Reorder,    PrimitiveKind::Fuse,
+    PrimitiveKind::Bind,         PrimitiveKind::Unroll,    PrimitiveKind::Vectorize,  PrimitiveKind::Inline,
+    PrimitiveKind::CrossReduce,  PrimitiveKind::ComputeAt, PrimitiveKind::CacheWrite, PrimitiveKind::CacheRead,
+    PrimitiveKind::Pad,          PrimitiveKind::Transpose, PrimitiveKind::Prefetch,   PrimitiveKind::Scan,
+    PrimitiveKind::ReverseInline};
 
 // "split, tile, ..., pad"
 std::string primitive_names() {
@@ -179,8 +181,8 @@ class ScheduleParser {
       p.stage = name("a stage name");
       ts_.expect(".", "between the stage and the buffer (stage.buffer)");
       p.buffer = name("a local buffer's name");
-    } else if (kind == "inline") {
-      p.kind = PrimitiveKind::Inline;
+    } else if (kind == "inline" || kind == "reverse_inline") {
+      p.kind = kind == "inline" ? PrimitiveKind::Inline : PrimitiveKind::ReverseInline;
       p.stage = name("a stage name");
     } else {
       error_at(head.loc, "unknown primitive '" + kind + "'; primitives are " + primitive_names());
@@ -202,7 +204,8 @@ std::string target_of(const Primitive &p) {
     case PrimitiveKind::Tile:
     case PrimitiveKind::Reorder:
     case PrimitiveKind::Fuse:
-    case PrimitiveKind::Inline: return head;
+    case PrimitiveKind::Inline:
+    case PrimitiveKind::ReverseInline: return head;
     case PrimitiveKind::ComputeAt: return head + " " + p.consumer + "." + p.loops[0];
     case PrimitiveKind::Pad:
     case PrimitiveKind::Transpose:
@@ -231,7 +234,8 @@ std::string print_primitive(const Primitive &p) {
     case PrimitiveKind::Bind: return out + " " + p.stage + "." + p.loops[0] + " " + for_kind_name(p.binding);
     case PrimitiveKind::Unroll:
     case PrimitiveKind::Vectorize: return out + " " + p.stage + "." + p.loops[0];
-    case PrimitiveKind::Inline: return out + " " + p.stage;
+    case PrimitiveKind::Inline:
+    case PrimitiveKind::ReverseInline: return out + " " + p.stage;
     case PrimitiveKind::CrossReduce:
     case PrimitiveKind::Scan:
       return out + " " + p.stage + "." + p.loops[0] + " " + std::to_string(p.factors[0]) + " -> " + p.results[0];
@@ -269,6 +273,7 @@ Program apply_primitive(const Program &program, const Primitive &p) {
     case PrimitiveKind::Unroll: out = unroll(program, p.stage, p.loops[0], &reason); break;
     case PrimitiveKind::Vectorize: out = vectorize(program, p.stage, p.loops[0], &reason); break;
     case PrimitiveKind::Inline: out = inline_stage(program, p.stage, &reason); break;
+    case PrimitiveKind::ReverseInline: out = reverse_inline(program, p.stage, &reason); break;
     case PrimitiveKind::CrossReduce:
       out = cross_reduce(program, p.stage, p.loops[0], p.factors[0], p.results[0], &reason);
       break;

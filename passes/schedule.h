@@ -1,6 +1,7 @@
 // Schedules: a list of primitive applications, plain text, one per line.
 //
 //   inline  e                           # compute e where it is read
+//   reverse_inline y                    # compute y where the temporary it reads is stored
 //   split   y.m 64 -> mo mi             # loop m: mo outside mi (64 iterations)
 //   tile    y m n 64 32 -> mo no mi ni  # split both, then reorder mo no mi ni
 //   reorder y mo no mi ni               # these loops, in this order
@@ -47,7 +48,8 @@ enum class PrimitiveKind {
   Pad,
   Transpose,
   Prefetch,
-  Scan
+  Scan,
+  ReverseInline
 };
 const char *primitive_name(PrimitiveKind kind);
 

@@ -41,7 +41,7 @@ TEST(ScheduleText, RoundTripIsExact) {
       "inline e\nsplit y.m 64 -> mo mi\ntile y m n 64 32 -> mo no mi ni\nreorder y mo no mi ni\n"
       "fuse y m n -> mn\nbind y.mo group.y\nbind y.mi local.x\nunroll y.ki\nvectorize y.v\ncross_reduce y.k 256 -> t\n"
       "compute_at total y.t\ncache_write c.tx private\ncache_read c.ko a local -> a_s\npad c.a_s 1\n"
-      "transpose c.a_s\nprefetch c.a_s\n";
+      "transpose c.a_s\nprefetch c.a_s\nreverse_inline y\n";
   EXPECT_EQ(print_schedule(schedule_of(text)), text);
   // Comments and spacing are not part of the data.
   EXPECT_EQ(print_schedule(schedule_of("# tiles\nsplit   y.m  64->mo mi  # outer first\n")), "split y.m 64 -> mo mi\n");
@@ -51,7 +51,7 @@ TEST(ScheduleText, ErrorsPointAtTheText) {
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 64 -> mo mi\nshuffle y.m\n"); })),
             "s.sched:2:1: error: unknown primitive 'shuffle'; primitives are split, tile, reorder, fuse, bind, "
             "unroll, vectorize, inline, cross_reduce, compute_at, cache_write, cache_read, pad, transpose, prefetch, "
-            "scan");
+            "scan, reverse_inline");
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("cache_write c.tx global"); })),
             "s.sched:1:18: error: unknown memory 'global'; caches are local or private");
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 0 -> mo mi"); })),
@@ -410,6 +410,54 @@ TEST(Vectorize, Refusals) {
             "s.sched:1:1: error: vectorize y.k: the store to y_acc writes the same element in every lane");
   // A tail (5 is not a multiple of 4) is vectorized where every lane is in range.
   EXPECT_EQ(refusal(kSoftmax, "split y.d 4 -> dj dv\nvectorize y.dv"), "");
+}
+
+// A matmul under a bias and an activation: the epilogue of KernelBench's level 2.
+const char *kMatmulBias = R"(kernel mb(a: f32[M, K], b: f32[K, N], bias: f32[N]) -> y: f32[M, N]
+  where M = 4, N = 6, K = 3 {
+  c[i, j] = sum(k) a[i, k] * b[k, j]
+  y[i, j] = relu(c[i, j] + bias[j])
+})";
+
+TEST(ReverseInline, TheEpilogueRunsWhereTheProducerStores) {
+  std::string reason;
+  auto p = reverse_inline(lowered(kMatmulBias), "y", &reason);
+  ASSERT_TRUE(p) << reason;
+  EXPECT_EQ(p->kernels.size(), 1u);
+  EXPECT_EQ(p->find_buffer("c"), nullptr);
+  const std::string text = print_program(*p);
+  EXPECT_NE(text.find("y[i, j] = relu(c_acc[0] + bias[j])"), std::string::npos) << text;
+  EXPECT_NE(text.find("block c reads(a[i, 0 +: 3], b[0 +: 3, j], bias[j]) writes(y[i, j])"), std::string::npos) << text;
+  // On a register tile, each accumulator as it is written back.
+  Program tiled = scheduled(kMatmulBias, "split c.j 3 -> jo ji\ncache_write c.jo private\nreverse_inline y\n");
+  EXPECT_NE(print_program(tiled).find("y[i, j_out] = relu(c_acc[ji_out] + bias[j_out])"), std::string::npos)
+      << print_program(tiled);
+}
+
+TEST(ReverseInline, Refusals) {
+  EXPECT_EQ(first_line(refusal(kMatmulBias, "reverse_inline c")),
+            "s.sched:1:1: error: reverse_inline c: c is not elementwise (it reduces or computes more than one store)");
+  EXPECT_EQ(first_line(refusal(kSoftmax, "reverse_inline y")),
+            "s.sched:1:1: error: reverse_inline y: y reads more than one temporary (e, total); reverse_inline "
+            "computes it where the one temporary it reads is stored");
+  EXPECT_EQ(first_line(refusal(kSoftmax, "reverse_inline e")),
+            "s.sched:1:1: error: reverse_inline e: row_max and e differ in shape");
+  const char *shifted = R"(kernel s(a: f32[M, K], b: f32[K, N]) -> y: f32[M, N] where M = 4, N = 6, K = 3 {
+  c[i, j] = sum(k) a[i, k] * b[k, j]
+  y[i, j] = c[i, j] + c[i, 0]
+})";
+  EXPECT_EQ(first_line(refusal(shifted, "reverse_inline y")),
+            "s.sched:1:1: error: reverse_inline y: y: it reads c at other elements than its own (not elementwise in "
+            "c)");
+  const char *shared = R"(kernel s(a: f32[M, K], b: f32[K, N]) -> y: f32[M, N] where M = 4, N = 6, K = 3 {
+  c[i, j] = sum(k) a[i, k] * b[k, j]
+  t[i, j] = c[i, j] * 2.0
+  y[i, j] = t[i, j] + c[i, j]
+})";
+  EXPECT_EQ(first_line(refusal(shared, "reverse_inline t")),
+            "s.sched:1:1: error: reverse_inline t: c is read by kernel y too, not by t alone");
+  EXPECT_EQ(first_line(refusal(kMatmulBias, "reverse_inline y\nsplit y.i 2 -> io ii")),
+            "s.sched:2:1: error: split y.i: no stage named y; stages are c");
 }
 
 TEST(ComputeAt, SoftmaxBecomesOneKernel) {

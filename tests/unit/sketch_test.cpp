@@ -97,7 +97,7 @@ TEST(Sketches, TileContractions) {
       << "the next panels prefetched into registers";
   Draws conv = draw(example("conv_relu_bias"), 20);
   EXPECT_GE(conv.with([](const Schedule &s) { return count(s, PrimitiveKind::Bind) >= 5; }), 8)
-      << "the conv tiled (group.z for the loops left) and the epilogue a work-item per output";
+      << "the conv tiled (group.z for the loops left)";
   // The tile reuses x along the output channels (x does not vary with o), not along
   // the batch or rows (x varies with them as with the columns).
   EXPECT_GE(conv.with([](const Schedule &s) {
@@ -153,6 +153,23 @@ TEST(Sketches, GiveLargeContractionsOnAGpuAGemmsShape) {
     }
     EXPECT_GE(gemm_shaped, n / 3) << accumulator << ": of " << n;
     EXPECT_GE(pipelined, 2) << accumulator << ": of " << n;
+  }
+}
+
+// A contraction's epilogue (bias, activation) runs in its kernel, on the accumulators
+// as they are written back, in most draws: one kernel, and the temporary gone.
+TEST(Sketches, RunEpiloguesInTheContractionsKernel) {
+  for (const char *name : {"conv_relu_bias", "gemm_bias_leaky"}) {
+    const Graph g = example(name);
+    Draws d = draw(g, 20);
+    runtime::DeviceInfo device = gpu_limits();
+    int one_kernel = 0;
+    for (const Sketch &s : d.sketches)
+      if (count(s.schedule, PrimitiveKind::ReverseInline) == 1) {
+        Replayed r = replay(g, s.schedule, &device);
+        one_kernel += r.program && r.program->kernels.size() == 1;
+      }
+    EXPECT_GE(one_kernel, 12) << name << ": of 20";
   }
 }
 
@@ -297,6 +314,22 @@ TEST(SketchesOnDevice, PrefetchedContractionsAgree) {
   auto prefetched = [](const Schedule &s) { return count(s, PrimitiveKind::Prefetch) > 0; };
   EXPECT_EQ(check_drawn(*device, "matmul", {}, 11, 3, prefetched), 3);
   EXPECT_EQ(check_drawn(*device, "conv_relu_bias", conv, 11, 3, prefetched), 3);
+}
+
+// Epilogues computed in the contraction's kernel (reverse_inline), with and without
+// the accumulators' write-back as vector lanes, each checked on the device: the bias
+// and activation applied once to every element, at the edges too.
+TEST(SketchesOnDevice, EpiloguesInTheContractionsKernelAgree) {
+  if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
+  auto device = runtime::open_device("", "opencl");
+  auto fused = [](const Schedule &s) { return count(s, PrimitiveKind::ReverseInline) > 0; };
+  auto fused_lanes = [](const Schedule &s) {
+    return count(s, PrimitiveKind::ReverseInline) > 0 && count(s, PrimitiveKind::Vectorize) > 0;
+  };
+  for (const char *name : {"conv_relu_bias", "gemm_bias_leaky"}) {
+    EXPECT_EQ(check_drawn(*device, name, {}, 13, 2, fused), 2) << name;
+    EXPECT_EQ(check_drawn(*device, name, {}, 17, 2, fused_lanes), 2) << name;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, SketchesOnDevice, testing::ValuesIn(test::example_paths()), test::example_name);
