@@ -8,7 +8,6 @@
 //     padded so that the unselected branch never reads outside a buffer.
 //  3. The stage's kernel and e's buffer are removed; blocks' read regions are
 //     recomputed.
-#include <algorithm>
 #include <map>
 
 #include "ir/visitor.h"
@@ -66,19 +65,6 @@ struct ReplaceReads : IRMutator {
   }
 };
 
-struct FindStore : IRVisitor {
-  const Block *block = nullptr;
-  int blocks = 0;
-  const std::string &stage;
-  explicit FindStore(const std::string &stage) : stage(stage) {}
-  using IRVisitor::visit;
-  void visit(const Block *n) override {
-    ++blocks;
-    if (n->stage == stage) block = n;
-    IRVisitor::visit(n);
-  }
-};
-
 }  // namespace
 
 std::optional<Program> inline_stage(const Program &program, const std::string &stage, std::string *reason) {
@@ -90,26 +76,9 @@ std::optional<Program> inline_stage(const Program &program, const std::string &s
               "; only temporaries can be inlined";
     return std::nullopt;
   }
-  FindStore find(stage);
-  find.dispatch(program.kernels[where->kernel].body);
-  const Store *store = find.block ? find.block->body.as<Store>() : nullptr;
-  if (!store || store->buffer != stage) {
-    *reason = stage + " is not elementwise (it reduces or computes more than one store)";
-    return std::nullopt;
-  }
   std::vector<std::string> vars;
-  for (const Expr &index : store->indices) {
-    const Var *v = index.as<Var>();
-    if (!v || std::find(vars.begin(), vars.end(), v->name) != vars.end()) {
-      *reason = stage + " stores at indices that are not distinct loop variables";
-      return std::nullopt;
-    }
-    vars.push_back(v->name);
-  }
-  if (find.blocks != 1) {
-    *reason = stage + " shares its kernel with other stages";
-    return std::nullopt;
-  }
+  const Store *store = elementwise_store(program, *where, stage, &vars, reason);
+  if (!store) return std::nullopt;
   Program out;
   out.name = program.name;
   for (const TensorDecl &b : program.buffers)

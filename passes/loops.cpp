@@ -1,5 +1,7 @@
 #include "passes/loops.h"
 
+#include <algorithm>
+
 #include "ir/verifier.h"
 #include "ir/visitor.h"
 #include "passes/primitives.h"
@@ -321,6 +323,42 @@ bool verified(const Program &program, std::string *reason) {
     *reason = detail.substr(0, detail.find('\n'));
     return false;
   }
+}
+
+const Store *elementwise_store(const Program &program, const StageLoops &where, const std::string &stage,
+                               std::vector<std::string> *vars, std::string *reason) {
+  struct Blocks : IRVisitor {
+    const std::string &stage;
+    const Block *block = nullptr;
+    int count = 0;
+    explicit Blocks(const std::string &stage) : stage(stage) {}
+    using IRVisitor::visit;
+    void visit(const Block *n) override {
+      ++count;
+      if (n->stage == stage) block = n;
+      IRVisitor::visit(n);
+    }
+  } blocks(stage);
+  blocks.dispatch(program.kernels[where.kernel].body);
+  const Store *store = blocks.block ? blocks.block->body.as<Store>() : nullptr;
+  if (!store || store->buffer != stage) {
+    *reason = stage + " is not elementwise (it reduces or computes more than one store)";
+    return nullptr;
+  }
+  vars->clear();
+  for (const Expr &index : store->indices) {
+    const Var *v = index.as<Var>();
+    if (!v || std::find(vars->begin(), vars->end(), v->name) != vars->end()) {
+      *reason = stage + " stores at indices that are not distinct loop variables";
+      return nullptr;
+    }
+    vars->push_back(v->name);
+  }
+  if (blocks.count != 1) {
+    *reason = stage + " shares its kernel with other stages";
+    return nullptr;
+  }
+  return store;
 }
 
 bool power_of_two_work_items(int64_t threads, std::string *reason) {

@@ -70,6 +70,12 @@ Stmt peel(Stmt s, std::vector<Stmt> *layers);
 /// outermost first: the inverse of peel.
 Stmt wrap(const std::vector<Stmt> &layers, Stmt body);
 
+/// The one store `stage[v0, ..] = value` of an elementwise stage (no reduction, alone in
+/// its kernel, distinct loop variables as indices) and those variables in *vars; or
+/// nullptr with *reason set. What inline and reverse_inline take.
+const Store *elementwise_store(const Program &program, const StageLoops &where, const std::string &stage,
+                               std::vector<std::string> *vars, std::string *reason);
+
 /// Whether s contains a loop bound to group.* or local.*.
 bool has_bound_loop(const Stmt &s);
 /// Whether s contains a barrier.

@@ -14,7 +14,6 @@
 //     and P[v0, ..] := value: the same element of y, from the same value of P.
 //  4. y's kernel and P's buffer are removed; K's blocks read what they read and what
 //     body reads besides P, and write y where they wrote P.
-#include <algorithm>
 #include <map>
 #include <set>
 
@@ -83,22 +82,8 @@ struct StoreConsumer : IRMutator {
   }
 };
 
-struct FindBlock : IRVisitor {
-  const std::string &stage;
-  const Block *block = nullptr;
-  int blocks = 0;
-  explicit FindBlock(const std::string &stage) : stage(stage) {}
-  using IRVisitor::visit;
-  void visit(const Block *n) override {
-    ++blocks;
-    if (n->stage == stage) block = n;
-    IRVisitor::visit(n);
-  }
-};
-
-// P's loads in body, each at exactly [v0, ..]; else why not.
-bool pointwise(const Expr &body, const std::string &producer, const std::vector<std::string> &vars,
-               std::string *reason) {
+// Whether P's loads in body are each at exactly [v0, ..].
+bool pointwise(const Expr &body, const std::string &producer, const std::vector<std::string> &vars) {
   struct Loads : IRVisitor {
     const std::string &producer;
     const std::vector<std::string> &vars;
@@ -118,8 +103,6 @@ bool pointwise(const Expr &body, const std::string &producer, const std::vector<
     }
   } loads(producer, vars);
   loads.dispatch(body);
-  if (!loads.ok)
-    *reason = "it reads " + producer + " at other elements than its own (not elementwise in " + producer + ")";
   return loads.ok;
 }
 
@@ -129,26 +112,9 @@ std::optional<Program> reverse_inline(const Program &program, const std::string 
   auto where = stage_loops(program, stage, reason);
   if (!where) return std::nullopt;
   const size_t consumer_kernel = where->kernel;
-  FindBlock find(stage);
-  find.dispatch(program.kernels[consumer_kernel].body);
-  const Store *store = find.block ? find.block->body.as<Store>() : nullptr;
-  if (!store || store->buffer != stage || !where->inner.empty()) {
-    *reason = stage + " is not elementwise (it reduces or computes more than one store)";
-    return std::nullopt;
-  }
-  if (find.blocks != 1) {
-    *reason = stage + " shares its kernel with other stages";
-    return std::nullopt;
-  }
   std::vector<std::string> vars;
-  for (const Expr &index : store->indices) {
-    const Var *v = index.as<Var>();
-    if (!v || std::find(vars.begin(), vars.end(), v->name) != vars.end()) {
-      *reason = stage + " stores at indices that are not distinct loop variables";
-      return std::nullopt;
-    }
-    vars.push_back(v->name);
-  }
+  const Store *store = elementwise_store(program, *where, stage, &vars, reason);
+  if (!store) return std::nullopt;
   // The one temporary it reads: its producer.
   const Touches reads = touches(store->value);
   std::vector<std::string> temps;
@@ -168,8 +134,8 @@ std::optional<Program> reverse_inline(const Program &program, const std::string 
     *reason = producer + " and " + stage + " differ in shape";
     return std::nullopt;
   }
-  if (!pointwise(store->value, producer, vars, reason)) {
-    *reason = stage + ": " + *reason;
+  if (!pointwise(store->value, producer, vars)) {
+    *reason = stage + " reads " + producer + " at other elements than its own";
     return std::nullopt;
   }
   // Where the producer is stored, and who else touches it.

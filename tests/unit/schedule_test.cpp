@@ -447,8 +447,7 @@ TEST(ReverseInline, Refusals) {
   y[i, j] = c[i, j] + c[i, 0]
 })";
   EXPECT_EQ(first_line(refusal(shifted, "reverse_inline y")),
-            "s.sched:1:1: error: reverse_inline y: y: it reads c at other elements than its own (not elementwise in "
-            "c)");
+            "s.sched:1:1: error: reverse_inline y: y reads c at other elements than its own");
   const char *shared = R"(kernel s(a: f32[M, K], b: f32[K, N]) -> y: f32[M, N] where M = 4, N = 6, K = 3 {
   c[i, j] = sum(k) a[i, k] * b[k, j]
   t[i, j] = c[i, j] * 2.0
