@@ -875,6 +875,7 @@ class Search {
     nlohmann::json out = nlohmann::json::parse(child.out, nullptr, false);
     std::vector<const CandidateRow *> changed;
     const size_t first = ticket.naive_timed();  // the naive kernel's time comes first
+    const std::string naive_id_timed = first ? naive_id() : "";
     if (!child.timed_out && child.exit_status == 0 && out.is_object() && out.contains("times") &&
         out["times"].is_array() && out["times"].size() == first + ticket.ids.size() &&
         std::all_of(out["times"].begin(), out["times"].end(), a_time)) {
@@ -886,7 +887,7 @@ class Search {
         // The naive kernel, timed beside them, is one of those compared: when none
         // beats it there, it is the best (a CPU device's noise can make a search's
         // small gains vanish when timed again).
-        CandidateRow &naive = candidates_.at(naive_id());
+        CandidateRow &naive = candidates_.at(naive_id_timed);
         naive.retimed_speedup = 1;
         naive.retimed_cv = out["times"][0].value("cv", 0.0);
         changed.push_back(&naive);
@@ -906,11 +907,11 @@ class Search {
     // The best is the fastest of those timed together, by their new times.
     std::string best = counters_.best;
     std::vector<std::string> compared = ticket.ids;
-    if (first) compared.push_back(naive_id());
+    if (first) compared.push_back(naive_id_timed);
     for (const std::string &id : compared)
       if (candidates_.at(id).status == "correct" && speedup_of(candidates_.at(id)) > speedup_of(candidates_.at(best)))
         best = id;
-    if (best != counters_.best && best == naive_id())
+    if (best != counters_.best && first && best == naive_id_timed)
       progress_.note("best: the naive kernel (none of the best " + std::to_string(ticket.ids.size()) +
                      " beat it when timed again beside it)");
     else if (best != counters_.best)

@@ -26,27 +26,6 @@ namespace ks {
 
 namespace {
 
-// The buffers a statement or expression loads and stores.
-struct Touches : IRVisitor {
-  std::set<std::string> loads, stores;
-  using IRVisitor::visit;
-  void visit(const Load *n) override {
-    loads.insert(n->buffer);
-    IRVisitor::visit(n);
-  }
-  void visit(const Store *n) override {
-    stores.insert(n->buffer);
-    IRVisitor::visit(n);
-  }
-};
-
-template <typename Node>
-Touches touches(const Node &node) {
-  Touches t;
-  t.dispatch(node);
-  return t;
-}
-
 // y's body at the store's indices, with the producer's value in place of its loads.
 struct Epilogue : IRMutator {
   const std::map<std::string, Expr> &values;
@@ -115,10 +94,10 @@ std::optional<Program> reverse_inline(const Program &program, const std::string 
   std::vector<std::string> vars;
   const Store *store = elementwise_store(program, *where, stage, &vars, reason);
   if (!store) return std::nullopt;
-  // The one temporary it reads: its producer.
-  const Touches reads = touches(store->value);
+  // The one temporary it reads (its kernel holds its store alone): its producer.
+  const std::set<std::string> reads = buffers_used(program.kernels[consumer_kernel].body).read;
   std::vector<std::string> temps;
-  for (const std::string &b : reads.loads)
+  for (const std::string &b : reads)
     if (const TensorDecl *t = program.find_buffer(b); t && t->role == TensorRole::Temp) temps.push_back(b);
   if (temps.size() != 1) {
     std::string names;
@@ -141,15 +120,15 @@ std::optional<Program> reverse_inline(const Program &program, const std::string 
   // Where the producer is stored, and who else touches it.
   std::optional<size_t> producer_kernel;
   for (size_t k = 0; k < program.kernels.size(); ++k) {
-    const Touches t = touches(program.kernels[k].body);
-    if (t.stores.count(producer)) {
+    const BufferUse t = buffers_used(program.kernels[k].body);
+    if (t.written.count(producer)) {
       if (producer_kernel) {
         *reason = producer + " is stored by more than one kernel";
         return std::nullopt;
       }
       producer_kernel = k;
     }
-    if (k != consumer_kernel && t.loads.count(producer)) {
+    if (k != consumer_kernel && t.read.count(producer)) {
       *reason = producer + " is read by kernel " + program.kernels[k].name + " too, not by " + stage + " alone";
       return std::nullopt;
     }
@@ -159,13 +138,13 @@ std::optional<Program> reverse_inline(const Program &program, const std::string 
     return std::nullopt;
   }
   for (size_t k = *producer_kernel; k < consumer_kernel; ++k) {
-    const Touches t = touches(program.kernels[k].body);
-    for (const std::string &b : reads.loads)
-      if (b != producer && t.stores.count(b)) {
+    const BufferUse t = buffers_used(program.kernels[k].body);
+    for (const std::string &b : reads)
+      if (b != producer && t.written.count(b)) {
         *reason = "kernel " + program.kernels[k].name + " writes " + b + ", which " + stage + " reads after it";
         return std::nullopt;
       }
-    if (t.loads.count(stage) || t.stores.count(stage)) {
+    if (t.read.count(stage) || t.written.count(stage)) {
       *reason = "kernel " + program.kernels[k].name + " uses " + stage + " before " + stage + "'s kernel writes it";
       return std::nullopt;
     }
