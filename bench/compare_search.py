@@ -72,9 +72,10 @@ for key in sorted(set(mine) & set(theirs)):
                  (timed_again(mine[key]), timed_again(theirs[key]))))
     panels.append((f"{key[0]} (seed {key[1]})", cm, cr))
     if cm and cr:
+        lower = min(cm[-1], cr[-1])
         for k, level in enumerate(LEVELS):
-            both[k][0] += reach(cm, level * min(cm[-1], cr[-1]))
-            both[k][1] += reach(cr, level * min(cm[-1], cr[-1]))
+            both[k][0] += reach(cm, level * lower)
+            both[k][1] += reach(cr, level * lower)
 
 
 def evaluations(row, k, arm):

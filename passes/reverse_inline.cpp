@@ -26,38 +26,32 @@ namespace ks {
 
 namespace {
 
-// y's body at the store's indices, with the producer's value in place of its loads.
-struct Epilogue : IRMutator {
-  const std::map<std::string, Expr> &values;
+// Loads of the producer replaced by the value it stores.
+struct ProducerValue : IRMutator {
   const std::string &producer;
   const Expr &value;
-  Epilogue(const std::map<std::string, Expr> &values, const std::string &producer, const Expr &value)
-      : values(values), producer(producer), value(value) {}
+  ProducerValue(const std::string &producer, const Expr &value) : producer(producer), value(value) {}
   using IRMutator::visit;
-  Expr visit(const Var *n, const Expr &self) override {
-    auto it = values.find(n->name);
-    return it == values.end() ? self : cast_to(n->type, it->second);
-  }
   Expr visit(const Load *n, const Expr &self) override {
-    if (n->buffer == producer) return cast_to(n->type, value);
-    return IRMutator::visit(n, self);
+    return n->buffer == producer ? cast_to(n->type, value) : IRMutator::visit(n, self);
   }
 };
 
-// Every store to the producer becomes the consumer's store there.
+// Every store to the producer becomes the consumer's store there: y's body at the
+// store's indices, with the stored value in place of the producer's loads.
 struct StoreConsumer : IRMutator {
   const std::string &producer, &consumer;
-  const std::vector<std::string> &vars;
-  const Expr &body;
+  const std::vector<std::string> &vars;  // v0, ..
+  const Store &store;                    // y's own: y[v0, ..] = body
   StoreConsumer(const std::string &producer, const std::string &consumer, const std::vector<std::string> &vars,
-                const Expr &body)
-      : producer(producer), consumer(consumer), vars(vars), body(body) {}
+                const Store &store)
+      : producer(producer), consumer(consumer), vars(vars), store(store) {}
   using IRMutator::visit;
   Stmt visit(const Store *n, const Stmt &self) override {
     if (n->buffer != producer) return IRMutator::visit(n, self);
     std::map<std::string, Expr> values;
-    for (size_t d = 0; d < vars.size(); ++d) values[vars[d]] = n->indices[d];
-    return Store::make(consumer, n->indices, Epilogue(values, producer, n->value).mutate(body));
+    for (size_t d = 0; d < vars.size(); ++d) values[vars[d]] = cast_to(store.indices[d].type(), n->indices[d]);
+    return Store::make(consumer, n->indices, ProducerValue(producer, n->value).mutate(substitute(store.value, values)));
   }
 };
 
@@ -118,9 +112,11 @@ std::optional<Program> reverse_inline(const Program &program, const std::string 
     return std::nullopt;
   }
   // Where the producer is stored, and who else touches it.
+  std::vector<BufferUse> uses;
+  for (const Kernel &k : program.kernels) uses.push_back(buffers_used(k.body));
   std::optional<size_t> producer_kernel;
   for (size_t k = 0; k < program.kernels.size(); ++k) {
-    const BufferUse t = buffers_used(program.kernels[k].body);
+    const BufferUse &t = uses[k];
     if (t.written.count(producer)) {
       if (producer_kernel) {
         *reason = producer + " is stored by more than one kernel";
@@ -138,7 +134,7 @@ std::optional<Program> reverse_inline(const Program &program, const std::string 
     return std::nullopt;
   }
   for (size_t k = *producer_kernel; k < consumer_kernel; ++k) {
-    const BufferUse t = buffers_used(program.kernels[k].body);
+    const BufferUse &t = uses[k];
     for (const std::string &b : reads)
       if (b != producer && t.written.count(b)) {
         *reason = "kernel " + program.kernels[k].name + " writes " + b + ", which " + stage + " reads after it";
@@ -169,7 +165,7 @@ std::optional<Program> reverse_inline(const Program &program, const std::string 
       return Block::make(n->stage, read_regions(program, body), writes, body);
     }
   } regions(out, producer, stage);
-  StoreConsumer rewrite(producer, stage, vars, store->value);
+  StoreConsumer rewrite(producer, stage, vars, *store);
   for (size_t k = 0; k < program.kernels.size(); ++k) {
     if (k == consumer_kernel) continue;
     Kernel kernel = program.kernels[k];

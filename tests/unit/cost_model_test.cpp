@@ -312,14 +312,15 @@ TEST(CostModel, LooksAheadOverGenerations) {
   // ranged from 0.94x to 1.55x); over seeds 1 to 3 alone the ratio moved from above
   // 1.2 to 0.98 when the mutator's toggle drew among one more kind, over 1 to 8 it
   // was 1.26, over 1 to 6 1.20.
-  for (uint64_t seed : {1, 2, 3, 4, 5, 6}) {
+  const uint64_t seeds[] = {1, 2, 3, 4, 5, 6};
+  for (uint64_t seed : seeds) {
     Result one = search(1, seed), three = search(3, seed);
     EXPECT_GT(one.ranked, 20);
     EXPECT_GT(three.ranked, 20);
     EXPECT_EQ(one.grandchildren, 0) << "one step: the parent's children only";
     EXPECT_GT(three.ahead, 20) << "every ranked choice after the warm-up looks ahead";
     grandchildren += three.grandchildren;
-    mean1 += one.mean_after_warmup / 6, mean3 += three.mean_after_warmup / 6;
+    mean1 += one.mean_after_warmup / std::size(seeds), mean3 += three.mean_after_warmup / std::size(seeds);
     std::printf("seed %d: one step: mean %.2f; three steps: mean %.2f, %d of %d chosen beyond the children\n",
                 static_cast<int>(seed), one.mean_after_warmup, three.mean_after_warmup, three.grandchildren,
                 three.ranked);
