@@ -519,6 +519,7 @@ class Elaborator {
 
     Stage stage;
     stage.output = s.tensor;
+    stage.loc = s.loc;
     for (size_t d = 0; d < s.indices.size(); ++d) {
       std::optional<int64_t> known;
       if (declared) known = declared->shape[d];

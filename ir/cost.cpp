@@ -22,7 +22,48 @@ struct CountFlops : IRVisitor {
     IRVisitor::visit(n);
   }
 };
+struct CountOperations : IRVisitor {
+  int count = 0;
+  using IRVisitor::visit;
+  void visit(const Unary *n) override {
+    count += is_float(n->a.type());
+    IRVisitor::visit(n);
+  }
+  void visit(const Binary *n) override {
+    count += is_float(n->a.type());
+    IRVisitor::visit(n);
+  }
+  void visit(const Call *n) override {
+    ++count;
+    IRVisitor::visit(n);
+  }
+  void visit(const Select *n) override {
+    count += is_float(n->type);
+    IRVisitor::visit(n);
+  }
+  void visit(const Load *n) override {
+    ++count;
+    IRVisitor::visit(n);
+  }
+};
+
 }  // namespace
+
+int operation_count(const Expr &e) {
+  CountOperations counter;
+  counter.dispatch(e);
+  return counter.count;
+}
+
+double graph_work(const Graph &graph) {
+  double work = 0;
+  for (const Stage &stage : graph.stages) {
+    double points = static_cast<double>(graph.find_tensor(stage.output)->numel());
+    for (const IterVar &v : stage.reduce_vars) points *= static_cast<double>(v.extent);
+    work += points * (1 + operation_count(stage.body));
+  }
+  return work;
+}
 
 Cost graph_cost(const Graph &graph) {
   Cost cost;

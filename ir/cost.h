@@ -14,4 +14,15 @@ struct Cost {
 
 Cost graph_cost(const Graph &graph);
 
+/// The operations of e that cost: float arithmetic, calls, selects of floats and
+/// loads, each counted once (index arithmetic and conditions are free, as in
+/// graph_cost).
+int operation_count(const Expr &e);
+
+/// The work the naive kernels of graph do, as graph rewrites compare it: for each
+/// stage, its points (output elements times reduction points) times one more than
+/// its body's operations. A rough estimate, but one that a GEMM turned into a GEMV
+/// or a pool pushed through a convolution moves by the factors that matter.
+double graph_work(const Graph &graph);
+
 }  // namespace ks

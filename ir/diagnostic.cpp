@@ -39,10 +39,10 @@ void write_text_file(const std::string &path, const std::string &text) {
   }
 }
 
-std::string format_diagnostic(const SourceLoc &loc, const std::string &message) {
-  if (!loc.file) return "error: " + message;
-  std::string out =
-      loc.file->name + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.column) + ": error: " + message;
+std::string format_diagnostic(const SourceLoc &loc, const std::string &message, const char *severity) {
+  if (!loc.file) return std::string(severity) + ": " + message;
+  std::string out = loc.file->name + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.column) + ": " +
+                    severity + ": " + message;
   // Quote the line so the caret has something to point at.
   const std::string &text = loc.file->text;
   size_t start = 0;

@@ -48,8 +48,9 @@ class InternalError : public std::runtime_error {
   std::string detail_;
 };
 
-/// Formats `file:line:col: error: message`, the source line and a caret.
-std::string format_diagnostic(const SourceLoc &loc, const std::string &message);
+/// Formats `file:line:col: error: message`, the source line and a caret (severity
+/// "note" for a place that explains an error).
+std::string format_diagnostic(const SourceLoc &loc, const std::string &message, const char *severity = "error");
 
 /// Throws a UserError at loc.
 [[noreturn]] void error_at(const SourceLoc &loc, const std::string &message);

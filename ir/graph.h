@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/diagnostic.h"
 #include "ir/ir.h"
 
 namespace ks {
@@ -55,6 +56,7 @@ struct Stage {
   ReduceOp reduce = ReduceOp::None;
   std::vector<IterVar> reduce_vars;
   Expr body;
+  SourceLoc loc;  // the statement that defines it, for messages (a rewrite's stage: its origin's)
 };
 
 struct SizeBinding {

@@ -10,15 +10,29 @@
 
 namespace ks {
 
-Program run_pipeline(const Graph &graph, const Schedule &schedule, const PassObserver &observer) {
+Program run_pipeline(const Graph &graph, const Schedule &schedule, const PassObserver &observer,
+                     const GraphObserver &graph_observer) {
   auto start = std::chrono::steady_clock::now();
+  auto seconds = [&] {
+    auto now = std::chrono::steady_clock::now();
+    double s = std::chrono::duration<double>(now - start).count();
+    start = now;
+    return s;
+  };
   auto after = [&](const std::string &name, const Program &program) {
     verify_program(program);
-    auto now = std::chrono::steady_clock::now();
-    if (observer) observer(name, program, std::chrono::duration<double>(now - start).count());
+    double s = seconds();
+    if (observer) observer(name, program, s);
     start = std::chrono::steady_clock::now();
   };
-  Program program = lower(graph);
+  Graph rewritten = graph;
+  for (const Rewrite &step : schedule.rewrites) {
+    rewritten = apply_rewrite(rewritten, step);  // verified by the rule
+    double s = seconds();
+    if (graph_observer) graph_observer(print_rewrite(step), rewritten, s);
+    start = std::chrono::steady_clock::now();
+  }
+  Program program = lower(rewritten);
   after("lower", program);
   for (const Primitive &step : schedule.steps) {
     program = apply_primitive(program, step);

@@ -16,10 +16,16 @@ namespace ks {
 /// "bind-unbound-kernels"), the program it produced and the seconds it took.
 using PassObserver = std::function<void(const std::string &pass, const Program &program, double seconds)>;
 
-/// Graph IR -> final Loop IR: lower, then each step of the schedule, then the
-/// default binding of what the schedule left unbound. The graph must pass
-/// verify_graph(); a refused schedule step throws UserError at its line.
-Program run_pipeline(const Graph &graph, const Schedule &schedule = {}, const PassObserver &observer = nullptr);
+/// Called after each of the schedule's rewrites with its name ("rewrite push_sum
+/// total"), the graph it produced and the seconds it took.
+using GraphObserver = std::function<void(const std::string &pass, const Graph &graph, double seconds)>;
+
+/// Graph IR -> final Loop IR: the schedule's rewrites, lower, then each step of the
+/// schedule, then the default binding of what the schedule left unbound. The graph
+/// must pass verify_graph(); a refused rewrite or schedule step throws UserError at
+/// its line.
+Program run_pipeline(const Graph &graph, const Schedule &schedule = {}, const PassObserver &observer = nullptr,
+                     const GraphObserver &graph_observer = nullptr);
 
 /// The reference at the timed sizes: the naive program, its sums and products
 /// accumulated in f64 (lower's wide accumulators), every kernel given the default

@@ -51,7 +51,17 @@ class ScheduleParser {
 
   Schedule schedule() {
     Schedule s;
-    while (!ts_.at_end()) s.steps.push_back(step());
+    while (!ts_.at_end()) {
+      if (ts_.peek().is("rewrite")) {
+        const Token &head = ts_.next();
+        if (!s.steps.empty())
+          error_at(head.loc,
+                   "rewrites come before the primitives: they change the graph that the primitives schedule");
+        s.rewrites.push_back(rewrite(head));
+      } else {
+        s.steps.push_back(step());
+      }
+    }
     return s;
   }
 
@@ -97,12 +107,26 @@ class ScheduleParser {
   static bool is_keyword(const Token &t) {
     for (PrimitiveKind k : kPrimitives)
       if (t.text == primitive_name(k)) return true;
-    return false;
+    return t.text == "rewrite";
+  }
+
+  // rewrite RULE STAGE, after the keyword.
+  Rewrite rewrite(const Token &head) {
+    Rewrite r;
+    r.loc = head.loc;
+    std::string rules;
+    for (RewriteKind k : all_rewrite_kinds()) rules += (rules.empty() ? "" : ", ") + std::string(rewrite_name(k));
+    const Token &rule = ts_.expect_identifier(("a rewrite (" + rules + ")").c_str());
+    std::optional<RewriteKind> kind = parse_rewrite_kind(rule.text);
+    if (!kind) error_at(rule.loc, "unknown rewrite '" + rule.text + "'; rewrites are " + rules);
+    r.kind = *kind;
+    r.stage = name("the stage it rewrites");
+    return r;
   }
 
   Primitive step() {
     Primitive p;
-    const Token &head = ts_.expect_identifier(("a primitive (" + primitive_names() + ")").c_str());
+    const Token &head = ts_.expect_identifier(("a primitive (" + primitive_names() + ") or a rewrite").c_str());
     p.loc = head.loc;
     const std::string &kind = head.text;
     if (kind == "split") {
@@ -253,7 +277,14 @@ std::string print_primitive(const Primitive &p) {
 
 std::string print_schedule(const Schedule &schedule) {
   std::string out;
+  for (const Rewrite &r : schedule.rewrites) out += print_rewrite(r) + "\n";
   for (const Primitive &p : schedule.steps) out += print_primitive(p) + "\n";
+  return out;
+}
+
+Graph rewritten_graph(const Graph &graph, const Schedule &schedule) {
+  Graph out = graph;
+  for (const Rewrite &r : schedule.rewrites) out = apply_rewrite(out, r);
   return out;
 }
 

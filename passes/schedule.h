@@ -1,5 +1,7 @@
-// Schedules: a list of primitive applications, plain text, one per line.
+// Schedules: a list of primitive applications, plain text, one per line, after the
+// graph rewrites that change what is computed (passes/rewrite.h), if any:
 //
+//   rewrite push_sum total              # the sum pushed down through the GEMM it sums
 //   inline  e                           # compute e where it is read
 //   reverse_inline y                    # compute y where the temporary it reads is stored
 //   split   y.m 64 -> mo mi             # loop m: mo outside mi (64 iterations)
@@ -19,7 +21,8 @@
 //   prefetch c.a_s                      # a_s's next copy read into registers early
 //
 // Names are stages (the tensors they define) and loops as the printed Loop IR
-// shows them (`ksmith inspect SPEC --print-after=lower`). `#` starts a comment.
+// shows them (`ksmith inspect SPEC --print-after=lower`): after the rewrites, the
+// rewritten graph's stages. `#` starts a comment. Rewrites come first.
 // A schedule is data: records that print and parse back exactly.
 #pragma once
 
@@ -29,6 +32,7 @@
 
 #include "ir/diagnostic.h"
 #include "ir/loop_ir.h"
+#include "passes/rewrite.h"
 
 namespace ks {
 
@@ -68,7 +72,8 @@ struct Primitive {
 };
 
 struct Schedule {
-  std::vector<Primitive> steps;
+  std::vector<Primitive> steps;   // applied to the rewritten graph's Loop IR
+  std::vector<Rewrite> rewrites;  // applied to the graph first, in order
 };
 
 /// Parses a schedule; errors are `file:line:col: error:` with the line and a caret.
@@ -76,7 +81,12 @@ Schedule parse_schedule(const std::shared_ptr<const SourceFile> &file);
 Schedule load_schedule(const std::string &path);
 
 std::string print_primitive(const Primitive &step);  // "split y.m 64 -> mo mi"
+/// The rewrites, then the primitives, a line each.
 std::string print_schedule(const Schedule &schedule);
+
+/// The graph after the schedule's rewrites (the graph itself when there are none).
+/// A refused rewrite throws UserError at its line.
+Graph rewritten_graph(const Graph &graph, const Schedule &schedule);
 
 /// Applies one step. A refusal is the user's error, at the step's location:
 /// `file:line:col: error: split y.q: no loop named q in stage y; loops are m, n`.

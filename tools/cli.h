@@ -34,6 +34,7 @@ Command add_runs(CLI::App &app);
 Command add_export(CLI::App &app);
 Command add_interpret(CLI::App &app);
 Command add_import(CLI::App &app);
+Command add_rewrite(CLI::App &app);
 
 /// Size assignments given with a flag (--size N=64,K=32, repeatable).
 frontend::SizeOverrides size_overrides(const std::vector<std::string> &items, const char *flag);

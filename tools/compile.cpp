@@ -46,7 +46,9 @@ int compile(const CompileOptions &o) {
   frontend::SizeOverrides sizes = size_overrides(o.sizes, "--size");
   std::string text;
   if (emit == "graph") {
-    text = print_graph(frontend::elaborate(spec, frontend::SizeSet::Default, sizes));
+    // After the schedule's rewrites, if it has any: the graph that is lowered.
+    text = print_graph(rewritten_graph(frontend::elaborate(spec, frontend::SizeSet::Default, sizes),
+                                       schedule_from(o.schedule)));
   } else {
     Compiled c = compile_spec(spec, frontend::SizeSet::Default, sizes, schedule_from(o.schedule),
                               spirv_stage ? Target::SPIRV : Target::OpenCL);

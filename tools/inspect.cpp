@@ -24,26 +24,37 @@ struct InspectOptions {
 };
 
 int inspect(const InspectOptions &o) {
-  static const char *passes[] = {"elaborate", "lower", "schedule", "bind-unbound-kernels", "codegen"};
+  static const char *passes[] = {"elaborate", "rewrite", "lower", "schedule", "bind-unbound-kernels", "codegen"};
   if (!o.after.empty() && std::find(std::begin(passes), std::end(passes), o.after) == std::end(passes))
     throw UserError("error: --print-after: unknown pass '" + o.after +
-                    "'; passes are elaborate, lower, schedule, bind-unbound-kernels, codegen");
+                    "'; passes are elaborate, rewrite, lower, schedule, bind-unbound-kernels, codegen");
   frontend::Spec spec = frontend::load_spec(o.spec);
   Schedule schedule = schedule_from(o.schedule);
   Graph graph = frontend::elaborate(spec, frontend::SizeSet::Default, size_overrides(o.sizes, "--size"));
   bool print_all = o.all || (!o.changed && o.after.empty());
   if (print_all || o.changed || o.after == "elaborate")
     std::cout << "// ----- after elaborate (Graph IR) -----\n" << print_graph(graph) << "\n";
-  std::string previous;
+  std::string previous = print_graph(graph);
   std::vector<std::pair<std::string, double>> times;
-  Program program = run_pipeline(graph, schedule, [&](const std::string &pass, const Program &p, double seconds) {
-    times.push_back({pass, seconds});
-    std::string text = print_program(p);
-    bool matches = pass == o.after || (o.after == "schedule" && pass.rfind("schedule: ", 0) == 0);
+  // A pass's IR, printed where the flags ask for it ("schedule" and "rewrite" match
+  // each of their steps).
+  auto show = [&](const std::string &pass, const std::string &text, const char *which) {
+    bool matches = pass == o.after || (o.after == "schedule" && pass.rfind("schedule: ", 0) == 0) ||
+                   (o.after == "rewrite" && pass.rfind("rewrite ", 0) == 0);
     if (print_all || matches || (o.changed && text != previous))
-      std::cout << "// ----- after " << pass << " -----\n" << text << "\n";
+      std::cout << "// ----- after " << pass << which << " -----\n" << text << "\n";
     previous = text;
-  });
+  };
+  Program program = run_pipeline(
+      graph, schedule,
+      [&](const std::string &pass, const Program &p, double seconds) {
+        times.push_back({pass, seconds});
+        show(pass, print_program(p), "");
+      },
+      [&](const std::string &pass, const Graph &g, double seconds) {
+        times.push_back({pass, seconds});
+        show(pass, print_graph(g), " (Graph IR)");
+      });
   // Code generation is the last stage, printed when a target is named or asked for.
   std::optional<Target> target = parse_target(o.target);
   if (target || o.after == "codegen") {
@@ -71,7 +82,7 @@ Command add_inspect(CLI::App &app) {
   auto *all = command->add_flag("--print-after-all", o->all, "Print the IR after every pass (default)");
   auto *after =
       command->add_option("--print-after", o->after,
-                          "Print the IR after one pass: elaborate, lower, schedule, bind-unbound-kernels, codegen");
+                          "Print the IR after one pass: elaborate, rewrite, lower, schedule, bind-unbound-kernels, codegen");
   auto *changed = command->add_flag("--print-changed", o->changed, "Print the IR after passes that change it");
   all->excludes(after)->excludes(changed);
   after->excludes(changed);

@@ -15,7 +15,7 @@ int main(int argc, char **argv) {
   const std::vector<cli::Command> commands = {cli::add_devices(app),   cli::add_compile(app), cli::add_inspect(app),
                                               cli::add_run(app),       cli::add_bench(app),   cli::add_time(app),
                                               cli::add_evolve(app),    cli::add_runs(app),    cli::add_export(app),
-                                              cli::add_interpret(app), cli::add_import(app)};
+                                              cli::add_interpret(app), cli::add_import(app),   cli::add_rewrite(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {

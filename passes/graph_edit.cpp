@@ -1,0 +1,119 @@
+// Helpers of the graph rewrites (passes/rewrite.h).
+#include "passes/graph_edit.h"
+
+#include "ir/verifier.h"
+#include "ir/visitor.h"
+#include "passes/rewrite.h"
+
+namespace ks {
+
+std::optional<size_t> stage_index(const Graph &graph, const std::string &name) {
+  for (size_t i = 0; i < graph.stages.size(); ++i)
+    if (graph.stages[i].output == name) return i;
+  return std::nullopt;
+}
+
+std::vector<const Load *> loads_in(const Expr &e) {
+  struct Collect : IRVisitor {
+    std::vector<const Load *> loads;
+    using IRVisitor::visit;
+    void visit(const Load *n) override {
+      loads.push_back(n);
+      IRVisitor::visit(n);
+    }
+  } collect;
+  collect.dispatch(e);
+  return collect.loads;
+}
+
+bool reads_buffer(const Expr &e, const std::string &buffer) {
+  for (const Load *load : loads_in(e))
+    if (load->buffer == buffer) return true;
+  return false;
+}
+
+int readers_of(const Graph &graph, const std::string &name, const std::string &except) {
+  int count = 0;
+  for (const Stage &s : graph.stages)
+    if (s.output != except && reads_buffer(s.body, name)) ++count;
+  return count;
+}
+
+Expr replace_loads(const Expr &e, const std::function<Expr(const Load &load, const Expr &self)> &replace) {
+  struct Replace : IRMutator {
+    const std::function<Expr(const Load &, const Expr &)> &replace;
+    explicit Replace(const std::function<Expr(const Load &, const Expr &)> &replace) : replace(replace) {}
+    using IRMutator::visit;
+    Expr visit(const Load *n, const Expr &self) override {
+      Expr inner = IRMutator::visit(n, self);
+      Expr out = replace(*inner.as<Load>(), inner);
+      return out.defined() ? out : inner;
+    }
+  } mutator(replace);
+  return mutator.mutate(e);
+}
+
+Expr iter_var(const IterVar &v) { return Var::make(index_type_for(v.extent), v.name); }
+
+Expr instantiate(const Stage &stage, const std::vector<Expr> &indices, const std::map<std::string, std::string> &renames) {
+  std::map<std::string, Expr> values;
+  for (size_t d = 0; d < stage.spatial.size(); ++d)
+    values[stage.spatial[d].name] = cast_to(index_type_for(stage.spatial[d].extent), indices[d]);
+  for (const IterVar &v : stage.reduce_vars)
+    if (auto it = renames.find(v.name); it != renames.end())
+      values[v.name] = Var::make(index_type_for(v.extent), it->second);
+  return substitute(stage.body, values);
+}
+
+NameSet graph_names(const Graph &graph) {
+  NameSet names;
+  for (const TensorDecl &t : graph.tensors) names.reserve(t.name);
+  for (const SizeBinding &s : graph.sizes) names.reserve(s.name);
+  for (const ConstantBinding &c : graph.constants) names.reserve(c.name);
+  return names;
+}
+
+void reserve_vars(const Stage &stage, NameSet *names) {
+  for (const IterVar &v : stage.spatial) names->reserve(v.name);
+  for (const IterVar &v : stage.reduce_vars) names->reserve(v.name);
+}
+
+TensorDecl temp_tensor(const std::string &name, DType type, const std::vector<IterVar> &spatial) {
+  TensorDecl t;
+  t.name = name;
+  t.type = type;
+  for (const IterVar &v : spatial) t.shape.push_back(v.extent);
+  t.role = TensorRole::Temp;
+  return t;
+}
+
+Graph remove_dead_stages(const Graph &graph) {
+  // Walk the stages backwards: a stage is needed when it is an output or a needed
+  // stage after it reads it.
+  std::set<std::string> needed;
+  for (const TensorDecl &t : graph.tensors)
+    if (t.role == TensorRole::Output) needed.insert(t.name);
+  std::vector<bool> keep(graph.stages.size(), false);
+  for (size_t i = graph.stages.size(); i-- > 0;) {
+    const Stage &s = graph.stages[i];
+    if (!needed.count(s.output)) continue;
+    keep[i] = true;
+    for (const Load *load : loads_in(s.body)) needed.insert(load->buffer);
+  }
+  Graph out = graph;
+  out.stages.clear();
+  for (size_t i = 0; i < graph.stages.size(); ++i)
+    if (keep[i]) out.stages.push_back(graph.stages[i]);
+  out.tensors.clear();
+  for (const TensorDecl &t : graph.tensors)
+    if (t.role != TensorRole::Temp || needed.count(t.name)) out.tensors.push_back(t);
+  return out;
+}
+
+Graph finish_rewrite(Graph graph) {
+  graph = remove_dead_stages(graph);
+  verify_graph(graph);
+  return graph;
+}
+
+}  // namespace ks

@@ -1,0 +1,96 @@
+// Graph rewrites: each changes what a graph computes by an algebraic law, so that
+// the outputs are the same (up to reassociation error) and cost less to compute. A
+// schedule never changes what is computed; a rewrite does, before any schedule, and a
+// candidate of the search is rewrites followed by a schedule of the rewritten graph.
+//
+// Each rule is one function `std::optional<Graph> rule(graph, stage, &reason)`: the
+// new graph, verified, or nullopt with the reason it does not apply (and then nothing
+// changes). Stages that no output needs any more are removed after each rule
+// (remove_dead_stages). Inputs and outputs never change; temporaries come and go.
+// The rules, with what each reaches, are listed in passes/README.md.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/diagnostic.h"
+#include "ir/graph.h"
+
+namespace ks {
+
+enum class RewriteKind { DropUnitReduction, FoldConstants, PushSum, FoldAffine, RangedReduction, MergeDuplicates };
+
+/// "drop_unit_reduction", "fold_constants", "push_sum", "fold_affine", "ranged_reduction",
+/// "merge_duplicates": the name in schedules, on the command line and in messages.
+const char *rewrite_name(RewriteKind kind);
+std::optional<RewriteKind> parse_rewrite_kind(const std::string &name);
+const std::vector<RewriteKind> &all_rewrite_kinds();
+
+/// One rewrite step of a schedule: `rewrite push_sum total`.
+struct Rewrite {
+  RewriteKind kind = RewriteKind::FoldConstants;
+  std::string stage;
+  SourceLoc loc;  // where it was written, for errors
+};
+
+std::string print_rewrite(const Rewrite &step);  // "rewrite push_sum total"
+
+/// drop_unit_reduction s: the reduction variables of s whose extent is 1 take the
+/// value 0 and leave the reduction (over one point, sum, max, min and prod are the
+/// value there; argmax and argmin its index, 0). With none left, s is elementwise.
+std::optional<Graph> drop_unit_reduction(const Graph &graph, const std::string &stage, std::string *reason);
+
+/// fold_constants s: s's body simplified (ir/simplify.h), after the temporaries it
+/// reads that are constants or plain copies of another tensor are put in place of
+/// their loads; where s's body is then a plain read of a temporary that only s reads,
+/// s takes that temporary's definition. An output that is constant becomes one stage
+/// with a constant body, and the stages before it go.
+std::optional<Graph> fold_constants(const Graph &graph, const std::string &stage, std::string *reason);
+
+/// push_sum s: a sum pushed down through the contractions it sums over. s's body is
+/// expanded into a sum of products; a product that reads the result of a sum
+/// reduction P once (directly or through elementwise temporaries) takes P's body, its
+/// reduction joining s's (sum_n sum_k = sum_n,k); terms that do not depend on a
+/// reduction variable leave it, times its extent; then each product's reduction
+/// variables are factored: sum_n,k x[m, k] w[n, k] = sum_k x[m, k] (sum_n w[n, k]),
+/// the inner sum a new stage over the variables it needs (a sum over the whole window
+/// of a zero-padded read is the whole sum: it needs none of the window's offsets).
+/// Applies only where the graph's work (ir/cost.h's graph_work) goes down.
+std::optional<Graph> push_sum(const Graph &graph, const std::string &stage, std::string *reason);
+
+/// fold_affine s: s's body as one affine combination: constants multiplied through,
+/// like terms combined (x + x is 2 x, (x * 2 + 3) * 4 is x * 8 + 12), zero terms
+/// dropped. Applies only where the body then has fewer operations.
+std::optional<Graph> fold_affine(const Graph &graph, const std::string &stage, std::string *reason);
+
+/// ranged_reduction s: a reduction masked by a comparison of its variable k with a
+/// spatial variable i over k's whole range (`sum(k: D) select(k <= i, v, 0)`, or v
+/// times such a mask) becomes the ranged reduction elaboration writes for
+/// `sum(k: 0..i + 1) v` (and the exclusive and reversed forms), which `scan` then
+/// computes in one pass over the row.
+std::optional<Graph> ranged_reduction(const Graph &graph, const std::string &stage, std::string *reason);
+
+/// merge_duplicates s: s computes what an earlier stage computes (the same reduction
+/// and body, variables renamed): it is computed once, and s's readers read the other.
+std::optional<Graph> merge_duplicates(const Graph &graph, const std::string &stage, std::string *reason);
+
+/// Applies one step, or returns nullopt with *reason.
+std::optional<Graph> try_rewrite(const Graph &graph, const Rewrite &step, std::string *reason);
+
+/// Applies one step; a refusal is the user's error at the step's location, naming
+/// where the stage is defined in the spec.
+Graph apply_rewrite(const Graph &graph, const Rewrite &step);
+
+/// The rewrites that make graph cheaper, found greedily: each stage in order, each
+/// rule in the order drop_unit_reduction, fold_constants, ranged_reduction,
+/// merge_duplicates, push_sum, fold_affine; the first that applies is taken and the
+/// search starts again on its result, until none applies (or max_steps). Every rule
+/// but push_sum simplifies whenever it applies; push_sum applies only where the work
+/// goes down. What the search's sketches start from.
+std::vector<Rewrite> simplifying_rewrites(const Graph &graph, size_t max_steps = 32);
+
+/// The graph without the temporaries that no output needs (and their stages).
+Graph remove_dead_stages(const Graph &graph);
+
+}  // namespace ks

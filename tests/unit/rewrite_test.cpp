@@ -1,0 +1,407 @@
+// Graph rewrites (passes/rewrite.h): each rule's result and its refusals; the schedule
+// text with rewrite steps; and the property that every rule, wherever it applies (to
+// every stage of every example, and of randomly generated graphs made for the rules),
+// computes what the graph computed, by the float64 interpreter on random inputs.
+#include "passes/rewrite.h"
+
+#include <random>
+
+#include "evolve/inputs.h"
+#include "ir/cost.h"
+#include "ir/interpreter.h"
+#include "ir/printer.h"
+#include "passes/pipeline.h"
+#include "passes/schedule.h"
+#include "test_util.h"
+
+namespace ks {
+namespace {
+
+Graph check_graph(const std::string &text) { return test::graph_of(text, frontend::SizeSet::Check); }
+
+// The graph's body lines ("y[i: 4] = ..."), one per stage, without declarations.
+std::string stages_of(const Graph &g) {
+  std::string out;
+  for (const Stage &s : g.stages) {
+    Graph one = g;
+    one.stages = {s};
+    std::string text = print_graph(one);
+    out += text.substr(text.rfind('\n', text.size() - 2) + 1);
+  }
+  return out;
+}
+
+Graph rewritten(const Graph &g, RewriteKind kind, const std::string &stage) {
+  std::string reason;
+  std::optional<Graph> out = try_rewrite(g, Rewrite{kind, stage, {}}, &reason);
+  EXPECT_TRUE(out.has_value()) << rewrite_name(kind) << " " << stage << ": " << reason << "\n" << print_graph(g);
+  return out ? *out : g;
+}
+
+std::string refusal(const Graph &g, RewriteKind kind, const std::string &stage) {
+  std::string reason;
+  std::optional<Graph> out = try_rewrite(g, Rewrite{kind, stage, {}}, &reason);
+  EXPECT_FALSE(out.has_value()) << rewrite_name(kind) << " " << stage << " applied:\n" << print_graph(*out);
+  return reason;
+}
+
+// The largest error of b's outputs against a's, relative to each output's largest value.
+double output_error(const Graph &a, const Graph &b, uint64_t seed) {
+  TensorMap inputs;
+  for (const TensorDecl &t : a.tensors)
+    if (t.role == TensorRole::Input) inputs[t.name] = to_tensor_data(random_input(t, seed++));
+  TensorMap x = interpret(a, inputs), y = interpret(b, inputs);
+  double worst = 0;
+  for (const TensorDecl &t : a.tensors) {
+    if (t.role != TensorRole::Output) continue;
+    const std::vector<double> &u = x.at(t.name).values, &v = y.at(t.name).values;
+    double scale = 1e-30;
+    for (double value : u) scale = std::max(scale, std::fabs(value));
+    for (size_t i = 0; i < u.size(); ++i) {
+      if (u[i] == v[i]) continue;  // infinities included: a max over nothing
+      const double e = std::fabs(u[i] - v[i]) / scale;
+      worst = std::isnan(e) ? 1e30 : std::max(worst, e);
+    }
+  }
+  return worst;
+}
+
+// Every rule at every stage where it applies: the same outputs (float64, up to
+// reassociation), no internal error; and the greedy sequence as a whole. Counts the
+// (rule, stage) pairs that applied, by rule.
+void check_every_rule(const Graph &g, const std::string &what, std::map<RewriteKind, int> *applied) {
+  for (const Stage &s : g.stages)
+    for (RewriteKind kind : all_rewrite_kinds()) {
+      std::string reason;
+      std::optional<Graph> out = try_rewrite(g, Rewrite{kind, s.output, {}}, &reason);
+      EXPECT_EQ(reason.find("internal error"), std::string::npos) << what << ": " << reason << "\n" << print_graph(g);
+      if (!out) continue;
+      ++(*applied)[kind];
+      EXPECT_LT(output_error(g, *out, 7), 1e-9)
+          << what << ": " << rewrite_name(kind) << " " << s.output << "\nbefore:\n"
+          << print_graph(g) << "after:\n"
+          << print_graph(*out);
+    }
+  Schedule plan;
+  plan.rewrites = simplifying_rewrites(g);
+  Graph all = rewritten_graph(g, plan);
+  EXPECT_LT(output_error(g, all, 11), 1e-9) << what << ":\n" << print_schedule(plan) << print_graph(all);
+  EXPECT_LE(graph_work(all), graph_work(g)) << what << ":\n" << print_schedule(plan);
+}
+
+// ---- each rule ----------------------------------------------------------------------
+
+TEST(Rewrite, PushSumTurnsTheSumOfAGemmsOutputsIntoAGemv) {
+  Graph g = check_graph(R"(kernel s(x: f32[M, K], w: f32[N, K], b: f32[N]) -> y: f32[M] where M = 8, N = 16, K = 12 {
+  acc[m, n] = sum(k) x[m, k] * w[n, k]
+  y[m] = sum(n) (acc[m, n] + b[n]) / 2.0
+})");
+  Graph out = rewritten(g, RewriteKind::PushSum, "y");
+  EXPECT_EQ(stages_of(out),
+            "w_sum[k: 12] = sum(n: 16) w[n, k]\n"
+            "y_part[m: 8] = sum(k: 12) x[m, k] * w_sum[k] * 0.5\n"
+            "y_part1[] = sum(n: 16) b[n] * 0.5\n"
+            "y[m: 8] = y_part[m] + y_part1[]\n");
+  EXPECT_EQ(out.find_tensor("acc"), nullptr) << "the GEMM is gone";
+  EXPECT_LT(graph_work(out), graph_work(g) / 4);
+  EXPECT_LT(output_error(g, out, 1), 1e-12);
+}
+
+TEST(Rewrite, PushSumTakesAFullConvolutionsGlobalPoolToWindowSums) {
+  // A transposed convolution over its full output: every input window is summed
+  // whole whatever the kernel offset, so the pool needs x's sums and w's.
+  Graph g = check_graph(R"(kernel p(x: f32[N, C, H, W], w: f32[C, O, K, K]) -> y: f32[N, O]
+  where N = 2, C = 3, O = 4, H = 5, W = 6, K = 3 {
+  t[n, o, oh: H + K - 1, ow: W + K - 1] = sum(c, kh, kw) (x[n, c, oh - kh, ow - kw] else 0.0) * w[c, o, kh, kw]
+  y[n, o] = sum(a: H + K - 1, b: W + K - 1) t[n, o, a, b] / ((H + K - 1) * (W + K - 1))
+})");
+  Graph out = rewritten(g, RewriteKind::PushSum, "y");
+  EXPECT_EQ(stages_of(out),
+            "x_sum[n: 2, c: 3] = sum(a1: 5, b1: 6) x[n, c, a1, b1]\n"
+            "w_sum[o: 4, c: 3] = sum(kh: 3, kw: 3) w[c, o, kh, kw]\n"
+            "y[n: 2, o: 4] = sum(c: 3) x_sum[n, c] * w_sum[o, c] * 0.017857142857142856\n");
+  EXPECT_LT(output_error(g, out, 2), 1e-12);
+}
+
+TEST(Rewrite, PushSumRefusals) {
+  Graph g = check_graph(R"(kernel r(x: f32[M, K], w: f32[N, K]) -> (y: f32[M], z: f32[M, N], q: f32[M])
+  where M = 4, N = 6, K = 5 {
+  acc[m, n] = sum(k) x[m, k] * w[n, k]
+  z[m, n] = acc[m, n] * 2.0
+  y[m] = max(n) acc[m, n]
+  q[m] = sum(n) acc[m, n] * acc[m, n]
+})");
+  EXPECT_EQ(refusal(g, RewriteKind::PushSum, "nope"), "no stage defines 'nope'");
+  EXPECT_EQ(refusal(g, RewriteKind::PushSum, "z"), "z is not a float sum (it is elementwise)");
+  EXPECT_EQ(refusal(g, RewriteKind::PushSum, "y"), "y is not a float sum (it is max)");
+  EXPECT_NE(refusal(g, RewriteKind::PushSum, "q").find("q reads no sum reduction as a term of its sum"),
+            std::string::npos)
+      << "a square of a sum is no term of it";
+  // The GEMM stays for its other reader: pushing the sum down only adds work.
+  Graph kept = check_graph(R"(kernel r(x: f32[M, K], w: f32[N, K]) -> (y: f32[M], z: f32[M, N])
+  where M = 4, N = 6, K = 5 {
+  acc[m, n] = sum(k) x[m, k] * w[n, k]
+  z[m, n] = acc[m, n] * 2.0
+  y[m] = sum(n) acc[m, n] * x[m, 0]
+})");
+  EXPECT_NE(refusal(kept, RewriteKind::PushSum, "y").find("gives no less work"), std::string::npos);
+}
+
+TEST(Rewrite, DropUnitReduction) {
+  Graph g = check_graph(R"(kernel u(x: f32[N, C]) -> (y: f32[N], z: f32[N, C], a: i32[N])
+  where N = 3, C = 1 {
+  m[n] = max(c) x[n, c]
+  y[n] = sum(c) exp(x[n, c] - m[n])
+  s[n] = sum(d: C) x[n, d]
+  z[n, c] = x[n, c] - s[n]
+  a[n] = argmax(c) x[n, c]
+})");
+  EXPECT_EQ(stages_of(rewritten(g, RewriteKind::DropUnitReduction, "m")).substr(0, 16), "m[n: 3] = x[n, 0");
+  EXPECT_EQ(stages_of(rewritten(g, RewriteKind::DropUnitReduction, "a")).find("a[n: 3] = 0\n") != std::string::npos,
+            true);
+  EXPECT_EQ(refusal(g, RewriteKind::DropUnitReduction, "z"), "z is elementwise: it has no reduction");
+  Graph wide = check_graph("kernel w(x: f32[N, C]) -> y: f32[N] where N = 3, C = 4 { y[n] = sum(c) x[n, c] }");
+  EXPECT_EQ(refusal(wide, RewriteKind::DropUnitReduction, "y"), "y reduces over no variable of extent 1 (c: 4)");
+}
+
+TEST(Rewrite, FoldConstantsMakesALogSumExpOverOneValueThatValue) {
+  Graph g = check_graph(R"(kernel l(x: f32[N, C]) -> y: f32[N] where N = 3, C = 1 {
+  m[n] = max(c) x[n, c]
+  t[n] = sum(c) exp(x[n, c] - m[n])
+  y[n] = gelu(log(t[n]) + m[n])
+})");
+  Schedule plan;
+  plan.rewrites = simplifying_rewrites(g);
+  Graph out = rewritten_graph(g, plan);
+  EXPECT_EQ(stages_of(out), "y[n: 3] = gelu(x[n, 0])\n") << print_schedule(plan);
+  EXPECT_LT(output_error(g, out, 3), 1e-12);
+}
+
+TEST(Rewrite, FoldConstantsWritesAConstantOutputWithoutWhatCameBefore) {
+  Graph g = check_graph(R"(kernel c(x: f32[N, C]) -> y: f32[N] where N = 5, C = 1 {
+  mean[n] = sum(c) x[n, c] / C
+  y[n] = sum(c) x[n, c] - mean[n]
+})");
+  Schedule plan;
+  plan.rewrites = simplifying_rewrites(g);
+  Graph out = rewritten_graph(g, plan);
+  EXPECT_EQ(stages_of(out), "y[n: 5] = 0.0\n") << print_schedule(plan);
+  EXPECT_EQ(out.find_tensor("mean"), nullptr);
+  Graph plain = check_graph("kernel p(x: f32[N]) -> y: f32[N] where N = 3 { y[i] = exp(x[i]) }");
+  EXPECT_EQ(refusal(plain, RewriteKind::FoldConstants, "y"),
+            "y has nothing to fold: no constant, copy or identity of arithmetic in its body");
+}
+
+TEST(Rewrite, FoldAffineCombinesLikeTerms) {
+  Graph g = check_graph(R"(kernel a(x: f32[N]) -> (y: f32[N], z: f32[N]) where N = 4 {
+  y[i] = leaky_relu(x[i], 0.1) + leaky_relu(x[i], 0.1)
+  z[i] = (x[i] * 2.0 + 3.0) * 4.0
+})");
+  EXPECT_EQ(stages_of(rewritten(g, RewriteKind::FoldAffine, "y")).substr(0, 40), "y[i: 4] = leaky_relu(x[i], 0.1) * 2.0\nz[");
+  EXPECT_NE(stages_of(rewritten(g, RewriteKind::FoldAffine, "z")).find("z[i: 4] = x[i] * 8.0 + 12.0\n"),
+            std::string::npos);
+  Graph plain = check_graph("kernel p(x: f32[N]) -> y: f32[N] where N = 3 { y[i] = x[i] * 2.0 + 1.0 }");
+  EXPECT_NE(refusal(plain, RewriteKind::FoldAffine, "y").find("no affine chain to fold"), std::string::npos);
+}
+
+TEST(Rewrite, RangedReductionMakesAMaskedSumARunningTotal) {
+  for (const auto &[mask, form] : std::vector<std::pair<std::string, std::string>>{
+           {"select(k <= i, x[b, k], 0.0)", "select(k < i + 1, x[b, k], 0.0)"},
+           {"select(i >= k, x[b, k], 0.0)", "select(k < i + 1, x[b, k], 0.0)"},
+           {"select(k > i, 0.0, x[b, k])", "select(k < i + 1, x[b, k], 0.0)"},
+           {"x[b, k] * select(k < i + 1, 1.0, 0.0)", "select(k < i + 1, x[b, k], 0.0)"},
+           {"select(k >= i, x[b, k], 0.0)", "select(i <= k, x[b, k], 0.0)"},
+           {"select(k > i, x[b, k], 0.0)", "select(i + 1 <= k, x[b, k], 0.0)"}}) {
+    Graph g = check_graph("kernel c(x: f32[B, N]) -> y: f32[B, N] where B = 2, N = 7 { y[b, i] = sum(k: N) " + mask +
+                          " }");
+    Graph out = rewritten(g, RewriteKind::RangedReduction, "y");
+    EXPECT_EQ(stages_of(out), "y[b: 2, i: 7] = sum(k: 7) " + form + "\n") << mask;
+    EXPECT_LT(output_error(g, out, 4), 1e-12) << mask;
+  }
+  Graph exclusive = check_graph(
+      "kernel c(x: f32[B, N]) -> y: f32[B, N] where B = 2, N = 7 { y[b, i] = sum(k: N) select(k < i, x[b, k], 0.0) }");
+  EXPECT_EQ(stages_of(rewritten(exclusive, RewriteKind::RangedReduction, "y")),
+            "y[b: 2, i: 7] = sum(k: 6) select(k < i, x[b, k], 0.0)\n")
+      << "an exclusive total never reads the last position";
+  Graph ranged = check_graph("kernel c(x: f32[N]) -> y: f32[N] where N = 7 { y[i] = sum(k: 0..i + 1) x[k] }");
+  EXPECT_EQ(refusal(ranged, RewriteKind::RangedReduction, "y"), "y is already a ranged reduction");
+  Graph offset = check_graph(
+      "kernel c(x: f32[N]) -> y: f32[N] where N = 7 { y[i] = sum(k: N) select(k <= i + 2, x[k], 0.0) }");
+  EXPECT_NE(refusal(offset, RewriteKind::RangedReduction, "y").find("at an offset of 3"), std::string::npos);
+}
+
+TEST(Rewrite, MergeDuplicatesComputesAStageOnce) {
+  Graph g = check_graph(R"(kernel d(x: f32[N, D]) -> y: f32[N, D] where N = 3, D = 5 {
+  s1[n] = sum(d) x[n, d] * x[n, d]
+  s2[i] = sum(j) x[i, j] * x[i, j]
+  y[n, d] = x[n, d] / (s1[n] + s2[n])
+})");
+  Graph out = rewritten(g, RewriteKind::MergeDuplicates, "s2");
+  EXPECT_EQ(out.find_tensor("s2"), nullptr);
+  EXPECT_NE(stages_of(out).find("y[n: 3, d: 5] = x[n, d] / (s1[n] + s1[n])"), std::string::npos) << stages_of(out);
+  EXPECT_EQ(refusal(g, RewriteKind::MergeDuplicates, "s1"), "no stage before s1 computes what it computes");
+}
+
+// ---- the schedule text and the pipeline ------------------------------------------------
+
+TEST(Rewrite, StepsPrintAndParseBackBeforeThePrimitives) {
+  const std::string text = "rewrite push_sum y\nrewrite fold_constants y\nsplit y.m 4 -> mo mi\n";
+  Schedule s = parse_schedule(test::source(text, "a.sched"));
+  ASSERT_EQ(s.rewrites.size(), 2u);
+  EXPECT_EQ(s.rewrites[0].kind, RewriteKind::PushSum);
+  EXPECT_EQ(s.rewrites[1].stage, "y");
+  EXPECT_EQ(print_schedule(s), text);
+  EXPECT_NE(test::user_error([] { parse_schedule(test::source("split y.m 4 -> a b\nrewrite push_sum y\n", "b.sched")); })
+                .find("b.sched:2:1: error: rewrites come before the primitives"),
+            std::string::npos);
+  EXPECT_NE(test::user_error([] { parse_schedule(test::source("rewrite push_down y\n", "c.sched")); })
+                .find("c.sched:1:9: error: unknown rewrite 'push_down'; rewrites are drop_unit_reduction, "
+                      "fold_constants, push_sum, fold_affine, ranged_reduction, merge_duplicates"),
+            std::string::npos);
+}
+
+TEST(Rewrite, ARefusedStepIsTheUsersErrorAtItsLineNamingTheStagesLine) {
+  Graph g = test::graph_of("kernel e(x: f32[N]) -> y: f32[N] where N = 4 {\n  y[i] = exp(x[i])\n}");
+  Schedule s = parse_schedule(test::source("rewrite push_sum y\n", "e.sched"));
+  std::string error = test::user_error([&] { run_pipeline(g, s); });
+  EXPECT_NE(error.find("e.sched:1:1: error: push_sum y: y is not a float sum (it is elementwise)"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("test.ks:2:3: note: 'y' is defined here"), std::string::npos) << error;
+  Schedule missing = parse_schedule(test::source("rewrite fold_constants z\n", "e.sched"));
+  error = test::user_error([&] { run_pipeline(g, missing); });
+  EXPECT_NE(error.find("fold_constants z: no stage defines 'z'"), std::string::npos) << error;
+  EXPECT_NE(error.find("note: the stages are y"), std::string::npos) << error;
+}
+
+TEST(Rewrite, ThePipelineSchedulesTheRewrittenGraph) {
+  Graph g = check_graph(R"(kernel s(x: f32[M, K], w: f32[N, K]) -> y: f32[M] where M = 8, N = 16, K = 12 {
+  acc[m, n] = sum(k) x[m, k] * w[n, k]
+  y[m] = sum(n) acc[m, n]
+})");
+  Schedule s = parse_schedule(test::source("rewrite push_sum y\nsplit y.m 4 -> mo mi\n", "p.sched"));
+  std::vector<std::string> passes;
+  Program p = run_pipeline(
+      g, s, [&](const std::string &pass, const Program &, double) { passes.push_back(pass); },
+      [&](const std::string &pass, const Graph &, double) { passes.push_back(pass); });
+  ASSERT_GE(passes.size(), 3u);
+  EXPECT_EQ(passes[0], "rewrite push_sum y");
+  EXPECT_EQ(passes[1], "lower");
+  ASSERT_EQ(p.kernels.size(), 2u) << print_program(p);
+  EXPECT_EQ(p.kernels[0].name, "w_sum");
+}
+
+// ---- every rule, wherever it applies ---------------------------------------------------
+
+TEST(RewriteProperty, EveryRuleOnEveryExampleKeepsItsOutputs) {
+  std::map<RewriteKind, int> applied;
+  for (const std::string &path : test::example_paths()) {
+    Graph g = frontend::elaborate(frontend::load_spec(path), frontend::SizeSet::Check, {});
+    check_every_rule(g, path, &applied);
+  }
+  EXPECT_GT(applied[RewriteKind::PushSum], 0) << "the level-2 examples made for the rules";
+}
+
+// Random graphs made of the pieces the rules look for: contractions (GEMMs, plain and
+// transposed convolutions with random strides and padding) with scale and bias
+// chains, sums, means and windowed averages over their outputs, keepdim axes of
+// extent 1 reduced again, masked running totals in every written form, constants and
+// duplicated stages.
+std::string random_spec(std::mt19937 &rng) {
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  auto size = [&](int lo, int hi) { return lo + pick(hi - lo + 1); };
+  const std::string scale = std::to_string(size(1, 4)) + ".5";
+  std::string text;
+  switch (pick(5)) {
+    case 0: {  // linear layer, affine chain, a reduction over its outputs
+      const int m = size(2, 5), n = size(2, 8), k = size(2, 6), window = size(1, 2);
+      const int groups = (n / window) * window == n ? n / window : 1;
+      const std::string chain = std::vector<std::string>{"acc[i, j]", "(acc[i, j] + b[j]) * " + scale,
+                                                         "acc[i, j] / " + scale + " - b[j]", "acc[i, j] + acc[i, j]"}[pick(4)];
+      text = "kernel g(x: f32[M, K], w: f32[N, K], b: f32[N]) -> y: f32[M, 1] where M = " + std::to_string(m) +
+             ", N = " + std::to_string(n) + ", K = " + std::to_string(k) + " {\n  acc[i, j] = sum(k) x[i, k] * w[j, k]\n";
+      switch (pick(3)) {
+        case 0: text += "  t[i, u: 1] = sum(j: N) " + chain + "\n"; break;
+        case 1: text += "  t[i, u: 1] = sum(j: N) " + chain + " / N\n"; break;
+        default:
+          text += "  p[i, q: " + std::to_string(groups) + "] = sum(r: " + std::to_string(n / groups) + ") acc[i, q * " +
+                  std::to_string(n / groups) + " + r] / " + std::to_string(n / groups) +
+                  ".0\n  t[i, u: 1] = sum(q: " + std::to_string(groups) + ") p[i, q]\n";
+      }
+      text += std::vector<std::string>{
+          "  y[i, u] = gelu(t[i, u]) + x[i, 0]\n",
+          "  mx[i] = max(u: 1) t[i, u]\n  e[i] = sum(u: 1) exp(t[i, u] - mx[i])\n  y[i, u] = log(e[i]) + mx[i]\n",
+          "  y[i, u] = sum(v: 1) t[i, v] - t[i, u] + 1.0\n"}[pick(3)];
+      text += "}\n";
+      break;
+    }
+    case 1:
+    case 2: {  // a convolution, plain or transposed, under a global or windowed average
+      const bool transposed = pick(2), window = pick(2);
+      const int n = size(1, 2), c = size(1, 3), o = size(1, 3), kk = size(1, 3), h = size(kk + 1, 6);
+      const int stride = transposed ? size(1, 2) : 1, pad = transposed ? pick(std::min(kk, 2)) : 0;
+      const std::string sizes = "N = " + std::to_string(n) + ", C = " + std::to_string(c) + ", O = " +
+                                std::to_string(o) + ", H = " + std::to_string(h) + ", K = " + std::to_string(kk) +
+                                ", S = " + std::to_string(stride) + ", P = " + std::to_string(pad);
+      const std::string out_h = transposed ? "(H - 1) * S - 2 * P + K" : "H - K + 1";
+      const std::string body =
+          transposed ? "select((oh + P - kh) % S == 0 && (ow + P - kw) % S == 0, x[n, c, (oh + P - kh) / S, (ow + P - "
+                       "kw) / S] else 0.0, 0.0) * w[c, o, kh, kw]"
+                     : "x[n, c, oh + kh, ow + kw] * w[o, c, kh, kw]";
+      text = "kernel c(x: f32[N, C, H, H], w: " + std::string(transposed ? "f32[C, O, K, K]" : "f32[O, C, K, K]") +
+             ", b: f32[O]) -> y: f32[N, O" + (window ? ", (" + out_h + ") / 2, (" + out_h + ") / 2" : std::string()) +
+             "] where " + sizes + " {\n  t[n, o, oh: " + out_h + ", ow: " + out_h + "] = sum(c, kh, kw) " + body +
+             "\n  s[n, o, oh, ow] = (t[n, o, oh, ow] + b[o]) * " + scale + "\n";
+      text += window ? "  y[n, o, p, q] = sum(i: 2, j: 2) s[n, o, 2 * p + i, 2 * q + j] / 4.0\n"
+                     : "  y[n, o] = sum(p: " + out_h + ", q: " + out_h + ") s[n, o, p, q] / (" + out_h + ") / (" +
+                           out_h + ")\n";
+      text += "}\n";
+      break;
+    }
+    case 3: {  // a masked running total, written one of the ways
+      const std::vector<std::string> masks = {"select(k <= i, x[b, k], 0.0)", "select(i >= k, x[b, k], 0.0)",
+                                              "select(k < i, x[b, k], 0.0)", "select(k > i, 0.0, x[b, k])",
+                                              "x[b, k] * select(k <= i, 1.0, 0.0)", "select(k >= i, x[b, k], 0.0)",
+                                              "select(!(k <= i), x[b, k], 0.0)", "select(i < k, x[b, k], 0.0)"};
+      const std::string op = std::vector<std::string>{"sum", "sum", "max"}[pick(3)];
+      std::string mask = masks[pick(static_cast<int>(masks.size()))];
+      if (op == "max") mask = std::string(mask).replace(mask.rfind("0.0"), 3, "-inf");
+      if (mask.find(" * ") != std::string::npos && op == "max") mask = "select(k <= i, x[b, k], -inf)";
+      text = "kernel r(x: f32[B, N]) -> y: f32[B, N] where B = " + std::to_string(size(1, 3)) +
+             ", N = " + std::to_string(size(2, 9)) + " {\n  y[b, i] = " + op + "(k: N) " + mask + "\n}\n";
+      break;
+    }
+    default: {  // constants, copies and a duplicated stage
+      text = "kernel d(x: f32[N, D]) -> y: f32[N, D] where N = " + std::to_string(size(1, 4)) +
+             ", D = " + std::to_string(size(1, 5)) +
+             " {\n  one[n: N] = exp(0.0) * 2.0 - 1.0\n  s1[n] = sum(d) x[n, d] * x[n, d]\n"
+             "  s2[i] = sum(j) x[i, j] * x[i, j]\n  c[n] = s2[n]\n"
+             "  y[n, d] = x[n, d] * one[n] / (s1[n] + c[n] + 1.0) + " +
+             scale + " * 0.0\n}\n";
+    }
+  }
+  return text;
+}
+
+TEST(RewriteProperty, EveryRuleOnRandomGraphsKeepsTheirOutputs) {
+  std::mt19937 rng(20261126);
+  std::map<RewriteKind, int> applied;
+  int graphs = 0;
+  for (int i = 0; i < 300; ++i) {
+    const std::string text = random_spec(rng);
+    Graph g;
+    try {
+      g = test::graph_of(text);
+    } catch (const UserError &e) {
+      ADD_FAILURE() << "the generator wrote a bad spec:\n" << text << e.what();
+      continue;
+    }
+    ++graphs;
+    check_every_rule(g, text, &applied);
+  }
+  EXPECT_EQ(graphs, 300);
+  for (RewriteKind kind : all_rewrite_kinds())
+    EXPECT_GE(applied[kind], 20) << rewrite_name(kind) << ": the generated graphs are made for every rule";
+}
+
+}  // namespace
+}  // namespace ks
