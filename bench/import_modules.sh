@@ -9,6 +9,6 @@ cd "$(dirname "$0")/.."
 mkdir -p bench/peers
 for module in bench/modules/*.py; do
   name="$(basename "$module" .py)"
-  /usr/bin/python3 tools/ksmith_import.py "$module" -o "bench/peers/$name.ks"   # and bench/peers/$name.peer.json
+  /usr/bin/python3 tools/ksmith_import "$module" -o "bench/peers/$name.ks"   # and bench/peers/$name.peer.json
   echo "bench/peers/$name.ks, bench/peers/$name.peer.json"
 done

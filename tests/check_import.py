@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`ksmith import` (tools/ksmith_import.py) on every module of bench/modules/:
+"""`ksmith import` (tools/ksmith_import/) on every module of bench/modules/:
 
 1. the imported spec computes what the module computes: the spec's own random inputs at its
    check sizes through `ksmith interpret` (float64) and through the module in float64

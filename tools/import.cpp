@@ -1,7 +1,8 @@
 // ksmith import MODEL.py [-o SPEC.ks] [--peer PEER.json] [--python PY] [...]
-// A PyTorch module in KernelBench's form to a spec: the work is the Python tool
-// tools/ksmith_import.py (torch.fx runs only in Python), run with Debian's Python
-// and python3-torch; its options and errors are its own, and so is its exit status.
+// A PyTorch module in KernelBench's form to a spec: the work is the Python package
+// tools/ksmith_import/ (torch.fx runs only in Python), run as a directory (its
+// __main__.py) with Debian's Python and python3-torch; its options and errors are its
+// own, and so is its exit status.
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,7 +12,7 @@
 #include "tools/cli.h"
 
 #ifndef KS_SOURCE_DIR
-#error "KS_SOURCE_DIR names the source tree, where tools/ksmith_import.py lives"
+#error "KS_SOURCE_DIR names the source tree, where tools/ksmith_import/ lives"
 #endif
 
 namespace ks::cli {
@@ -21,7 +22,7 @@ Command add_import(CLI::App &app) {
   CLI::App *command = app.add_subcommand(
       "import",
       "A PyTorch module in KernelBench's form (Model, get_inputs, get_init_inputs) to a .ks spec and its "
-      "peer entry (tools/ksmith_import.py; `ksmith import -- --help` for its options)");
+      "peer entry (tools/ksmith_import/; `ksmith import -- --help` for its options)");
   command->add_option("--python", *python,
                       "The Python that runs the importer (default /usr/bin/python3, Debian's, with python3-torch)");
   // MODEL.py and everything after it reach the importer as written, in order: no positional
@@ -35,7 +36,7 @@ Command add_import(CLI::App &app) {
               std::cerr << "error: ksmith import needs MODEL.py (ksmith import MODEL.py [-o SPEC.ks] ...)\n";
               return 2;
             }
-            std::string script = std::string(KS_SOURCE_DIR) + "/tools/ksmith_import.py";
+            std::string script = std::string(KS_SOURCE_DIR) + "/tools/ksmith_import";  // the package: its __main__.py
             std::vector<std::string> args = {*python, script};
             args.insert(args.end(), rest.begin(), rest.end());
             std::vector<char *> argv;
