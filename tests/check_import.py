@@ -6,7 +6,8 @@
    (parameters and buffers set from the spec's inputs), outputs compared to 1e-9;
 2. it computes what the hand-written example computes: the same inputs (matched by position)
    through examples/NAME.ks at the same sizes;
-3. the committed spec and peer entry in bench/peers/ are what the importer writes now;
+3. the committed spec and peer entry in bench/peers/ are what the importer writes now, and so
+   is every example that is the importer's output (its first line says so);
 4. errors: an operator it does not translate names the node and the op, a file without Model,
    a forward that raises, an integer input with no range: each exit 1, a message, no traceback,
    no file written.
@@ -160,8 +161,14 @@ def check_module(name):
             fail(name, f"bench/peers/{name}.peer.json is not what the importer writes now "
                        f"(bash bench/import_modules.sh)")
 
-    # 2. Against the hand-written example, on the same inputs at the same sizes.
+    # 2. Against the hand-written example, on the same inputs at the same sizes; an example
+    # that is the importer's output (the level-2 problems of the rewrites) must be what it
+    # writes now.
     example = os.path.join(source, "examples", name + ".ks")
+    example_text = open(example).read()
+    if example_text.startswith("# Imported by `ksmith import`") and \
+            example_text.split("\n", 1)[1] != open(spec).read().split("\n", 1)[1]:
+        fail(name, f"examples/{name}.ks is not what the importer writes now (bash bench/import_modules.sh)")
     example_inputs, example_outputs = signature(example)
     if len(example_inputs) != len(entry["inputs"]):
         return fail(name, f"{len(entry['inputs'])} inputs, examples/{name}.ks has {len(example_inputs)}")
@@ -225,6 +232,20 @@ r = run([ksmith, "import", os.path.join(source, "bench/modules/softmax.py"), "-o
 if r.returncode or not os.path.exists(os.path.join(work, "cli.peer.json")) or \
         "check N = 3, D = 5" not in open(os.path.join(work, "cli.ks")).read():
     fail("ksmith import -o", f"exit {r.returncode}, no cli.peer.json beside cli.ks or no check N = 3, D = 5:\n{r.stderr}")
+
+# A peer entry written to what is not a regular file (a pipe, /dev/null) is written to it,
+# never replaced by a rename: the pipe is still a pipe, and what came through it is the entry.
+fifo = os.path.join(work, "peer.fifo")
+os.mkfifo(fifo)
+received = []
+reader = __import__("threading").Thread(target=lambda: received.append(open(fifo).read()))
+reader.start()
+r = run([ksmith, "import", os.path.join(source, "bench/modules/softmax.py"), "-o", os.path.join(work, "fifo.ks"),
+         "--peer", fifo])
+reader.join(timeout=60)
+if r.returncode or not __import__("stat").S_ISFIFO(os.stat(fifo).st_mode) or not received or \
+        '"kernel": "softmax"' not in received[0]:
+    fail("ksmith import --peer FIFO", f"exit {r.returncode}, the pipe replaced or the entry not sent:\n{r.stderr}")
 
 check_error("unsupported", HEAD + "class Model(nn.Module):\n    def forward(self, x):\n"
             "        return torch.cat([x.relu(), x], dim=1)\n", "node cat (op torch.cat)")

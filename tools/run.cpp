@@ -55,6 +55,9 @@ int run(RunOptions &o) {
     options.kernel_label = o.kernel;
   }
   frontend::Spec spec = frontend::load_spec(o.spec);
+  // --size names sizes of the spec whether or not they are timed: with --no-time the
+  // timed sizes are never elaborated, so they are checked here, before any device.
+  if (!options.time) frontend::elaborate(spec, frontend::SizeSet::Default, options.sizes);
   std::optional<Target> target = parse_target(o.target);
   if (target)
     for (const char *api : {"opencl", "vulkan"})

@@ -58,6 +58,11 @@ def module_doc(tr):
 
 
 def write_atomically(path, text):
+    if os.path.exists(path) and not os.path.isfile(path):
+        # /dev/null, /dev/stdout, a pipe: written to as they are, never replaced by a rename.
+        with open(path, "w") as f:
+            f.write(text)
+        return
     folder = os.path.dirname(os.path.abspath(path))
     fd, temporary = tempfile.mkstemp(dir=folder, prefix=".ksmith_import-")
     try:
