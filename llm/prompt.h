@@ -23,6 +23,7 @@ struct PromptInputs {
   std::string spec;    // the spec as the Graph IR prints it
   ShownCandidate parent;
   std::string parent_loops;  // the parent's Loop IR (the schedule prompt's)
+  std::string rewrites;      // the rewrite steps that apply to the parent's graph, one a line (the schedule prompt's)
   std::string parent_code;   // the parent's OpenCL C: its body, or its schedule's code (the kernel prompt's)
   std::vector<ShownCandidate> inspirations;
   std::vector<ShownCandidate> failures;      // recent, oldest first

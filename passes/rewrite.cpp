@@ -53,6 +53,17 @@ std::optional<Graph> try_rewrite(const Graph &graph, const Rewrite &step, std::s
   return std::nullopt;
 }
 
+std::vector<Rewrite> applicable_rewrites(const Graph &graph) {
+  std::vector<Rewrite> out;
+  for (const Stage &s : graph.stages)
+    for (RewriteKind kind : all_rewrite_kinds()) {
+      Rewrite step{kind, s.output, {}};
+      std::string reason;
+      if (try_rewrite(graph, step, &reason)) out.push_back(step);
+    }
+  return out;
+}
+
 std::vector<Rewrite> simplifying_rewrites(const Graph &graph, size_t max_steps) {
   static const RewriteKind order[] = {RewriteKind::DropUnitReduction, RewriteKind::FoldConstants,
                                       RewriteKind::RangedReduction,   RewriteKind::MergeDuplicates,

@@ -82,6 +82,9 @@ std::optional<Graph> try_rewrite(const Graph &graph, const Rewrite &step, std::s
 /// where the stage is defined in the spec.
 Graph apply_rewrite(const Graph &graph, const Rewrite &step);
 
+/// Every rewrite step that applies to graph (each rule at each stage), in stage order.
+std::vector<Rewrite> applicable_rewrites(const Graph &graph);
+
 /// The rewrites that make graph cheaper, found greedily: each stage in order, each
 /// rule in the order drop_unit_reduction, fold_constants, ranged_reduction,
 /// merge_duplicates, push_sum, fold_affine; the first that applies is taken and the
