@@ -2,7 +2,7 @@
 //                        [--device SEL] [--time-limit S] [--json]
 // Every spec of a folder, each in a child process, against the peer measured first;
 // a table and KernelBench's metrics per level and for all (evolve/bench.h).
-#include "evolve/bench.h"
+#include "evolve/evaluation/bench.h"
 
 #include <unistd.h>
 

@@ -18,11 +18,11 @@
 #include <map>
 #include <sstream>
 
-#include "evolve/artifacts.h"
-#include "evolve/cost_prior.h"
-#include "evolve/library.h"
-#include "evolve/proposer.h"
-#include "evolve/search.h"
+#include "evolve/search/artifacts.h"
+#include "evolve/search/cost_prior.h"
+#include "evolve/search/library.h"
+#include "evolve/search/proposer.h"
+#include "evolve/search/search.h"
 #ifdef KS_WITH_LLM
 #include "llm/proposers.h"
 #endif

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include "evolve/artifacts.h"
-#include "evolve/cost_prior.h"
+#include "evolve/search/artifacts.h"
+#include "evolve/search/cost_prior.h"
 #include "tools/cli.h"
 
 namespace ks::cli {

@@ -13,9 +13,9 @@
 #include <thread>
 
 #include "codegen/spirv.h"
-#include "evolve/compare.h"
-#include "evolve/evaluate.h"
-#include "evolve/parallel.h"
+#include "evolve/evaluation/compare.h"
+#include "evolve/evaluation/evaluate.h"
+#include "evolve/evaluation/parallel.h"
 #include "evolve/workers.h"
 #include "passes/schedule.h"
 #include "test_util.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "evolve/space.h"
+#include "evolve/search/space.h"
 
 namespace ks {
 

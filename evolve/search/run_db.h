@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "evolve/archive.h"
-#include "evolve/model_call.h"
+#include "evolve/search/archive.h"
+#include "evolve/search/model_call.h"
 
 struct sqlite3;
 struct sqlite3_stmt;

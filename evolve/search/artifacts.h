@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "evolve/run_db.h"
+#include "evolve/search/run_db.h"
 
 namespace ks {
 

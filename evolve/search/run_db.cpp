@@ -1,5 +1,5 @@
 // The run database on SQLite's C API: the schema, its version, and typed rows.
-#include "evolve/run_db.h"
+#include "evolve/search/run_db.h"
 
 #include <sqlite3.h>
 

@@ -1,5 +1,5 @@
 // Reading, checking and printing an evolution run's configuration.
-#include "evolve/config.h"
+#include "evolve/search/config.h"
 
 #include <toml++/toml.h>
 
@@ -9,7 +9,7 @@
 #include <functional>
 #include <sstream>
 
-#include "evolve/mutator.h"
+#include "evolve/search/mutator.h"
 #include "ir/diagnostic.h"
 
 namespace ks {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "evolve/run_db.h"
+#include "evolve/search/run_db.h"
 
 namespace ks {
 

@@ -1,5 +1,5 @@
 // Compile, check and time one spec.
-#include "evolve/evaluate.h"
+#include "evolve/evaluation/evaluate.h"
 
 #include <algorithm>
 #include <chrono>
@@ -13,8 +13,8 @@
 
 #include "codegen/glsl.h"
 #include "codegen/spirv.h"
-#include "evolve/compare.h"
-#include "evolve/inputs.h"
+#include "evolve/evaluation/compare.h"
+#include "evolve/evaluation/inputs.h"
 #include "evolve/workers.h"
 #include "ir/interpreter.h"
 #include "passes/pipeline.h"

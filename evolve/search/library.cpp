@@ -1,10 +1,10 @@
-#include "evolve/library.h"
+#include "evolve/search/library.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <set>
 
-#include "evolve/genome.h"
+#include "evolve/search/genome.h"
 #include "ir/diagnostic.h"
 
 namespace ks {

@@ -1,5 +1,5 @@
 // Islands of MAP-Elites grids: insertion, parent choice, inspirations, migration.
-#include "evolve/archive.h"
+#include "evolve/search/archive.h"
 
 #include <algorithm>
 #include <utility>

@@ -1,7 +1,7 @@
 // The HTML report of an evolution run: the run's data sits in the page as JSON and the page's
 // own script draws it into inline SVG when opened, so one file holds both the charts and the
 // numbers behind them, and needs no network, library or font from elsewhere.
-#include "evolve/report.h"
+#include "evolve/search/report.h"
 
 namespace ks {
 

@@ -1,4 +1,4 @@
-#include "evolve/features.h"
+#include "evolve/evaluation/features.h"
 
 #include <algorithm>
 

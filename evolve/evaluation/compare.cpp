@@ -1,10 +1,10 @@
-#include "evolve/compare.h"
+#include "evolve/evaluation/compare.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "evolve/parallel.h"
+#include "evolve/evaluation/parallel.h"
 
 namespace ks {
 

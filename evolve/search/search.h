@@ -14,8 +14,8 @@
 #include <optional>
 #include <string>
 
-#include "evolve/config.h"
-#include "evolve/run_db.h"
+#include "evolve/search/config.h"
+#include "evolve/search/run_db.h"
 #include "evolve/workers.h"
 #include "runtime/device.h"
 

@@ -1,9 +1,9 @@
 // Replaying schedules, repairing them, and the identity of a candidate.
-#include "evolve/genome.h"
+#include "evolve/search/genome.h"
 
 #include <cstdio>
 
-#include "evolve/evaluate.h"
+#include "evolve/evaluation/evaluate.h"
 #include "ir/printer.h"
 #include "passes/lower.h"
 #include "passes/pipeline.h"

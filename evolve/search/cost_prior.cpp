@@ -1,13 +1,13 @@
-#include "evolve/cost_prior.h"
+#include "evolve/search/cost_prior.h"
 
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "evolve/config.h"
-#include "evolve/cost_features.h"
-#include "evolve/genome.h"
+#include "evolve/search/config.h"
+#include "evolve/search/cost_features.h"
+#include "evolve/search/genome.h"
 #include "frontend/elaborate.h"
 #include "frontend/parser.h"
 #include "ir/diagnostic.h"

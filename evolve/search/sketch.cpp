@@ -1,10 +1,10 @@
-#include "evolve/sketch.h"
+#include "evolve/search/sketch.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include "evolve/genome.h"
+#include "evolve/search/genome.h"
 #include "ir/diagnostic.h"
 #include "ir/visitor.h"
 #include "passes/loops.h"

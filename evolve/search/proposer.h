@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "evolve/config.h"
-#include "evolve/library.h"
-#include "evolve/model_call.h"
-#include "evolve/space.h"
+#include "evolve/search/config.h"
+#include "evolve/search/library.h"
+#include "evolve/search/model_call.h"
+#include "evolve/search/space.h"
 #include "ir/graph.h"
 #include "runtime/device.h"
 

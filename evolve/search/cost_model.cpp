@@ -1,4 +1,4 @@
-#include "evolve/cost_model.h"
+#include "evolve/search/cost_model.h"
 
 #include <xgboost/c_api.h>
 

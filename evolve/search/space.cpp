@@ -1,4 +1,4 @@
-#include "evolve/space.h"
+#include "evolve/search/space.h"
 
 #include <algorithm>
 #include <set>

@@ -31,7 +31,7 @@
 #include <map>
 #include <string>
 
-#include "evolve/proposer.h"
+#include "evolve/search/proposer.h"
 
 namespace ks {
 

@@ -1,4 +1,4 @@
-#include "evolve/cost_features.h"
+#include "evolve/search/cost_features.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "evolve/bench.h"
+#include "evolve/evaluation/bench.h"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include <regex>
 #include <sstream>
 
-#include "evolve/evaluate.h"
+#include "evolve/evaluation/evaluate.h"
 #include "evolve/isolate.h"
 #include "frontend/elaborate.h"
 #include "ir/diagnostic.h"

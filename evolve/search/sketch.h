@@ -46,7 +46,7 @@
 #include <optional>
 #include <string>
 
-#include "evolve/space.h"
+#include "evolve/search/space.h"
 #include "ir/graph.h"
 #include "runtime/device.h"
 

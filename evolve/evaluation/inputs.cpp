@@ -1,4 +1,4 @@
-#include "evolve/inputs.h"
+#include "evolve/evaluation/inputs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <limits>
 #include <random>
 
-#include "evolve/parallel.h"
+#include "evolve/evaluation/parallel.h"
 
 namespace ks {
 

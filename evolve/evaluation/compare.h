@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "evolve/inputs.h"
+#include "evolve/evaluation/inputs.h"
 #include "ir/interpreter.h"
 
 namespace ks {

@@ -1,12 +1,12 @@
 // The built-in mutator and random search.
-#include "evolve/mutator.h"
+#include "evolve/search/mutator.h"
 
 #include <algorithm>
 #include <functional>
 #include <set>
 
-#include "evolve/genome.h"
-#include "evolve/sketch.h"
+#include "evolve/search/genome.h"
+#include "evolve/search/sketch.h"
 #include "ir/diagnostic.h"
 #include "passes/loops.h"
 #include "passes/lower.h"

@@ -1,5 +1,5 @@
 // A run's outputs, from its database.
-#include "evolve/artifacts.h"
+#include "evolve/search/artifacts.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,10 +11,10 @@
 #include <set>
 #include <sstream>
 
-#include "evolve/config.h"
-#include "evolve/cost_model.h"
-#include "evolve/evaluate.h"
-#include "evolve/report.h"
+#include "evolve/evaluation/evaluate.h"
+#include "evolve/search/config.h"
+#include "evolve/search/cost_model.h"
+#include "evolve/search/report.h"
 #include "frontend/parser.h"
 #include "ir/diagnostic.h"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "codegen/opencl_c.h"
-#include "evolve/features.h"
+#include "evolve/evaluation/features.h"
 #include "frontend/ast.h"
 #include "frontend/body_check.h"
 #include "frontend/elaborate.h"

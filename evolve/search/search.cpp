@@ -1,6 +1,6 @@
 // The search loop: proposals, evaluations through the queue, the archive, the run
 // database, re-timing, migration, stopping.
-#include "evolve/search.h"
+#include "evolve/search/search.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,13 +11,13 @@
 #include <set>
 #include <sstream>
 
-#include "evolve/archive.h"
-#include "evolve/cost_features.h"
-#include "evolve/cost_model.h"
-#include "evolve/cost_prior.h"
-#include "evolve/evaluate.h"
-#include "evolve/genome.h"
-#include "evolve/mutator.h"
+#include "evolve/evaluation/evaluate.h"
+#include "evolve/search/archive.h"
+#include "evolve/search/cost_features.h"
+#include "evolve/search/cost_model.h"
+#include "evolve/search/cost_prior.h"
+#include "evolve/search/genome.h"
+#include "evolve/search/mutator.h"
 #include "frontend/parser.h"
 #include "ir/diagnostic.h"
 
