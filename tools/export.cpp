@@ -1,7 +1,7 @@
 // ksmith export DB [--best-steps] [--min-gain G] [--cost-rows] [-o FILE]: a database's
 // trajectories as JSONL training data, one line per step from a parent to a child
-// (evolve/artifacts.h); with --cost-rows, its measurements as a prior for the cost
-// model of later runs on the device (evolve/cost_prior.h).
+// (evolve/search/artifacts.h); with --cost-rows, its measurements as a prior for the cost
+// model of later runs on the device (evolve/search/cost_prior.h).
 #include <filesystem>
 #include <iostream>
 

@@ -10,7 +10,7 @@
 #include <regex>
 #include <sstream>
 
-#include "evolve/evaluation/evaluate.h"
+#include "evolve/evaluation/compile.h"
 #include "evolve/isolate.h"
 #include "frontend/elaborate.h"
 #include "ir/diagnostic.h"

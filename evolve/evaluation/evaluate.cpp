@@ -11,62 +11,13 @@
 #include <random>
 #include <utility>
 
-#include "codegen/glsl.h"
-#include "codegen/spirv.h"
 #include "evolve/evaluation/compare.h"
 #include "evolve/evaluation/inputs.h"
 #include "evolve/workers.h"
 #include "ir/interpreter.h"
-#include "passes/pipeline.h"
 #include "runtime/statistics.h"
 
 namespace ks {
-
-const char *target_name(Target target) { return target == Target::SPIRV ? "spirv" : "opencl"; }
-
-const char *target_api(Target target) { return target == Target::SPIRV ? "vulkan" : "opencl"; }
-
-Target target_for(const runtime::DeviceInfo &device) { return device.api == "vulkan" ? Target::SPIRV : Target::OpenCL; }
-
-namespace {
-
-// The code of c.program for target.
-void generate(Compiled &c, Target target, bool subgroups) {
-  c.target = target;
-  if (target == Target::OpenCL) {
-    c.code = generate_opencl_c(c.program);
-    c.binary.opencl_c = c.code.source;
-    return;
-  }
-  c.code = generate_glsl(c.program, subgroups);
-  for (const GeneratedKernel &k : c.code.kernels)
-    c.binary.spirv.push_back({k.name, compile_glsl_to_spirv(k.source, k.name), k.buffers.size()});
-}
-
-}  // namespace
-
-Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const frontend::SizeOverrides &overrides,
-                      const Schedule &schedule, Target target, bool subgroups) {
-  Compiled c;
-  c.graph = frontend::elaborate(spec, sizes, overrides);
-  c.program = run_pipeline(c.graph, schedule);
-  generate(c, target, subgroups);
-  return c;
-}
-
-Compiled compile_reference(const frontend::Spec &spec, const frontend::SizeOverrides &overrides, Target target) {
-  Compiled c;
-  c.graph = frontend::elaborate(spec, frontend::SizeSet::Default, overrides);
-  c.program = reference_program(c.graph);
-  generate(c, target, false);
-  return c;
-}
-
-std::string describe_sizes(const Graph &graph) {
-  std::string out;
-  for (const SizeBinding &s : graph.sizes) out += (out.empty() ? "" : ", ") + s.name + "=" + std::to_string(s.value);
-  return out;
-}
 
 namespace {
 
@@ -97,57 +48,6 @@ struct Bound {
 };
 
 }  // namespace
-
-namespace {
-
-// A work-group's shape against the device's limits: work-items in all and along each
-// dimension. Kernels of programs and of kernel bodies' plans alike.
-void check_group_shape(const std::string &kernel, const std::array<int64_t, 3> &local,
-                       const runtime::DeviceInfo &device) {
-  const int64_t items = local[0] * local[1] * local[2];
-  if (items > static_cast<int64_t>(device.max_work_group_size))
-    throw UserError("error: kernel '" + kernel + "' needs " + std::to_string(items) + " work-items per group; " +
-                    device.name + " allows " + std::to_string(device.max_work_group_size));
-  for (int d = 0; d < 3; ++d)
-    if (local[d] > static_cast<int64_t>(device.max_work_item_sizes[d]))
-      throw UserError("error: kernel '" + kernel + "' needs " + std::to_string(local[d]) + " work-items along local." +
-                      "xyz"[d] + "; " + device.name + " allows " + std::to_string(device.max_work_item_sizes[d]));
-}
-
-}  // namespace
-
-// A kernel the device cannot launch is the schedule's error, said before launching.
-void check_device_limits(const Program &program, const runtime::DeviceInfo &device) {
-  for (const Kernel &kernel : program.kernels) {
-    LaunchShape shape = launch_shape(kernel);
-    check_group_shape(kernel.name, shape.local, device);
-    for (int d = 0; d < 3; ++d) {
-      if (static_cast<uint64_t>(shape.groups[d]) > device.max_group_counts[d])
-        throw UserError("error: kernel '" + kernel.name + "' needs " + std::to_string(shape.groups[d]) +
-                        " work-groups along group." + "xyz"[d] + "; " + device.name + " dispatches at most " +
-                        std::to_string(device.max_group_counts[d]) + " (bind a longer loop to another dimension)");
-    }
-    int64_t iterations = loop_iterations(kernel);
-    if (device.max_loop_iterations && static_cast<uint64_t>(iterations) > device.max_loop_iterations)
-      throw UserError("error: kernel '" + kernel.name + "' runs " + std::to_string(iterations) +
-                      " loop iterations per work-item; " + device.name + " ends a kernel's loops after " +
-                      std::to_string(device.max_loop_iterations) +
-                      " in all, silently (bind more loops to work-items or groups, or use smaller sizes)");
-    int64_t local = local_memory_bytes(kernel);
-    if (local > static_cast<int64_t>(device.local_memory_bytes))
-      throw UserError("error: kernel '" + kernel.name + "' needs " + std::to_string(local) +
-                      " bytes of local memory per group; " + device.name + " has " +
-                      std::to_string(device.local_memory_bytes));
-  }
-}
-
-void check_plan_limits(const frontend::ResolvedPlan &plan, const runtime::DeviceInfo &device) {
-  for (const frontend::ResolvedLaunch &l : plan.launches) check_group_shape(l.kernel, l.local, device);
-  for (const TensorDecl &t : plan.scratch)
-    if (device.max_allocation_bytes && static_cast<uint64_t>(t.bytes()) > device.max_allocation_bytes)
-      throw UserError("error: scratch buffer '" + t.name + "' takes " + std::to_string(t.bytes()) + " bytes; " +
-                      device.name + " allocates at most " + std::to_string(device.max_allocation_bytes));
-}
 
 namespace {
 
@@ -332,12 +232,6 @@ void check_outputs(const Compiled &c, runtime::Device &device, const Bound &b, c
       fold_mismatch(check, t.name, compare(read_back(t, device, b), reference.at(t.name)));
 }
 
-std::string index_text(const std::vector<int64_t> &index) {
-  std::string out;
-  for (int64_t x : index) out += (out.empty() ? "" : ", ") + std::to_string(x);
-  return out;
-}
-
 // Thrown inside evaluate() to end it with a failed record.
 struct Stopped {
   EvalFailure failure;
@@ -516,7 +410,7 @@ TimeRecord::StateTiming time_state(const Compiled &c, runtime::Device &device, c
   carried.fills.push_back({decoy.id, 0});
   // The fastest round of each: interference only ever adds time, so the minimums
   // compare the work itself (medians of tens of microseconds differ by 30% on a busy
-  // machine; minimums by 7% at most, evolve/README.md).
+  // machine; minimums by 7% at most, evolve/evaluation/README.md).
   // Each launch too, where the device times them (OpenCL): a skipped pass may be a
   // small part of the plan (softmax's row maxima on a CPU: 10% of it, the plan's
   // ratio 1.10) and yet all of its kernel's time.
@@ -972,134 +866,6 @@ std::vector<runtime::Timing> time_side_by_side(const frontend::Spec &spec, const
     out.push_back(t);
   }
   return out;
-}
-
-nlohmann::json device_json(const runtime::DeviceInfo &d) {
-  nlohmann::json j = {{"api", d.api},
-                      {"selector", d.selector()},
-                      {"name", d.name},
-                      {"platform", d.platform},
-                      {"version", d.version},
-                      {"driver", d.driver_version},
-                      {"gpu", d.gpu},
-                      {"global_memory_bytes", d.global_memory_bytes},
-                      {"local_memory_bytes", d.local_memory_bytes},
-                      {"max_work_group_size", d.max_work_group_size}};
-  if (d.subgroup_size) j["subgroup_size"] = d.subgroup_size;
-  if (d.api == "vulkan") j["subgroup_arithmetic"] = d.subgroup_arithmetic;
-  return j;
-}
-
-std::string EvalRecord::verdict() const {
-  auto mismatch = [](const CheckRecord &c) {
-    char text[160];
-    std::snprintf(text, sizeof text, "] is %.8g, expected %.8g (%lld elements over the tolerance)", c.got, c.expected,
-                  static_cast<long long>(c.bad_elements));
-    return c.tensor + "[" + index_text(c.index) + text;
-  };
-  if (failure) {
-    static const std::map<std::string, std::string> what = {{"compile", "does not compile"},
-                                                            {"build", "the device's compiler refuses it"},
-                                                            {"launch", "the device cannot launch it"},
-                                                            {"run", "the device failed running it"}};
-    // One line: a compiler log's lines joined, the whole of it kept in failure.message.
-    std::string message;
-    for (char ch : failure->message)
-      message += ch != '\n' ? std::string(1, ch) : message.empty() || message.back() == ':' ? " " : "; ";
-    if (message.size() > 400) message = message.substr(0, 400) + "...";
-    return what.at(failure->stage) + " at the " + failure->sizes + " sizes: " + message;
-  }
-  if (!hacking_flags.empty()) {
-    std::string out = "flagged: it";
-    for (size_t i = 0; i < hacking_flags.size(); ++i) out += (i ? "; and it " : " ") + hacking_flags[i];
-    return out;
-  }
-  if (!check.passed) return "incorrect at " + check.sizes + ": " + mismatch(check);
-  if (time && time->versus_naive && !time->versus_naive->passed)
-    return "disagrees with the naive kernel at " + time->sizes + ": " + mismatch(*time->versus_naive);
-  if (time && !time->after_timing_correct) return "incorrect after timing: " + time->problem;
-  if (time && time->gave_up_ms) {
-    char text[200];
-    std::snprintf(text, sizeof text,
-                  "slow: a run at %s took %.4g ms, over the %.4g ms allowed; not timed further nor checked there",
-                  time->sizes.c_str(), time->timing.median_ms, *time->gave_up_ms);
-    return text;
-  }
-  return "correct";
-}
-
-nlohmann::json EvalRecord::to_json() const {
-  nlohmann::json j;
-  j["spec"] = spec;
-  j["kernel"] = kernel;
-  j["ok"] = ok();
-  j["verdict"] = verdict();
-  j["device"] = device_json(device);
-  bool compiled = !failure || (failure->stage != "compile" && failure->stage != "build");
-  j["compile"] = {{"ok", compiled}, {"log", compiled ? "" : failure->message}};
-  if (failure) j["failure"] = {{"sizes", failure->sizes}, {"stage", failure->stage}, {"message", failure->message}};
-  j["features"] = features.to_json();
-  auto finite = [](double v) -> nlohmann::json {
-    if (std::isfinite(v)) return v;
-    return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
-  };
-  auto check_json = [&](const CheckRecord &c) -> nlohmann::json {
-    return {{"sizes", c.sizes},
-            {"passed", c.passed},
-            {"trials", c.trials},
-            {"worst_error", finite(c.worst_error)},
-            {"tensor", c.tensor},
-            {"index", c.index},
-            {"expected", finite(c.expected)},
-            {"got", finite(c.got)},
-            {"bad_elements", c.bad_elements}};
-  };
-  j["check"] = check_json(check);
-  j["hacking_flags"] = hacking_flags;
-  j["seconds"] = {
-      {"compile", phases.compile_s}, {"check", phases.check_s}, {"timed", phases.timed_s}, {"wait", phases.wait_s}};
-  if (time) {
-    nlohmann::json &tj = j["time"];
-    tj["sizes"] = time->sizes;
-    if (time->versus_naive) {
-      tj["versus_naive"] = check_json(*time->versus_naive);
-      tj["reference"] = time->reference;
-      tj["tolerance"] = time->tolerance;
-      if (time->reference == "naive, f64 sums") tj["naive_error"] = time->naive_error;
-    }
-    if (time->state_timing)
-      tj["state_timing"] = {{"reset_ms", time->state_timing->reset_ms},
-                            {"carried_ms", time->state_timing->carried_ms},
-                            {"ratio", time->state_timing->ratio}};
-    if (time->state_timing && !time->state_timing->kernel.empty())
-      tj["state_timing"].update({{"kernel", time->state_timing->kernel},
-                                 {"kernel_reset_ms", time->state_timing->kernel_reset_ms},
-                                 {"kernel_carried_ms", time->state_timing->kernel_carried_ms},
-                                 {"kernel_ratio", time->state_timing->kernel_ratio}});
-    const runtime::Timing &t = time->timing;
-    if (t.batches > 0) {  // not timed when it disagreed with the naive kernel
-      double seconds = t.median_ms * 1e-3;
-      tj.update({{"median_ms", t.median_ms},
-                 {"min_ms", t.min_ms},
-                 {"max_ms", t.max_ms},
-                 {"cv", t.cv},
-                 {"batches", t.batches},
-                 {"runs_per_batch", t.runs_per_batch},
-                 {"cold_cache", t.cold_cache},
-                 {"method", t.method},
-                 {"baseline_ms", time->baseline.median_ms},
-                 {"baseline_cv", time->baseline.cv},
-                 {"speedup", time->speedup()},
-                 {"flops", time->cost.flops},
-                 {"bytes", time->cost.bytes},
-                 {"gflops_per_s", seconds > 0 ? time->cost.flops / seconds * 1e-9 : 0.0},
-                 {"gbytes_per_s", seconds > 0 ? time->cost.bytes / seconds * 1e-9 : 0.0},
-                 {"after_timing_correct", time->after_timing_correct}});
-    }
-    if (!time->problem.empty()) tj["problem"] = time->problem;
-    if (time->gave_up_ms) tj["gave_up_ms"] = *time->gave_up_ms;
-  }
-  return j;
 }
 
 }  // namespace ks

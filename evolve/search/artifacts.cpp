@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "evolve/evaluation/evaluate.h"
+#include "evolve/evaluation/compile.h"
 #include "evolve/search/config.h"
 #include "evolve/search/cost_model.h"
 #include "evolve/search/report.h"

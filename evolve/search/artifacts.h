@@ -11,7 +11,7 @@
 
 namespace ks {
 
-/// The data the report draws (evolve/README.md, "Report data").
+/// The data the report draws (evolve/search/README.md, "Report data").
 nlohmann::json report_data(RunDatabase &db, int64_t run);
 
 /// Writes into dir: best.sched, the best kernel's code (best.cl, or best.glsl and

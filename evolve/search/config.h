@@ -55,12 +55,12 @@ struct EvolveConfig {
   // [noise]
   double retime_within = 0.05;  // a new best within this of the old one is timed again beside it
   int final_top = 5;            // the best candidates timed again side by side at the end
-  // [mutator]: how often each kind of mutation is drawn (evolve/mutator.h)
+  // [mutator]: how often each kind of mutation is drawn (evolve/search/mutator.h)
   std::map<std::string, double> mutations;
-  // A folder of other problems' tuned schedules on this device (evolve/library.h):
+  // A folder of other problems' tuned schedules on this device (evolve/search/library.h):
   // what the transfer mutation takes a stage's steps from; "" none.
   std::string library;
-  // [cost_model]: which proposals reach the device (evolve/cost_model.h)
+  // [cost_model]: which proposals reach the device (evolve/search/cost_model.h)
   std::string cost_model = "xgboost";  // "xgboost": rank a pool of proposals; "none": send each
   int cost_pool = 24;                  // proposals ranked for each one sent
   int cost_steps = 1;                  // generations ranked before one is sent (1: the children alone)

@@ -2,7 +2,7 @@
 // read off the Loop IR at the timed sizes, before any compile. Counts are weighted by
 // the trip counts of the loops around them (bound loops included, so a count is over
 // the whole launch) and taken as log2(1 + x); the rest are fractions, depths and
-// widths. The model (evolve/cost_model.h) learns how these map to speed on a device.
+// widths. The model (evolve/search/cost_model.h) learns how these map to speed on a device.
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
 // The learned cost model: gradient-boosted trees (XGBoost, through its C API) from a
-// scheduled program's features (evolve/cost_features.h) to its throughput relative to
+// scheduled program's features (evolve/search/cost_features.h) to its throughput relative to
 // the best candidate measured so far, trained on the run's own measurements. The
 // search asks it to rank many mutants and sends the most promising to the device.
 // Deterministic: one thread, a fixed seed, the rows in evaluation order.

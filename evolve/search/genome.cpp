@@ -3,7 +3,8 @@
 
 #include <cstdio>
 
-#include "evolve/evaluation/evaluate.h"
+#include "evolve/evaluation/device_limits.h"
+#include "ir/diagnostic.h"
 #include "ir/printer.h"
 #include "passes/lower.h"
 #include "passes/pipeline.h"

@@ -262,7 +262,7 @@ std::optional<std::string> move_compute_at(const Graph &graph, Schedule &s, Rng 
   return "compute_at: " + before + " -> " + after;
 }
 
-// sketch: a fresh schedule drawn from the program's sketches (evolve/sketch.h): the
+// sketch: a fresh schedule drawn from the program's sketches (evolve/search/sketch.h): the
 // search's way to a stage pattern's skeleton, which single edits rarely assemble.
 std::optional<std::string> resketch(const Graph &graph, Schedule &s, const runtime::DeviceInfo &device, Rng &rng) {
   std::optional<Sketch> sketch = sample_sketch(graph, device, rng);

@@ -10,16 +10,16 @@
 //               loops, split by T, bind group.x and local.x)
 //   unroll      an unroll added on a small loop, or one removed
 //   vectorize   a loop split and vectorised (2, 4, 8 lanes), or a vectorize removed
-//   insert      a random step of any kind appended (evolve/space.h)
+//   insert      a random step of any kind appended (evolve/search/space.h)
 //   remove      a step removed
 //   swap        two neighbouring steps swapped
 //   toggle      an inline, compute_at, cache_read or cache_write added, or one removed
 //   compute_at  a compute_at moved to another loop of its consumer
-//   sketch      a fresh schedule from the program's sketches (evolve/sketch.h); the
+//   sketch      a fresh schedule from the program's sketches (evolve/search/sketch.h); the
 //               naive kernel's children are all sketches (it has nothing to edit)
 //   crossover   the parent's steps for some stages, an inspiration's for the others
 //   transfer    one stage's steps from a library schedule (another problem's best on
-//               this device, evolve/library.h) in place of the parent's; drawn only
+//               this device, evolve/search/library.h) in place of the parent's; drawn only
 //               when the run has a library
 // Edits that remove, reorder or mix steps drop the later steps the IR then refuses
 // (genome.h's repaired). Every proposal replays: an edit the IR refuses (a factor
@@ -35,7 +35,7 @@
 
 namespace ks {
 
-/// The kinds of mutation and their default weights (evolve/README.md gives the
+/// The kinds of mutation and their default weights (evolve/search/README.md gives the
 /// reasons).
 const std::map<std::string, double> &default_mutation_weights();
 

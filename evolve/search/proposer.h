@@ -1,6 +1,6 @@
 // Proposers: given the spec, a parent with its evaluation, inspirations from its
 // island and recent failures, each returns a schedule (or a kernel body) to try. The built-in mutator
-// (evolve/mutator.h) is the default, random search (sketches drawn at random) the
+// (evolve/search/mutator.h) is the default, random search (sketches drawn at random) the
 // baseline every claim is measured against; an LLM proposer plugs in behind the
 // same interface.
 #pragma once
@@ -90,7 +90,7 @@ void register_proposer(const std::string &name, ProposerFactory factory);
 /// A proposer by name; UserError for an unknown one, or one this build lacks.
 std::unique_ptr<Proposer> make_proposer(const std::string &name, const EvolveConfig &config);
 
-/// Random search: a schedule drawn from the program's sketches (evolve/sketch.h),
+/// Random search: a schedule drawn from the program's sketches (evolve/search/sketch.h),
 /// every decision at random, whatever the parent (it ignores the context but for
 /// the graph and the device's limits).
 class RandomProposer : public Proposer {

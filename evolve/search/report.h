@@ -7,7 +7,7 @@
 
 namespace ks {
 
-/// The page for a run's data (the schema is in evolve/README.md's "Report data").
+/// The page for a run's data (the schema is in evolve/search/README.md's "Report data").
 std::string render_report(const nlohmann::json &data);
 
 }  // namespace ks

@@ -13,7 +13,7 @@ namespace ks {
 namespace {
 
 // The schema, version 2 (version 1 lacked candidates.body). Candidates are keyed by run and identity; members and
-// cells hold the archive (evolve/archive.h) as it stands.
+// cells hold the archive (evolve/search/archive.h) as it stands.
 const char *kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (

@@ -11,13 +11,14 @@
 #include <set>
 #include <sstream>
 
-#include "evolve/evaluation/evaluate.h"
+#include "evolve/evaluation/record.h"
 #include "evolve/search/archive.h"
 #include "evolve/search/cost_features.h"
 #include "evolve/search/cost_model.h"
 #include "evolve/search/cost_prior.h"
 #include "evolve/search/genome.h"
 #include "evolve/search/mutator.h"
+#include "frontend/elaborate.h"
 #include "frontend/parser.h"
 #include "ir/diagnostic.h"
 
@@ -229,7 +230,7 @@ class Search {
                         r.spec_path + "), not '" + spec_.name + "'; give another --db");
   }
 
-  // The stages of mutator.library's schedules that fit this graph (evolve/library.h),
+  // The stages of mutator.library's schedules that fit this graph (evolve/search/library.h),
   // for the transfer mutation; said once.
   void load_library() {
     if (config_.library.empty()) return;
@@ -240,7 +241,7 @@ class Search {
   }
 
   // The cost model's prior: the rows of the earlier runs on this device and target in
-  // cost_model.prior's files (evolve/cost_prior.h); said once.
+  // cost_model.prior's files (evolve/search/cost_prior.h); said once.
   void load_prior() {
     if (config_.cost_model != "xgboost" || config_.cost_prior.empty()) return;
     const std::string device = cost_device(setup_.device.name, setup_.target);
@@ -536,7 +537,7 @@ class Search {
     // The run's own rows weigh as much as the whole prior together (in a ranking a
     // group counts as its pairs, so sixteen rows against a prior of thousands would
     // hardly count): the prior ranks the first proposals, the run's own measurements
-    // what comes after (how much that helped offline: evolve/README.md).
+    // what comes after (how much that helped offline: evolve/search/README.md).
     std::vector<float> weights(groups.size(), 1.0f);
     if (!rows.empty()) {
       groups.push_back(static_cast<unsigned>(rows.size()));
@@ -714,7 +715,7 @@ class Search {
     // (cost_model.steps): the best-ranked members so far (kLeaders, each once) propose
     // children of their own in turn, ranked too, so that a tile, its unroll and its
     // vector width can change together in one evaluation. Off by default: on the H100
-    // the model overrated the programs two edits away (evolve/README.md). The random
+    // the model overrated the programs two edits away (evolve/search/README.md). The random
     // draw (explore) is from the parent's own children.
     const size_t parents_children = members.size();
     std::vector<float> scores;

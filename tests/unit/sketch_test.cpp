@@ -1,4 +1,4 @@
-// Sketches (evolve/sketch.h): each stage's pattern, each rule on a spec of its
+// Sketches (evolve/search/sketch.h): each stage's pattern, each rule on a spec of its
 // pattern, and the schedules drawn agree with the interpreter on the device.
 #include "evolve/search/sketch.h"
 
