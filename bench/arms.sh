@@ -3,7 +3,7 @@
 #   mutator  the mutator, each proposal sent (--cost-model none)
 #   random   random search, each proposal sent: the baseline of every claim
 #   library  model, its mutator also transferring stages from the other problems'
-#            tuned schedules in $KS_LIBRARY (evolve/README.md; never the problem's own)
+#            tuned schedules in $KS_LIBRARY (evolve/search/README.md; never the problem's own)
 arm_flags() {
   case $1 in
     model) echo "--proposer mutator --cost-model xgboost" ;;

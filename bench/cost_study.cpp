@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "evolve/cost_features.h"
-#include "evolve/cost_model.h"
-#include "evolve/cost_prior.h"
+#include "evolve/search/cost_features.h"
+#include "evolve/search/cost_model.h"
+#include "evolve/search/cost_prior.h"
 #include "ir/diagnostic.h"
 
 using namespace ks;

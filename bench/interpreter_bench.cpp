@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "evolve/inputs.h"
+#include "evolve/evaluation/inputs.h"
 #include "frontend/elaborate.h"
 #include "frontend/parser.h"
 #include "ir/interpreter.h"

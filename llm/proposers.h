@@ -10,7 +10,7 @@
 #include <deque>
 #include <memory>
 
-#include "evolve/proposer.h"
+#include "evolve/search/proposer.h"
 #include "llm/answer.h"
 #include "llm/client.h"
 #include "llm/prompt.h"

@@ -50,7 +50,7 @@ constexpr int64_t kMaxUnroll = 64;
 /// 256: a GEMM's k loop of 16 around a 16-chunk register tile (on the H100, 3.3
 /// against 3.6 ms at 4096^3 with the next panels prefetched; bench/results.md).
 /// PoCL takes 43 s to compile that kernel, so a search on a CPU keeps to 64
-/// (evolve/genome.h: kCpuUnrollCopies).
+/// (evolve/search/genome.h: kCpuUnrollCopies).
 constexpr int64_t kMaxUnrollCopies = 256;
 /// The most iterations of the loops inside an unrolled loop, times its copies.
 constexpr int64_t kMaxUnrolledIterations = 1024;

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "evolve/report.h"
+#include "evolve/search/report.h"
 
 int main(int argc, char **argv) {
   if (argc != 3) {

@@ -1,8 +1,8 @@
 // ksmith bench SUITE_DIR [--sizes FILE] [--peer FILE.json|SCRIPT.py] [--python PY] [--target T]
 //                        [--device SEL] [--time-limit S] [--json]
 // Every spec of a folder, each in a child process, against the peer measured first;
-// a table and KernelBench's metrics per level and for all (evolve/bench.h).
-#include "evolve/bench.h"
+// a table and KernelBench's metrics per level and for all (evolve/evaluation/bench.h).
+#include "evolve/evaluation/bench.h"
 
 #include <unistd.h>
 

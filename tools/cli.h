@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "evolve/evaluate.h"
+#include "evolve/evaluation/evaluate.h"
 #include "frontend/elaborate.h"
 #include "passes/schedule.h"
 

@@ -3,7 +3,7 @@
 //                    [--cost-model xgboost|none] [--cost-prior FILE]... [--library DIR] [--db FILE] [--out DIR]
 //                    [--resume] [--start FILE.sched]... [--target T]
 //                    [--device D] [--size N=V]... [--check-size N=V]... [--print-config]
-// The search (evolve/search.h) from the naive kernel to a fast schedule; progress on
+// The search (evolve/search/search.h) from the naive kernel to a fast schedule; progress on
 // the terminal; the best kernel and the report in --out. Ctrl-C stops after the
 // transaction in hand and says how to resume. Exit 0 finished, 1 failed or bad
 // input, 130 stopped.
@@ -18,11 +18,11 @@
 #include <map>
 #include <sstream>
 
-#include "evolve/artifacts.h"
-#include "evolve/cost_prior.h"
-#include "evolve/library.h"
-#include "evolve/proposer.h"
-#include "evolve/search.h"
+#include "evolve/search/artifacts.h"
+#include "evolve/search/cost_prior.h"
+#include "evolve/search/library.h"
+#include "evolve/search/proposer.h"
+#include "evolve/search/search.h"
 #ifdef KS_WITH_LLM
 #include "llm/proposers.h"
 #endif

@@ -1,12 +1,12 @@
 // ksmith export DB [--best-steps] [--min-gain G] [--cost-rows] [-o FILE]: a database's
 // trajectories as JSONL training data, one line per step from a parent to a child
-// (evolve/artifacts.h); with --cost-rows, its measurements as a prior for the cost
-// model of later runs on the device (evolve/cost_prior.h).
+// (evolve/search/artifacts.h); with --cost-rows, its measurements as a prior for the cost
+// model of later runs on the device (evolve/search/cost_prior.h).
 #include <filesystem>
 #include <iostream>
 
-#include "evolve/artifacts.h"
-#include "evolve/cost_prior.h"
+#include "evolve/search/artifacts.h"
+#include "evolve/search/cost_prior.h"
 #include "tools/cli.h"
 
 namespace ks::cli {

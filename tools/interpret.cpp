@@ -8,7 +8,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "evolve/inputs.h"
+#include "evolve/evaluation/inputs.h"
 #include "frontend/parser.h"
 #include "ir/interpreter.h"
 #include "tools/cli.h"

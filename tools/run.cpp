@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "evolve/compare.h"
+#include "evolve/evaluation/compare.h"
 #include "evolve/workers.h"
 #include "frontend/kernel_body.h"
 #include "frontend/parser.h"

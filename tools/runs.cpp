@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "evolve/artifacts.h"
+#include "evolve/search/artifacts.h"
 #include "tools/cli.h"
 
 namespace ks::cli {

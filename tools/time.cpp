@@ -1,6 +1,6 @@
 // ksmith time SPEC --schedule A.sched [--schedule B.sched ...] [--naive] [--rounds R]
 //                  [--size N=V]... [--device SEL] [--target T] [--device-lock FILE] [--json]
-// Candidates timed side by side in one process (evolve/evaluate.h's
+// Candidates timed side by side in one process (evolve/evaluation/evaluate.h's
 // time_side_by_side): the search times a close new best again beside the old one, and
 // its best few again at the end. Not a check: run each through `ksmith run` first.
 #include <cstdio>

@@ -1,6 +1,6 @@
 // Run configurations (`ksmith evolve --config FILE`, TOML through toml++): every key
 // is checked against the defaults; an error names the file and the key's line.
-#include "evolve/config.h"
+#include "evolve/search/config.h"
 #include "tests/fuzz/fuzz.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -2,7 +2,7 @@
 // (the same text again), lower and verify, emit OpenCL C, and run the reference
 // interpreter where the work is small.
 #include "codegen/opencl_c.h"
-#include "evolve/inputs.h"
+#include "evolve/evaluation/inputs.h"
 #include "frontend/elaborate.h"
 #include "frontend/parser.h"
 #include "ir/interpreter.h"

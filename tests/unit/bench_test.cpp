@@ -1,5 +1,5 @@
 // KernelBench's metrics over a suite's results, on hand-computed cases.
-#include "evolve/bench.h"
+#include "evolve/evaluation/bench.h"
 
 #include <cmath>
 

@@ -1,17 +1,17 @@
 // The cost model: its features on programs worked out by hand, its learning on a
 // known ranking, and its place in the search (a ranked search against the same
 // search without it, on a landscape it can learn).
-#include "evolve/cost_model.h"
+#include "evolve/search/cost_model.h"
 
 #include <cmath>
 #include <random>
 
-#include "evolve/artifacts.h"
-#include "evolve/cost_features.h"
-#include "evolve/cost_prior.h"
-#include "evolve/genome.h"
-#include "evolve/run_db.h"
-#include "evolve/search.h"
+#include "evolve/search/artifacts.h"
+#include "evolve/search/cost_features.h"
+#include "evolve/search/cost_prior.h"
+#include "evolve/search/genome.h"
+#include "evolve/search/run_db.h"
+#include "evolve/search/search.h"
 #include "simulated_queue.h"
 #include "test_util.h"
 

@@ -13,9 +13,9 @@
 #include <thread>
 
 #include "codegen/spirv.h"
-#include "evolve/compare.h"
-#include "evolve/evaluate.h"
-#include "evolve/parallel.h"
+#include "evolve/evaluation/compare.h"
+#include "evolve/evaluation/evaluate.h"
+#include "evolve/evaluation/parallel.h"
 #include "evolve/workers.h"
 #include "passes/schedule.h"
 #include "test_util.h"
@@ -537,7 +537,7 @@ TEST(Compare, IntegersMustMatchExactly) {
   EXPECT_FALSE(compare(got, TensorData{DType::I64, {2}, {3, 4}}).passed);
 }
 
-// Over several chunks (evolve/parallel.h), compared on the host's threads: the
+// Over several chunks (evolve/evaluation/parallel.h), compared on the host's threads: the
 // mismatches of every chunk are counted, the worst is the first element with the
 // largest error, as one pass in order finds it, and a reference read back from the
 // device (a HostBuffer) gives the same answer as one widened to f64.

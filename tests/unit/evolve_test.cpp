@@ -11,15 +11,15 @@
 #include <filesystem>
 #include <fstream>
 
-#include "evolve/archive.h"
-#include "evolve/artifacts.h"
-#include "evolve/config.h"
-#include "evolve/genome.h"
 #include "evolve/isolate.h"
-#include "evolve/mutator.h"
-#include "evolve/run_db.h"
-#include "evolve/search.h"
-#include "evolve/sketch.h"
+#include "evolve/search/archive.h"
+#include "evolve/search/artifacts.h"
+#include "evolve/search/config.h"
+#include "evolve/search/genome.h"
+#include "evolve/search/mutator.h"
+#include "evolve/search/run_db.h"
+#include "evolve/search/search.h"
+#include "evolve/search/sketch.h"
 #include "passes/lower.h"
 #include "simulated_queue.h"
 #include "test_util.h"

@@ -1,7 +1,7 @@
 // Features of candidates: what the archive places them by must follow the schedule.
-#include "evolve/features.h"
+#include "evolve/evaluation/features.h"
 
-#include "evolve/evaluate.h"
+#include "evolve/evaluation/evaluate.h"
 #include "frontend/parser.h"
 #include "test_util.h"
 

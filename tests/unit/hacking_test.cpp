@@ -3,8 +3,8 @@
 // and each edit of it that cheats is caught, by the check or by a hacking flag.
 #include <limits>
 
-#include "evolve/compare.h"
-#include "evolve/evaluate.h"
+#include "evolve/evaluation/compare.h"
+#include "evolve/evaluation/evaluate.h"
 #include "runtime/device.h"
 #include "test_util.h"
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "evolve/evaluate.h"
+#include "evolve/evaluation/evaluate.h"
 #include "test_util.h"
 
 namespace ks {

@@ -6,8 +6,8 @@
 #include <map>
 #include <random>
 
-#include "evolve/evaluate.h"
-#include "evolve/space.h"
+#include "evolve/evaluation/evaluate.h"
+#include "evolve/search/space.h"
 #include "passes/lower.h"
 #include "runtime/device.h"
 #include "test_util.h"

@@ -13,10 +13,10 @@
 #include <map>
 #include <thread>
 
-#include "evolve/cost_features.h"
-#include "evolve/evaluate.h"
-#include "evolve/genome.h"
-#include "evolve/search.h"
+#include "evolve/evaluation/evaluate.h"
+#include "evolve/search/cost_features.h"
+#include "evolve/search/genome.h"
+#include "evolve/search/search.h"
 #include "evolve/workers.h"
 #include "frontend/parser.h"
 #include "passes/schedule.h"

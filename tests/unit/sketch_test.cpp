@@ -1,12 +1,12 @@
-// Sketches (evolve/sketch.h): each stage's pattern, each rule on a spec of its
+// Sketches (evolve/search/sketch.h): each stage's pattern, each rule on a spec of its
 // pattern, and the schedules drawn agree with the interpreter on the device.
-#include "evolve/sketch.h"
+#include "evolve/search/sketch.h"
 
 #include <functional>
 #include <map>
 
-#include "evolve/evaluate.h"
-#include "evolve/genome.h"
+#include "evolve/evaluation/evaluate.h"
+#include "evolve/search/genome.h"
 #include "ir/visitor.h"
 #include "test_util.h"
 

@@ -7,8 +7,8 @@
 #include <random>
 
 #include "codegen/glsl.h"
-#include "evolve/evaluate.h"
-#include "evolve/space.h"
+#include "evolve/evaluation/evaluate.h"
+#include "evolve/search/space.h"
 #include "ir/group_tree.h"
 #include "ir/visitor.h"
 #include "passes/lower.h"

@@ -1,0 +1,50 @@
+// A spec taken through the whole compiler for the code a device runs: Graph IR, Loop
+// IR with the schedule applied, then OpenCL C, or GLSL and SPIR-V; and the reference
+// program (f64 sums) likewise. What an evaluation builds, and what a run's best
+// kernel is written as (best.cl, best.glsl and best.*.spv).
+#pragma once
+
+#include <optional>
+
+#include "codegen/opencl_c.h"
+#include "frontend/ast.h"
+#include "frontend/elaborate.h"
+#include "frontend/kernel_body.h"
+#include "ir/graph.h"
+#include "ir/loop_ir.h"
+#include "passes/schedule.h"
+#include "runtime/device.h"
+
+namespace ks {
+
+/// The code a device runs: OpenCL C for OpenCL devices; SPIR-V, by way of GLSL,
+/// for Vulkan devices.
+enum class Target { OpenCL, SPIRV };
+
+const char *target_name(Target target);  // "opencl", "spirv"
+const char *target_api(Target target);   // the api of the devices that run it: "opencl", "vulkan"
+Target target_for(const runtime::DeviceInfo &device);
+
+/// A spec taken through the whole compiler at one set of sizes.
+struct Compiled {
+  Graph graph;
+  Program program;
+  Target target = Target::OpenCL;
+  GeneratedProgram code;          // OpenCL C, or one GLSL shader per kernel
+  runtime::DeviceProgram binary;  // what the device builds: the OpenCL C, or validated SPIR-V
+  // A kernel body's own launch plan, at these sizes: program.buffers are then the
+  // spec's inputs and outputs and the plan's scratch buffers, launched by the plan
+  // (program.kernels, the naive program's, are not run).
+  std::optional<frontend::ResolvedPlan> plan;
+};
+
+/// Throws UserError for a bad spec, schedule or sizes, or code the target refuses.
+/// subgroups: SPIR-V may use subgroup reductions (evaluate() asks the device).
+Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const frontend::SizeOverrides &overrides,
+                      const Schedule &schedule = {}, Target target = Target::OpenCL, bool subgroups = true);
+
+/// The reference at the timed sizes (passes/pipeline.h's reference_program: the
+/// naive program with f64 sums), compiled for target.
+Compiled compile_reference(const frontend::Spec &spec, const frontend::SizeOverrides &overrides, Target target);
+
+}  // namespace ks

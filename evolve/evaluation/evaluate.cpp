@@ -1,0 +1,871 @@
+// Compile, check and time one spec.
+#include "evolve/evaluation/evaluate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <map>
+#include <random>
+#include <utility>
+
+#include "evolve/evaluation/compare.h"
+#include "evolve/evaluation/inputs.h"
+#include "evolve/workers.h"
+#include "ir/interpreter.h"
+#include "runtime/statistics.h"
+
+namespace ks {
+
+namespace {
+
+constexpr double kMaxCheckSteps = 2e9;
+
+// Device buffers for every global buffer of a program, released with it (an
+// evaluation leaves the device as it found it, thrown out of or not), and the
+// launch plan.
+struct Bound {
+  runtime::Device *device = nullptr;
+  std::map<std::string, runtime::BufferId> ids;
+  runtime::LaunchPlan plan;
+  explicit Bound(runtime::Device *device) : device(device) {}
+  Bound(Bound &&other) noexcept
+      : device(std::exchange(other.device, nullptr)), ids(std::move(other.ids)), plan(std::move(other.plan)) {}
+  Bound(const Bound &) = delete;
+  Bound &operator=(const Bound &) = delete;
+  ~Bound() {
+    if (!device) return;
+    for (const auto &[name, id] : ids) {
+      try {
+        device->release(id);
+      } catch (const runtime::DeviceError &) {
+        // A lost device has nothing left to free.
+      }
+    }
+  }
+};
+
+}  // namespace
+
+namespace {
+
+// The launch plan of c's kernels over buffers by name: the generated program's, or
+// a kernel body's own.
+runtime::LaunchPlan launch_plan(const Compiled &c, const std::map<std::string, runtime::BufferId> &ids) {
+  runtime::LaunchPlan plan;
+  if (c.plan) {
+    for (const frontend::ResolvedLaunch &l : c.plan->launches) {
+      runtime::KernelLaunch launch;
+      launch.kernel = l.kernel;
+      for (int d = 0; d < 3; ++d) {
+        launch.local[d] = static_cast<size_t>(l.local[d]);
+        launch.global[d] = static_cast<size_t>(l.global[d]);
+      }
+      for (const frontend::ResolvedArg &a : l.args)
+        launch.args.push_back(a.kind == frontend::ResolvedArg::Kind::Size
+                                  ? runtime::LaunchArg::of_int(static_cast<int32_t>(a.value))
+                                  : runtime::LaunchArg(ids.at(a.name)));
+      plan.launches.push_back(launch);
+    }
+    return plan;
+  }
+  for (const GeneratedKernel &k : c.code.kernels) {
+    runtime::KernelLaunch launch;
+    launch.kernel = k.name;
+    for (int d = 0; d < 3; ++d) {
+      launch.local[d] = static_cast<size_t>(k.shape.local[d]);
+      launch.global[d] = static_cast<size_t>(k.shape.groups[d] * k.shape.local[d]);
+    }
+    for (const std::string &name : k.buffers) launch.args.push_back(ids.at(name));
+    plan.launches.push_back(launch);
+  }
+  return plan;
+}
+
+Bound bind(const Compiled &c, runtime::Device &device) {
+  if (c.plan)
+    check_plan_limits(*c.plan, device.info());
+  else
+    check_device_limits(c.program, device.info());
+  Bound b(&device);
+  for (const TensorDecl &t : c.program.buffers) b.ids[t.name] = device.allocate(static_cast<size_t>(t.bytes()));
+  b.plan = launch_plan(c, b.ids);
+  return b;
+}
+
+// Seconds spent in f (a wait for the device lock, a run).
+template <typename F>
+double seconds_in(F f) {
+  const auto before = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
+}
+
+uint64_t fresh_seed() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+// A candidate's state: every buffer that is not an input (its outputs and
+// intermediates). What it holds before a run must change neither the result nor the
+// work done.
+bool is_state(const TensorDecl &t) { return t.role != TensorRole::Input; }
+
+std::string role_text(const TensorDecl &t) {
+  return std::string(t.role == TensorRole::Input    ? "input "
+                     : t.role == TensorRole::Output ? "output "
+                                                    : "intermediate ") +
+         t.name;
+}
+
+// Random inputs of one trial, as written to the device, and the interpreter's
+// outputs for them.
+struct TrialInputs {
+  std::map<std::string, HostBuffer> inputs;
+  TensorMap reference;
+};
+
+TrialInputs trial_inputs(const Compiled &c, uint64_t seed) {
+  TrialInputs t;
+  TensorMap values;
+  uint64_t n = 0;
+  for (const TensorDecl &d : c.program.buffers)
+    if (d.role == TensorRole::Input) {
+      t.inputs[d.name] = random_input(d, seed + 1000003 * ++n);
+      values[d.name] = to_tensor_data(t.inputs[d.name]);
+    }
+  t.reference = interpret(c.graph, values);
+  return t;
+}
+
+void write_buffer(runtime::Device &device, const Bound &b, const std::string &name, const HostBuffer &data) {
+  device.write(b.ids.at(name), data.bytes.data(), data.bytes.size());
+}
+
+// Random inputs, drawn on the host.
+std::map<std::string, HostBuffer> random_inputs(const Compiled &c, uint64_t seed) {
+  std::map<std::string, HostBuffer> inputs;
+  uint64_t n = 0;
+  for (const TensorDecl &t : c.program.buffers)
+    if (t.role == TensorRole::Input) inputs[t.name] = random_input(t, seed + 1000003 * ++n);
+  return inputs;
+}
+
+// Writes the inputs and, unless told not to, poisons everything else.
+void write_inputs(const Compiled &c, runtime::Device &device, const Bound &b,
+                  const std::map<std::string, HostBuffer> &inputs, bool poison = true) {
+  for (const TensorDecl &t : c.program.buffers) {
+    if (t.role == TensorRole::Input)
+      write_buffer(device, b, t.name, inputs.at(t.name));
+    else if (poison)
+      write_buffer(device, b, t.name, poisoned(t));
+  }
+}
+
+// Both of the above; returns the inputs.
+std::map<std::string, HostBuffer> prepare(const Compiled &c, runtime::Device &device, const Bound &b, uint64_t seed,
+                                          bool poison = true) {
+  std::map<std::string, HostBuffer> inputs = random_inputs(c, seed);
+  write_inputs(c, device, b, inputs, poison);
+  return inputs;
+}
+
+HostBuffer read_back(const TensorDecl &t, runtime::Device &device, const Bound &b) {
+  HostBuffer out{t.type, t.shape, std::vector<unsigned char>(static_cast<size_t>(t.bytes()))};
+  device.read(b.ids.at(t.name), out.bytes.data(), out.bytes.size());
+  return out;
+}
+
+void poison_outputs(const Compiled &c, runtime::Device &device, const Bound &b) {
+  for (const TensorDecl &t : c.program.buffers)
+    if (t.role == TensorRole::Output) write_buffer(device, b, t.name, poisoned(t));
+}
+
+void add_flag(std::vector<std::string> *flags, const std::string &flag) {
+  if (std::find(flags->begin(), flags->end(), flag) == flags->end()) flags->push_back(flag);
+}
+
+// "5 elements past the end" of a buffer of `bytes`, from a guard breach's offset.
+std::string breach_text(int64_t offset, int64_t bytes, int element_bytes) {
+  auto elements = [](int64_t n) { return std::to_string(n) + (n == 1 ? " element" : " elements"); };
+  if (offset < 0) return elements((-offset + element_bytes - 1) / element_bytes) + " before the start";
+  int64_t past = (offset - bytes) / element_bytes;
+  return past == 0 ? "just past the end" : elements(past) + " past the end";
+}
+
+// Flags a write outside any buffer of the program: each buffer's guards must be as
+// they were allocated.
+void check_guards(const Compiled &c, runtime::Device &device, const Bound &b, std::vector<std::string> *flags) {
+  for (const TensorDecl &t : c.program.buffers)
+    if (std::optional<int64_t> offset = device.guard_breach(b.ids.at(t.name)))
+      add_flag(flags, "writes outside its " + role_text(t) + ", " +
+                          breach_text(*offset, std::max<int64_t>(t.bytes(), 1), dtype_bytes(t.type)));
+}
+
+// Folds one output's comparison into a check, which keeps the worst element.
+void fold_mismatch(CheckRecord *check, const std::string &tensor, const Mismatch &m) {
+  if (!m.passed) check->passed = false;
+  if (check->tensor.empty() || m.worst_error > check->worst_error) {
+    check->worst_error = m.worst_error;
+    check->tensor = tensor;
+    check->index = m.index;
+    check->expected = m.expected;
+    check->got = m.got;
+  }
+  check->bad_elements = std::max(check->bad_elements, m.bad_elements);
+}
+
+// Folds one trial's check into the record's.
+void fold_check(CheckRecord *check, const CheckRecord &trial) {
+  if (trial.tensor.empty()) return;  // no outputs compared
+  fold_mismatch(check, trial.tensor,
+                {trial.passed, trial.worst_error, trial.index, trial.expected, trial.got, trial.bad_elements});
+}
+
+// Compares every output on the device with the reference.
+void check_outputs(const Compiled &c, runtime::Device &device, const Bound &b, const TensorMap &reference,
+                   CheckRecord *check) {
+  for (const TensorDecl &t : c.program.buffers)
+    if (t.role == TensorRole::Output)
+      fold_mismatch(check, t.name, compare(read_back(t, device, b), reference.at(t.name)));
+}
+
+// Thrown inside evaluate() to end it with a failed record.
+struct Stopped {
+  EvalFailure failure;
+};
+
+// Runs step, turning the errors it throws into the record's failure at a stage.
+template <typename Step>
+auto at_stage(const char *sizes, const char *stage, Step &&step) -> decltype(step()) {
+  auto stop = [&](std::string message) {
+    if (message.rfind("error: ", 0) == 0) message.erase(0, 7);
+    return Stopped{{sizes, stage, std::move(message)}};
+  };
+  try {
+    return step();
+  } catch (const UserError &e) {
+    throw stop(e.what());
+  } catch (const runtime::DeviceError &e) {
+    throw stop(e.what());
+  }
+}
+
+// Builds c on the device and binds its buffers; a failure stops the evaluation at
+// the stage it happened in.
+Bound build_and_bind(const char *sizes, const Compiled &c, runtime::Device &device) {
+  at_stage(sizes, "build", [&] { device.build(c.binary); });
+  return at_stage(sizes, "launch", [&] { return bind(c, device); });
+}
+
+// One run at the check sizes: the trial's inputs written, each state buffer set as
+// `state` says (poisoned of a kind, or nullopt: left as the last run left it); then
+// the guards and the inputs checked (flags). Returns the outputs against the
+// reference.
+using StateSetup = std::function<std::optional<Poison>(const TensorDecl &)>;
+
+CheckRecord trial_run(const Compiled &c, runtime::Device &device, const Bound &b, const TrialInputs &trial,
+                      const StateSetup &state, std::vector<std::string> *flags) {
+  for (const TensorDecl &t : c.program.buffers) {
+    if (t.role == TensorRole::Input)
+      write_buffer(device, b, t.name, trial.inputs.at(t.name));
+    else if (std::optional<Poison> kind = state(t))
+      write_buffer(device, b, t.name, poisoned(t, *kind));
+  }
+  device.run(b.plan);
+  check_guards(c, device, b, flags);
+  for (const auto &[name, buffer] : trial.inputs)
+    if (read_back(*c.program.find_buffer(name), device, b).bytes != buffer.bytes)
+      add_flag(flags, "changes its input " + name);
+  CheckRecord out;
+  out.passed = true;
+  check_outputs(c, device, b, trial.reference, &out);
+  return out;
+}
+
+// "y[2, 10] was 0.5 for 0.25"
+std::string was_for(const CheckRecord &r) {
+  return r.tensor + "[" + index_text(r.index) + "] was " + std::to_string(r.got) + " for " + std::to_string(r.expected);
+}
+
+// The check at the check sizes. Trials with fresh inputs and every state buffer
+// poisoned (NaN) are compared with the interpreter. Then three trials vary the state
+// a run starts from, each on inputs other than the last run's, reusing the first
+// trials' references (no interpreter run of their own):
+//  1. the last outputs left in place: a kernel that keeps an answer it finds there
+//     instead of computing the new one;
+//  2. every state buffer holding large finite values instead of NaN: a kernel that
+//     reads an output or intermediate before writing it, or takes a finite value
+//     there for work already done;
+//  3. the intermediates left as the last run wrote them: a kernel that reuses an
+//     intermediate computed for other inputs.
+// Each run's guards and inputs are checked too. The first flag ends the check.
+void check_trials(const Compiled &c, runtime::Device &device, const Bound &b, uint64_t base_seed, int trials,
+                  EvalRecord *record) {
+  std::vector<std::string> &flags = record->hacking_flags;
+  const StateSetup unwritten = [](const TensorDecl &) { return Poison::Unwritten; };
+  record->check.passed = true;
+  std::vector<TrialInputs> kept;  // the first and the last trial's
+  for (int trial = 0; trial < trials; ++trial) {
+    TrialInputs inputs = trial_inputs(c, base_seed + static_cast<uint64_t>(trial));
+    fold_check(&record->check, trial_run(c, device, b, inputs, unwritten, &flags));
+    ++record->check.trials;
+    if (!record->check.passed || !flags.empty()) return;
+    if (kept.size() == 2) kept.pop_back();
+    kept.push_back(std::move(inputs));
+  }
+  if (kept.size() == 1) kept.insert(kept.begin(), trial_inputs(c, base_seed + static_cast<uint64_t>(trials)));
+  const TrialInputs &other = kept.front(), &last = kept.back();  // the last run's inputs are `last`'s
+
+  // 1. The outputs of the last run, on other inputs.
+  CheckRecord r = trial_run(
+      c, device, b, other,
+      [](const TensorDecl &t) {
+        return t.role == TensorRole::Output ? std::nullopt : std::optional(Poison::Unwritten);
+      },
+      &flags);
+  if (!r.passed)
+    add_flag(&flags, "keeps a previous answer: given new inputs with the last outputs left in place, " + was_for(r));
+  if (!flags.empty()) return;
+
+  // 2. Large finite values in every state buffer; on failure, one buffer at a time
+  // finds the one read before it is written.
+  auto large_in = [](const std::string &name) {
+    return [name](const TensorDecl &t) { return name.empty() || t.name == name ? Poison::Large : Poison::Unwritten; };
+  };
+  r = trial_run(c, device, b, last, large_in(""), &flags);
+  if (!r.passed) {
+    std::string culprit;
+    for (const TensorDecl &t : c.program.buffers)
+      if (is_state(t) && culprit.empty() && !trial_run(c, device, b, last, large_in(t.name), &flags).passed)
+        culprit = "its " + role_text(t);
+    if (culprit.empty()) culprit = "its outputs or intermediates";
+    add_flag(&flags,
+             "reads " + culprit + " before writing it: starting from large finite values (±3e38) there, " + was_for(r));
+  }
+  if (!flags.empty()) return;
+
+  // 3. The intermediates of the last run (on `last`), on other inputs; on failure,
+  // one intermediate at a time finds the one reused.
+  std::map<std::string, HostBuffer> left;
+  for (const TensorDecl &t : c.program.buffers)
+    if (t.role == TensorRole::Temp) left[t.name] = read_back(t, device, b);
+  r = trial_run(
+      c, device, b, other,
+      [](const TensorDecl &t) { return t.role == TensorRole::Temp ? std::nullopt : std::optional(Poison::Unwritten); },
+      &flags);
+  if (!r.passed) {
+    std::string culprit = left.size() == 1 ? left.begin()->first : "";
+    for (const auto &[name, contents] : left) {
+      if (!culprit.empty()) break;
+      write_buffer(device, b, name, contents);  // this one as the last run left it, the others poisoned
+      const std::string &alone = name;
+      auto only = [&](const TensorDecl &t) {
+        return t.name == alone ? std::nullopt : std::optional(Poison::Unwritten);
+      };
+      if (!trial_run(c, device, b, other, only, &flags).passed) culprit = name;
+    }
+    culprit = culprit.empty() ? "its intermediates" : "its intermediate " + culprit;
+    add_flag(&flags, "reuses " + culprit + " from an earlier run: given new inputs with it left as the last run " +
+                         "wrote it, " + was_for(r));
+  }
+}
+
+// A buffer of the device, released with it.
+struct ScopedBuffer {
+  runtime::Device &device;
+  runtime::BufferId id;
+  ScopedBuffer(runtime::Device &device, size_t bytes) : device(device), id(device.allocate(bytes)) {}
+  ~ScopedBuffer() {
+    try {
+      device.release(id);
+    } catch (const runtime::DeviceError &) {
+    }
+  }
+};
+
+// Times a kernel body from reset state (every output and intermediate poisoned
+// before each run) and from carried state (the same fill aimed at a decoy buffer of
+// equal size, so that both pay the same traffic outside the timed span), each run
+// timed on its own, in five rounds that alternate which goes first. A kernel whose
+// work depends on what its last run left behind is slower from reset state even in
+// its fastest round.
+TimeRecord::StateTiming time_state(const Compiled &c, runtime::Device &device, const Bound &b,
+                                   const runtime::TimingOptions &base) {
+  uint64_t state_bytes = 0;
+  runtime::TimingOptions reset = base, carried = base;
+  reset.cold_cache = carried.cold_cache = false;
+  reset.warmup_runs = carried.warmup_runs = 0;  // the timing before warmed it up
+  reset.batches = carried.batches = 3;
+  reset.min_batch_ms = carried.min_batch_ms = std::min(base.min_batch_ms, 2.0);
+  reset.max_total_seconds = carried.max_total_seconds = std::min(base.max_total_seconds, 3.0);
+  for (const TensorDecl &t : c.program.buffers)
+    if (is_state(t)) {
+      reset.fills.push_back({b.ids.at(t.name), poison_pattern(t.type)});
+      state_bytes += static_cast<uint64_t>(t.bytes());
+    }
+  ScopedBuffer decoy(device, std::max<uint64_t>(state_bytes, 4));
+  carried.fills.push_back({decoy.id, 0});
+  // The fastest round of each: interference only ever adds time, so the minimums
+  // compare the work itself (medians of tens of microseconds differ by 30% on a busy
+  // machine; minimums by 7% at most, evolve/evaluation/README.md).
+  // Each launch too, where the device times them (OpenCL): a skipped pass may be a
+  // small part of the plan (softmax's row maxima on a CPU: 10% of it, the plan's
+  // ratio 1.10) and yet all of its kernel's time.
+  TimeRecord::StateTiming out;
+  out.reset_ms = out.carried_ms = std::numeric_limits<double>::infinity();
+  std::vector<double> reset_launch, carried_launch;
+  auto fastest = [](double *plan, std::vector<double> *launches, const runtime::Timing &t) {
+    *plan = std::min(*plan, t.median_ms);
+    if (launches->empty()) launches->assign(t.launch_ms.size(), std::numeric_limits<double>::infinity());
+    for (size_t i = 0; i < t.launch_ms.size() && i < launches->size(); ++i)
+      (*launches)[i] = std::min((*launches)[i], t.launch_ms[i]);
+  };
+  for (int round = 0; round < 5; ++round) {
+    if (round % 2) fastest(&out.carried_ms, &carried_launch, device.time(b.plan, carried));
+    fastest(&out.reset_ms, &reset_launch, device.time(b.plan, reset));
+    if (round % 2 == 0) fastest(&out.carried_ms, &carried_launch, device.time(b.plan, carried));
+  }
+  out.ratio = out.carried_ms > 0 ? out.reset_ms / out.carried_ms : 1;
+  for (size_t i = 0; i < reset_launch.size() && i < carried_launch.size() && i < b.plan.launches.size(); ++i) {
+    if (reset_launch[i] < out.reset_ms / 20 || !(carried_launch[i] > 0)) continue;
+    const double ratio = reset_launch[i] / carried_launch[i];
+    if (ratio <= out.kernel_ratio) continue;
+    out.kernel = b.plan.launches[i].kernel;
+    out.kernel_reset_ms = reset_launch[i];
+    out.kernel_carried_ms = carried_launch[i];
+    out.kernel_ratio = ratio;
+  }
+  return out;
+}
+
+// At the timed sizes: the candidate runs once from poisoned outputs, is timed from
+// poisoned outputs, and its outputs are kept from both; its guards are checked after
+// timing, and a kernel body is timed from reset and from carried state. Then, for a
+// candidate other than the naive kernel, the reference (the naive program with f64
+// sums where the device has fp64) runs on the same inputs: its outputs are what both
+// of the candidate's are compared with. The naive kernel's time is the baseline
+// (measured here unless the options give it). The candidate goes first so that
+// nothing heavy runs on the device just before it is timed (on NVIDIA's Vulkan
+// driver the kernels timed right after the naive ones ran at half the speed or less).
+//
+// With a lock, what needs no device to itself comes first, shared with other
+// evaluations: the three programs' builds (the device's disk cache makes the second
+// build of each a lookup) and the random inputs. The device is owned from the
+// candidate's first run to the last read-back of the naive kernel's outputs.
+void time_candidate(const frontend::Spec &spec, runtime::Device &device, const EvalOptions &options, uint64_t seed,
+                    const Compiled &c, TimeRecord *time, std::vector<std::string> *flags, double *wait_s) {
+  const bool body = !options.kernel_source.empty();
+  const bool scheduled = !options.schedule.steps.empty() || body;  // not the naive kernel
+  const bool wide = device.info().fp64;
+  time->sizes = describe_sizes(c.graph);
+  time->cost = graph_cost(c.graph);
+  auto naive = [&] {
+    return at_stage("timed", "compile", [&] {
+      return compile_spec(spec, frontend::SizeSet::Default, options.sizes, {}, c.target,
+                          device.info().subgroup_arithmetic);
+    });
+  };
+  // A failure of the reference's or the naive kernel's, not the candidate's, says so.
+  auto of_reference = [](auto f) {
+    try {
+      return f();
+    } catch (Stopped &stopped) {
+      stopped.failure.message = "the naive kernel, the reference at these sizes: " + stopped.failure.message;
+      throw;
+    }
+  };
+  std::optional<Compiled> ref, plain;                      // the reference; the naive float32 kernel beside an f64 one
+  std::map<std::string, HostBuffer> inputs, first, after;  // the candidate's inputs; its outputs: one run, after timing
+  if (scheduled)
+    of_reference([&] {
+      ref = wide ? at_stage("timed", "compile", [&] { return compile_reference(spec, options.sizes, c.target); })
+                 : naive();
+      if (wide) plain = naive();
+      if (options.lock) {
+        at_stage("timed", "build", [&] { device.build(ref->binary); });
+        if (plain) at_stage("timed", "build", [&] { device.build(plain->binary); });
+      }
+    });
+  inputs = random_inputs(c, seed);
+  at_stage("timed", "build", [&] { device.build(c.binary); });  // before the lock, as the check's
+  if (options.lock) *wait_s += seconds_in([&] { options.lock->own(); });
+  {
+    Bound b = at_stage("timed", "launch", [&] { return bind(c, device); });
+    at_stage("timed", "run", [&] {
+      write_inputs(c, device, b, inputs);
+      if (scheduled) {
+        auto run_ms = [&] { return 1e3 * seconds_in([&] { device.run(b.plan); }); };
+        double ms = run_ms();
+        for (const TensorDecl &t : c.program.buffers)
+          if (t.role == TensorRole::Output) first[t.name] = read_back(t, device, b);
+        // Over the limit, a second run decides: a first run may hold the driver's
+        // last compile (PoCL builds a kernel for its work-group size at its first
+        // launch).
+        if (options.give_up_ms && ms > *options.give_up_ms && (ms = run_ms()) > *options.give_up_ms) {
+          time->timing.median_ms = time->timing.min_ms = time->timing.max_ms = ms;
+          time->timing.batches = time->timing.runs_per_batch = 1;
+          time->timing.method = "one run, not timed further";
+          time->gave_up_ms = *options.give_up_ms;
+          return;
+        }
+        poison_outputs(c, device, b);  // so that timing starts from nothing written
+      }
+      time->timing = device.time(b.plan, options.timing);
+      for (const TensorDecl &t : c.program.buffers)
+        if (t.role == TensorRole::Output) after[t.name] = read_back(t, device, b);
+      check_guards(c, device, b, flags);
+      if (body && options.state_timing && flags->empty()) {
+        time->state_timing = time_state(c, device, b, options.timing);
+        // A flag stands only if a second measurement repeats it: on a loaded 2-core
+        // machine an honest tiled matmul body once ran 0.379 ms from reset against
+        // 0.245 from carried state (1.55), while a body that skips work does so each time.
+        if (time->state_timing->flagged()) time->state_timing = time_state(c, device, b, options.timing);
+        const TimeRecord::StateTiming &s = *time->state_timing;
+        if (s.flagged()) {
+          char text[200];
+          if (s.ratio <= kStateTimingLimit)  // the launch, not the plan
+            std::snprintf(text, sizeof text,
+                          "kernel %s %.4g ms a run from reset state, %.4g ms from the last run's (the whole plan "
+                          "%.4g and %.4g ms)",
+                          s.kernel.c_str(), s.kernel_reset_ms, s.kernel_carried_ms, s.reset_ms, s.carried_ms);
+          else
+            std::snprintf(text, sizeof text, "%.4g ms a run from reset state, %.4g ms from the last run's", s.reset_ms,
+                          s.carried_ms);
+          add_flag(flags, std::string("does less work when its outputs and intermediates hold what its last run "
+                                      "left: ") +
+                              text);
+        }
+      }
+    });
+  }
+  if (time->gave_up_ms) {
+    if (options.baseline) time->baseline = *options.baseline;
+    return;
+  }
+  if (!scheduled) {
+    time->baseline = time->timing;
+    // Every output written: NaN in a float output is never right either.
+    for (const TensorDecl &t : c.program.buffers) {
+      if (t.role != TensorRole::Output || !time->after_timing_correct) continue;
+      const HostBuffer &out = after.at(t.name);
+      for (int64_t i = 0; i < out.numel(); ++i)
+        if (is_poison(t.type, out.at(i))) {
+          time->after_timing_correct = false;
+          time->problem =
+              "after timing, " + t.name + "[" + index_text(unflatten(i, t.shape)) + "] holds NaN or was never written";
+          break;
+        }
+    }
+    return;
+  }
+  time->reference = wide ? "naive, f64 sums" : "naive, f32 sums";
+  time->tolerance = wide ? tolerance_for(DType::F32) : float_reference_tolerance(c.graph);
+  std::map<std::string, HostBuffer> reference;
+  of_reference([&] {
+    // The reference on the candidate's inputs; the naive kernel then timed on the
+    // same buffers.
+    Bound rb = build_and_bind("timed", *ref, device);
+    at_stage("timed", "run", [&] {
+      write_inputs(*ref, device, rb, inputs);
+      device.run(rb.plan);
+      for (const TensorDecl &t : ref->program.buffers)
+        if (t.role == TensorRole::Output) reference[t.name] = read_back(t, device, rb);
+    });
+    if (options.baseline) time->baseline = *options.baseline;
+    if (!wide) {
+      if (!options.baseline)
+        time->baseline = at_stage("timed", "run", [&] { return device.time(rb.plan, options.timing); });
+    } else {
+      // The naive float32 kernel on the same inputs: timed (the baseline) unless the
+      // options give its time, and its outputs against the reference, for the
+      // tolerance.
+      at_stage("timed", "build", [&] { device.build(plain->binary); });
+      at_stage("timed", "launch", [&] { check_device_limits(plain->program, device.info()); });
+      runtime::LaunchPlan plan = launch_plan(*plain, rb.ids);
+      at_stage("timed", "run", [&] {
+        if (options.baseline)
+          device.run(plan);
+        else
+          time->baseline = device.time(plan, options.timing);
+        for (const TensorDecl &t : plain->program.buffers)
+          if (t.role == TensorRole::Output)
+            time->naive_error =
+                std::max(time->naive_error, compare(read_back(t, device, rb), reference.at(t.name)).worst_error);
+      });
+      time->tolerance = naive_relative_tolerance(time->naive_error);
+    }
+  });
+  if (options.lock) options.lock->share();  // the comparisons are the host's
+  CheckRecord versus;
+  versus.sizes = time->sizes;
+  versus.passed = true;
+  versus.trials = 1;
+  for (const TensorDecl &t : c.program.buffers) {
+    if (t.role != TensorRole::Output) continue;
+    fold_mismatch(&versus, t.name, compare(first.at(t.name), reference.at(t.name), time->tolerance));
+    Mismatch m = compare(after.at(t.name), reference.at(t.name), time->tolerance);
+    if (!m.passed && time->after_timing_correct) {
+      char text[160];
+      std::snprintf(text, sizeof text, "] is %.8g after timing; the naive kernel gave %.8g (%lld elements differ)",
+                    m.got, m.expected, static_cast<long long>(m.bad_elements));
+      time->after_timing_correct = false;
+      time->problem = t.name + "[" + index_text(m.index) + text;
+    }
+  }
+  time->versus_naive = versus;
+}
+
+// What each kernel of a body receives, for Clang's check: the plan's arguments, or
+// (the older form) the generated kernels' buffers.
+std::vector<frontend::CheckedArg> checked_args(const Compiled &c, const std::vector<std::string> &names,
+                                               const std::vector<int64_t> *sizes = nullptr) {
+  std::vector<frontend::CheckedArg> out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    frontend::CheckedArg a;
+    a.name = names[i];
+    if (sizes && (*sizes)[i] >= 0) {
+      a.kind = frontend::CheckedArg::Kind::Size;
+    } else {
+      const TensorDecl *t = nullptr;
+      for (const TensorDecl &b : c.program.buffers)
+        if (b.name == names[i]) t = &b;
+      a.type = t ? t->type : DType::F32;
+      a.kind = !t || t->role == TensorRole::Temp ? frontend::CheckedArg::Kind::Scratch
+               : t->role == TensorRole::Input    ? frontend::CheckedArg::Kind::Input
+                                                 : frontend::CheckedArg::Kind::Output;
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+// What Clang's check of a body needs besides its text.
+struct BodyLaunches {
+  std::vector<frontend::CheckedLaunch> launches;
+  std::vector<std::string> inputs;
+  std::vector<std::pair<std::string, int64_t>> defines;  // the older form's sizes
+};
+
+// Puts the kernel body in place of c's generated code: with its plan, as written,
+// over the spec's inputs and outputs and the plan's scratch buffers; without, after
+// the sizes as macros. UserError for a plan that does not resolve.
+BodyLaunches put_body(Compiled *c, const EvalOptions &options) {
+  frontend::KernelBody body = frontend::parse_kernel_body(
+      std::make_shared<SourceFile>(SourceFile{options.kernel_label, options.kernel_source}));
+  BodyLaunches out;
+  if (!body.plan) {
+    std::string text = "// sizes, as macros\n";
+    for (const SizeBinding &s : c->graph.sizes) {
+      text += "#define " + s.name + " " + std::to_string(s.value) + "\n";
+      out.defines.emplace_back(s.name, s.value);
+    }
+    for (const GeneratedKernel &k : c->code.kernels) out.launches.push_back({k.name, checked_args(*c, k.buffers)});
+    c->code.source = c->binary.opencl_c = text + "#line 1\n" + options.kernel_source;
+  } else {
+    c->plan = frontend::resolve_plan(*body.plan, c->graph);
+    c->code.source = c->binary.opencl_c = options.kernel_source;
+    std::vector<TensorDecl> buffers;
+    for (const TensorDecl &t : c->program.buffers)
+      if (t.role != TensorRole::Temp) buffers.push_back(t);
+    buffers.insert(buffers.end(), c->plan->scratch.begin(), c->plan->scratch.end());
+    c->program.buffers = buffers;
+    for (const frontend::ResolvedLaunch &l : c->plan->launches) {
+      std::vector<std::string> names;
+      std::vector<int64_t> sizes;
+      for (const frontend::ResolvedArg &a : l.args) {
+        names.push_back(a.name);
+        sizes.push_back(a.kind == frontend::ResolvedArg::Kind::Size ? a.value : -1);
+      }
+      out.launches.push_back({l.kernel, checked_args(*c, names, &sizes)});
+    }
+  }
+  for (const TensorDecl &t : c->program.buffers)
+    if (t.role == TensorRole::Input) out.inputs.push_back(t.name);
+  return out;
+}
+
+// The body in place (put_body), checked with Clang first (frontend/body_check.h)
+// unless ast holds that check's features already (the timed sizes change no rule):
+// a rule it breaks is a UserError, the compile stage's failure. Returns its features.
+CandidateFeatures attach_body(Compiled *c, const EvalOptions &options, std::optional<frontend::BodyFeatures> *ast) {
+  BodyLaunches b = put_body(c, options);
+#ifdef KS_WITH_CLANG
+  if (!*ast && options.clang_check) {
+    frontend::BodyCheck check = frontend::check_body(options.kernel_source, b.launches, b.inputs, b.defines);
+    if (!check.ok()) {
+      std::string text = check.text(options.kernel_label);
+      text.pop_back();  // the last line's newline
+      throw UserError("Clang refuses the body:\n" + text);
+    }
+    *ast = check.features;
+  }
+#endif
+  return body_features(c->graph, options.kernel_source, c->plan ? &*c->plan : nullptr, *ast ? &**ast : nullptr);
+}
+
+}  // namespace
+
+EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, runtime::Device &device,
+                    const EvalOptions &options) {
+  EvalRecord record;
+  record.spec = spec_label;
+  record.kernel = spec.name;
+  record.device = device.info();
+  const uint64_t base_seed = options.seed ? *options.seed : fresh_seed();
+  const Target target = target_for(device.info());
+  const bool subgroups = device.info().subgroup_arithmetic;
+  const bool body = !options.kernel_source.empty();
+  if (body && target != Target::OpenCL)
+    throw UserError("error: a kernel body is OpenCL C; run it on an OpenCL device (--target opencl)");
+  // Other evaluations on the device: checks share it, timing owns it. On a CPU
+  // device the compiler shares its cores too, so the whole evaluation holds the lock.
+  struct Held {
+    DeviceLock *lock;
+    ~Held() {
+      if (lock) lock->release();
+    }
+  } held{options.lock};
+  if (options.lock && !device.info().gpu) options.lock->share();
+  // The candidate's code at some sizes: generated, or the kernel body in its place
+  // (read by Clang once: ast).
+  std::optional<frontend::BodyFeatures> ast;
+  auto candidate = [&](const char *phase, frontend::SizeSet set, const frontend::SizeOverrides &sizes) {
+    Compiled c =
+        at_stage(phase, "compile", [&] { return compile_spec(spec, set, sizes, options.schedule, target, subgroups); });
+    if (body) {
+      if (!ast) record.features = body_features(c.graph, options.kernel_source, nullptr, nullptr);  // if refused
+      record.features = at_stage(phase, "compile", [&] { return attach_body(&c, options, &ast); });
+    } else {
+      record.features = program_features(c.graph, c.program, static_cast<int>(options.schedule.steps.size()),
+                                         static_cast<int64_t>(c.code.source.size()));
+    }
+    return c;
+  };
+
+  auto since = [last = std::chrono::steady_clock::now()]() mutable {
+    auto now = std::chrono::steady_clock::now();
+    double s = std::chrono::duration<double>(now - last).count();
+    last = now;
+    return s;
+  };
+  try {
+    // Correctness at the check sizes, against the interpreter.
+    Compiled c = candidate("check", frontend::SizeSet::Check, options.check_sizes);
+    record.phases.compile_s += since();
+    record.check.sizes = describe_sizes(c.graph);
+    // The interpreter does some 10^8 steps a second: refuse a check that would take minutes.
+    double steps = 0;
+    for (const Stage &stage : c.graph.stages) {
+      double points = static_cast<double>(c.graph.find_tensor(stage.output)->numel());
+      for (const IterVar &v : stage.reduce_vars) points *= static_cast<double>(v.extent);
+      steps += points;
+    }
+    if (steps > kMaxCheckSteps) {
+      char text[64];
+      std::snprintf(text, sizeof text, "%.2g", steps);
+      throw Stopped{{"check", "compile",
+                     "the correctness check at " + record.check.sizes + " needs about " + text +
+                         " interpreter steps per trial (the limit is 2e9); give " + spec.name +
+                         " a 'check' clause with smaller sizes, or pass --check-size"}};
+    }
+    // The driver's compile is the host's work: made before the lock. An unrolled
+    // register tile at the odd check sizes, every access guarded, took NVIDIA's
+    // compiler 30 s on the H100; under the lock it kept every other evaluation from
+    // timing for as long (bench/results.md).
+    at_stage("check", "build", [&] { device.build(c.binary); });
+    if (options.lock) record.phases.wait_s += seconds_in([&] { options.lock->share(); });
+    Bound b = at_stage("check", "launch", [&] { return bind(c, device); });
+    at_stage("check", "run", [&] { check_trials(c, device, b, base_seed, options.trials, &record); });
+    record.phases.check_s += since();
+  } catch (Stopped &stopped) {
+    record.check.passed = false;
+    record.failure = std::move(stopped.failure);
+    record.phases.check_s += since();
+    return record;
+  }
+  if (!record.hacking_flags.empty() || !options.time || !record.check.passed) return record;
+  // On a GPU the timed sizes' builds, too, are made holding no lock (time_candidate).
+  if (options.lock && device.info().gpu) options.lock->release();
+
+  TimeRecord time;
+  try {
+    Compiled c = candidate("timed", frontend::SizeSet::Default, options.sizes);
+    record.phases.compile_s += since();
+    time_candidate(spec, device, options, base_seed + 7777, c, &time, &record.hacking_flags, &record.phases.wait_s);
+    record.phases.timed_s += since();
+  } catch (Stopped &stopped) {
+    record.failure = std::move(stopped.failure);
+    record.phases.timed_s += since();
+    if (time.timing.batches == 0) return record;  // nothing measured at the timed sizes
+  }
+  record.time = time;
+  return record;
+}
+
+bool have_body_check() {
+#ifdef KS_WITH_CLANG
+  return true;
+#else
+  return false;
+#endif
+}
+
+frontend::BodyCheck check_kernel_body(const frontend::Spec &spec, const EvalOptions &options) {
+  Compiled c = compile_spec(spec, frontend::SizeSet::Check, options.check_sizes, options.schedule);
+  BodyLaunches b = put_body(&c, options);
+#ifdef KS_WITH_CLANG
+  return frontend::check_body(options.kernel_source, b.launches, b.inputs, b.defines);
+#else
+  throw UserError("error: this build of ksmith has no Clang (libclang-cpp15-dev) to check kernel bodies with");
+#endif
+}
+
+std::vector<runtime::Timing> time_side_by_side(const frontend::Spec &spec, const frontend::SizeOverrides &sizes,
+                                               const std::vector<Schedule> &schedules, runtime::Device &device,
+                                               const runtime::TimingOptions &timing, int rounds, DeviceLock *lock) {
+  struct Held {
+    DeviceLock *lock;
+    ~Held() {
+      if (lock) lock->release();
+    }
+  } held{lock};
+  if (lock) lock->own();
+  const Target target = target_for(device.info());
+  std::vector<Compiled> compiled;
+  for (const Schedule &s : schedules)
+    compiled.push_back(
+        compile_spec(spec, frontend::SizeSet::Default, sizes, s, target, device.info().subgroup_arithmetic));
+  std::vector<std::vector<double>> medians(schedules.size());
+  const uint64_t seed = fresh_seed();
+  auto time_one = [&](size_t i, int round) {
+    const Compiled &c = compiled[i];
+    device.build(c.binary);
+    Bound b = bind(c, device);
+    prepare(c, device, b, seed + static_cast<uint64_t>(round));
+    medians[i].push_back(device.time(b.plan, timing).median_ms);
+  };
+  // The naive kernels' rounds come after every other's: on NVIDIA's Vulkan driver a
+  // kernel timed right after a slow naive kernel ran at a third to a half of its
+  // speed (bench/results.md), and in rotation the same candidate would follow it in
+  // most rounds.
+  std::vector<size_t> scheduled, naive;
+  for (size_t i = 0; i < schedules.size(); ++i) (schedules[i].steps.empty() ? naive : scheduled).push_back(i);
+  for (const std::vector<size_t> &group : {scheduled, naive})
+    for (int round = 0; round < rounds; ++round)
+      for (size_t k = 0; k < group.size(); ++k) time_one(group[(k + static_cast<size_t>(round)) % group.size()], round);
+  std::vector<runtime::Timing> out;
+  for (const std::vector<double> &m : medians) {
+    runtime::Summary s = runtime::summarize(m);
+    runtime::Timing t;
+    t.median_ms = s.median, t.min_ms = s.min, t.max_ms = s.max, t.cv = s.cv;
+    t.batches = static_cast<int>(m.size());
+    t.method = "side by side";
+    out.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace ks

@@ -1,0 +1,339 @@
+// A run's outputs, from its database.
+#include "evolve/search/artifacts.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "evolve/evaluation/compile.h"
+#include "evolve/search/config.h"
+#include "evolve/search/cost_model.h"
+#include "evolve/search/report.h"
+#include "frontend/parser.h"
+#include "ir/diagnostic.h"
+
+namespace ks {
+
+namespace {
+
+double best_of(const CandidateRow &c) { return c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup; }
+
+std::vector<std::string> lines_of(const std::string &text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(line);
+  return out;
+}
+
+// The run's best: the candidate its state names, else the fastest correct one.
+const CandidateRow *best_candidate(const std::vector<CandidateRow> &candidates, const RunRow &run) {
+  nlohmann::json state = nlohmann::json::parse(run.state.empty() ? "{}" : run.state, nullptr, false);
+  std::string id = state.is_object() ? state.value("best", std::string()) : "";
+  const CandidateRow *best = nullptr;
+  for (const CandidateRow &c : candidates) {
+    if (c.id == id && c.status == "correct") return &c;
+    if (c.status == "correct" && (!best || best_of(c) > best_of(*best))) best = &c;
+  }
+  return best;
+}
+
+std::string time_text(double unix_seconds) {
+  std::time_t t = static_cast<std::time_t>(unix_seconds);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", std::localtime(&t));
+  return text;
+}
+
+void write(const std::filesystem::path &path, const std::string &text) { write_text_file(path.string(), text); }
+
+// What the report shows of a candidate: its schedule, or its kernel body's text.
+std::string code_of(const CandidateRow &c) { return c.body.empty() ? c.schedule : c.body; }
+
+// How well the cost model's predictions, made before each candidate it chose was
+// measured (so on rows it had not trained on), ranked what the device then measured:
+// Spearman's correlation with the first measured speedup (0 where not correct).
+nlohmann::json cost_model_quality(const std::vector<CandidateRow> &candidates, const std::string &kind) {
+  std::vector<double> predicted, measured;
+  for (const CandidateRow &c : candidates)
+    if (!std::isnan(c.predicted) && c.eval_seq > 0) {
+      predicted.push_back(c.predicted);
+      measured.push_back(c.status == "correct" ? c.speedup : 0);
+    }
+  nlohmann::json j = {{"kind", kind}, {"predicted", predicted.size()}};
+  j["rank_correlation"] = predicted.size() >= 3 ? nlohmann::json(rank_correlation(predicted, measured)) : nullptr;
+  return j;
+}
+
+// The run's model calls in total (the LLM proposers'), none where it made none.
+nlohmann::json model_call_summary(RunDatabase &db, int64_t run) {
+  const ModelCallTotals t = db.model_call_totals(run);
+  if (t.calls == 0) return nullptr;
+  return {{"calls", t.calls},
+          {"proposed", t.proposed},
+          {"prompt_tokens", t.prompt_tokens},
+          {"completion_tokens", t.completion_tokens},
+          {"latency_s", t.latency_s}};
+}
+
+// The summary of a record a training step keeps: verdict and time, no more.
+nlohmann::json record_summary(const CandidateRow &c) {
+  nlohmann::json j = {{"status", c.status}, {"verdict", c.verdict}};
+  if (c.status == "correct") j.update({{"speedup", best_of(c)}, {"median_ms", c.median_ms}});
+  nlohmann::json record = nlohmann::json::parse(c.record.empty() ? "{}" : c.record, nullptr, false);
+  if (record.is_object() && record.contains("features")) j["features"] = record["features"];
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
+  std::optional<RunRow> run = db.run(run_id);
+  if (!run) throw UserError("error: no run " + std::to_string(run_id) + " in '" + db.path() + "'");
+  std::vector<CandidateRow> candidates = db.candidates(run_id);
+  EvolveConfig config = parse_config(run->config, db.path());
+  std::map<std::string, const CandidateRow *> by_id;
+  for (const CandidateRow &c : candidates) by_id[c.id] = &c;
+  nlohmann::json data;
+  int64_t evaluations = 0;
+  for (const CandidateRow &c : candidates) evaluations += c.eval_seq > 0;
+  data["run"] = {{"id", run->id},
+                 {"spec", run->spec_path},
+                 {"kernel", run->kernel},
+                 {"device", run->device},
+                 {"target", run->target},
+                 {"sizes", run->sizes},
+                 {"status", run->status},
+                 {"message", run->message},
+                 {"started", time_text(run->started)},
+                 {"seconds", run->seconds},
+                 {"evaluations", evaluations},
+                 {"budget", config.budget},
+                 {"proposers", config.proposers},
+                 {"seed", config.seed},
+                 {"baseline_ms", run->baseline_ms}};
+  data["cost_model"] = cost_model_quality(candidates, config.cost_model);
+  data["model_calls"] = model_call_summary(db, run_id);
+  data["features"] = nlohmann::json::array();
+  for (const std::string &f : config.features) data["features"].push_back({{"name", f}, {"edges", config.edges(f)}});
+  // Evaluations in order, then the refusals (no device time, no eval_seq) after them.
+  std::vector<const CandidateRow *> ordered;
+  for (const CandidateRow &c : candidates)
+    if (c.eval_seq > 0) ordered.push_back(&c);
+  std::sort(ordered.begin(), ordered.end(),
+            [](const CandidateRow *a, const CandidateRow *b) { return a->eval_seq < b->eval_seq; });
+  data["evaluations"] = nlohmann::json::array();
+  std::map<std::string, std::pair<int64_t, std::string>> failures;
+  for (const CandidateRow *c : ordered) {
+    nlohmann::json e = {
+        {"seq", c->eval_seq},        {"id", c->id},           {"island", c->island}, {"proposer", c->proposer},
+        {"iteration", c->iteration}, {"parent", c->parent},   {"status", c->status}, {"verdict", c->verdict},
+        {"schedule", code_of(*c)},   {"seconds", c->seconds}, {"note", c->note}};
+    e["predicted"] = std::isnan(c->predicted) ? nlohmann::json() : nlohmann::json(c->predicted);
+    if (c->status == "correct") {
+      e["speedup"] = best_of(*c);
+      e["median_ms"] = c->median_ms;
+      nlohmann::json record = nlohmann::json::parse(c->record, nullptr, false);
+      if (record.is_object() && record.contains("features")) {
+        const nlohmann::json &f = record["features"];
+        e["cell"] = {bin_of(f.value(config.features[0], 0.0), config.edges(config.features[0])),
+                     bin_of(f.value(config.features[1], 0.0), config.edges(config.features[1]))};
+      }
+    } else {
+      e["speedup"] = nullptr;
+      e["median_ms"] = nullptr;
+      e["cell"] = nullptr;
+    }
+    data["evaluations"].push_back(e);
+  }
+  for (const CandidateRow &c : candidates)
+    if (c.status != "correct" && c.status != "pending") {
+      auto &[count, example] = failures[c.status];
+      if (count++ == 0) example = c.verdict;
+    }
+  data["failures"] = nlohmann::json::array();
+  for (const auto &[category, entry] : failures)
+    data["failures"].push_back({{"category", category}, {"count", entry.first}, {"example", entry.second}});
+  data["islands"] = nlohmann::json::array();
+  for (int i = 0; i < config.islands; ++i) {
+    std::vector<std::pair<Elite, Cell>> members;
+    std::map<Cell, Elite> grid;
+    db.load_island(run_id, i, &members, &grid);
+    nlohmann::json cells = nlohmann::json::array();
+    for (const auto &[cell, elite] : grid)
+      cells.push_back({{"cell", {cell.a, cell.b}},
+                       {"id", elite.id},
+                       {"speedup", elite.speedup},
+                       {"migrant", elite.migrant},
+                       {"schedule", by_id.count(elite.id) ? code_of(*by_id.at(elite.id)) : ""}});
+    data["islands"].push_back({{"island", i}, {"cells", cells}});
+  }
+  const CandidateRow *best = best_candidate(candidates, *run);
+  data["best"] = nullptr;
+  data["lineage"] = nlohmann::json::array();
+  if (best) {
+    data["best"] = {{"id", best->id}, {"speedup", best->speedup}, {"schedule", code_of(*best)}};
+    if (best->retimed_speedup > 0)
+      data["best"].update({{"retimed_speedup", best->retimed_speedup}, {"retimed_cv", best->retimed_cv}});
+    // From the best back through its parents to the naive kernel, then oldest first.
+    std::vector<const CandidateRow *> chain;
+    std::set<std::string> seen;
+    for (const CandidateRow *c = best; c && seen.insert(c->id).second;
+         c = by_id.count(c->parent) ? by_id.at(c->parent) : nullptr)
+      chain.push_back(c);
+    std::reverse(chain.begin(), chain.end());
+    for (size_t i = 0; i < chain.size(); ++i) {
+      const CandidateRow &c = *chain[i];
+      std::vector<std::string> now = lines_of(c.schedule), before = i ? lines_of(chain[i - 1]->schedule) : now;
+      nlohmann::json added = nlohmann::json::array(), removed = nlohmann::json::array();
+      if (i) {
+        for (const std::string &l : now)
+          if (std::find(before.begin(), before.end(), l) == before.end()) added.push_back(l);
+        for (const std::string &l : before)
+          if (std::find(now.begin(), now.end(), l) == now.end()) removed.push_back(l);
+      }
+      nlohmann::json step = {{"id", c.id},         {"speedup", best_of(c)},  {"schedule", code_of(c)}, {"added", added},
+                             {"removed", removed}, {"proposer", c.proposer}, {"note", c.note}};
+      if (i && best_of(*chain[i - 1]) > 0) step["gain"] = best_of(c) / best_of(*chain[i - 1]);
+      data["lineage"].push_back(step);
+    }
+  }
+  data["retimed"] = nlohmann::json::array();
+  std::vector<const CandidateRow *> retimed;
+  for (const CandidateRow &c : candidates)
+    if (c.retimed_speedup > 0) retimed.push_back(&c);
+  std::sort(retimed.begin(), retimed.end(),
+            [](const CandidateRow *a, const CandidateRow *b) { return a->retimed_speedup > b->retimed_speedup; });
+  for (const CandidateRow *c : retimed)
+    data["retimed"].push_back({{"id", c->id},
+                               {"speedup", c->speedup},
+                               {"retimed_speedup", c->retimed_speedup},
+                               {"retimed_cv", c->retimed_cv},
+                               {"median_ms", c->median_ms}});
+  return data;
+}
+
+namespace {
+
+// best.sched and the code it gives the target: best.cl, or best.glsl and SPIR-V.
+void write_best_schedule(RunDatabase &db, const RunRow &run, const CandidateRow &best, const std::filesystem::path &out,
+                         const std::string &about) {
+  write(out / "best.sched", "# " + about + best.schedule);
+  EvolveConfig config = parse_config(run.config, db.path());
+  frontend::Spec spec = frontend::parse_spec(std::make_shared<SourceFile>(SourceFile{run.spec_path, run.spec_text}));
+  frontend::SizeOverrides sizes;
+  if (!config.sizes.empty()) frontend::parse_size_assignments(config.sizes, &sizes);
+  Schedule schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{"best.sched", best.schedule}));
+  const Target target = run.target == "spirv" ? Target::SPIRV : Target::OpenCL;
+  Compiled c = compile_spec(spec, frontend::SizeSet::Default, sizes, schedule, target);
+  if (target == Target::OpenCL) {
+    write(out / "best.cl", c.code.source);
+  } else {
+    write(out / "best.glsl", c.code.source);
+    for (const runtime::SpirvKernel &k : c.binary.spirv)
+      write(out / ("best." + k.name + ".spv"),
+            std::string(reinterpret_cast<const char *>(k.words.data()), k.words.size() * 4));
+  }
+}
+
+}  // namespace
+
+std::string write_artifacts(RunDatabase &db, int64_t run_id, const std::string &dir) {
+  std::filesystem::create_directories(dir);
+  std::optional<RunRow> run = db.run(run_id);
+  if (!run) throw UserError("error: no run " + std::to_string(run_id) + " in '" + db.path() + "'");
+  std::vector<CandidateRow> candidates = db.candidates(run_id);
+  const std::filesystem::path out(dir);
+  if (const CandidateRow *best = best_candidate(candidates, *run)) {
+    int64_t evaluations = 0;
+    std::string started;
+    for (const CandidateRow &c : candidates) {
+      evaluations += c.eval_seq > 0;
+      if (c.proposer == "start") started += "; started from " + c.note;
+    }
+    char speedup[32];
+    std::snprintf(speedup, sizeof speedup, "%.3gx", best_of(*best));
+    const std::string about = run->kernel + " at " + run->sizes + ": " + speedup + " over the naive kernel on " +
+                              run->device + " (" + run->target + "), found by ksmith evolve (run " +
+                              std::to_string(run->id) + ", " + std::to_string(evaluations) + " evaluations, " +
+                              best->proposer + started + ")\n";
+    write(out / "best.json", best->record);
+    if (!best->body.empty())  // a kernel body is its own code (ksmith run SPEC --kernel best.cl)
+      write(out / "best.cl", "// " + about + best->body);
+    else
+      write_best_schedule(db, *run, *best, out, about);
+  }
+  std::filesystem::path report = out / "report.html";
+  write(report, render_report(report_data(db, run_id)));
+  return report.string();
+}
+
+std::string export_steps(RunDatabase &db, const ExportOptions &options) {
+  std::ostringstream out;
+  for (const RunRow &run : db.runs()) {
+    std::vector<CandidateRow> candidates = db.candidates(run.id);
+    std::map<std::string, const CandidateRow *> by_id;
+    for (const CandidateRow &c : candidates) by_id[c.id] = &c;
+    std::vector<const CandidateRow *> steps;
+    for (const CandidateRow &c : candidates)
+      if (!c.parent.empty() && by_id.count(c.parent) && c.status != "pending") steps.push_back(&c);
+    std::sort(steps.begin(), steps.end(), [](const CandidateRow *a, const CandidateRow *b) { return a->seq < b->seq; });
+    for (const CandidateRow *child : steps) {
+      const CandidateRow &parent = *by_id.at(child->parent);
+      std::optional<double> gain;
+      if (child->status == "correct" && best_of(parent) > 0) gain = best_of(*child) / best_of(parent);
+      if (options.best_steps && (!gain || *gain < options.min_gain)) continue;
+      nlohmann::json line = {{"run", run.id},
+                             {"spec", run.spec_path},
+                             {"kernel", run.kernel},
+                             {"sizes", run.sizes},
+                             {"device", run.device},
+                             {"proposer", child->proposer},
+                             {"change", child->note},
+                             {"parent",
+                              {{"id", parent.id},
+                               {"schedule", parent.schedule},
+                               {"body", parent.body},
+                               {"record", record_summary(parent)}}},
+                             {"child",
+                              {{"id", child->id},
+                               {"schedule", child->schedule},
+                               {"body", child->body},
+                               {"record", record_summary(*child)}}},
+                             {"gain", gain ? nlohmann::json(*gain) : nlohmann::json()}};
+      out << line.dump() << "\n";
+    }
+  }
+  return out.str();
+}
+
+nlohmann::json run_summary(RunDatabase &db, const RunRow &run) {
+  std::vector<CandidateRow> candidates = db.candidates(run.id);
+  std::map<std::string, int64_t> by_status;
+  int64_t evaluated = 0;
+  for (const CandidateRow &c : candidates) {
+    ++by_status[c.status];
+    evaluated += c.eval_seq > 0;
+  }
+  nlohmann::json j = {{"run", run.id},           {"spec", run.spec_path},  {"kernel", run.kernel},
+                      {"device", run.device},    {"target", run.target},   {"sizes", run.sizes},
+                      {"status", run.status},    {"message", run.message}, {"evaluations", evaluated},
+                      {"candidates", by_status}, {"seconds", run.seconds}, {"started", time_text(run.started)}};
+  j["cost_model"] = cost_model_quality(candidates, parse_config(run.config, db.path()).cost_model);
+  j["model_calls"] = model_call_summary(db, run.id);
+  if (const CandidateRow *best = best_candidate(candidates, run)) {
+    j["best"] = {{"id", best->id},
+                 {"speedup", best_of(*best)},
+                 {"retimed", best->retimed_speedup > 0},
+                 {"schedule", best->schedule}};
+  }
+  return j;
+}
+
+}  // namespace ks

@@ -1,0 +1,74 @@
+// Replaying schedules, repairing them, and the identity of a candidate.
+#include "evolve/search/genome.h"
+
+#include <cstdio>
+
+#include "evolve/evaluation/device_limits.h"
+#include "ir/diagnostic.h"
+#include "ir/printer.h"
+#include "passes/lower.h"
+#include "passes/pipeline.h"
+#include "passes/primitives.h"
+
+namespace ks {
+
+namespace {
+
+// A refusal's text without the schedule file's location prefix.
+std::string refusal_text(const std::string &message) {
+  size_t at = message.find("error: ");
+  std::string text = at == std::string::npos ? message : message.substr(at + 7);
+  return text.substr(0, text.find('\n'));
+}
+
+}  // namespace
+
+int64_t unroll_budget(const runtime::DeviceInfo &device) { return device.gpu ? kMaxUnrollCopies : kCpuUnrollCopies; }
+
+Replayed replay(const Graph &graph, const Schedule &schedule, const runtime::DeviceInfo *device) {
+  Replayed out;
+  try {
+    Program program = run_pipeline(graph, schedule);
+    if (device) {
+      check_device_limits(program, *device);
+      for (const Kernel &k : program.kernels)
+        if (const int64_t copies = nested_iterations(k.body, true); copies > unroll_budget(*device))
+          throw UserError("error: kernel '" + k.name + "' unrolls " + std::to_string(copies) +
+                          " copies of its innermost body; on a CPU device the search keeps to " +
+                          std::to_string(kCpuUnrollCopies) + " (the compile time)");
+    }
+    out.program = std::move(program);
+  } catch (const UserError &e) {
+    out.refusal = refusal_text(e.what());
+  }
+  return out;
+}
+
+Schedule repaired(const Graph &graph, const Schedule &schedule) {
+  Schedule kept;
+  Program program = lower(graph);
+  for (const Primitive &step : schedule.steps) {
+    try {
+      program = apply_primitive(program, step);
+      kept.steps.push_back(step);
+    } catch (const UserError &) {
+      // Refused here: left out, and the steps after it replay without it.
+    }
+  }
+  return kept;
+}
+
+std::string hash_text(const std::string &text) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
+
+std::string candidate_identity(const Program &scheduled) { return hash_text(print_program(scheduled)); }
+
+}  // namespace ks

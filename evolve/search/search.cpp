@@ -1,0 +1,1143 @@
+// The search loop: proposals, evaluations through the queue, the archive, the run
+// database, re-timing, migration, stopping.
+#include "evolve/search/search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "evolve/evaluation/record.h"
+#include "evolve/search/archive.h"
+#include "evolve/search/cost_features.h"
+#include "evolve/search/cost_model.h"
+#include "evolve/search/cost_prior.h"
+#include "evolve/search/genome.h"
+#include "evolve/search/mutator.h"
+#include "frontend/elaborate.h"
+#include "frontend/parser.h"
+#include "ir/diagnostic.h"
+
+namespace ks {
+
+std::string status_of(const ChildRun &child, const std::optional<nlohmann::json> &record) {
+  if (child.timed_out) return "timeout";
+  if (!record) return "failed";
+  if (record->value("ok", false)) return "correct";
+  if (record->contains("failure")) return "failed";
+  if (record->contains("hacking_flags") && !(*record)["hacking_flags"].empty()) return "flagged";
+  if (record->contains("time") && (*record)["time"].contains("gave_up_ms")) return "slow";
+  return "incorrect";
+}
+
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Proposals in a row that found nothing new before the search gives up.
+constexpr int kMaxFruitless = 500;
+// Evaluations in a row without a record (the device or the children failing) before
+// the run stops as failed.
+constexpr int kMaxBroken = 5;
+// No candidate is given up on at fewer milliseconds a run than this: below
+// it a full timing costs little.
+constexpr double kGiveUpFloorMs = 10;
+// Recent failures shown to proposers.
+constexpr size_t kRecentFailures = 6;
+// The share of the time budget that evaluations still running at its end may take
+// more before they are stopped: most finish within it, a hung compile does not.
+constexpr double kOvertimeShare = 0.1;
+// Members of a pool that propose children of their own at each step the cost model
+// looks ahead (cost_model.steps): a few, so that one mis-ranked program does not
+// decide the whole next generation.
+constexpr size_t kLeaders = 4;
+
+// What the search keeps across a resume besides the archive and the candidates.
+struct Counters {
+  int64_t proposals = 0;  // proposals made: the next one's seq
+  int64_t evaluated = 0;  // evaluations finished: the last one's eval_seq
+  int64_t refused = 0, duplicates = 0, fruitless = 0, broken = 0;
+  int64_t migrations = 0;
+  std::vector<int64_t> island_proposals;
+  std::string best;                          // the believed best's id
+  std::vector<std::string> pending_retimes;  // a close new best and the best it challenges
+  bool final_retimed = false;
+
+  nlohmann::json to_json() const {
+    return {{"proposals", proposals},
+            {"evaluated", evaluated},
+            {"refused", refused},
+            {"duplicates", duplicates},
+            {"fruitless", fruitless},
+            {"broken", broken},
+            {"migrations", migrations},
+            {"island_proposals", island_proposals},
+            {"best", best},
+            {"pending_retimes", pending_retimes},
+            {"final_retimed", final_retimed}};
+  }
+  static Counters from(const std::string &text, int islands) {
+    Counters c;
+    nlohmann::json j = nlohmann::json::parse(text.empty() ? "{}" : text, nullptr, false);
+    if (j.is_object()) {
+      c.proposals = j.value("proposals", int64_t{0});
+      c.evaluated = j.value("evaluated", int64_t{0});
+      c.refused = j.value("refused", int64_t{0});
+      c.duplicates = j.value("duplicates", int64_t{0});
+      c.fruitless = j.value("fruitless", int64_t{0});
+      c.broken = j.value("broken", int64_t{0});
+      c.migrations = j.value("migrations", int64_t{0});
+      c.island_proposals = j.value("island_proposals", std::vector<int64_t>{});
+      c.best = j.value("best", std::string());
+      c.pending_retimes = j.value("pending_retimes", std::vector<std::string>{});
+      c.final_retimed = j.value("final_retimed", false);
+    }
+    c.island_proposals.resize(static_cast<size_t>(islands), 0);
+    return c;
+  }
+};
+
+std::string rng_text(const Rng &rng) {
+  std::ostringstream out;
+  out << rng;
+  return out.str();
+}
+
+// What a job is, by its ticket.
+struct Ticket {
+  enum Kind { Evaluation, Retime, FinalRetime } kind = Evaluation;
+  std::vector<std::string> ids;  // the candidate evaluated, or those timed side by side
+  // How many naive kernels are timed first beside ids: the final retime's one.
+  size_t naive_timed() const { return kind == FinalRetime ? 1 : 0; }
+};
+
+class Search {
+ public:
+  Search(RunDatabase &db, const SearchSetup &setup, EvaluationQueue &queue, ProgressSink &progress,
+         const std::atomic<bool> &stop)
+      : db_(db), setup_(setup), queue_(queue), progress_(progress), stop_(stop), archive_(1, {}, {}) {}
+
+  SearchOutcome run(std::optional<int64_t> resume) {
+    resume ? reopen(*resume) : begin();
+    session_start_ = now_seconds();
+    seconds_before_ = run_.seconds;
+    SearchOutcome out = loop();
+    out.run = run_.id;
+    return out;
+  }
+
+ private:
+  RunDatabase &db_;
+  const SearchSetup &setup_;
+  EvaluationQueue &queue_;
+  ProgressSink &progress_;
+  const std::atomic<bool> &stop_;
+  EvolveConfig config_;
+  RunRow run_;
+  frontend::Spec spec_;
+  Graph graph_;
+  Graph check_graph_;  // at the check sizes, where a schedule must replay too
+  std::string spec_file_, lock_path_;
+  Archive archive_;
+  Rng rng_;
+  Counters counters_;
+  std::map<std::string, CandidateRow> candidates_;
+  std::vector<std::string> recent_failures_;
+  std::map<uint64_t, Ticket> tickets_;
+  uint64_t next_ticket_ = 1;
+  std::vector<std::unique_ptr<Proposer>> proposers_;  // one of each name any island draws
+  std::vector<std::vector<double>> island_weights_;   // per island, proposers_'s weights
+  double session_start_ = 0, seconds_before_ = 0;
+  // The cost model, trained on the prior and the first model_trained_at_ evaluations
+  // (-1: not trained); the features of each candidate's program, by id (computed once,
+  // again after a resume), and of the naive program, which the model's inputs are
+  // relative to (cost_features.h's model_inputs).
+  CostModel model_;
+  int64_t model_trained_at_ = -1;
+  std::map<std::string, std::vector<float>> cost_features_;
+  std::vector<float> naive_features_;
+  // The prior's rows (cost_model.prior), each earlier run a group.
+  std::vector<std::vector<float>> prior_inputs_;
+  std::vector<float> prior_labels_;
+  std::vector<unsigned> prior_groups_;
+  std::shared_ptr<const std::vector<LibraryStage>> library_;  // mutator.library's stages that fit, or none
+
+  // ---- set-up ---------------------------------------------------------------------
+
+  std::string spec_text_;
+  struct Start {
+    std::string note, schedule, id;  // note: the file, and its first comment
+  };
+  std::vector<Start> starts_;  // a new run's start schedules, checked
+
+  void load_spec(const std::string &text) {
+    spec_text_ = text;
+    std::filesystem::create_directories(setup_.work_dir);
+    spec_ = frontend::parse_spec(std::make_shared<SourceFile>(SourceFile{setup_.spec_path, text}));
+    spec_file_ = (std::filesystem::path(setup_.work_dir) / (spec_.name + ".ks")).string();
+    write_text_file(spec_file_, text);
+    frontend::SizeOverrides sizes;
+    if (!config_.sizes.empty()) frontend::parse_size_assignments(config_.sizes, &sizes);
+    graph_ = frontend::elaborate(spec_, frontend::SizeSet::Default, sizes);
+    frontend::SizeOverrides check_sizes;
+    if (!config_.check_sizes.empty()) frontend::parse_size_assignments(config_.check_sizes, &check_sizes);
+    check_graph_ = frontend::elaborate(spec_, frontend::SizeSet::Check, check_sizes);
+    lock_path_ = device_lock_path(setup_.device.api, setup_.device.index, setup_.device.name);
+    archive_ = Archive(config_.islands, config_.edges(config_.features[0]), config_.edges(config_.features[1]));
+    // Each island's mix. With no model configured, an LLM proposer's share goes to
+    // the mutator (said once).
+    std::set<std::string> said;
+    for (int island = 0; island < config_.islands; ++island) {
+      island_weights_.emplace_back(proposers_.size(), 0.0);
+      for (const auto &[name, weight] : config_.proposers_of(island)) {
+        std::string taker = name;
+        if (name.rfind("llm-", 0) == 0 && weight > 0 && !config_.llm.configured()) {
+          if (said.insert(name).second)
+            progress_.note("note: no model configured (--llm-url and --llm-model, or [llm] url and model): " + name +
+                           "'s share goes to the mutator");
+          taker = "mutator";
+        }
+        if (weight > 0) island_weights_.back()[proposer_index(taker)] += weight;
+      }
+    }
+  }
+
+  // The index of the proposer of that name in proposers_, made at its first use; every
+  // island's weights grow with it.
+  size_t proposer_index(const std::string &name) {
+    for (size_t i = 0; i < proposers_.size(); ++i)
+      if (proposers_[i]->name() == name) return i;
+    proposers_.push_back(make_proposer(name, config_));
+    for (std::vector<double> &weights : island_weights_) weights.push_back(0);
+    return proposers_.size() - 1;
+  }
+
+  // The database holds the runs of one spec.
+  void check_same_spec() {
+    for (const RunRow &r : db_.runs())
+      if (r.kernel != spec_.name)
+        throw UserError("error: the run database '" + db_.path() + "' holds runs of kernel '" + r.kernel + "' (" +
+                        r.spec_path + "), not '" + spec_.name + "'; give another --db");
+  }
+
+  // The stages of mutator.library's schedules that fit this graph (evolve/search/library.h),
+  // for the transfer mutation; said once.
+  void load_library() {
+    if (config_.library.empty()) return;
+    const std::vector<LibrarySchedule> schedules = read_library(config_.library, spec_.name);
+    library_ = std::make_shared<const std::vector<LibraryStage>>(fitting_stages(graph_, schedules));
+    progress_.note("mutator: " + std::to_string(library_->size()) + " stages of " + std::to_string(schedules.size()) +
+                   " schedules of other problems in the library " + config_.library + " fit this problem");
+  }
+
+  // The cost model's prior: the rows of the earlier runs on this device and target in
+  // cost_model.prior's files (evolve/search/cost_prior.h); said once.
+  void load_prior() {
+    if (config_.cost_model != "xgboost" || config_.cost_prior.empty()) return;
+    const std::string device = cost_device(setup_.device.name, setup_.target);
+    int64_t runs = 0, skipped = 0, stale = 0;
+    for (const std::string &path : config_.cost_prior) {
+      CostPrior prior = read_cost_prior(path, device);
+      stale += prior.stale;
+      for (const CostRun &run : prior.runs) {
+        for (size_t i = 0; i < run.features.size(); ++i) {
+          prior_inputs_.push_back(model_inputs(run.features[i], run.naive));
+          prior_labels_.push_back(run.labels[i]);
+        }
+        prior_groups_.push_back(static_cast<unsigned>(run.features.size()));
+        runs += 1;
+      }
+      skipped += prior.skipped;
+    }
+    std::string line = "cost model: a prior of " + std::to_string(prior_inputs_.size()) + " measurements from " +
+                       std::to_string(runs) + " runs on " + device;
+    if (skipped) line += "; " + std::to_string(skipped) + " runs of other devices or targets left out";
+    if (stale) line += "; " + std::to_string(stale) + " schedules that no longer replay left out";
+    progress_.note(line);
+  }
+
+  void begin() {
+    config_ = setup_.config;
+    validate(config_);
+    load_spec(read_source_file(setup_.spec_path, "spec")->text);
+    check_same_spec();
+    load_prior();
+    load_library();
+    for (const auto &[path, text] : setup_.starts) {
+      Schedule schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{path, text}));
+      Replayed r = replay_both(schedule);
+      if (!r.program)
+        throw UserError("error: the start schedule '" + path + "' does not fit " + spec_.name + " at " +
+                        describe_sizes(graph_) + " on " + setup_.device.name + ": " + r.refusal);
+      // Its first comment (a tuned schedule's: the speedup and the evaluations that
+      // found it) goes with it, so that the best's header tells the whole search.
+      std::string note = path;
+      if (text.rfind("# ", 0) == 0) note += " (" + text.substr(2, text.find('\n') - 2) + ")";
+      starts_.push_back({note, print_schedule(schedule), candidate_identity(*r.program)});
+    }
+    rng_.seed(config_.seed);
+    counters_ = Counters::from("", config_.islands);
+    run_.spec_path = setup_.spec_path;
+    run_.kernel = spec_.name;
+    run_.spec_text = spec_text_;
+    run_.device = setup_.device.selector() + " " + setup_.device.name;
+    run_.target = setup_.target;
+    run_.sizes = describe_sizes(graph_);
+    run_.config = config_.to_toml();
+    run_.status = "running";
+    run_.rng = rng_text(rng_);
+    run_.state = counters_.to_json().dump();
+    db_.transaction([&] { run_.id = db_.add_run(run_); });
+    progress_.note("run " + std::to_string(run_.id) + " of " + spec_.name + " at " + run_.sizes + " on " + run_.device +
+                   " (" + run_.target + ")");
+  }
+
+  void reopen(int64_t id) {
+    std::optional<RunRow> row = db_.run(id);
+    if (!row) throw UserError("error: the run database '" + db_.path() + "' has no run " + std::to_string(id));
+    run_ = *row;
+    if (run_.status == "finished")
+      throw UserError("error: run " + std::to_string(id) + " of '" + db_.path() +
+                      "' has finished; start a new run (without --resume)");
+    // The stored configuration, with the limits a resume may raise.
+    config_ = parse_config(run_.config, db_.path() + " (run " + std::to_string(id) + "'s configuration)");
+    config_.budget = std::max(config_.budget, setup_.config.budget);
+    config_.minutes = setup_.config.minutes;
+    config_.workers = setup_.config.workers;
+    load_spec(run_.spec_text);
+    load_prior();
+    load_library();
+    if (run_.device != setup_.device.selector() + " " + setup_.device.name)
+      progress_.note("note: run " + std::to_string(id) + " began on " + run_.device + "; it continues on " +
+                     setup_.device.selector() + " " + setup_.device.name);
+    std::istringstream(run_.rng) >> rng_;
+    counters_ = Counters::from(run_.state, config_.islands);
+    for (CandidateRow &c : db_.candidates(id)) candidates_[c.id] = c;
+    for (int i = 0; i < config_.islands; ++i) {
+      std::vector<std::pair<Elite, Cell>> members;
+      std::map<Cell, Elite> grid;
+      db_.load_island(id, i, &members, &grid);
+      archive_.restore(i, members, grid);
+    }
+    std::vector<const CandidateRow *> failed;  // in the order they were evaluated, as before the stop
+    for (const auto &[cid, c] : candidates_)
+      if (c.status != "correct" && c.status != "pending" && c.status != "refused") failed.push_back(&c);
+    std::sort(failed.begin(), failed.end(),
+              [](const CandidateRow *a, const CandidateRow *b) { return a->eval_seq < b->eval_seq; });
+    for (const CandidateRow *c : failed) recent_failures_.push_back(c->id);
+    if (recent_failures_.size() > kRecentFailures)
+      recent_failures_.erase(recent_failures_.begin(), recent_failures_.end() - kRecentFailures);
+    run_.status = "running";
+    run_.message.clear();
+    progress_.note("resuming run " + std::to_string(id) + " of " + spec_.name + ": " +
+                   std::to_string(counters_.evaluated) + " evaluations done");
+  }
+
+  // ---- jobs -----------------------------------------------------------------------
+
+  std::vector<std::string> device_args() const {
+    std::vector<std::string> args = {"--device",    setup_.device.selector(), "--target",
+                                     setup_.target, "--device-lock",          lock_path_};
+    if (!config_.sizes.empty()) args.insert(args.end(), {"--size", config_.sizes});
+    return args;
+  }
+
+  // The candidate's schedule as a file for its child, written from the database's
+  // copy every time and through a rename: a kill in the middle of a write must not
+  // leave a truncated file that a resumed run would evaluate under the candidate's id.
+  std::string schedule_file(const CandidateRow &c) const {
+    std::filesystem::path path = std::filesystem::path(setup_.work_dir) / "schedules" / (c.id + ".sched");
+    std::filesystem::create_directories(path.parent_path());
+    write_text_file(path.string(), c.schedule);
+    return path.string();
+  }
+
+  // A kernel body's file for its child, written the same way.
+  std::string body_file(const CandidateRow &c) const {
+    std::filesystem::path path = std::filesystem::path(setup_.work_dir) / "bodies" / (c.id + ".cl");
+    std::filesystem::create_directories(path.parent_path());
+    write_text_file(path.string(), c.body);
+    return path.string();
+  }
+
+  void submit_evaluation(const CandidateRow &c) {
+    std::vector<std::string> args = {"run", spec_file_, "--json"};
+    if (c.body.empty())
+      args.insert(args.end(), {"--schedule", schedule_file(c)});
+    else
+      args.insert(args.end(), {"--kernel", body_file(c)});
+    std::vector<std::string> device = device_args();
+    args.insert(args.end(), device.begin(), device.end());
+    args.insert(args.end(), {"--trials", std::to_string(config_.trials), "--batches", std::to_string(config_.batches),
+                             "--min-batch-ms", std::to_string(config_.min_batch_ms)});
+    if (!config_.check_sizes.empty()) args.insert(args.end(), {"--check-size", config_.check_sizes});
+    if (run_.baseline_ms > 0)
+      args.insert(args.end(), {"--baseline-ms", std::to_string(run_.baseline_ms), "--baseline-cv",
+                               std::to_string(run_.baseline_cv)});
+    if (config_.give_up > 0 && run_.baseline_ms > 0 && !counters_.best.empty()) {
+      const double best_ms = run_.baseline_ms / speedup_of(candidates_.at(counters_.best));
+      args.insert(args.end(), {"--give-up-ms", std::to_string(std::max(config_.give_up * best_ms, kGiveUpFloorMs))});
+    }
+    uint64_t ticket = next_ticket_++;
+    tickets_[ticket] = {Ticket::Evaluation, {c.id}};
+    queue_.submit({ticket, args, config_.time_limit_s});
+  }
+
+  void submit_retime(Ticket::Kind kind, const std::vector<std::string> &ids) {
+    std::vector<std::string> args = {"time",
+                                     spec_file_,
+                                     "--json",
+                                     "--rounds",
+                                     "3",
+                                     "--batches",
+                                     std::to_string(config_.batches),
+                                     "--min-batch-ms",
+                                     std::to_string(config_.min_batch_ms)};
+    const Ticket t{kind, ids};
+    // At the end the naive kernel is timed beside the best few, and their figures are
+    // against it: on a CPU device one process runs the same kernel up to twice as fast
+    // as another (PoCL), and against a baseline from another process a softmax schedule
+    // about as fast as the naive kernel was reported at 1.09x and 1.36x.
+    if (t.naive_timed()) args.push_back("--naive");
+    for (const std::string &id : ids) args.insert(args.end(), {"--schedule", schedule_file(candidates_.at(id))});
+    std::vector<std::string> device = device_args();
+    args.insert(args.end(), device.begin(), device.end());
+    uint64_t ticket = next_ticket_++;
+    tickets_[ticket] = t;
+    queue_.submit({ticket, args, config_.time_limit_s * static_cast<double>(ids.size() + t.naive_timed())});
+  }
+
+  // ---- the record of it all -----------------------------------------------------
+
+  double elapsed() const { return seconds_before_ + now_seconds() - session_start_; }
+
+  // One transaction: the candidates changed, the archive's changes, the run's state.
+  void commit(const std::vector<const CandidateRow *> &changed) {
+    run_.rng = rng_text(rng_);
+    run_.state = counters_.to_json().dump();
+    run_.seconds = elapsed();
+    std::vector<ArchiveChange> changes = archive_.take_changes();
+    db_.transaction([&] {
+      for (const CandidateRow *c : changed) db_.put_candidate(*c);
+      db_.apply(run_.id, changes);
+      db_.update_run(run_);
+    });
+  }
+
+  // ---- proposing ------------------------------------------------------------------
+
+  CandidateView view(const std::string &id) const {
+    const CandidateRow &c = candidates_.at(id);
+    CandidateView v;
+    v.id = id;
+    v.schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{id + ".sched", c.schedule}));
+    v.body = c.body;
+    v.speedup = c.status == "correct" ? (c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup) : 0;
+    v.verdict = c.verdict;
+    nlohmann::json record = nlohmann::json::parse(c.record.empty() ? "{}" : c.record, nullptr, false);
+    if (record.is_object() && record.contains("features")) v.features = record["features"];
+    return v;
+  }
+
+  // The naive kernel, first of all: its time is the run's baseline.
+  void propose_naive() {
+    Replayed r = replay(graph_, {}, &setup_.device);
+    if (!r.program) throw UserError("error: the naive kernel of " + spec_.name + " is refused: " + r.refusal);
+    CandidateRow c;
+    c.run = run_.id;
+    c.id = candidate_identity(*r.program);
+    c.seq = counters_.proposals++;
+    c.proposer = "naive";
+    c.status = "pending";
+    c.created = unix_seconds();
+    candidates_[c.id] = c;
+    commit({&candidates_[c.id]});
+    submit_evaluation(candidates_[c.id]);
+  }
+
+  // A schedule replayed at the timed sizes (the program) and at the check sizes: the
+  // check runs there, where a split's tail can put a barrier under a guard, so a
+  // refusal there is one before any device time too.
+  Replayed replay_both(const Schedule &schedule) const {
+    Replayed r = replay(graph_, schedule, &setup_.device);
+    if (r.program) {
+      Replayed small = replay(check_graph_, schedule, &setup_.device);
+      if (!small.program) r = Replayed{std::nullopt, "at the check sizes: " + small.refusal};
+    }
+    return r;
+  }
+
+  // The start schedules as candidates waiting for the naive kernel's baseline; their
+  // ids (a program seen before is not evaluated twice).
+  std::vector<std::string> propose_starts() {
+    std::vector<std::string> ids;
+    for (const Start &s : starts_) {
+      if (candidates_.count(s.id)) continue;
+      CandidateRow c;
+      c.run = run_.id;
+      c.id = s.id;
+      c.seq = counters_.proposals++;
+      c.proposer = "start";
+      c.parent = naive_id();
+      c.schedule = s.schedule;
+      c.note = s.note;
+      c.status = "pending";
+      c.created = unix_seconds();
+      candidates_[c.id] = c;
+      commit({&candidates_[c.id]});
+      ids.push_back(c.id);
+    }
+    return ids;
+  }
+
+  // The features of a candidate's program, replayed once from its schedule.
+  const std::vector<float> &features_of(const CandidateRow &c) {
+    auto it = cost_features_.find(c.id);
+    if (it != cost_features_.end()) return it->second;
+    if (!c.body.empty()) return cost_features_[c.id];  // a kernel body has no Loop IR: the model learns nothing of it
+    Replayed r = replay(graph_, parse_schedule(std::make_shared<SourceFile>(SourceFile{c.id + ".sched", c.schedule})));
+    return cost_features_[c.id] = r.program ? cost_features(*r.program) : std::vector<float>();
+  }
+
+  // Whether the model ranks proposals now: trained on the prior and on the
+  // evaluations up to the last multiple of retrain_every (so that a resumed run trains
+  // on the rows the uninterrupted one did), once there are warmup of them, or at once
+  // with a prior. The label is the speedup relative to the best among those rows; a
+  // candidate that is not correct is 0.
+  bool model_ready() {
+    if (config_.cost_model != "xgboost") return false;
+    const int64_t at = counters_.evaluated - counters_.evaluated % config_.cost_retrain_every;
+    if (at < config_.cost_warmup && prior_inputs_.empty()) return false;
+    if (at == model_trained_at_) return true;
+    std::vector<const CandidateRow *> rows;
+    for (const auto &[id, c] : candidates_)
+      if (c.eval_seq > 0 && c.eval_seq <= at && !features_of(c).empty()) rows.push_back(&c);
+    std::sort(rows.begin(), rows.end(),
+              [](const CandidateRow *a, const CandidateRow *b) { return a->eval_seq < b->eval_seq; });
+    double best = 0;
+    for (const CandidateRow *c : rows)
+      if (c->status == "correct") best = std::max(best, c->speedup);
+    std::vector<std::vector<float>> inputs = prior_inputs_;
+    std::vector<float> labels = prior_labels_;
+    std::vector<unsigned> groups = prior_groups_;
+    for (const CandidateRow *c : rows) {
+      inputs.push_back(model_inputs(features_of(*c), naive_features()));
+      labels.push_back(cost_label(timed_status(c->status), c->speedup, best));
+    }
+    // The run's own rows weigh as much as the whole prior together (in a ranking a
+    // group counts as its pairs, so sixteen rows against a prior of thousands would
+    // hardly count): the prior ranks the first proposals, the run's own measurements
+    // what comes after (how much that helped offline: evolve/search/README.md).
+    std::vector<float> weights(groups.size(), 1.0f);
+    if (!rows.empty()) {
+      groups.push_back(static_cast<unsigned>(rows.size()));
+      weights.push_back(std::max(1.0f, static_cast<float>(prior_inputs_.size()) / static_cast<float>(rows.size())));
+    }
+    if (inputs.empty()) return false;
+    model_.train(inputs, labels, groups, weights);
+    model_trained_at_ = at;
+    return true;
+  }
+
+  // The naive program's features, the origin of the model's relative inputs.
+  const std::vector<float> &naive_features() {
+    if (naive_features_.empty()) naive_features_ = cost_features(*replay(graph_, Schedule{}).program);
+    return naive_features_;
+  }
+
+  // What a proposal draws before its proposer is asked: the island, the proposer,
+  // the parent and inspirations, the seed; and the candidate's row so far.
+  struct Plan {
+    int island;
+    size_t which;
+    ParentPick pick;
+    ProposalContext context;
+    Rng own;
+    CandidateRow c;
+  };
+
+  Plan plan_proposal() {
+    const int island = static_cast<int>(counters_.proposals % config_.islands);
+    std::vector<double> &weights = island_weights_[static_cast<size_t>(island)];
+    size_t which = std::discrete_distribution<size_t>(weights.begin(), weights.end())(rng_);
+    if (std::string why = proposers_[which]->exhausted(); !why.empty()) {
+      // Its share, on every island, goes to the mutator from now on; said once.
+      progress_.note("note: " + proposers_[which]->name() + " proposes no more in this run (" + why +
+                     "): its share goes to the mutator");
+      const size_t exhausted = which, mutator = proposer_index("mutator");
+      for (std::vector<double> &w : island_weights_) w[mutator] += std::exchange(w[exhausted], 0.0);
+      which = mutator;
+    }
+    ParentPick pick = ParentPick::Uniform;
+    std::optional<std::string> parent =
+        archive_.choose_parent(island, rng_, config_.exploit, config_.explore, config_.uniform, &pick);
+    if (!parent) parent = naive_id();
+    std::vector<std::string> inspirations = archive_.inspirations(island, *parent, config_.inspirations, rng_);
+    const uint64_t seed = rng_();
+    ProposalContext context{graph_, setup_.device, view(*parent), {}, {}, library_};
+    for (const std::string &id : inspirations) context.inspirations.push_back(view(id));
+    for (const std::string &id : recent_failures_) context.failures.push_back(view(id));
+    ++counters_.proposals;
+    ++counters_.island_proposals[static_cast<size_t>(island)];
+    CandidateRow c;
+    c.run = run_.id;
+    c.seq = counters_.proposals - 1;
+    c.proposer = proposers_[which]->name();
+    c.parent = *parent;
+    c.inspirations = nlohmann::json(inspirations).dump();
+    c.island = island;
+    c.iteration = counters_.island_proposals[static_cast<size_t>(island)];
+    c.seed = seed;
+    return Plan{island, which, pick, std::move(context), Rng(seed), std::move(c)};
+  }
+
+  // One proposal sent to the device, the best-ranked of a pool when the model ranks:
+  // evaluated (submitted), refused or a duplicate (recorded or counted without device
+  // time). Returns whether a job was submitted.
+  bool propose_one() {
+    Plan plan = plan_proposal();
+    return finish_proposal(plan, std::nullopt);
+  }
+
+  // Up to n proposals at once where a proposer asks a model: each one's draws first
+  // (in the order propose_one makes them), then each model's requests together (the
+  // client keeps them in flight up to its caps), then each proposal finished in
+  // order. Without such a proposer, one proposal (propose_one).
+  void propose_some(size_t n) {
+    bool costly = false;
+    for (const std::unique_ptr<Proposer> &p : proposers_) costly = costly || p->costly();
+    if (!costly || n <= 1) {
+      propose_one();
+      return;
+    }
+    std::vector<Plan> plans;
+    for (size_t i = 0; i < n; ++i) plans.push_back(plan_proposal());
+    std::vector<std::optional<std::optional<Proposal>>> given(plans.size());
+    for (size_t w = 0; w < proposers_.size(); ++w) {
+      if (!proposers_[w]->costly()) continue;
+      std::vector<size_t> mine;
+      std::vector<const ProposalContext *> contexts;
+      std::vector<Rng *> rngs;
+      for (size_t i = 0; i < plans.size(); ++i)
+        if (plans[i].which == w)
+          mine.push_back(i), contexts.push_back(&plans[i].context), rngs.push_back(&plans[i].own);
+      if (mine.empty()) continue;
+      std::vector<std::optional<Proposal>> got = proposers_[w]->propose_all(contexts, rngs);
+      std::vector<int64_t> seqs;  // the calls come one a request, in order
+      for (size_t i : mine) seqs.push_back(plans[i].c.seq);
+      record_calls(*proposers_[w], seqs);
+      for (size_t j = 0; j < mine.size() && j < got.size(); ++j) given[mine[j]] = std::move(got[j]);
+    }
+    for (size_t i = 0; i < plans.size(); ++i) finish_proposal(plans[i], std::move(given[i]));
+  }
+
+  // The rest of a proposal: the proposer asked (unless given: its answer, asked
+  // already), the pool ranked, the candidate recorded and submitted.
+  bool finish_proposal(Plan &plan, std::optional<std::optional<Proposal>> given) {
+    Proposer &proposer = *proposers_[plan.which];
+    const ProposalContext &context = plan.context;
+    Rng &own = plan.own;
+    CandidateRow &c = plan.c;
+    const ParentPick pick = plan.pick;
+    const bool ranked = model_ready() && !proposer.costly();
+    const int pool = config_.cost_model == "xgboost" && !proposer.costly() ? config_.cost_pool : 1;
+    // The pool: proposals that replay to programs not seen before.
+    struct Member {
+      Proposal proposal;
+      std::string id;
+      std::vector<float> features;
+    };
+    std::vector<Member> members;
+    bool refused = false;  // a pool of one refused: recorded
+    // Adds a proposal drawn from `from` to the pool, or counts why not; false when the
+    // proposal ends the pool (a kernel body, or the one proposal of an unranked pool).
+    auto draw = [&](const ProposalContext &from, int k, const std::string &path) {
+      std::optional<Proposal> proposal;
+      if (k == 0 && given) {
+        proposal = std::move(*given);
+      } else {
+        proposal = proposer.propose(from, own);
+        record_calls(proposer, {c.seq});
+      }
+      if (!proposal) return true;
+      if (!path.empty()) proposal->note = path + ", then " + proposal->note;
+      if (!proposal->body.empty()) {  // a kernel body: no replay; Clang and the evaluator judge it
+        std::string id = hash_text("kernel body\n" + proposal->body);
+        if (candidates_.count(id)) {
+          ++counters_.duplicates;
+          return true;
+        }
+        members.push_back({std::move(*proposal), id, {}});
+        return false;
+      }
+      Replayed r = replay_both(proposal->schedule);
+      if (!r.program) {
+        ++counters_.refused;
+        if (pool > 1) return true;
+        // Refused by the IR or the device's limits: recorded, no device time.
+        c.schedule = print_schedule(proposal->schedule);
+        c.note = proposal->note + " (" + parent_pick_name(pick) + " parent)";
+        c.created = unix_seconds();
+        c.id = "refused-" + std::to_string(c.seq);
+        c.status = "refused";
+        c.verdict = "refused: " + r.refusal;
+        c.finished = unix_seconds();
+        ++counters_.fruitless;
+        candidates_[c.id] = c;
+        commit({&candidates_[c.id]});
+        refused = true;
+        return false;
+      }
+      std::string id = candidate_identity(*r.program);
+      bool seen = candidates_.count(id) > 0;
+      for (const Member &m : members) seen = seen || m.id == id;
+      if (seen) {  // the same program as one already proposed
+        ++counters_.duplicates;
+        return true;
+      }
+      members.push_back({std::move(*proposal), id, pool > 1 ? cost_features(*r.program) : std::vector<float>()});
+      return ranked;  // unranked, the first new program goes
+    };
+    for (int k = 0; k < pool && draw(context, k, ""); ++k) {
+    }
+    if (refused) return false;
+    // The model's scores of the pool, and of the generations it looks ahead
+    // (cost_model.steps): the best-ranked members so far (kLeaders, each once) propose
+    // children of their own in turn, ranked too, so that a tile, its unroll and its
+    // vector width can change together in one evaluation. Off by default: on the H100
+    // the model overrated the programs two edits away (evolve/search/README.md). The random
+    // draw (explore) is from the parent's own children.
+    const size_t parents_children = members.size();
+    std::vector<float> scores;
+    auto score_new = [&] {
+      std::vector<std::vector<float>> rows;
+      for (size_t i = scores.size(); i < members.size(); ++i)
+        rows.push_back(model_inputs(members[i].features, naive_features()));
+      std::vector<float> more = model_.predict(rows);
+      scores.insert(scores.end(), more.begin(), more.end());
+    };
+    const bool schedules = ranked && !members.empty() && members[0].proposal.body.empty();
+    if (schedules) score_new();
+    std::vector<bool> led(members.size(), false);
+    for (int step = 1; schedules && step < config_.cost_steps; ++step) {
+      std::vector<size_t> order(members.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+      std::vector<size_t> leaders;
+      for (size_t i : order)
+        if (!led[i] && leaders.size() < kLeaders) leaders.push_back(i), led[i] = true;
+      for (size_t l : leaders) {
+        ProposalContext from = context;
+        from.parent = CandidateView{members[l].id, members[l].proposal.schedule, "", 0, "", {}};
+        const std::string path = members[l].proposal.note;
+        for (int k = 0; k < pool / static_cast<int>(kLeaders); ++k) draw(from, 1, path);
+      }
+      led.resize(members.size(), false);
+      score_new();
+    }
+    if (members.empty()) {
+      ++counters_.fruitless;
+      return false;
+    }
+    // The model's choice, but now and then (explore) one at random, for the model to
+    // learn from what it would not choose; before it is trained, the first.
+    size_t chosen = 0;
+    std::string how;
+    if (schedules && members.size() > 1) {
+      if (std::uniform_real_distribution<double>(0, 1)(own) < config_.cost_explore) {
+        chosen = std::uniform_int_distribution<size_t>(0, parents_children - 1)(own);
+        how = ", drawn unranked from " + std::to_string(parents_children);
+      } else {
+        chosen = static_cast<size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
+        how = ", ranked first of " + std::to_string(members.size());
+        if (members.size() > parents_children) how += " over " + std::to_string(config_.cost_steps) + " steps";
+      }
+      c.predicted = scores[chosen];
+    }
+    Member &m = members[chosen];
+    if (!m.features.empty()) cost_features_[m.id] = m.features;
+    c.schedule = m.proposal.body.empty() ? print_schedule(m.proposal.schedule) : "";
+    c.body = m.proposal.body;
+    c.note = m.proposal.note + " (" + parent_pick_name(pick) + " parent" + how + ")";
+    c.created = unix_seconds();
+    c.id = m.id;
+    counters_.fruitless = 0;
+    c.status = "pending";
+    candidates_[c.id] = c;
+    commit({&candidates_[c.id]});
+    submit_evaluation(candidates_[c.id]);
+    return true;
+  }
+
+  // The model calls a proposer made, each a row of the run database.
+  // Call j belongs to proposals[j], or to the last proposal where there are more calls.
+  void record_calls(Proposer &proposer, const std::vector<int64_t> &proposals) {
+    std::vector<ModelCall> calls = proposer.take_calls();
+    if (calls.empty()) return;
+    db_.transaction([&] {
+      for (size_t j = 0; j < calls.size(); ++j)
+        db_.add_model_call(ModelCallRow{run_.id, proposals[std::min(j, proposals.size() - 1)], calls[j]});
+    });
+  }
+
+  std::string naive_id() const {
+    for (const auto &[id, c] : candidates_)
+      if (c.proposer == "naive") return id;
+    return "";
+  }
+
+  // ---- results --------------------------------------------------------------------
+
+  double speedup_of(const CandidateRow &c) const { return c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup; }
+
+  void evaluated(const std::string &id, const ChildRun &child) {
+    CandidateRow &c = candidates_.at(id);
+    IsolatedRun outcome = isolated_outcome(child, config_.time_limit_s);
+    c.status = status_of(child, outcome.record);
+    c.verdict = outcome.record ? outcome.record->value("verdict", std::string()) : outcome.failure;
+    if (c.verdict.empty()) c.verdict = outcome.failure;
+    c.record = outcome.record ? outcome.record->dump() : "";
+    c.seconds = child.seconds;
+    c.finished = unix_seconds();
+    c.eval_seq = ++counters_.evaluated;
+    counters_.broken = outcome.record ? 0 : counters_.broken + 1;
+    std::vector<const CandidateRow *> changed = {&c};
+    if (timed_status(c.status)) {
+      const nlohmann::json &t = (*outcome.record)["time"];
+      c.median_ms = t.value("median_ms", 0.0);
+      c.cv = t.value("cv", 0.0);
+      c.speedup = t.value("speedup", 0.0);
+    }
+    if (c.status == "correct") {
+      const nlohmann::json &f = (*outcome.record)["features"];
+      Cell cell = archive_.cell_of(f.value(config_.features[0], 0.0), f.value(config_.features[1], 0.0));
+      const bool naive = c.proposer == "naive";
+      if (naive) {
+        run_.baseline_ms = c.median_ms;
+        run_.baseline_cv = c.cv;
+        c.speedup = 1;
+        counters_.best = c.id;
+      }
+      // The naive kernel and a start schedule are every island's parents.
+      if (naive || c.proposer == "start") {
+        for (int i = 0; i < archive_.islands(); ++i) archive_.add(i, {c.id, c.speedup, false}, cell);
+      } else {
+        archive_.add(c.island, {c.id, c.speedup, false}, cell);
+      }
+      if (!naive) consider_best(c);
+    } else {
+      recent_failures_.push_back(c.id);
+      if (recent_failures_.size() > kRecentFailures) recent_failures_.erase(recent_failures_.begin());
+    }
+    migrate_when_due();
+    commit(changed);
+  }
+
+  // A new best is believed at once when it is clearly faster; within retime_within
+  // of the old one, only once the two are timed side by side.
+  void consider_best(const CandidateRow &c) {
+    if (counters_.best.empty()) {
+      counters_.best = c.id;
+      return;
+    }
+    const CandidateRow &best = candidates_.at(counters_.best);
+    const double old = speedup_of(best);
+    if (c.speedup <= old) return;
+    // Kernel bodies are not timed side by side (ksmith time takes schedules): their
+    // evaluation's time stands.
+    if (c.speedup < old * (1 + config_.retime_within) && best.proposer != "naive" && c.body.empty() &&
+        best.body.empty()) {
+      counters_.pending_retimes = {best.id, c.id};
+      return;
+    }
+    counters_.best = c.id;
+    progress_.note("best " + format_speedup(c.speedup) + " after " + std::to_string(counters_.evaluated) +
+                   " evaluations (" + c.proposer + ": " + c.note + ")");
+  }
+
+  // One of `ksmith time --json`'s times: an object with a number for its median and,
+  // if any, for its spread (value() throws on anything else).
+  static bool a_time(const nlohmann::json &t) {
+    return t.is_object() && t.contains("median_ms") && t["median_ms"].is_number() &&
+           (!t.contains("cv") || t["cv"].is_number());
+  }
+
+  void retimed(const Ticket &ticket, const ChildRun &child) {
+    nlohmann::json out = nlohmann::json::parse(child.out, nullptr, false);
+    std::vector<const CandidateRow *> changed;
+    const size_t first = ticket.naive_timed();  // the naive kernel's time comes first
+    const std::string naive_id_timed = first ? naive_id() : "";
+    if (!child.timed_out && child.exit_status == 0 && out.is_object() && out.contains("times") &&
+        out["times"].is_array() && out["times"].size() == first + ticket.ids.size() &&
+        std::all_of(out["times"].begin(), out["times"].end(), a_time)) {
+      double baseline_ms = run_.baseline_ms;
+      if (first) {
+        baseline_ms = out["times"][0].value("median_ms", 0.0);
+        progress_.note("timed again beside the best " + std::to_string(ticket.ids.size()) + ": the naive kernel " +
+                       format_ms(baseline_ms) + " (" + format_ms(run_.baseline_ms) + " when evaluated)");
+        // The naive kernel, timed beside them, is one of those compared: when none
+        // beats it there, it is the best (a CPU device's noise can make a search's
+        // small gains vanish when timed again).
+        CandidateRow &naive = candidates_.at(naive_id_timed);
+        naive.retimed_speedup = 1;
+        naive.retimed_cv = out["times"][0].value("cv", 0.0);
+        changed.push_back(&naive);
+      }
+      for (size_t i = 0; i < ticket.ids.size(); ++i) {
+        CandidateRow &c = candidates_.at(ticket.ids[i]);
+        double ms = out["times"][first + i].value("median_ms", 0.0);
+        if (ms <= 0 || baseline_ms <= 0) continue;
+        c.retimed_speedup = baseline_ms / ms;
+        c.retimed_cv = out["times"][first + i].value("cv", 0.0);
+        archive_.set_speedup(c.id, c.retimed_speedup);
+        changed.push_back(&c);
+      }
+    } else {
+      progress_.note("note: timing again failed (" + first_line(child.err) + "); the first times stand");
+    }
+    // The best is the fastest of those timed together, by their new times.
+    std::string best = counters_.best;
+    std::vector<std::string> compared = ticket.ids;
+    if (first) compared.push_back(naive_id_timed);
+    for (const std::string &id : compared)
+      if (candidates_.at(id).status == "correct" && speedup_of(candidates_.at(id)) > speedup_of(candidates_.at(best)))
+        best = id;
+    if (best != counters_.best && first && best == naive_id_timed)
+      progress_.note("best: the naive kernel (none of the best " + std::to_string(ticket.ids.size()) +
+                     " beat it when timed again beside it)");
+    else if (best != counters_.best)
+      progress_.note("best " + format_speedup(speedup_of(candidates_.at(best))) +
+                     " (timed again beside the last best)");
+    counters_.best = best;
+    if (ticket.kind == Ticket::FinalRetime) counters_.final_retimed = true;
+    commit(changed);
+  }
+
+  static std::string first_line(const std::string &text) { return text.substr(0, text.find('\n')); }
+
+  static std::string format_speedup(double s) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3gx", s);
+    return text;
+  }
+
+  static std::string format_ms(double ms) { return format_number(ms) + " ms"; }
+
+  // Four significant digits at most, no trailing zeros: 3, 1.25, 0.5566.
+  static std::string format_number(double x) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", x);
+    return text;
+  }
+
+  void migrate_when_due() {
+    const int64_t every = static_cast<int64_t>(config_.generation) * config_.interval * config_.islands;
+    if (config_.islands < 2 || config_.migrants == 0 || counters_.evaluated % every != 0) return;
+    int arrived = archive_.migrate(config_.migrants);
+    ++counters_.migrations;
+    if (arrived)
+      progress_.note("migration " + std::to_string(counters_.migrations) + ": " + std::to_string(arrived) +
+                     " elites settled on the next island");
+  }
+
+  // ---- the loop -------------------------------------------------------------------
+
+  Progress progress() const {
+    Progress p;
+    p.evaluated = counters_.evaluated;
+    p.budget = config_.budget;
+    p.in_flight = static_cast<int64_t>(queue_.running());
+    p.refused = counters_.refused;
+    p.duplicates = counters_.duplicates;
+    for (const auto &[id, c] : candidates_)
+      if (c.status != "correct" && c.status != "pending" && c.status != "refused") ++p.by_status[c.status];
+    p.elapsed_s = elapsed();
+    p.per_minute = p.elapsed_s > 0 ? 60.0 * static_cast<double>(p.evaluated) / p.elapsed_s : 0;
+    double by_budget = p.per_minute > 0 ? 60.0 * static_cast<double>(config_.budget - p.evaluated) / p.per_minute : -1;
+    double by_minutes = config_.minutes > 0 ? config_.minutes * 60 - p.elapsed_s : -1;
+    p.left_s = by_budget < 0 ? by_minutes : by_minutes < 0 ? by_budget : std::min(by_budget, by_minutes);
+    if (!counters_.best.empty()) {
+      const CandidateRow &b = candidates_.at(counters_.best);
+      p.best_speedup = speedup_of(b);
+      p.best_retimed = b.retimed_speedup > 0;
+      p.best_steps = static_cast<int>(std::count(b.schedule.begin(), b.schedule.end(), '\n'));
+    }
+    return p;
+  }
+
+  // Why no more proposals are to be made, or "".
+  std::string exhausted() const {
+    if (counters_.evaluated + static_cast<int64_t>(queue_.running()) >= config_.budget)
+      return "the budget of " + std::to_string(config_.budget) + " evaluations is spent";
+    if (config_.minutes > 0 && elapsed() >= config_.minutes * 60)
+      return "the time budget of " + format_number(config_.minutes) + " minutes is spent";
+    if (config_.target_speedup > 0 && !counters_.best.empty() &&
+        speedup_of(candidates_.at(counters_.best)) >= config_.target_speedup)
+      return "the target speedup is reached";
+    if (counters_.fruitless >= kMaxFruitless)
+      return "the proposers found nothing new in " + std::to_string(kMaxFruitless) + " tries";
+    return "";
+  }
+
+  // Past the time budget and a tenth of it more, the evaluations still running are
+  // stopped and left pending (proposed, not evaluated): a compile that never ends
+  // must not hold the run until the evaluation's own time limit, nor be recorded as
+  // a timeout it did not reach. The final timing again is the run's answer and runs
+  // to its own limit.
+  void stop_overtime() {
+    if (config_.minutes <= 0 || elapsed() < config_.minutes * 60 * (1 + kOvertimeShare) || tickets_.empty()) return;
+    int64_t evaluations = 0;
+    for (const auto &[number, ticket] : tickets_) {
+      if (ticket.kind == Ticket::FinalRetime) return;
+      evaluations += ticket.kind == Ticket::Evaluation;
+    }
+    queue_.stop();
+    tickets_.clear();
+    progress_.note("note: the time budget is spent and a tenth of it more: " + std::to_string(evaluations) +
+                   (evaluations == 1 ? " evaluation" : " evaluations") + " still running stopped, left not evaluated");
+  }
+
+  SearchOutcome finish(const std::string &status, const std::string &message) {
+    run_.status = status;
+    run_.message = message;
+    commit({});
+    return {run_.id, status, message};
+  }
+
+  SearchOutcome loop() {
+    const size_t slots = std::max<size_t>(1, queue_.slots());
+    // Unfinished work of an earlier session goes first: evaluations in flight at
+    // the kill, then a re-timing that was due.
+    bool naive_done = false;
+    for (const auto &[id, c] : candidates_)
+      if (c.proposer == "naive") naive_done = c.status != "pending";
+    std::vector<const CandidateRow *> pending;
+    for (const auto &[id, c] : candidates_)
+      if (c.status == "pending") pending.push_back(&c);
+    std::sort(pending.begin(), pending.end(),
+              [](const CandidateRow *a, const CandidateRow *b) { return a->seq < b->seq; });
+    std::vector<std::string> backlog;
+    for (const CandidateRow *c : pending) backlog.push_back(c->id);
+    if (candidates_.empty()) {
+      propose_naive();
+      for (const std::string &id : propose_starts()) backlog.push_back(id);
+    }
+    std::string why_done;
+    double last_progress = 0;
+    while (true) {
+      if (stop_) {
+        queue_.stop();
+        progress_.update(progress());
+        return finish("stopped", "stopped by a signal");
+      }
+      // Keep the queue full: the naive kernel's record (the baseline) before any
+      // other, then the backlog, a due re-timing, then new proposals.
+      while (queue_.running() < slots) {
+        if (!naive_done) {
+          auto naive = std::find(backlog.begin(), backlog.end(), naive_id());
+          if (naive != backlog.end()) {
+            submit_evaluation(candidates_.at(*naive));
+            backlog.erase(naive);
+          }
+          break;
+        }
+        if (!backlog.empty()) {
+          submit_evaluation(candidates_.at(backlog.front()));
+          backlog.erase(backlog.begin());
+          continue;
+        }
+        if (!counters_.pending_retimes.empty()) {
+          submit_retime(Ticket::Retime, counters_.pending_retimes);
+          counters_.pending_retimes.clear();
+          continue;
+        }
+        why_done = exhausted();
+        if (!why_done.empty()) break;
+        // As many proposals as free workers and budget allow (a model's together).
+        const int64_t room = config_.budget - counters_.evaluated - static_cast<int64_t>(queue_.running());
+        propose_some(std::min(slots - queue_.running(), static_cast<size_t>(std::max<int64_t>(1, room))));
+      }
+      if (naive_done) stop_overtime();  // the naive kernel, the baseline, is waited for
+      if (queue_.running() == 0) {
+        if (!naive_done) return finish("failed", "the naive kernel was not evaluated");
+        if (!counters_.pending_retimes.empty()) continue;
+        if (!counters_.final_retimed && config_.final_top > 1) {
+          std::vector<std::string> top = top_candidates(config_.final_top);
+          if (top.size() > 1) {
+            submit_retime(Ticket::FinalRetime, top);
+            continue;
+          }
+        }
+        progress_.update(progress());
+        return finish("finished", why_done.empty() ? "done" : why_done);
+      }
+      for (const JobResult &r : queue_.wait(0.5)) {
+        Ticket ticket = tickets_.at(r.ticket);
+        tickets_.erase(r.ticket);
+        if (ticket.kind == Ticket::Evaluation) {
+          evaluated(ticket.ids[0], r.child);
+          if (candidates_.at(ticket.ids[0]).proposer == "naive") {
+            naive_done = true;
+            const CandidateRow &naive = candidates_.at(ticket.ids[0]);
+            if (naive.status != "correct") {
+              queue_.stop();
+              return finish("failed",
+                            "the naive kernel, the baseline of every speedup, is not correct: " + naive.verdict);
+            }
+          }
+        } else {
+          retimed(ticket, r.child);
+        }
+        if (counters_.broken >= kMaxBroken) {
+          queue_.stop();
+          return finish("failed", std::to_string(kMaxBroken) +
+                                      " evaluations in a row gave no record (the device or the children failing); "
+                                      "the last said: " +
+                                      last_evaluated().verdict);
+        }
+      }
+      if (now_seconds() - last_progress > 0.5) {
+        progress_.update(progress());
+        last_progress = now_seconds();
+      }
+    }
+  }
+
+  const CandidateRow &last_evaluated() const {
+    const CandidateRow *last = nullptr;
+    for (const auto &[id, c] : candidates_)
+      if (!last || c.eval_seq > last->eval_seq) last = &c;
+    return *last;
+  }
+
+  std::vector<std::string> top_candidates(int n) const {
+    std::vector<const CandidateRow *> correct;
+    for (const auto &[id, c] : candidates_)
+      if (c.status == "correct" && c.proposer != "naive" && c.body.empty()) correct.push_back(&c);
+    std::sort(correct.begin(), correct.end(),
+              [&](const CandidateRow *a, const CandidateRow *b) { return speedup_of(*a) > speedup_of(*b); });
+    std::vector<std::string> out;
+    for (size_t i = 0; i < correct.size() && static_cast<int>(i) < n; ++i) out.push_back(correct[i]->id);
+    return out;
+  }
+};
+
+}  // namespace
+
+SearchOutcome run_search(RunDatabase &db, std::optional<int64_t> resume, const SearchSetup &setup,
+                         EvaluationQueue &queue, ProgressSink &progress, const std::atomic<bool> &stop) {
+  Search search(db, setup, queue, progress, stop);
+  return search.run(resume);
+}
+
+}  // namespace ks

@@ -1,0 +1,748 @@
+#include "evolve/search/sketch.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "evolve/search/genome.h"
+#include "ir/diagnostic.h"
+#include "ir/visitor.h"
+#include "passes/loops.h"
+#include "passes/lower.h"
+#include "passes/names.h"
+#include "passes/primitives.h"
+
+namespace ks {
+
+const char *stage_pattern_name(StagePattern pattern) {
+  switch (pattern) {
+    case StagePattern::Elementwise: return "elementwise";
+    case StagePattern::Contraction: return "contraction";
+    case StagePattern::RowReduction: return "row";
+    case StagePattern::ColumnReduction: return "column";
+    case StagePattern::RunningTotal: return "scan";
+  }
+  return "?";
+}
+
+namespace {
+
+// One load of a stage's body: the buffer, and the variables each index uses.
+struct Access {
+  std::string buffer;
+  std::vector<std::set<std::string>> index_vars;
+  // Whether the contiguous (last) index moves with var.
+  bool runs_along(const std::string &var) const { return !index_vars.empty() && index_vars.back().count(var); }
+};
+
+std::vector<Access> loads_of(const Expr &body) {
+  struct Loads : IRVisitor {
+    std::vector<Access> out;
+    using IRVisitor::visit;
+    void visit(const Load *n) override {
+      Access a{n->buffer, {}};
+      for (const Expr &i : n->indices) a.index_vars.push_back(vars_in(i));
+      out.push_back(a);
+      IRVisitor::visit(n);
+    }
+  } loads;
+  loads.dispatch(body);
+  return loads.out;
+}
+
+int64_t extent_product(const std::vector<IterVar> &vars) {
+  int64_t n = 1;
+  for (const IterVar &v : vars) n *= v.extent;
+  return n;
+}
+
+int64_t pow2_at_least(int64_t n) {
+  int64_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+bool chance(Rng &rng, double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; }
+
+// Powers of two in [lo, hi] (lo itself when the range is empty).
+std::vector<int64_t> powers(int64_t lo, int64_t hi) {
+  std::vector<int64_t> out;
+  for (int64_t p = 1; p <= hi; p *= 2)
+    if (p >= lo) out.push_back(p);
+  if (out.empty()) out.push_back(lo);
+  return out;
+}
+
+// Work-group sizes worth drawing for `work` items of parallel work, from `least` up
+// to the device's limit, and no more than the work needs. On a GPU the least is 32
+// (a warp, the smallest group that fills a SIMD unit); on a CPU it is 1: PoCL runs a
+// group's work-items as a loop, vectorised across them, and a group of one
+// work-item per row (no barriers) is often its fastest.
+std::vector<int64_t> group_sizes(int64_t least, int64_t max_group, int64_t work) {
+  const int64_t hi = std::min<int64_t>({max_group, 1024, std::max<int64_t>(least, pow2_at_least(work))});
+  return powers(std::min<int64_t>(least, hi), hi);
+}
+
+const ForKind kGroups[] = {ForKind::GroupX, ForKind::GroupY, ForKind::GroupZ};
+
+// The program and schedule as the sketch's steps leave them. A step the IR refuses
+// changes neither; a rule that cannot finish rolls back to its mark.
+class Builder {
+ public:
+  // max_copies: the unrolling budget of the device (a CPU's is smaller: compile time).
+  Builder(Program program, int64_t max_copies) : program_(std::move(program)), max_copies_(max_copies) {}
+
+  bool apply(const Primitive &p) {
+    Program next;
+    try {
+      next = apply_primitive(program_, p);
+    } catch (const UserError &) {
+      return false;
+    }
+    if (p.kind == PrimitiveKind::Unroll && unrolled_copies(next) > max_copies_) return false;
+    program_ = std::move(next);
+    schedule_.steps.push_back(p);
+    return true;
+  }
+  bool split(const std::string &stage, const std::string &loop, int64_t factor, const std::string &outer,
+             const std::string &inner) {
+    Primitive p = make(PrimitiveKind::Split, stage, {loop});
+    p.factors = {factor};
+    p.results = {outer, inner};
+    return apply(p);
+  }
+  bool bind(const std::string &stage, const std::string &loop, ForKind kind) {
+    Primitive p = make(PrimitiveKind::Bind, stage, {loop});
+    p.binding = kind;
+    return apply(p);
+  }
+  bool fuse(const std::string &stage, const std::vector<std::string> &loops, const std::string &fused) {
+    Primitive p = make(PrimitiveKind::Fuse, stage, loops);
+    p.results = {fused};
+    return apply(p);
+  }
+  bool cache_read(const std::string &stage, const std::string &loop, const std::string &buffer, MemoryScope memory,
+                  const std::string &cache) {
+    Primitive p = make(PrimitiveKind::CacheRead, stage, {loop});
+    p.buffer = buffer;
+    p.memory = memory;
+    p.results = {cache};
+    return apply(p);
+  }
+  // A step named by its kind and loops alone (reorder, unroll, vectorize,
+  // cache_write to private memory).
+  bool step(PrimitiveKind kind, const std::string &stage, const std::vector<std::string> &loops) {
+    return apply(make(kind, stage, loops));
+  }
+  // pad (one factor), transpose or prefetch (none) of a local buffer.
+  bool layout(PrimitiveKind kind, const std::string &stage, const std::string &buffer, std::vector<int64_t> factors) {
+    Primitive p = make(kind, stage, {});
+    p.buffer = buffer;
+    p.factors = std::move(factors);
+    return apply(p);
+  }
+  bool compute_at(const std::string &stage, const std::string &consumer, const std::string &loop) {
+    Primitive p = make(PrimitiveKind::ComputeAt, stage, {loop});
+    p.consumer = consumer;
+    return apply(p);
+  }
+
+  // A name no kernel or buffer uses, nor any name handed out before.
+  std::string fresh(const std::string &base) {
+    NameSet used = handed_out_;
+    for (const Kernel &k : program_.kernels)
+      for (const std::string &n : names_in_kernel(k)) used.reserve(n);
+    for (const TensorDecl &t : program_.buffers) used.reserve(t.name);
+    const std::string n = used.fresh(base);
+    handed_out_.reserve(n);
+    return n;
+  }
+
+  // The names of the stage's loops enclosing its block (outer) or inside it.
+  std::vector<std::string> loops(const std::string &stage, bool inner = false) const {
+    std::string reason;
+    std::optional<StageLoops> l = stage_loops(program_, stage, &reason);
+    std::vector<std::string> out;
+    if (l)
+      for (const For *f : inner ? l->inner : l->outer) out.push_back(f->var);
+    return out;
+  }
+  int64_t extent(const std::string &stage, const std::string &loop) const {
+    std::string reason;
+    std::optional<StageLoops> l = stage_loops(program_, stage, &reason);
+    const For *f = l ? l->find(loop) : nullptr;
+    return f ? f->extent : 0;
+  }
+
+  struct Mark {
+    Program program;
+    size_t steps;
+  };
+  Mark mark() const { return {program_, schedule_.steps.size()}; }
+  void rollback(const Mark &m) {
+    program_ = m.program;
+    schedule_.steps.resize(m.steps);
+  }
+  const Schedule &schedule() const { return schedule_; }
+  int64_t max_copies() const { return max_copies_; }
+
+ private:
+  static Primitive make(PrimitiveKind kind, const std::string &stage, std::vector<std::string> loops) {
+    Primitive p;
+    p.kind = kind;
+    p.stage = stage;
+    p.loops = std::move(loops);
+    return p;
+  }
+  Program program_;
+  int64_t max_copies_;
+  Schedule schedule_;
+  NameSet handed_out_;
+};
+
+// The inputs and temporaries a stage loads, largest first (the operands worth a copy
+// in faster memory).
+std::vector<std::string> operands(const Graph &graph, const Stage &stage) {
+  std::vector<std::string> out;
+  for (const Access &a : loads_of(stage.body))
+    if (a.buffer != stage.output && std::find(out.begin(), out.end(), a.buffer) == out.end()) out.push_back(a.buffer);
+  std::stable_sort(out.begin(), out.end(), [&](const std::string &x, const std::string &y) {
+    return graph.find_tensor(x)->numel() > graph.find_tensor(y)->numel();
+  });
+  return out;
+}
+
+// Binds a stage's row loops (outermost first) to work-groups: the innermost row to
+// group.x, so that neighbouring groups take neighbouring rows. Outermost first: a
+// bound loop may not lie inside a serial one.
+bool bind_rows(Builder &b, const std::string &stage, const std::vector<std::string> &rows) {
+  if (rows.size() > 3) return false;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (!b.bind(stage, rows[i], kGroups[rows.size() - 1 - i])) return false;
+  return true;
+}
+
+// The cross_reduce of a row reduction with T work-items per group; its reduction
+// loops fused first (a group norm's channels, height and width), its chunk loop
+// unrolled or not.
+bool cross_reduce_rows(Builder &b, const std::string &stage, int64_t threads, Rng &rng) {
+  std::vector<std::string> rows = b.loops(stage);
+  if (rows.size() > 3) {
+    const std::string fused = b.fresh("rows");
+    if (!b.fuse(stage, rows, fused)) return false;
+    rows = {fused};
+  }
+  if (!bind_rows(b, stage, rows)) return false;
+  if (threads == 1) return !rows.empty();  // a work-item per row: the rows bound, the reduction serial
+  std::vector<std::string> inner = b.loops(stage, true);
+  if (inner.empty()) return false;
+  std::string loop = inner.back();
+  if (inner.size() > 1) {
+    const std::string fused = b.fresh("r");
+    if (b.fuse(stage, inner, fused)) loop = fused;
+  }
+  Primitive p;
+  p.kind = PrimitiveKind::CrossReduce;
+  p.stage = stage;
+  p.loops = {loop};
+  p.factors = {threads};
+  p.results = {b.fresh("t")};
+  if (!b.apply(p)) return false;
+  if (chance(rng, 0.6))
+    for (const std::string &l : b.loops(stage, true))
+      if (l != loop) b.step(PrimitiveKind::Unroll, stage, {l});  // refused where the chunk loop is long
+  return true;
+}
+
+struct Drawer {
+  const Graph &graph;
+  int64_t least_group, max_group;
+  Rng &rng;
+  Builder b;
+  std::vector<std::string> notes;
+  std::map<std::string, StagePattern> pattern;
+  std::set<std::string> done;
+
+  // The loops fused (where several), split by a group size drawn for `work` work-items,
+  // bound to group.x and local.x: the local loop, or "" where a step is refused (the
+  // caller rolls back).
+  std::string bind_flat(const std::string &s, const std::vector<std::string> &loops, int64_t work, int64_t *threads) {
+    std::string all = loops[0];
+    if (loops.size() > 1 && !b.fuse(s, loops, all = b.fresh("f"))) return "";
+    *threads = pick(group_sizes(least_group, max_group, work), rng);
+    const std::string g = b.fresh("g"), l = b.fresh("l");
+    if (!b.split(s, all, *threads, g, l) || !b.bind(s, g, ForKind::GroupX) || !b.bind(s, l, ForKind::LocalX)) return "";
+    return l;
+  }
+
+  // With probability p, the innermost reduction loop split by 2, 4 or 8 and its
+  // steps unrolled: the note's words, or "" (nothing changed).
+  std::string unroll_reduction(const Stage &stage, double p) {
+    if (!chance(rng, p)) return "";
+    const IterVar &r = stage.reduce_vars.back();
+    const int64_t u = pick(std::vector<int64_t>{2, 4, 8}, rng);
+    const std::string ro = b.fresh(r.name + "o"), ri = b.fresh(r.name + "i");
+    Builder::Mark before = b.mark();
+    if (r.extent >= u && b.split(stage.output, r.name, u, ro, ri) && b.step(PrimitiveKind::Unroll, stage.output, {ri}))
+      return ", reduction unrolled by " + std::to_string(u);
+    b.rollback(before);
+    return "";
+  }
+
+  // A work-item per output: the spatial loops fused and split by the group size;
+  // the innermost loop vectorised (elementwise stages) or the reduction unrolled.
+  void per_output(const Stage &stage, bool try_vector = true) {
+    const std::string &s = stage.output;
+    Builder::Mark mark = b.mark();
+    std::vector<std::string> loops = b.loops(s);
+    if (loops.empty()) return;  // a scalar: the default binding
+    std::string vector_loop;
+    int64_t width = 0;
+    if (try_vector && stage.reduce == ReduceOp::None && chance(rng, 0.35)) {
+      const int64_t lanes = pick(std::vector<int64_t>{2, 4, 8}, rng);
+      const std::string outer = b.fresh(loops.back() + "o"), inner = b.fresh(loops.back() + "v");
+      if (b.extent(s, loops.back()) % lanes == 0 && b.split(s, loops.back(), lanes, outer, inner)) {
+        loops.back() = outer;
+        vector_loop = inner;
+        width = lanes;
+      }
+    }
+    int64_t threads = 0;
+    if (bind_flat(s, loops, extent_product(stage.spatial) / std::max<int64_t>(1, width), &threads).empty())
+      return b.rollback(mark);
+    std::string note = s + ": a work-item per output (" + std::to_string(threads);
+    if (!vector_loop.empty()) {
+      if (!b.step(PrimitiveKind::Vectorize, s, {vector_loop})) {
+        b.rollback(mark);
+        return per_output(stage, false);
+      }
+      note += ", float" + std::to_string(width);
+    }
+    if (stage.reduce != ReduceOp::None) note += unroll_reduction(stage, 0.6);
+    notes.push_back(note + ")");
+  }
+
+  // A reduction along a strided dimension (sum_dim's middle one): each work-item
+  // sums w neighbouring columns at once, as one vector (a row of the input read as
+  // float4), its w sums in registers; the reduction's steps unrolled so that loads
+  // stay in flight. A last work-item past the edge goes lane by lane. The
+  // hand-written sum_dim.sched, which the search had not found (bench/results.md).
+  bool columns(const Stage &stage) {
+    const std::string &s = stage.output;
+    Builder::Mark mark = b.mark();
+    std::vector<std::string> loops = b.loops(s);
+    if (loops.empty() || stage.reduce_vars.empty()) return false;
+    const int64_t lanes = pick(std::vector<int64_t>{2, 4, 4, 8}, rng);
+    const std::string jo = b.fresh(loops.back() + "o"), jv = b.fresh(loops.back() + "v");
+    if (b.extent(s, loops.back()) < lanes || !b.split(s, loops.back(), lanes, jo, jv)) return false;
+    loops.back() = jo;
+    int64_t threads = 0;
+    const std::string l = bind_flat(s, loops, extent_product(stage.spatial) / lanes, &threads);
+    if (l.empty() || !b.step(PrimitiveKind::CacheWrite, s, {l})) return b.rollback(mark), false;
+    std::string note = s + ": a work-item per " + std::to_string(lanes) + " columns (" + std::to_string(threads) +
+                       "), float" + std::to_string(lanes) + " sums in registers" + unroll_reduction(stage, 0.8);
+    for (const std::string &v : {jv, jv + "_init", jv + "_out"})
+      if (!b.step(PrimitiveKind::Vectorize, s, {v})) return b.rollback(mark), false;
+    notes.push_back(note);
+    return true;
+  }
+
+  // Multi-level tiling of a contraction (see sketch.h).
+  bool tiled(const Stage &stage) {
+    const std::string &s = stage.output;
+    Builder::Mark mark = b.mark();
+    std::vector<std::string> loops = b.loops(s);
+    if (loops.size() < 2) return false;
+    const std::string lb = loops.back();
+    std::vector<std::string> candidates;
+    for (size_t i = 0; i + 1 < loops.size(); ++i)
+      if (b.extent(s, loops[i]) >= 2) candidates.push_back(loops[i]);
+    if (candidates.empty()) return false;
+    // The tile pays where each operand is reused: the other loop (lb) reuses the
+    // operands that do not vary along it, so la is mostly a loop along which an
+    // operand that varies with lb does not vary (matmul's i for b; a conv's output
+    // channels for x, not its batch or rows, along which x varies like w does not).
+    std::vector<std::string> reusing;
+    const std::vector<Access> reads = loads_of(stage.body);
+    for (const std::string &l : candidates) {
+      bool reuses = false;
+      for (const Access &a : reads) {
+        std::set<std::string> used;
+        for (const auto &vars : a.index_vars) used.insert(vars.begin(), vars.end());
+        reuses = reuses || (used.count(lb) && !used.count(l));
+      }
+      if (reuses) reusing.push_back(l);
+    }
+    const std::vector<std::string> &pool = !reusing.empty() && chance(rng, 0.85) ? reusing : candidates;
+    const std::string la = chance(rng, 0.6) ? pool.back() : pick(pool, rng);
+    const int64_t ea = b.extent(s, la), eb = b.extent(s, lb);
+    // Work-items along each tiled loop: the inner one 4 to 32 (coalesced rows), 32
+    // or more in a group where the loops are that long (a warp at least), within the
+    // device's limit; outputs per work-item: at most 64 accumulators in registers.
+    const int64_t wa = pow2_at_least(ea), wb = pow2_at_least(eb);
+    const int64_t least = std::min<int64_t>({least_group, max_group, wa * std::min<int64_t>(wb, 32)});
+    // A large contraction on a GPU (both loops' tiles 128 or longer: a conv's 126
+    // columns too) mostly gets the shape fast GPU GEMMs share (CLBlast's tuned
+    // NVIDIA kernels, and the H100's 40 TFLOP/s schedule in bench/results.md): 128
+    // to 512 work-items, 4 or 8 outputs a side each. Otherwise, and 3 draws in 10
+    // there, any shape.
+    const bool gemm_shape = least_group >= 32 && wa >= 128 && wb >= 128 && max_group >= 256 && chance(rng, 0.7);
+    int64_t ta = 1, tb = 1;
+    for (int tries = 0; tries < 32; ++tries) {
+      tb = gemm_shape ? pick(std::vector<int64_t>{16, 16, 32}, rng)
+                      : pick(powers(4, std::min<int64_t>(32, std::max<int64_t>(4, wb))), rng);
+      ta = gemm_shape ? pick(std::vector<int64_t>{8, 16}, rng) : pick(powers(1, std::min<int64_t>(16, wa)), rng);
+      if (ta * tb <= max_group && ta * tb >= least) break;
+      ta = 1, tb = std::min<int64_t>(tb, max_group);
+    }
+    auto outputs = [&](int64_t w, int64_t t) {
+      const int64_t most = std::max<int64_t>(1, std::min<int64_t>(8, w / t));
+      return pick(gemm_shape && most >= 8 ? std::vector<int64_t>{4, 8, 8} : powers(1, most), rng);
+    };
+    const int64_t pa = outputs(wa, ta), pb = outputs(wb, tb);
+    // Each work-item's outputs along a loop come in chunks of c neighbours (c
+    // divides p), chunks t * c apart: with c = 1 the work-items' outputs interleave
+    // (a warp's reads of one row coalesce); with c = 4 a work-item reads its
+    // operands as float4, from a panel whose rows the chunk runs along.
+    // Chunks of 4 drawn twice as often: with transposed panels they are what made
+    // the H100's GEMM read its operands as float4 (bench/results.md).
+    auto chunk = [&](int64_t p) {
+      std::vector<int64_t> c = powers(1, std::min<int64_t>(4, p));
+      if (c.back() == 4) c.push_back(4);
+      return pick(c, rng);
+    };
+    const int64_t ca = chunk(pa), cb = chunk(pb);
+    // loop = o * (t * p) + reg * (t * c) + th * c + lane
+    auto levels = [&](const std::string &loop, int64_t t, int64_t p, int64_t c, std::string *o, std::string *th,
+                      std::string *reg, std::string *lane) {
+      *o = b.fresh(loop + "o");
+      const std::string i = b.fresh(loop + "i");
+      if (!b.split(s, loop, t * p, *o, i)) return false;
+      if (p == 1) {  // no register level: the inner loop is the work-items'
+        *th = i;
+        return true;
+      }
+      std::string rest = i;
+      if (p > c) {
+        *reg = b.fresh(loop + "r");
+        rest = c == 1 ? b.fresh(loop + "t") : b.fresh(loop + "x");
+        if (!b.split(s, i, t * c, *reg, rest)) return false;
+      }
+      if (c == 1) {
+        *th = rest;
+        return true;
+      }
+      *th = b.fresh(loop + "t");
+      *lane = b.fresh(loop + "v");
+      return b.split(s, rest, c, *th, *lane);
+    };
+    std::string ao, at, ar, al, bo, bt, br, bl;
+    if (!levels(la, ta, pa, ca, &ao, &at, &ar, &al) || !levels(lb, tb, pb, cb, &bo, &bt, &br, &bl))
+      return b.rollback(mark), false;
+    std::vector<std::string> others, order;
+    for (const std::string &l : loops)
+      if (l != la && l != lb) others.push_back(l);
+    order = others;
+    for (const std::string &l : {ao, bo, at, bt, ar, al, br, bl})
+      if (!l.empty()) order.push_back(l);
+    if (!b.step(PrimitiveKind::Reorder, s, order)) return b.rollback(mark), false;
+    if (!others.empty()) {
+      std::string z = others[0];
+      if (others.size() > 1 && !b.fuse(s, others, z = b.fresh("z"))) return b.rollback(mark), false;
+      if (!b.bind(s, z, ForKind::GroupZ)) return b.rollback(mark), false;
+    }
+    if (!b.bind(s, ao, ForKind::GroupY) || !b.bind(s, bo, ForKind::GroupX) || !b.bind(s, at, ForKind::LocalY) ||
+        !b.bind(s, bt, ForKind::LocalX))
+      return b.rollback(mark), false;
+    char shape[128];
+    std::snprintf(shape, sizeof shape, "%s: tiled %lldx%lld per group, %lldx%lld per work-item", s.c_str(),
+                  static_cast<long long>(ta * pa), static_cast<long long>(tb * pb), static_cast<long long>(pa),
+                  static_cast<long long>(pb));
+    std::string note = shape;
+    if (ca > 1 || cb > 1) note += " in " + std::to_string(ca) + "x" + std::to_string(cb) + " chunks";
+    bool registers = false;
+    if (pa * pb > 1 || chance(rng, 0.3)) {
+      registers = b.step(PrimitiveKind::CacheWrite, s, {bt});  // a step's memory is private
+      if (registers) note += ", registers";
+    }
+    const IterVar &r = stage.reduce_vars.front();
+    // The reduction's steps unrolled around the register tile: then k is drawn
+    // small enough that the copies (the tile's, about pa * pb / cb) fit the budget.
+    std::string unroll_k;
+    const bool unroll_steps = chance(rng, 0.5);
+    const int64_t tile_copies = std::max<int64_t>(1, pa * pb / cb);
+    const int64_t k_most = unroll_steps ? std::max<int64_t>(4, b.max_copies() / tile_copies) : 32;
+    if (r.extent >= 8 && chance(rng, 0.8)) {
+      const int64_t k = pick(powers(4, std::min<int64_t>({32, k_most, r.extent})), rng);
+      const std::string ro = b.fresh(r.name + "o"), ri = b.fresh(r.name + "i");
+      if (b.split(s, r.name, k, ro, ri)) {
+        note += ", k by " + std::to_string(k);
+        std::vector<std::string> panels;
+        for (const std::string &buffer : operands(graph, stage)) {
+          const std::string cache = b.fresh(buffer + "_s");
+          if (!chance(rng, 0.7) || !b.cache_read(s, ro, buffer, MemoryScope::Local, cache)) continue;
+          note += ", " + buffer + " in local";
+          // A panel whose rows run along the reduction (a in a matmul, both
+          // operands of x @ w.T) is read by each work-item down a column: mostly
+          // transposed, so that a chunk of outputs reads neighbours (float4) and a
+          // warp's reads broadcast; its rows then padded by 4 (float4 alignment
+          // kept), otherwise by 1 or not at all (bank conflicts).
+          bool along_k = false;
+          for (const Access &a : reads) along_k = along_k || (a.buffer == buffer && a.runs_along(r.name));
+          const bool transposed =
+              chance(rng, along_k ? 0.85 : 0.15) && b.layout(PrimitiveKind::Transpose, s, cache, {});
+          if (transposed) note += " (transposed)";
+          const int64_t padding =
+              pick(transposed ? std::vector<int64_t>{0, 4, 4} : std::vector<int64_t>{0, 0, 1, 4}, rng);
+          if (padding && b.layout(PrimitiveKind::Pad, s, cache, {padding}))
+            note += " (padded by " + std::to_string(padding) + ")";
+          panels.push_back(cache);
+        }
+        // The next step's panels read into registers during this step's arithmetic
+        // (prefetch): on the H100 the GEMM's global loads otherwise stall the group
+        // between its barriers.
+        bool prefetched = false;
+        if (chance(rng, 0.6))
+          for (const std::string &cache : panels)
+            if (b.layout(PrimitiveKind::Prefetch, s, cache, {}))
+              note += ", " + cache + " prefetched", prefetched = true;
+        unroll_k = unroll_steps || (prefetched && chance(rng, 0.3)) ? ri : "";
+      }
+    }
+    for (const std::string &reg : {ar, al, br})
+      if (!reg.empty() && chance(rng, 0.8)) b.step(PrimitiveKind::Unroll, s, {reg});
+    // The chunk's lanes as one vector operation where the panels allow (the
+    // verifier's vector form), else unrolled; its write-back as a vector store.
+    if (!bl.empty()) {
+      if (chance(rng, 0.8) && b.step(PrimitiveKind::Vectorize, s, {bl}))
+        note += ", float" + std::to_string(cb);
+      else
+        b.step(PrimitiveKind::Unroll, s, {bl});
+      if (registers && chance(rng, 0.8)) b.step(PrimitiveKind::Vectorize, s, {bl + "_out"});
+    }
+    // The reduction's steps, then its other short loops (a conv's window), unrolled
+    // around the register tile where the copies allow (after it: the tile first).
+    if (!unroll_k.empty() && b.step(PrimitiveKind::Unroll, s, {unroll_k})) note += ", k unrolled";
+    for (size_t i = 1; i < stage.reduce_vars.size(); ++i)
+      if (stage.reduce_vars[i].extent <= 8 && chance(rng, 0.5) &&
+          b.step(PrimitiveKind::Unroll, s, {stage.reduce_vars[i].name}))
+        note += ", " + stage.reduce_vars[i].name + " unrolled";
+    notes.push_back(note);
+    return true;
+  }
+
+  // A work-group per output with cross_reduce.
+  bool row_reduction(const Stage &stage) {
+    Builder::Mark mark = b.mark();
+    const int64_t length = extent_product(stage.reduce_vars);
+    const int64_t threads = pick(group_sizes(least_group, max_group, length), rng);
+    if (!cross_reduce_rows(b, stage.output, threads, rng)) return b.rollback(mark), false;
+    notes.push_back(stage.output + ": a work-group per output (" + std::to_string(threads) + ")");
+    return true;
+  }
+
+  // A running total: its other spatial loops on work-groups, a group's work-items
+  // scanning the row.
+  bool running_total(const Stage &stage) {
+    Builder::Mark mark = b.mark();
+    std::vector<std::string> loops = b.loops(stage.output);
+    if (loops.empty()) return false;
+    const std::string along = loops.back();
+    std::vector<std::string> rows(loops.begin(), loops.end() - 1);
+    if (rows.size() > 3) {
+      const std::string fused = b.fresh("rows");
+      if (!b.fuse(stage.output, rows, fused)) return b.rollback(mark), false;
+      rows = {fused};
+    }
+    const int64_t threads =
+        pick(group_sizes(std::max<int64_t>(least_group, 2), max_group, stage.spatial.back().extent), rng);
+    Primitive p;
+    p.kind = PrimitiveKind::Scan;
+    p.stage = stage.output;
+    p.loops = {along};
+    p.factors = {threads};
+    p.results = {b.fresh("t")};
+    if (!bind_rows(b, stage.output, rows) || threads < 2 || !b.apply(p)) return b.rollback(mark), false;
+    notes.push_back(stage.output + ": a work-group per row scanning it (" + std::to_string(threads) + ")");
+    return true;
+  }
+
+  // An elementwise output whose rows are reduced by earlier stages (softmax, layer
+  // norm): the row statistics computed in its kernel, a work-group per row.
+  bool row_chain(const Stage &consumer) {
+    const std::string &c = consumer.output;
+    std::vector<const Stage *> producers;
+    size_t rows = 0;
+    for (const Stage &p : graph.stages) {
+      if (&p == &consumer) break;
+      if (done.count(p.output) || pattern.at(p.output) != StagePattern::RowReduction) continue;
+      const size_t k = p.spatial.size();
+      if (k == 0 || k >= consumer.spatial.size() || k > 3 || (rows && k != rows)) continue;
+      bool same = true;
+      for (size_t i = 0; i < k; ++i) same = same && p.spatial[i].extent == consumer.spatial[i].extent;
+      if (same) producers.push_back(&p), rows = k;
+    }
+    if (producers.empty()) return false;
+    Builder::Mark mark = b.mark();
+    int64_t length = 1;
+    for (size_t i = rows; i < consumer.spatial.size(); ++i) length *= consumer.spatial[i].extent;
+    const int64_t threads = pick(group_sizes(least_group, max_group, length), rng);
+    for (const Stage *p : producers)
+      if (!cross_reduce_rows(b, p->output, threads, rng)) return b.rollback(mark), false;
+    std::vector<std::string> loops = b.loops(c);
+    std::vector<std::string> row_loops(loops.begin(), loops.begin() + static_cast<long>(rows));
+    std::vector<std::string> rest(loops.begin() + static_cast<long>(rows), loops.end());
+    // Where the statistics are computed: the group's work-item loop striding the row,
+    // or with one work-item per group, the innermost row loop.
+    std::string thread = row_loops.back();
+    if (threads == 1) {
+      if (!bind_rows(b, c, row_loops)) return b.rollback(mark), false;
+    } else {
+      std::string along = rest[0];
+      if (rest.size() > 1 && !b.fuse(c, rest, along = b.fresh("r"))) return b.rollback(mark), false;
+      const std::string chunk = b.fresh(along + "j");
+      thread = b.fresh("t");
+      if (!b.split(c, along, threads, chunk, thread) || !b.step(PrimitiveKind::Reorder, c, {thread, chunk}) ||
+          !bind_rows(b, c, row_loops) || !b.bind(c, thread, ForKind::LocalX))
+        return b.rollback(mark), false;
+      if (chance(rng, 0.7)) b.step(PrimitiveKind::Unroll, c, {chunk});
+    }
+    std::string names;
+    for (auto p = producers.rbegin(); p != producers.rend(); ++p) {
+      if (!b.compute_at((*p)->output, c, thread)) return b.rollback(mark), false;
+      done.insert((*p)->output);
+      names = (*p)->output + (names.empty() ? "" : ", ") + names;
+    }
+    std::string note = c + ": one kernel with " + names + ", a work-group per row (" + std::to_string(threads) + ")";
+    if (chance(rng, 0.5)) {
+      std::vector<std::string> inputs = operands(graph, consumer);
+      for (const std::string &buffer : inputs) {
+        if (graph.find_tensor(buffer)->role != TensorRole::Input) continue;
+        if (b.cache_read(c, thread, buffer, MemoryScope::Private, b.fresh(buffer + "_r")))
+          note += ", " + buffer + " in registers";
+        break;
+      }
+    }
+    notes.push_back(note);
+    return true;
+  }
+
+  // The contraction an elementwise stage reads as its one temporary (a conv under
+  // its bias and activation), or "".
+  std::string epilogue_of(const Stage &stage) const {
+    std::set<std::string> temps;
+    for (const Access &a : loads_of(stage.body))
+      if (graph.find_tensor(a.buffer)->role == TensorRole::Temp) temps.insert(a.buffer);
+    if (temps.size() != 1 || pattern.at(*temps.begin()) != StagePattern::Contraction) return "";
+    return *temps.begin();
+  }
+
+  Sketch draw() {
+    for (const Stage &s : graph.stages) pattern[s.output] = classify_stage(s);
+    std::vector<std::string> inlined;
+    for (const Stage &s : graph.stages)
+      if (pattern[s.output] == StagePattern::Elementwise && graph.find_tensor(s.output)->role == TensorRole::Temp &&
+          chance(rng, 0.9)) {
+        Primitive p;
+        p.kind = PrimitiveKind::Inline;
+        p.stage = s.output;
+        if (b.apply(p)) inlined.push_back(s.output), done.insert(s.output);
+      }
+    if (!inlined.empty()) {
+      std::string n = "inline";
+      for (size_t i = 0; i < inlined.size(); ++i) n += (i ? ", " : " ") + inlined[i];
+      notes.push_back(n);
+    }
+    // Epilogues wait for their contraction's tiles, then run on its accumulators as
+    // they are written back (reverse_inline), 8 draws in 10.
+    std::vector<std::pair<const Stage *, std::string>> epilogues;
+    for (auto it = graph.stages.rbegin(); it != graph.stages.rend(); ++it) {
+      const Stage &s = *it;
+      if (done.count(s.output)) continue;
+      done.insert(s.output);
+      if (pattern[s.output] == StagePattern::Elementwise) {
+        std::string producer = epilogue_of(s);
+        if (!producer.empty() && chance(rng, 0.8)) {
+          epilogues.push_back({&s, producer});
+          continue;
+        }
+      }
+      bool ruled = false;
+      switch (pattern[s.output]) {
+        case StagePattern::Elementwise: ruled = chance(rng, 0.85) && row_chain(s); break;
+        case StagePattern::Contraction: ruled = chance(rng, 0.9) && tiled(s); break;
+        case StagePattern::RowReduction: ruled = chance(rng, 0.85) && row_reduction(s); break;
+        case StagePattern::ColumnReduction: ruled = chance(rng, 0.6) && columns(s); break;
+        case StagePattern::RunningTotal: ruled = chance(rng, 0.9) && running_total(s); break;
+      }
+      if (!ruled) per_output(s);
+    }
+    for (const auto &[s, producer] : epilogues) {
+      Primitive p;
+      p.kind = PrimitiveKind::ReverseInline;
+      p.stage = s->output;
+      if (b.apply(p))
+        notes.push_back(s->output + ": in " + producer + "'s kernel");
+      else
+        per_output(*s);
+    }
+    std::string note;
+    for (const std::string &n : notes) note += (note.empty() ? "" : "; ") + n;
+    return Sketch{b.schedule(), note};
+  }
+};
+
+}  // namespace
+
+StagePattern classify_stage(const Stage &stage) {
+  if (stage.reduce == ReduceOp::None) return StagePattern::Elementwise;
+  // A running total along the last index (a sum, product, max or min: argmax takes
+  // no range).
+  if (const Select *guarded = stage.body.as<Select>();
+      guarded && !stage.spatial.empty() && stage.reduce_vars.size() == 1 &&
+      running_total_form(guarded->condition, stage.reduce_vars[0].name, stage.reduce_vars[0].extent,
+                         stage.spatial.back().name, stage.spatial.back().extent))
+    return StagePattern::RunningTotal;
+  std::set<std::string> spatial, reduction;
+  for (const IterVar &v : stage.spatial) spatial.insert(v.name);
+  for (const IterVar &v : stage.reduce_vars) reduction.insert(v.name);
+  std::vector<Access> loads = loads_of(stage.body);
+  // A contraction: two operands, one of which does not vary along some spatial loop,
+  // so a tile of outputs reuses what it loads (matmul's a along j, conv's x along o).
+  std::set<std::string> buffers;
+  bool reuse = false;
+  for (const Access &a : loads) {
+    buffers.insert(a.buffer);
+    if (a.index_vars.size() < 2) continue;
+    std::set<std::string> used;
+    for (const auto &vars : a.index_vars) used.insert(vars.begin(), vars.end());
+    for (const std::string &s : spatial) reuse = reuse || !used.count(s);
+  }
+  if (stage.spatial.size() >= 2 && buffers.size() >= 2 && reuse && extent_product(stage.reduce_vars) >= 4)
+    return StagePattern::Contraction;
+  // A row: the reduction runs along the contiguous (last) index of the widest
+  // operand, long enough to share among a group's work-items; or the output is one
+  // value.
+  const Access *widest = nullptr;
+  for (const Access &a : loads)
+    if (!widest || a.index_vars.size() > widest->index_vars.size()) widest = &a;
+  bool contiguous = false;
+  if (widest)
+    for (const std::string &v : reduction) contiguous = contiguous || widest->runs_along(v);
+  if (stage.spatial.empty() || (contiguous && extent_product(stage.reduce_vars) >= 32))
+    return StagePattern::RowReduction;
+  return StagePattern::ColumnReduction;
+}
+
+std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInfo &device, Rng &rng, int attempts) {
+  const int64_t max_group = std::max<int64_t>(1, static_cast<int64_t>(device.max_work_group_size));
+  const int64_t least_group = device.gpu ? 32 : 1;
+  for (int attempt = 0; attempt < attempts; ++attempt) {
+    Drawer drawer{graph, least_group, max_group, rng, Builder(lower(graph), unroll_budget(device)), {}, {}, {}};
+    Sketch sketch = drawer.draw();
+    if (replay(graph, sketch.schedule, &device).program) return sketch;
+  }
+  return std::nullopt;
+}
+
+}  // namespace ks

@@ -1,0 +1,70 @@
+// Sketches: the search space derived from the program, as Ansor and MetaSchedule
+// derive theirs. Each stage of the spec is matched to a pattern, and the pattern's
+// rule writes a schedule skeleton whose open decisions (tile sizes, work-items per
+// group, which operands go through local memory, unrolling, vector width) are drawn
+// at random:
+//
+//   elementwise   temporaries inlined where they are read; what is left (outputs,
+//                 and a short reduction per output) gets a work-item per output:
+//                 spatial loops fused, split by the group size, bound to group.x and
+//                 local.x, the innermost loop vectorised where its accesses allow
+//   contraction   (a reduction whose operands each miss a spatial loop: matmul,
+//                 batched matmul, conv) multi-level tiling: two spatial loops split
+//                 into group, work-item and register levels, the other spatial loops
+//                 fused onto group.z, each work-item's outputs in chunks of 1, 2
+//                 or 4 neighbours (the chunk's lanes vectorised where the panels
+//                 allow), the accumulators in registers (cache_write), the
+//                 reduction split and its operand panels copied to local memory
+//                 (cache_read), a panel whose rows run along the reduction mostly
+//                 transposed (then read along the outputs) and padded, the
+//                 next step's panels prefetched into registers, the register
+//                 tile unrolled, the reduction's steps and short window loops
+//                 unrolled; a large contraction on a GPU mostly gets 128 to 512
+//                 work-items with 4 or 8 outputs a side; the two tiled loops
+//                 mostly reuse both operands (the
+//                 innermost loop, and one along which an operand that varies with
+//                 it does not: a conv's output channels)
+//   row reduction (the reduction runs along the contiguous dimension, or the output
+//                 is a scalar: softmax's statistics, norms, losses, matvec) a
+//                 work-group per output with cross_reduce; an elementwise output that
+//                 reads such rows (softmax, layer norm) takes them into its own kernel
+//                 with compute_at, the group's work-items striding the row, the row
+//                 optionally kept in registers (cache_read private)
+//   running total (`y[.., i] = sum(k: 0..i + 1) ...`: cumulative sums, products,
+//                 maxima) a work-group per row, its other spatial loops bound to
+//                 groups, scanning the row with `scan` (T work-items)
+//   column        (a reduction along a strided dimension: sum over a middle axis,
+//                 pooling windows) mostly a work-item per 2, 4 or 8 neighbouring
+//                 outputs, read and summed as one vector in registers (cache_write,
+//                 vectorize), else a work-item per output; the reduction unrolled
+//
+// Every step is applied as it is drawn; a step the IR refuses is dropped (an
+// optional one) or undoes its rule for that stage, which then gets the work-item per
+// output rule. A sketch that the device's limits refuse is drawn again.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "evolve/search/space.h"
+#include "ir/graph.h"
+#include "runtime/device.h"
+
+namespace ks {
+
+enum class StagePattern { Elementwise, Contraction, RowReduction, ColumnReduction, RunningTotal };
+const char *stage_pattern_name(StagePattern pattern);  // "elementwise", "contraction", "row", "column", "scan"
+
+/// The pattern of one stage of graph (its reads and its reduction decide).
+StagePattern classify_stage(const Stage &stage);
+
+struct Sketch {
+  Schedule schedule;
+  std::string note;  // the rules applied: "inline e; y: row chain of row_max, total (256)"
+};
+
+/// A schedule drawn from the sketches of graph's stages, within the device's limits
+/// (work-group size, local memory); none when no draw of `attempts` replays on it.
+std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInfo &device, Rng &rng, int attempts = 8);
+
+}  // namespace ks
