@@ -63,7 +63,8 @@ Prompt assemble(const PromptInputs &in, const std::string &long_text, Kind kind)
       {"parent_schedule", code(in.parent)},
       {kernel ? "parent_code" : "parent_loops", indented(long_text)},
       {"inspirations", shown(in.inspirations, {}, "")},
-      {"rewrites", in.rewrites.empty() ? "(none)" : indented(in.rewrites)},
+      {"rewrites", in.rewrites.empty() ? "    (none)" : indented(in.rewrites)},
+      {"parent_work", in.parent_work},
       {"failures", shown(in.failures, in.answer_problems, kernel ? "kernel body" : "schedule")},
   };
   return kernel ? Prompt{fill(kKernelSystemPrompt, values), fill(kKernelUserPrompt, values)}

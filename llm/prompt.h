@@ -24,6 +24,7 @@ struct PromptInputs {
   ShownCandidate parent;
   std::string parent_loops;  // the parent's Loop IR (the schedule prompt's)
   std::string rewrites;      // the rewrite steps that apply to the parent's graph, one a line (the schedule prompt's)
+  std::string parent_work;   // the parent's graph's work (ir/cost.h's graph_work), as the rewrites' lines give theirs
   std::string parent_code;   // the parent's OpenCL C: its body, or its schedule's code (the kernel prompt's)
   std::vector<ShownCandidate> inspirations;
   std::vector<ShownCandidate> failures;      // recent, oldest first

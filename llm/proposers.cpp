@@ -1,8 +1,11 @@
 // The LLM proposers: prompt, one request, the answer's schedule or body taken.
 #include "llm/proposers.h"
 
+#include <cstdio>
+
 #include "codegen/opencl_c.h"
 #include "frontend/kernel_body.h"
+#include "ir/cost.h"
 #include "ir/diagnostic.h"
 #include "ir/printer.h"
 #include "passes/pipeline.h"
@@ -126,6 +129,18 @@ std::string ModelProposer::exhausted() const {
 Prompt ScheduleProposer::prompt_for(const ProposalContext &context) const {
   PromptInputs in = inputs(context);
   in.parent_loops = print_program(run_pipeline(context.graph, context.parent.schedule));
+  // The rewrites a model may add, each with the work it leaves (the naive kernels'
+  // points times operations, ir/cost.h): the model sees what each would buy.
+  const Graph parent_graph = rewritten_graph(context.graph, context.parent.schedule);
+  char work[64];
+  std::snprintf(work, sizeof work, "%.3g", graph_work(parent_graph));
+  in.parent_work = work;
+  for (const Rewrite &r : applicable_rewrites(parent_graph)) {
+    std::string reason;
+    std::optional<Graph> after = try_rewrite(parent_graph, r, &reason);
+    std::snprintf(work, sizeof work, "  # work %.3g", after ? graph_work(*after) : 0.0);
+    in.rewrites += print_rewrite(r) + work + "\n";
+  }
   return schedule_prompt(in, static_cast<size_t>(settings_.token_budget));
 }
 

@@ -20,17 +20,19 @@
 //     variables they use besides V, and the product keeps T's value in their place,
 //     summed over R without V. The subset that makes the fewest points (T's and the
 //     product's) is taken while it makes fewer than before; T is factored the same
-//     way. Where T is one zero-padded read whose every V variable v appears in one
+//     way (points counted with every extent above 1 alike: the same choice at
+//     every size). Where T is one zero-padded read whose every V variable v appears in one
 //     index as v + e, and v's range covers the whole dimension for every e, T is the
 //     sum of that whole dimension, whatever e is (a full convolution's window).
 //  5. Products summed over the same variables share a stage over the spatial
 //     variables they use; s adds these stages and the products summed over nothing.
 //     A single such stage is s itself.
-//  6. Kept only where graph_work goes down (the stages no longer needed removed).
+//  6. The stages no longer needed go. Whether the whole is cheaper depends on what
+//     else reads the contractions (they stay for another reader): the search takes
+//     push_sum where graph_work goes down (simplifying_rewrites), the rule does not ask.
 #include <algorithm>
 
 #include "ir/affine.h"
-#include "ir/cost.h"
 #include "ir/printer.h"
 #include "ir/simplify.h"
 #include "ir/visitor.h"
@@ -87,14 +89,7 @@ class PushSum {
     stages.insert(stages.end(), graph_.stages.begin() + static_cast<std::ptrdiff_t>(at) + 1, graph_.stages.end());
     out.stages = std::move(stages);
     out.tensors.insert(out.tensors.end(), new_tensors_.begin(), new_tensors_.end());
-    out = finish_rewrite(std::move(out));
-    const double before = graph_work(graph_), after = graph_work(out);
-    if (after >= before) {
-      char text[160];
-      std::snprintf(text, sizeof text, " (%.3g points of work before, %.3g after)", before, after);
-      return *reason = "pushing " + y_.output + "'s sum down gives no less work" + text, std::nullopt;
-    }
-    return out;
+    return finish_rewrite(std::move(out));
   }
 
  private:
@@ -181,9 +176,18 @@ class PushSum {
     t.reduce = kept;
   }
 
-  double points(const std::vector<std::string> &vars) const {
+  // The points a loop nest over vars runs, as factoring compares them: every
+  // variable of extent above 1 counts as kExtent, whatever its extent, so that the
+  // factoring (and so the stages a schedule names) is the same at the check sizes as
+  // at the timed sizes; the number of variables is what decides, as it does for the
+  // order of variable elimination.
+  static constexpr double kExtent = 64;
+  double points(const std::vector<std::string> &vars, const std::map<std::string, int64_t> *more = nullptr) const {
     double n = 1;
-    for (const std::string &v : vars) n *= static_cast<double>(extents_.at(v));
+    for (const std::string &v : vars) {
+      const int64_t extent = more && more->count(v) ? more->at(v) : extents_.at(v);
+      n *= extent > 1 ? kExtent : 1;
+    }
     return n;
   }
 
@@ -273,11 +277,7 @@ class PushSum {
       if (used.count(v) && !v_set.count(v)) inner.spatial.push_back(v);
     inner.reduce = v_list;
     if (!cover(inner, v_set)) inner.new_extents.clear();
-    double n = 1;
-    for (const std::string &v : inner.spatial) n *= static_cast<double>(extents_.at(v));
-    for (const std::string &v : inner.reduce)
-      n *= static_cast<double>(inner.new_extents.count(v) ? inner.new_extents.at(v) : extents_.at(v));
-    inner.cost = n;
+    inner.cost = points(inner.spatial) * points(inner.reduce, &inner.new_extents);
     return inner;
   }
 

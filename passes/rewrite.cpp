@@ -1,6 +1,7 @@
 // The rewrites' names and the dispatch of a rewrite step to its rule.
 #include "passes/rewrite.h"
 
+#include "ir/cost.h"
 #include "ir/printer.h"
 #include "passes/graph_edit.h"
 
@@ -76,7 +77,9 @@ std::vector<Rewrite> simplifying_rewrites(const Graph &graph, size_t max_steps) 
       for (RewriteKind kind : order) {
         Rewrite step{kind, current.stages[s].output, {}};
         std::string reason;
-        if (std::optional<Graph> next = try_rewrite(current, step, &reason)) {
+        std::optional<Graph> next = try_rewrite(current, step, &reason);
+        if (next && kind == RewriteKind::PushSum && graph_work(*next) >= graph_work(current)) next.reset();
+        if (next) {
           current = std::move(*next);
           steps.push_back(step);
           applied = true;

@@ -56,7 +56,10 @@ std::optional<Graph> fold_constants(const Graph &graph, const std::string &stage
 /// variables are factored: sum_n,k x[m, k] w[n, k] = sum_k x[m, k] (sum_n w[n, k]),
 /// the inner sum a new stage over the variables it needs (a sum over the whole window
 /// of a zero-padded read is the whole sum: it needs none of the window's offsets).
-/// Applies only where the graph's work (ir/cost.h's graph_work) goes down.
+/// Applies wherever a product merges, factors or leaves a variable; the choices it
+/// makes depend on the graph's structure, not its sizes, so a schedule written at
+/// one size names the same stages at another. Whether the graph is then cheaper
+/// (a contraction another stage reads stays) is simplifying_rewrites' question.
 std::optional<Graph> push_sum(const Graph &graph, const std::string &stage, std::string *reason);
 
 /// fold_affine s: s's body as one affine combination: constants multiplied through,
@@ -89,8 +92,8 @@ std::vector<Rewrite> applicable_rewrites(const Graph &graph);
 /// rule in the order drop_unit_reduction, fold_constants, ranged_reduction,
 /// merge_duplicates, push_sum, fold_affine; the first that applies is taken and the
 /// search starts again on its result, until none applies (or max_steps). Every rule
-/// but push_sum simplifies whenever it applies; push_sum applies only where the work
-/// goes down. What the search's sketches start from.
+/// but push_sum simplifies whenever it applies; push_sum is taken only where the
+/// work (ir/cost.h's graph_work) goes down. What the search's sketches start from.
 std::vector<Rewrite> simplifying_rewrites(const Graph &graph, size_t max_steps = 32);
 
 /// The graph without the temporaries that no output needs (and their stages).

@@ -74,6 +74,8 @@ struct Primitive {
 struct Schedule {
   std::vector<Primitive> steps;   // applied to the rewritten graph's Loop IR
   std::vector<Rewrite> rewrites;  // applied to the graph first, in order
+  /// No rewrite and no step: the naive kernel.
+  bool naive() const { return steps.empty() && rewrites.empty(); }
 };
 
 /// Parses a schedule; errors are `file:line:col: error:` with the line and a caret.

@@ -458,7 +458,7 @@ TimeRecord::StateTiming time_state(const Compiled &c, runtime::Device &device, c
 void time_candidate(const frontend::Spec &spec, runtime::Device &device, const EvalOptions &options, uint64_t seed,
                     const Compiled &c, TimeRecord *time, std::vector<std::string> *flags, double *wait_s) {
   const bool body = !options.kernel_source.empty();
-  const bool scheduled = !options.schedule.steps.empty() || body;  // not the naive kernel
+  const bool scheduled = !options.schedule.naive() || body;  // not the naive kernel
   const bool wide = device.info().fp64;
   time->sizes = describe_sizes(c.graph);
   time->cost = graph_cost(c.graph);
@@ -739,7 +739,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
       if (!ast) record.features = body_features(c.graph, options.kernel_source, nullptr, nullptr);  // if refused
       record.features = at_stage(phase, "compile", [&] { return attach_body(&c, options, &ast); });
     } else {
-      record.features = program_features(c.graph, c.program, static_cast<int>(options.schedule.steps.size()),
+      record.features = program_features(c.graph, c.program, static_cast<int>(options.schedule.steps.size() + options.schedule.rewrites.size()),
                                          static_cast<int64_t>(c.code.source.size()));
     }
     return c;
@@ -852,7 +852,7 @@ std::vector<runtime::Timing> time_side_by_side(const frontend::Spec &spec, const
   // speed (bench/results.md), and in rotation the same candidate would follow it in
   // most rounds.
   std::vector<size_t> scheduled, naive;
-  for (size_t i = 0; i < schedules.size(); ++i) (schedules[i].steps.empty() ? naive : scheduled).push_back(i);
+  for (size_t i = 0; i < schedules.size(); ++i) (schedules[i].naive() ? naive : scheduled).push_back(i);
   for (const std::vector<size_t> &group : {scheduled, naive})
     for (int round = 0; round < rounds; ++round)
       for (size_t k = 0; k < group.size(); ++k) time_one(group[(k + static_cast<size_t>(round)) % group.size()], round);

@@ -46,7 +46,15 @@ Replayed replay(const Graph &graph, const Schedule &schedule, const runtime::Dev
 
 Schedule repaired(const Graph &graph, const Schedule &schedule) {
   Schedule kept;
-  Program program = lower(graph);
+  Graph rewritten = graph;
+  for (const Rewrite &step : schedule.rewrites) {
+    std::string reason;
+    if (std::optional<Graph> next = try_rewrite(rewritten, step, &reason)) {
+      rewritten = std::move(*next);
+      kept.rewrites.push_back(step);
+    }
+  }
+  Program program = lower(rewritten);
   for (const Primitive &step : schedule.steps) {
     try {
       program = apply_primitive(program, step);

@@ -1,5 +1,5 @@
-// A candidate's genome is a schedule, replayed on the spec's graph at the timed
-// sizes. Its identity is a hash of the scheduled Loop IR as printed: two schedules
+// A candidate's genome is a schedule (graph rewrites, then primitives), replayed on
+// the spec's graph at the timed sizes. Its identity is a hash of the scheduled Loop IR as printed: two schedules
 // that give the same program are one candidate, evaluated once.
 #pragma once
 
@@ -38,8 +38,9 @@ constexpr int64_t kCpuUnrollCopies = 64;
 int64_t unroll_budget(const runtime::DeviceInfo &device);
 
 /// The schedule with the steps the IR refuses left out: what replays of it, in
-/// order. A mutation that removes or reorders steps leaves later steps that named
-/// loops no longer there; this drops them.
+/// order, its rewrites first (a rewrite that no longer applies is left out too). A
+/// mutation that removes or reorders steps leaves later steps that named loops (or
+/// stages) no longer there; this drops them.
 Schedule repaired(const Graph &graph, const Schedule &schedule);
 
 /// 16 hex digits of a 64-bit FNV-1a hash of the program as printed.

@@ -22,11 +22,13 @@ const std::map<std::string, double> &default_mutation_weights() {
   // A fresh sketch now and then restarts from a pattern's skeleton with other
   // decisions (crossover then mixes its stages with the archive's). A transfer, as
   // often as a crossover, brings a stage's decisions that a whole search on another
-  // problem found (a run without a library never draws it).
-  static const std::map<std::string, double> weights = {{"insert", 0.2},  {"factor", 0.2},      {"threads", 0.1},
-                                                        {"toggle", 0.08}, {"unroll", 0.06},     {"vectorize", 0.06},
-                                                        {"remove", 0.06}, {"swap", 0.02},       {"crossover", 0.1},
-                                                        {"sketch", 0.08}, {"compute_at", 0.04}, {"transfer", 0.1}};
+  // problem found (a run without a library never draws it). A rewrite added or
+  // removed changes the graph the rest schedules: the sketches already start from
+  // the rewrites that cut the work, so this is the search's way to the others.
+  static const std::map<std::string, double> weights = {
+      {"insert", 0.2},  {"factor", 0.2},     {"threads", 0.1}, {"toggle", 0.08},     {"unroll", 0.06},
+      {"vectorize", 0.06}, {"remove", 0.06}, {"swap", 0.02},   {"crossover", 0.1},   {"sketch", 0.08},
+      {"compute_at", 0.04}, {"transfer", 0.1}, {"rewrite", 0.05}};
   return weights;
 }
 
@@ -38,7 +40,7 @@ bool coin(Rng &rng) { return std::uniform_int_distribution<int>(0, 1)(rng) == 1;
 // refuses one of them.
 std::optional<Program> scheduled(const Graph &graph, const Schedule &schedule) {
   try {
-    Program program = lower(graph);
+    Program program = lower(rewritten_graph(graph, schedule));
     for (const Primitive &step : schedule.steps) program = apply_primitive(program, step);
     return program;
   } catch (const UserError &) {
@@ -235,6 +237,7 @@ std::optional<std::string> move_compute_at(const Graph &graph, Schedule &s, Rng 
   if (at.empty()) return std::nullopt;
   const size_t i = pick(at, rng);
   Schedule before_step;
+  before_step.rewrites = s.rewrites;
   before_step.steps.assign(s.steps.begin(), s.steps.begin() + static_cast<long>(i));
   std::optional<Program> program = scheduled(graph, before_step);
   if (!program) return std::nullopt;
@@ -271,6 +274,33 @@ std::optional<std::string> resketch(const Graph &graph, Schedule &s, const runti
   return "sketch: " + sketch->note;
 }
 
+// rewrite: a graph rewrite removed (with the later ones that then no longer apply) or
+// one that applies to the graph the parent's rewrites leave added at the end; the
+// primitives, which name the stages of the graph before, are the parent's repaired
+// (half the time) or a fresh sketch of the new graph.
+std::optional<std::string> mutate_rewrites(const Graph &graph, Schedule &s, const runtime::DeviceInfo &device,
+                                           Rng &rng) {
+  std::string note;
+  if (!s.rewrites.empty() && coin(rng)) {
+    const size_t i = std::uniform_int_distribution<size_t>(0, s.rewrites.size() - 1)(rng);
+    note = "rewrite: removed " + print_rewrite(s.rewrites[i]);
+    s.rewrites.erase(s.rewrites.begin() + static_cast<long>(i));
+  } else {
+    std::vector<Rewrite> options = applicable_rewrites(rewritten_graph(graph, s));
+    if (options.empty()) return std::nullopt;
+    s.rewrites.push_back(pick(options, rng));
+    note = "rewrite: added " + print_rewrite(s.rewrites.back());
+  }
+  s = repaired(graph, s);
+  if (coin(rng)) {
+    std::optional<Sketch> sketch = sample_sketch(graph, device, rng, 8, &s.rewrites);
+    if (!sketch) return std::nullopt;
+    s = sketch->schedule;
+    note += ", a fresh sketch";
+  }
+  return note;
+}
+
 // The names a step introduces (loops, local buffers).
 std::vector<std::string> introduced(const Primitive &p) {
   switch (p.kind) {
@@ -289,6 +319,7 @@ std::vector<std::string> introduced(const Primitive &p) {
 Schedule mixed(const Schedule &mine, const std::function<bool(const std::string &)> &keep,
                std::vector<Primitive> theirs) {
   Schedule child;
+  child.rewrites = mine.rewrites;  // the stages both sets of steps name are those of mine's graph
   std::set<std::string> names;
   for (const Primitive &p : mine.steps)
     if (keep(p.stage)) {
@@ -359,8 +390,11 @@ std::optional<Proposal> Mutator::propose(const ProposalContext &context, Rng &rn
   std::vector<std::string> kinds;
   std::vector<double> weights;
   const bool library = context.library && !context.library->empty();
+  // A graph no rewrite applies to (and a parent without one) never draws "rewrite".
+  const bool rewrites = !context.parent.schedule.rewrites.empty() || rewrites_apply(context.graph);
   for (const auto &[kind, weight] : weights_)
-    if (weight > 0 && (kind != "transfer" || library)) kinds.push_back(kind), weights.push_back(weight);
+    if (weight > 0 && (kind != "transfer" || library) && (kind != "rewrite" || rewrites))
+      kinds.push_back(kind), weights.push_back(weight);
   if (kinds.empty()) return std::nullopt;
   std::discrete_distribution<size_t> draw(weights.begin(), weights.end());
   const std::string parent_text = print_schedule(context.parent.schedule);
@@ -368,7 +402,7 @@ std::optional<Proposal> Mutator::propose(const ProposalContext &context, Rng &rn
   for (int attempt = 0; attempt < 16; ++attempt) {
     Schedule s = context.parent.schedule;
     // The naive kernel has nothing to edit: its children are sketches.
-    const std::string kind = s.steps.empty() ? "sketch" : kinds[draw(rng)];
+    const std::string kind = s.naive() ? "sketch" : kinds[draw(rng)];
     std::optional<std::string> note;
     if (kind == "sketch") {
       note = resketch(context.graph, s, context.device, rng);
@@ -404,10 +438,12 @@ std::optional<Proposal> Mutator::propose(const ProposalContext &context, Rng &rn
     } else if (kind == "crossover") {
       std::vector<const CandidateView *> mates;
       for (const CandidateView &c : context.inspirations)
-        if (c.speedup > 0 && !c.schedule.steps.empty()) mates.push_back(&c);
+        if (c.speedup > 0 && !c.schedule.naive()) mates.push_back(&c);
       if (!mates.empty()) note = crossover(context.graph, s, pick(mates, rng)->schedule, rng);
     } else if (kind == "transfer") {
       note = transfer(context.graph, s, pick(*context.library, rng));
+    } else if (kind == "rewrite") {
+      note = mutate_rewrites(context.graph, s, context.device, rng);
     }
     // Only schedules that replay leave the mutator (a factor the IR refuses is tried
     // again as another edit); the device's limits are the search's to check.

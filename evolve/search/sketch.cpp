@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "evolve/search/genome.h"
 #include "ir/diagnostic.h"
+#include "ir/printer.h"
 #include "ir/visitor.h"
 #include "passes/loops.h"
 #include "passes/lower.h"
@@ -734,12 +736,57 @@ StagePattern classify_stage(const Stage &stage) {
   return StagePattern::ColumnReduction;
 }
 
-std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInfo &device, Rng &rng, int attempts) {
+namespace {
+
+// What finding a graph's rewrites found, kept: a search samples sketches of one
+// graph thousands of times, and finding them tries every rule at every stage.
+struct KnownRewrites {
+  std::vector<Rewrite> cheaper;
+  bool any = false;
+};
+
+const KnownRewrites &known_rewrites(const Graph &graph) {
+  static std::mutex mutex;
+  static std::map<std::string, KnownRewrites> known;
+  const std::string key = print_graph(graph);
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = known.find(key);
+  if (it == known.end())
+    it = known.emplace(key, KnownRewrites{simplifying_rewrites(graph), !applicable_rewrites(graph).empty()}).first;
+  return it->second;
+}
+
+}  // namespace
+
+const std::vector<Rewrite> &cheaper_rewrites(const Graph &graph) { return known_rewrites(graph).cheaper; }
+
+bool rewrites_apply(const Graph &graph) { return known_rewrites(graph).any; }
+
+std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInfo &device, Rng &rng, int attempts,
+                                    const std::vector<Rewrite> *rewrites) {
   const int64_t max_group = std::max<int64_t>(1, static_cast<int64_t>(device.max_work_group_size));
   const int64_t least_group = device.gpu ? 32 : 1;
+  Schedule start;
+  if (rewrites) {
+    start.rewrites = *rewrites;
+  } else if (const std::vector<Rewrite> &cheaper = cheaper_rewrites(graph);
+             !cheaper.empty() && chance(rng, kRewriteShare)) {
+    // (no draw where nothing rewrites: the sketches of such graphs are as they were)
+    start.rewrites = cheaper;
+  }
+  Graph rewritten;
+  try {
+    rewritten = rewritten_graph(graph, start);
+  } catch (const UserError &) {
+    return std::nullopt;  // rewrites that do not apply here (another graph's)
+  }
+  std::string rewrite_note;
+  for (const Rewrite &r : start.rewrites) rewrite_note += print_rewrite(r) + "; ";
   for (int attempt = 0; attempt < attempts; ++attempt) {
-    Drawer drawer{graph, least_group, max_group, rng, Builder(lower(graph), unroll_budget(device)), {}, {}, {}};
+    Drawer drawer{rewritten, least_group, max_group, rng, Builder(lower(rewritten), unroll_budget(device)), {}, {}, {}};
     Sketch sketch = drawer.draw();
+    sketch.schedule.rewrites = start.rewrites;
+    sketch.note = rewrite_note + sketch.note;
     if (replay(graph, sketch.schedule, &device).program) return sketch;
   }
   return std::nullopt;

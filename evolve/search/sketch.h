@@ -65,6 +65,20 @@ struct Sketch {
 
 /// A schedule drawn from the sketches of graph's stages, within the device's limits
 /// (work-group size, local memory); none when no draw of `attempts` replays on it.
-std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInfo &device, Rng &rng, int attempts = 8);
+/// Its rewrites are `rewrites` where given; else, in kRewriteShare of the draws, the
+/// rewrites that cut the graph's work (passes/rewrite.h's simplifying_rewrites), and
+/// none in the others. The stages are sketched as the rewritten graph has them.
+std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInfo &device, Rng &rng, int attempts = 8,
+                                    const std::vector<Rewrite> *rewrites = nullptr);
+
+/// passes/rewrite.h's simplifying_rewrites of graph, found once per graph.
+const std::vector<Rewrite> &cheaper_rewrites(const Graph &graph);
+/// Whether any rewrite applies to graph, found once per graph.
+bool rewrites_apply(const Graph &graph);
+
+/// The share of sketches drawn on the rewritten graph: most, since the rewrites cut
+/// the work by the factors that matter (a GEMM to a GEMV); not all, so that the
+/// search also times the graph as written.
+constexpr double kRewriteShare = 0.85;
 
 }  // namespace ks
