@@ -39,7 +39,7 @@ struct EvolveOptions {
   std::optional<int> budget, workers;
   std::optional<double> minutes;
   std::optional<uint64_t> seed;
-  bool resume = false, print_config = false;
+  bool resume = false, print_config = false, no_rewrites = false;
 };
 
 std::atomic<bool> stop_requested{false};
@@ -134,6 +134,7 @@ int evolve(const EvolveOptions &o) {
   llm::register_llm_proposers();
 #endif
   if (!o.cost_model.empty()) config.cost_model = o.cost_model;
+  if (o.no_rewrites) config.rewrites = false;
   if (!o.cost_priors.empty()) config.cost_prior = o.cost_priors;
   if (!o.library.empty()) config.library = o.library;
   if (!o.device.empty()) config.device = o.device;
@@ -267,6 +268,8 @@ Command add_evolve(CLI::App &app) {
   command->add_option("--db", o->db, "The run database (default: OUT/evolve.db)");
   command->add_option("--out", o->out, "The run's folder: best kernel, report, database (default: evolve_NAME)");
   command->add_flag("--resume", o->resume, "Continue the last unfinished run of the database");
+  command->add_flag("--no-rewrites", o->no_rewrites,
+                    "Schedule the graph as written: no graph rewrite in any proposal (search.rewrites = false)");
   command->add_option("--start", o->starts,
                       "A schedule to evaluate right after the naive kernel and to go on from (an earlier run's "
                       "best; repeatable)");

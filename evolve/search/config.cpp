@@ -123,6 +123,10 @@ struct Reader {
     }
     return v;
   }
+  bool boolean(const toml::node &node, const std::string &key) const {
+    if (!node.is_boolean()) fail(node, key + " must be true or false");
+    return *node.value<bool>();
+  }
   std::string string(const toml::node &node, const std::string &key) const {
     if (!node.is_string()) fail(node, key + " must be a string");
     return *node.value<std::string>();
@@ -155,6 +159,8 @@ const std::map<std::string, std::map<std::string, Setter>> &schema() {
                        EvolveConfig &c) { c.minutes = r.number(n, "search.minutes", 0, 1e6); }},
         {"target_speedup", [](const Reader &r, const toml::node &n,
                               EvolveConfig &c) { c.target_speedup = r.number(n, "search.target_speedup", 0, 1e9); }},
+        {"rewrites", [](const Reader &r, const toml::node &n,
+                        EvolveConfig &c) { c.rewrites = r.boolean(n, "search.rewrites"); }},
         {"seed", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
            c.seed = static_cast<uint64_t>(r.integer(n, "search.seed", 0, INT64_MAX));
          }},
@@ -468,6 +474,7 @@ std::string EvolveConfig::to_toml() const {
       << "budget = " << budget << "\n"
       << "minutes = " << number_text(minutes) << "\n"
       << "target_speedup = " << number_text(target_speedup) << "\n"
+      << "rewrites = " << (rewrites ? "true" : "false") << "\n"
       << "seed = " << seed << "\n"
       << "workers = " << workers << "\n"
       << "time_limit_s = " << number_text(time_limit_s) << "\n"

@@ -16,6 +16,11 @@ struct EvolveConfig {
   int budget = 200;           // device evaluations (proposals the IR refuses cost none)
   double minutes = 0;         // wall-clock limit (what still runs gets a tenth more); 0: none
   double target_speedup = 0;  // stop once the best reaches it; 0: never
+  // Whether candidates may rewrite the graph (passes/rewrite.h): sketches start from
+  // the rewrites that cut its work, the mutator adds and removes them, and a model's
+  // may carry them. false: the graph as written, every proposal with a rewrite refused
+  // (the arm that bench/rewrite_arms.sh compares against).
+  bool rewrites = true;
   uint64_t seed = 1;          // of the search's random stream (proposals, sampling)
   int workers = 1;            // evaluations in flight at once, each in a child process
   double time_limit_s = 300;  // one evaluation, in its child; killed past it

@@ -267,8 +267,10 @@ std::optional<std::string> move_compute_at(const Graph &graph, Schedule &s, Rng 
 
 // sketch: a fresh schedule drawn from the program's sketches (evolve/search/sketch.h): the
 // search's way to a stage pattern's skeleton, which single edits rarely assemble.
-std::optional<std::string> resketch(const Graph &graph, Schedule &s, const runtime::DeviceInfo &device, Rng &rng) {
-  std::optional<Sketch> sketch = sample_sketch(graph, device, rng);
+std::optional<std::string> resketch(const Graph &graph, Schedule &s, const runtime::DeviceInfo &device, Rng &rng,
+                                    bool rewrites) {
+  static const std::vector<Rewrite> none;
+  std::optional<Sketch> sketch = sample_sketch(graph, device, rng, 8, rewrites ? nullptr : &none);
   if (!sketch) return std::nullopt;
   s = sketch->schedule;
   return "sketch: " + sketch->note;
@@ -391,7 +393,8 @@ std::optional<Proposal> Mutator::propose(const ProposalContext &context, Rng &rn
   std::vector<double> weights;
   const bool library = context.library && !context.library->empty();
   // A graph no rewrite applies to (and a parent without one) never draws "rewrite".
-  const bool rewrites = !context.parent.schedule.rewrites.empty() || rewrites_apply(context.graph);
+  const bool rewrites =
+      context.rewrites && (!context.parent.schedule.rewrites.empty() || rewrites_apply(context.graph));
   for (const auto &[kind, weight] : weights_)
     if (weight > 0 && (kind != "transfer" || library) && (kind != "rewrite" || rewrites))
       kinds.push_back(kind), weights.push_back(weight);
@@ -405,7 +408,7 @@ std::optional<Proposal> Mutator::propose(const ProposalContext &context, Rng &rn
     const std::string kind = s.naive() ? "sketch" : kinds[draw(rng)];
     std::optional<std::string> note;
     if (kind == "sketch") {
-      note = resketch(context.graph, s, context.device, rng);
+      note = resketch(context.graph, s, context.device, rng, context.rewrites);
     } else if (kind == "compute_at") {
       note = move_compute_at(context.graph, s, rng);
     } else if (kind == "factor") {
@@ -453,7 +456,8 @@ std::optional<Proposal> Mutator::propose(const ProposalContext &context, Rng &rn
 }
 
 std::optional<Proposal> RandomProposer::propose(const ProposalContext &context, Rng &rng) {
-  std::optional<Sketch> sketch = sample_sketch(context.graph, context.device, rng);
+  static const std::vector<Rewrite> none;
+  std::optional<Sketch> sketch = sample_sketch(context.graph, context.device, rng, 8, context.rewrites ? nullptr : &none);
   if (!sketch) return std::nullopt;
   return Proposal{sketch->schedule, "random: " + sketch->note};
 }

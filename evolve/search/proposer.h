@@ -41,6 +41,8 @@ struct ProposalContext {
   // The stages of other problems' tuned schedules on this device (mutator.library)
   // that fit this graph (fitting_stages); none when null.
   std::shared_ptr<const std::vector<LibraryStage>> library;
+  // Whether proposals may rewrite the graph (search.rewrites).
+  bool rewrites = true;
 };
 
 struct Proposal {

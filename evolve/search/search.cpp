@@ -469,6 +469,9 @@ class Search {
   // check runs there, where a split's tail can put a barrier under a guard, so a
   // refusal there is one before any device time too.
   Replayed replay_both(const Schedule &schedule) const {
+    if (!config_.rewrites && !schedule.rewrites.empty())
+      return Replayed{std::nullopt, "rewrites are off in this run (search.rewrites = false): " +
+                                        print_rewrite(schedule.rewrites[0])};
     Replayed r = replay(graph_, schedule, &setup_.device);
     if (r.program) {
       Replayed small = replay(check_graph_, schedule, &setup_.device);
@@ -584,7 +587,7 @@ class Search {
     if (!parent) parent = naive_id();
     std::vector<std::string> inspirations = archive_.inspirations(island, *parent, config_.inspirations, rng_);
     const uint64_t seed = rng_();
-    ProposalContext context{graph_, setup_.device, view(*parent), {}, {}, library_};
+    ProposalContext context{graph_, setup_.device, view(*parent), {}, {}, library_, config_.rewrites};
     for (const std::string &id : inspirations) context.inspirations.push_back(view(id));
     for (const std::string &id : recent_failures_) context.failures.push_back(view(id));
     ++counters_.proposals;
