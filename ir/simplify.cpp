@@ -153,9 +153,13 @@ class Simplifier : public IRMutator {
       case BinaryOp::Add:
         if (is_const(a, 0)) return b;
         if (is_const(b, 0)) return a;
+        if (std::optional<double> v = as_const_number(b); v && *v < 0)  // x + -c is x - c
+          if (auto c = constant_like(type, -*v)) return Binary::make(BinaryOp::Sub, a, *c);
         break;
       case BinaryOp::Sub:
         if (is_const(b, 0)) return a;
+        if (std::optional<double> v = as_const_number(b); v && *v < 0)  // x - -c is x + c
+          if (auto c = constant_like(type, -*v)) return Binary::make(BinaryOp::Add, a, *c);
         if (is_const(a, 0)) return Unary::make(UnaryOp::Neg, b);
         if (equal(a, b)) return zero();
         break;

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "ir/ir.h"
 
@@ -46,6 +47,22 @@ class IRMutator {
 #include "ir/nodes.def"
   std::vector<Region> mutate_regions(const std::vector<Region> &regions, bool *changed);
 };
+
+/// Every node of kind Node in a tree (an Expr or a Stmt), in the order a walk meets
+/// them (outer before inner).
+template <typename Node, typename Tree>
+std::vector<const Node *> collect(const Tree &tree) {
+  struct Collect : IRVisitor {
+    std::vector<const Node *> out;
+    using IRVisitor::visit;
+    void visit(const Node *n) override {
+      out.push_back(n);
+      IRVisitor::visit(n);
+    }
+  } walk;
+  walk.dispatch(tree);
+  return walk.out;
+}
 
 /// The variables an expression uses.
 std::set<std::string> vars_in(const Expr &e);

@@ -13,21 +13,8 @@ std::optional<size_t> stage_index(const Graph &graph, const std::string &name) {
   return std::nullopt;
 }
 
-std::vector<const Load *> loads_in(const Expr &e) {
-  struct Collect : IRVisitor {
-    std::vector<const Load *> loads;
-    using IRVisitor::visit;
-    void visit(const Load *n) override {
-      loads.push_back(n);
-      IRVisitor::visit(n);
-    }
-  } collect;
-  collect.dispatch(e);
-  return collect.loads;
-}
-
 bool reads_buffer(const Expr &e, const std::string &buffer) {
-  for (const Load *load : loads_in(e))
+  for (const Load *load : collect<Load>(e))
     if (load->buffer == buffer) return true;
   return false;
 }
@@ -98,7 +85,7 @@ Graph remove_dead_stages(const Graph &graph) {
     const Stage &s = graph.stages[i];
     if (!needed.count(s.output)) continue;
     keep[i] = true;
-    for (const Load *load : loads_in(s.body)) needed.insert(load->buffer);
+    for (const Load *load : collect<Load>(s.body)) needed.insert(load->buffer);
   }
   Graph out = graph;
   out.stages.clear();

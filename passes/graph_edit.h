@@ -24,9 +24,6 @@ bool reads_buffer(const Expr &e, const std::string &buffer);
 /// The stages other than `except` that read tensor `name`.
 int readers_of(const Graph &graph, const std::string &name, const std::string &except = "");
 
-/// The loads of e, in the order a walk meets them (outer before inner).
-std::vector<const Load *> loads_in(const Expr &e);
-
 /// e with each load replaced by what `replace` returns for it (an undefined Expr keeps
 /// the load; its indices are rewritten first).
 Expr replace_loads(const Expr &e, const std::function<Expr(const Load &load, const Expr &self)> &replace);

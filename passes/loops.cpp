@@ -52,17 +52,6 @@ struct FindBlock : IRVisitor {
   }
 };
 
-// Every node of one kind (loops, allocations), outermost first.
-template <typename Node>
-struct Collect : IRVisitor {
-  std::vector<const Node *> out;
-  using IRVisitor::visit;
-  void visit(const Node *n) override {
-    out.push_back(n);
-    IRVisitor::visit(n);
-  }
-};
-
 struct CollectNames : IRVisitor {
   std::set<std::string> names;
   using IRVisitor::visit;
@@ -112,9 +101,7 @@ std::optional<StageLoops> stage_loops(const Program &program, const std::string 
     StageLoops loops;
     loops.kernel = k;
     loops.outer = find.found_path;
-    Collect<For> inner;
-    inner.dispatch(find.block->body);
-    loops.inner = inner.out;
+    loops.inner = collect<For>(find.block->body);
     return loops;
   }
   std::string stages;
@@ -141,11 +128,7 @@ std::set<std::string> names_in_kernel(const Kernel &kernel) {
 
 namespace {
 
-std::vector<const Allocate *> allocations(const Kernel &kernel) {
-  Collect<Allocate> all;
-  all.dispatch(kernel.body);
-  return all.out;
-}
+std::vector<const Allocate *> allocations(const Kernel &kernel) { return collect<Allocate>(kernel.body); }
 
 bool is_panel(const Allocate *a) { return a->scope == MemoryScope::Local && a->shape.size() > 1; }
 

@@ -23,7 +23,10 @@
 //     way (points counted with every extent above 1 alike: the same choice at
 //     every size). Where T is one zero-padded read whose every V variable v appears in one
 //     index as v + e, and v's range covers the whole dimension for every e, T is the
-//     sum of that whole dimension, whatever e is (a full convolution's window).
+//     sum of that whole dimension, whatever e is (a full convolution's window). Where
+//     T is one read whose other indices combine several variables (l + 1 - kh), T
+//     spans those indices' values rather than their variables, where that makes it
+//     smaller (a depth-mean of a 3-D convolution: the depth sums of the input).
 //  5. Products summed over the same variables share a stage over the spatial
 //     variables they use; s adds these stages and the products summed over nothing.
 //     A single such stage is s itself.
@@ -115,7 +118,7 @@ class PushSum {
     if (!at || depth > 4) return false;
     const Stage &s = graph_.stages[*at];
     if (s.reduce != ReduceOp::None || !is_float(s.body.type())) return false;
-    for (const Load *load : loads_in(s.body))
+    for (const Load *load : collect<Load>(s.body))
       if (!load->pad && (sum_stage(load->buffer) || leads_to_sum(load->buffer, depth + 1))) return true;
     return false;
   }
@@ -138,7 +141,7 @@ class PushSum {
         if (found < 0) found = static_cast<int>(f);
       }
     for (const Expr &d : t.product.divisors)
-      for (const Load *load : loads_in(d))
+      for (const Load *load : collect<Load>(d))
         if (sum_stage(load->buffer)) reads += 2;  // a sum in a divisor is no term of the sum
     if (found < 0 || reads != 1) return out->push_back(std::move(t));
     const Load &load = *t.product.factors[found].as<Load>();
@@ -202,9 +205,86 @@ class PushSum {
     std::vector<size_t> factors, divisors;  // of the product, moved into it
     Expr body;
     std::vector<std::string> spatial, reduce;
-    std::map<std::string, int64_t> new_extents;  // of variables a covered window introduces
+    // Where T is read: one index per spatial variable (none: the variables themselves).
+    std::vector<Expr> outer_indices;
+    // Of variables a covered window or a reindexed dimension introduces; the latter
+    // are placeholders ("#2") named at new_stage after what they index (`names`).
+    std::map<std::string, int64_t> new_extents;
+    std::map<std::string, std::string> names;
     double cost = 0;
   };
+
+  // An affine index as a person writes it: the added terms, then the constant, then
+  // what is subtracted (l + 2 - kh, not kh * -1 + l + 2).
+  Expr readable(const Affine &a, DType type) const {
+    Expr out;
+    auto add = [&](Expr term, bool minus) {
+      term = cast_to(type, term);
+      if (!out.defined()) out = minus ? Unary::make(UnaryOp::Neg, term) : term;
+      else out = Binary::make(minus ? BinaryOp::Sub : BinaryOp::Add, out, term);
+    };
+    auto term = [&](const std::string &v, int64_t coeff) {
+      Expr var = cast_to(type, Var::make(index_type_for(extents_.at(v)), v));
+      return std::abs(coeff) == 1 ? var : Binary::make(BinaryOp::Mul, make_int(std::abs(coeff), type), var);
+    };
+    for (const auto &[v, coeff] : a.coeffs)
+      if (coeff > 0) add(term(v, coeff), false);
+    if (a.constant > 0) add(make_int(a.constant, type), false);
+    for (const auto &[v, coeff] : a.coeffs)
+      if (coeff < 0) add(term(v, coeff), true);
+    if (a.constant < 0) add(make_int(-a.constant, type), true);
+    return out.defined() ? out : make_int(0, type);
+  }
+
+  // Step 4's reindexing: T = sum over V of one read whose other indices each combine
+  // several variables (a convolution's l + 1 - kh) spans those indices' values, one
+  // dimension each, rather than their variables: T[.., a] with a = l + 1 - kh, read
+  // at the index the product had. Kept where T has fewer points so.
+  void reindex(Inner &inner) const {
+    const Load *load = inner.body.as<Load>();
+    if (!load) return;
+    const std::set<std::string> summed(inner.reduce.begin(), inner.reduce.end());
+    Inner out = inner;
+    out.spatial.clear();
+    std::vector<Expr> indices = load->indices;
+    auto keep = [&](const std::string &v) {
+      if (summed.count(v) || std::find(out.spatial.begin(), out.spatial.end(), v) != out.spatial.end()) return;
+      out.spatial.push_back(v);
+      out.outer_indices.push_back(Var::make(index_type_for(extents_.at(v)), v));
+    };
+    bool changed = false;
+    for (size_t d = 0; d < indices.size(); ++d) {
+      const std::set<std::string> vars = vars_in(indices[d]);
+      bool in_sum = false;
+      for (const std::string &v : vars) in_sum = in_sum || summed.count(v);
+      std::optional<Affine> a = in_sum || vars.size() < 2 ? std::nullopt : affine_of(indices[d], {});
+      if (!a) {
+        for (const std::string &v : vars) keep(v);
+        continue;
+      }
+      int64_t lo = a->constant, hi = a->constant;
+      std::string named;
+      for (const auto &[v, coeff] : a->coeffs) {
+        const int64_t extreme = coeff * (extents_.at(v) - 1);
+        (extreme < 0 ? lo : hi) += extreme;
+        named += (named.empty() ? "" : "_") + v;
+      }
+      const std::string placeholder = "#" + std::to_string(d);
+      out.new_extents[placeholder] = hi - lo + 1;
+      out.names[placeholder] = named;
+      out.spatial.push_back(placeholder);
+      const DType type = indices[d].type();
+      Affine shifted = *a;
+      shifted.constant -= lo;
+      out.outer_indices.push_back(readable(shifted, type));
+      indices[d] = simplify(cast_to(type, Var::make(index_type_for(hi - lo + 1), placeholder)) + make_int(lo, type));
+      changed = true;
+    }
+    if (!changed) return;
+    out.body = Load::make(load->type, load->buffer, indices, load->pad);
+    out.cost = points(out.spatial, &out.new_extents) * points(out.reduce, &out.new_extents);
+    if (out.cost < inner.cost) inner = std::move(out);
+  }
 
   // Step 4's window: T = sum over V of one zero-padded read; each v of V alone in one
   // index as v + e, its range covering the dimension whatever e is.
@@ -278,6 +358,7 @@ class PushSum {
     inner.reduce = v_list;
     if (!cover(inner, v_set)) inner.new_extents.clear();
     inner.cost = points(inner.spatial) * points(inner.reduce, &inner.new_extents);
+    reindex(inner);
     return inner;
   }
 
@@ -302,8 +383,9 @@ class PushSum {
       if (!best) return;
       factored_ = true;
       const std::string name = new_stage(*best);
-      std::vector<Expr> indices;
-      for (const std::string &v : best->spatial) indices.push_back(Var::make(index_type_for(extents_.at(v)), v));
+      std::vector<Expr> indices = best->outer_indices;
+      if (indices.empty())
+        for (const std::string &v : best->spatial) indices.push_back(Var::make(index_type_for(extents_.at(v)), v));
       Product outer{t.product.coefficient, {}, {}};
       for (size_t f = 0; f < t.product.factors.size(); ++f)
         if (std::find(best->factors.begin(), best->factors.end(), f) == best->factors.end())
@@ -323,13 +405,23 @@ class PushSum {
   // A stage for an inner sum, itself factored; returns its name.
   std::string new_stage(const Inner &inner) {
     std::string base = "partial";
-    if (std::vector<const Load *> loads = loads_in(inner.body); !loads.empty()) base = loads[0]->buffer + "_sum";
+    if (std::vector<const Load *> loads = collect<Load>(inner.body); !loads.empty()) base = loads[0]->buffer + "_sum";
     const std::string name = names_.fresh(base);
     // A covered window's variables span the whole dimension: fresh names, so that
-    // no other term's variable of the same name changes extent.
+    // no other term's variable of the same name changes extent; so do a reindexed
+    // dimension's (named after the variables of the index it spans).
     Expr body = inner.body;
-    std::vector<std::string> reduce;
+    std::vector<std::string> reduce, spatial;
     std::map<std::string, Expr> renames;
+    for (const std::string &v : inner.spatial) {
+      if (!inner.names.count(v)) {
+        spatial.push_back(v);
+        continue;
+      }
+      spatial.push_back(names_.fresh(inner.names.at(v)));
+      extents_[spatial.back()] = inner.new_extents.at(v);
+      renames[v] = Var::make(index_type_for(extents_[spatial.back()]), spatial.back());
+    }
     for (const std::string &v : inner.reduce) {
       if (!inner.new_extents.count(v)) {
         reduce.push_back(v);
@@ -344,13 +436,13 @@ class PushSum {
     Term t{form.size() == 1 ? form[0] : Product{1, {body}, {}}, reduce};
     if (form.size() == 1) {
       std::vector<std::string> saved = order_;
-      factor(t, inner.spatial);
+      factor(t, spatial);
       order_ = saved;
     }
     Stage s;
     s.output = name;
     s.loc = y_.loc;
-    for (const std::string &v : inner.spatial) s.spatial.push_back({v, extents_.at(v)});
+    for (const std::string &v : spatial) s.spatial.push_back({v, extents_.at(v)});
     s.reduce = t.reduce.empty() ? ReduceOp::None : ReduceOp::Sum;
     for (const std::string &v : t.reduce) s.reduce_vars.push_back({v, extents_.at(v)});
     s.body = simplify(rebuild(t.product));

@@ -14,7 +14,9 @@ tests/llm (canned answers on localhost: no model is reachable from these machine
 4. an ensemble ([llm] ensemble): both models are asked;
 5. past llm.run_deadline_s the LLM proposer's share goes to the mutator, said once;
 6. with three workers free, three requests are in flight together;
-7. without a model the run says so once and gives the share to the mutator; a bad
+7. a model's schedule with a graph rewrite evaluated (the prompt listed the rewrites), one
+   whose rewrite does not apply refused with the rule's reason, and with rewrites off refused;
+8. without a model the run says so once and gives the share to the mutator; a bad
    --proposer is an error.
 
 SKIPs (exit 77) without an OpenCL device.
@@ -53,14 +55,14 @@ for _ in range(200):
 url = "http://127.0.0.1:%s/v1" % open(port_file).read().strip()
 
 
-def evolve(out, *extra, key=KEY):
+def evolve(out, *extra, key=KEY, spec="matmul.ks", sizes="N=64"):
     env = dict(os.environ, KSMITH_CACHE_DIR=os.path.join(work, "cache"))
     env.pop("OPENAI_BASE_URL", None)
     env.pop("OPENAI_API_KEY", None)
     if key:
         env["OPENAI_API_KEY"] = key
     workers = [] if "--workers" in extra else ["--workers", "1"]
-    cmd = [ksmith, "evolve", os.path.join(source, "examples/matmul.ks"), "--size", "N=64"] + workers + [
+    cmd = [ksmith, "evolve", os.path.join(source, "examples", spec), "--size", sizes] + workers + [
            "--out", os.path.join(work, out)] + list(extra)
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
 
@@ -180,7 +182,31 @@ try:
     proposals = [p for (p,) in db.execute("SELECT proposal FROM model_calls")]
     check(len(proposals) == len(set(proposals)), "each call recorded with its own proposal: %s" % proposals)
 
-    # 7. No model; bad flags.
+    # 7. Graph rewrites in a model's schedule (examples/gemm_divide_sum.ks, KernelBench
+    # level 2, 14): one that applies is evaluated, and the prompt listed it; one that
+    # does not is a refused proposal with the rule's reason, not a failed run; with
+    # rewrites off (--no-rewrites) the first is refused too.
+    small = dict(spec="gemm_divide_sum.ks", sizes="batch_size=16,input_size=64,hidden_size=64")
+    before = sum(1 for _ in open(log))
+    r = evolve("rewrite", "--budget", "2", "--proposer", "llm-schedule", "--llm-url", url,
+               "--llm-model", "rewrite-schedule", **small)
+    db = sqlite3.connect(os.path.join(work, "rewrite", "evolve.db"))
+    rows = db.execute("SELECT status, schedule FROM candidates WHERE proposer = 'llm-schedule'").fetchall()
+    check(r.returncode == 0 and any(st == "correct" and sc.startswith("rewrite push_sum total\n") for st, sc in rows),
+          "a model's rewrite is evaluated and correct: %s %s" % (rows, r.stderr[-300:]))
+    prompts = [json.loads(line)["user_text"] for line in list(open(log))[before:]]
+    check(prompts and "rewrite push_sum total  # work" in prompts[0],
+          "the prompt lists the rewrites that apply, with their work")
+    for out, model, flags, expected in (("bad_rewrite", "bad-rewrite", [], "push_sum y: y is not a float sum"),
+                                        ("off", "rewrite-schedule", ["--no-rewrites"], "rewrites are off in this run")):
+        r = evolve(out, "--budget", "2", "--proposer", "llm-schedule", "--llm-url", url, "--llm-model", model,
+                   *flags, **small)
+        db = sqlite3.connect(os.path.join(work, out, "evolve.db"))
+        refused = [v for (v,) in db.execute("SELECT verdict FROM candidates WHERE status = 'refused'")]
+        check(r.returncode == 0 and any(expected in v for v in refused),
+              "%s: a refused proposal saying '%s': %s %s" % (model, expected, refused[:2], r.stderr[-300:]))
+
+    # 8. No model; bad flags.
     r = evolve("none", "--budget", "2", "--proposer", "mutator:0.5,llm-schedule:0.5", key=None)
     said = (r.stdout + r.stderr).count("no model configured")
     check(r.returncode == 0 and said == 1, "without a model the run says so once (%d) and finishes" % said)

@@ -1,7 +1,7 @@
-"""Strided transposed convolution, times a multiplier, global average pool twice (KernelBench
-level 2, 44: ConvTranspose2d_Multiply_GlobalAvgPool_GlobalAvgPool_Mean). The pool pushed
-through the convolution sums the input under each kernel offset; the second pool is over one
-value."""
+"""Strided transposed convolution, times a multiplier, global average pool twice
+(KernelBench level 2, 44: ConvTranspose2d_Multiply_GlobalAvgPool_GlobalAvgPool_Mean). The pool
+pushed through the convolution sums the input under each kernel offset; the second pool is over
+one value."""
 import torch
 import torch.nn as nn
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "evolve/search/genome.h"
+#include "ir/cost.h"
 #include "ir/diagnostic.h"
 #include "ir/printer.h"
 #include "ir/visitor.h"
@@ -751,8 +752,14 @@ const KnownRewrites &known_rewrites(const Graph &graph) {
   const std::string key = print_graph(graph);
   std::lock_guard<std::mutex> lock(mutex);
   auto it = known.find(key);
-  if (it == known.end())
-    it = known.emplace(key, KnownRewrites{simplifying_rewrites(graph), !applicable_rewrites(graph).empty()}).first;
+  if (it == known.end()) {
+    KnownRewrites k{simplifying_rewrites(graph), !applicable_rewrites(graph).empty()};
+    // Rewrites that barely change the work are not worth the search's draws.
+    if (!k.cheaper.empty() &&
+        graph_work(rewritten_graph(graph, Schedule{{}, k.cheaper})) * kRewriteWorthIt > graph_work(graph))
+      k.cheaper.clear();
+    it = known.emplace(key, std::move(k)).first;
+  }
   return it->second;
 }
 

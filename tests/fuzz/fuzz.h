@@ -37,6 +37,9 @@ void guarded(const std::string &name, bool located, F &&f) {
   } catch (const UserError &e) {
     const std::string message = e.what();
     if (message.find("error") == std::string::npos) bug("a user error that does not say 'error': " + message);
+    // A rewrite's broken invariant is reported as its refusal (passes/rewrite.cpp):
+    // an answer to a search, a bug to a fuzzer.
+    if (message.find("internal error") != std::string::npos) bug("an internal error as a user error: " + message);
     if (located && message.rfind(name + ":", 0) != 0) bug("a user error without the input's place: " + message);
   } catch (const std::exception &e) {
     bug(std::string("escaped: ") + e.what());

@@ -1,7 +1,8 @@
 // Schedules: the first byte picks one of a few specs (a contraction with an
 // epilogue, a normalisation, a running total, a convolution: the stage and loop
 // names of gemm_bias_leaky, softmax, cumsum and conv2d in examples/, so that their
-// schedules are seeds, tests/fuzz/seeds.sh); the rest is a
+// schedules are seeds, tests/fuzz/seeds.sh; and one made for the graph rewrites,
+// their stage names gemm_divide_sum's); the rest is a
 // schedule, parsed, printed and parsed back (the same text again), then replayed on
 // the spec's Graph IR (each refusal a located error), verified, and emitted as OpenCL C.
 #include "codegen/opencl_c.h"
@@ -39,6 +40,18 @@ const char *const kSpecs[] = {
   where N = 2, C = 3, H = 9, W = 8, O = 4, KH = 3, KW = 3
 {
   y[n, o, oh, ow] = sum(c, kh, kw) x[n, c, oh + kh, ow + kw] * w[o, c, kh, kw]
+})",
+    // What the graph rewrites look for: a sum over a GEMM's outputs with a bias, a
+    // max over an axis of one, a masked running total, a copy and a constant.
+    R"(kernel rewrites(x: f32[M, K], w: f32[N, K], b: f32[N]) -> (y: f32[M, 1], c: f32[M, K])
+  where M = 5, N = 6, K = 7
+{
+  acc[m, n] = sum(k) x[m, k] * w[n, k]
+  total[m, u: 1] = sum(n) (acc[m, n] + b[n]) / 2.0
+  top[m] = max(u: 1) total[m, u]
+  one[m: M] = exp(0.0)
+  y[m, u] = total[m, u] - top[m] + total[m, u] * one[m] + total[m, u]
+  c[m, i] = sum(k) select(k <= i, x[m, k], 0.0)
 })",
 };
 constexpr size_t kSpecCount = sizeof(kSpecs) / sizeof(kSpecs[0]);

@@ -14,10 +14,12 @@ flat() { echo "$1" | tr '/' '-'; }  # a file's path as one name
 for f in examples/*.ks bench/peers/*.ks tests/adversarial/*.ks $(find tests/lit -name "*.ks"); do
   [[ -f $f ]] && cp "$f" "$out/spec/$(flat "$f")"
 done
-# The schedule target's first byte picks its spec (fuzz_schedule.cpp): 0 gemm, 1 softmax, 2 cumsum, 3 conv.
+# The schedule target's first byte picks its spec (fuzz_schedule.cpp): 0 gemm, 1 softmax, 2 cumsum, 3 conv,
+# 4 the rewrites' spec.
 for f in examples/*.sched bench/tuned/*/*.sched tests/lit/inputs/*.sched; do
   case $(basename "$f" .sched) in
-    gemm_bias_leaky) byte='\x00' ;; softmax) byte='\x01' ;; cumsum) byte='\x02' ;; conv2d) byte='\x03' ;; *) byte='\x00' ;;
+    gemm_bias_leaky) byte='\x00' ;; softmax) byte='\x01' ;; cumsum) byte='\x02' ;; conv2d) byte='\x03' ;;
+    gemm_divide_sum* | *rewrite*) byte='\x04' ;; *) byte='\x00' ;;
   esac
   { printf "$byte"; cat "$f"; } > "$out/schedule/$(flat "$f")"
 done
@@ -31,6 +33,7 @@ if [[ -x $ksmith ]]; then
   done
 fi
 cp bench/*.toml tests/fuzz/seeds/config/* "$out/config/"
+cp tests/fuzz/seeds/schedule/* "$out/schedule/"  # their first byte already picks the spec
 for f in tests/fuzz/seeds/answer/*; do { printf '\x00'; cat "$f"; } > "$out/answer/$(basename "$f")"; done
 cp tests/bodies/*.cl "$out/body/"
 cp bench/sizes_*.txt "$out/sizes/"

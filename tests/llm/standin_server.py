@@ -56,6 +56,16 @@ CANNED = {
         " __global float *c, int N) {\n"
         "  int e = get_global_id(0);\n  if (e >= N * N) return;\n"
         "  a[e] = 0.0f;\n  c[e] = b[e];\n}\n</kernel>"),
+    # A schedule for examples/gemm_divide_sum.ks whose first step is a graph rewrite:
+    # the sum pushed through the GEMM, then the column sum mapped to work-items.
+    "rewrite-schedule": (
+        "<reasoning>The sum over the features is a GEMV of the summed weight."
+        "</reasoning>\n<schedule>\nrewrite push_sum total\nsplit weight_sum.k1 32 -> g l"
+        "\nbind weight_sum.g group.x\nbind weight_sum.l local.x\n</schedule>"),
+    # A rewrite that does not apply there (y is elementwise): a refused proposal.
+    "bad-rewrite": (
+        "<reasoning>Push the scaling's sum down.</reasoning>\n"
+        "<schedule>\nrewrite push_sum y\n</schedule>"),
     "prose": "I think you should tile the loops and use local memory.",
     "broken-xml":
         "<reasoning>unclosed <schedule>split c.i 4 -> a b</reasoning>",

@@ -34,16 +34,6 @@ std::string temp_path(const std::string &name) {
   return path;
 }
 
-// A folder of its own for a test's run, removed when the test ends, failed or not
-// (declared before the run's database, which closes first).
-struct RunFolder {
-  explicit RunFolder(const std::string &name) : dir(temp_path(name)) { std::filesystem::create_directories(dir); }
-  ~RunFolder() { std::filesystem::remove_all(dir); }
-  RunFolder(const RunFolder &) = delete;
-  RunFolder &operator=(const RunFolder &) = delete;
-  std::string dir;
-};
-
 // ---- archive ----------------------------------------------------------------------
 
 TEST(Archive, BinsAreFixedEdges) {
@@ -542,7 +532,7 @@ std::string fingerprint(RunDatabase &db, int64_t run) {
 }
 
 TEST(Search, RunsToItsBudgetAndIsDeterministic) {
-  const RunFolder folder("det");
+  const test::RunFolder folder("det");
   const std::string &dir = folder.dir;
   std::atomic<bool> stop{false};
   test::NullProgress progress;
@@ -586,7 +576,7 @@ SearchOutcome run_simulated(RunDatabase &db, test::SimulatedQueue &queue, const 
 // are against the naive kernel's time there (12 ms on the simulated queue), not its
 // time when evaluated (10 ms): on PoCL the two differ by up to 2x between processes.
 TEST(Search, TheFinalFiguresAreAgainstTheNaiveKernelTimedBesideThem) {
-  const RunFolder folder("final_retime");
+  const test::RunFolder folder("final_retime");
   const std::string &dir = folder.dir;
   RunDatabase db(dir + "/run.db");
   test::SimulatedQueue queue;
@@ -617,7 +607,7 @@ TEST(Search, TheFinalFiguresAreAgainstTheNaiveKernelTimedBesideThem) {
 // noise can undo a search's small gains), the naive kernel is the run's best, at 1x,
 // not the fastest of the slower ones (the CI's evolve_llm once reported 0.88x).
 TEST(Search, TheNaiveKernelIsTheBestWhenNoneBeatsItTimedBesideThem) {
-  const RunFolder folder("naive_best");
+  const test::RunFolder folder("naive_best");
   const std::string &dir = folder.dir;
   RunDatabase db(dir + "/run.db");
   test::SimulatedQueue queue;
@@ -645,7 +635,7 @@ TEST(Search, TheNaiveKernelIsTheBestWhenNoneBeatsItTimedBesideThem) {
 // A timing again that answers with times of the wrong shape is noted, the first
 // figures stand, and the run finishes (no exception out of the JSON).
 TEST(Search, AGarbledTimingAgainLeavesTheFirstFigures) {
-  const RunFolder folder("garbled_retime");
+  const test::RunFolder folder("garbled_retime");
   const std::string &dir = folder.dir;
   RunDatabase db(dir + "/run.db");
   test::SimulatedQueue queue;
@@ -660,7 +650,7 @@ TEST(Search, AGarbledTimingAgainLeavesTheFirstFigures) {
 
 // A run with a time limit stops there and says so in the user's own figure.
 TEST(Search, StopsAtItsTimeBudget) {
-  const RunFolder folder("minutes");
+  const test::RunFolder folder("minutes");
   const std::string &dir = folder.dir;
   RunDatabase db(dir + "/run.db");
   test::SimulatedQueue queue(30);
@@ -676,7 +666,7 @@ TEST(Search, StopsAtItsTimeBudget) {
 // compile that hangs) and leaves them not evaluated, instead of waiting for their own
 // time limit and recording a timeout; the best are still timed again.
 TEST(Search, StopsWhatStillRunsPastItsTimeBudget) {
-  const RunFolder folder("overtime");
+  const test::RunFolder folder("overtime");
   const std::string &dir = folder.dir;
   RunDatabase db(dir + "/run.db");
   test::SimulatedQueue queue;
@@ -704,7 +694,7 @@ TEST(Search, StopsWhatStillRunsPastItsTimeBudget) {
 // Each island draws from its own mix: island 0 from random search alone, the others
 // from the run's mix (the mutator).
 TEST(Search, EachIslandHasItsOwnProposers) {
-  const RunFolder folder("islands");
+  const test::RunFolder folder("islands");
   const std::string &dir = folder.dir;
   std::atomic<bool> stop{false};
   test::NullProgress progress;
@@ -727,7 +717,7 @@ TEST(Search, EachIslandHasItsOwnProposers) {
 // recorded lost, nothing evaluated twice, the database whole, and the same
 // candidates, outcomes and archive as an uninterrupted run with one worker.
 TEST(Search, ResumesAfterKillNineAsIfNeverKilled) {
-  const RunFolder folder("resume");
+  const test::RunFolder folder("resume");
   const std::string &dir = folder.dir;
   const int budget = 60;  // at 30 ms an evaluation, longer than twenty kills take
   std::string uninterrupted;
@@ -791,7 +781,7 @@ TEST(Search, ResumesAfterKillNineAsIfNeverKilled) {
 // A full disk: the evaluation in hand is rolled back, the database stays whole, and
 // a resume once there is room finishes the run as if nothing had happened.
 TEST(Search, AFullDiskLosesNothing) {
-  const RunFolder folder("full");
+  const test::RunFolder folder("full");
   const std::string &dir = folder.dir;
   std::atomic<bool> stop{false};
   test::NullProgress progress;
@@ -832,7 +822,7 @@ TEST(Search, AFullDiskLosesNothing) {
 // run as failed, with the last child's words; a resume once the device is back
 // finishes it, the failed evaluations kept as failures.
 TEST(Search, ADeviceThatVanishesFailsTheRunResumably) {
-  const RunFolder folder("vanish");
+  const test::RunFolder folder("vanish");
   const std::string &dir = folder.dir;
   std::atomic<bool> stop{false};
   test::NullProgress progress;
@@ -1010,43 +1000,16 @@ class SearchOnDevice : public testing::TestWithParam<std::pair<const char *, con
 TEST_P(SearchOnDevice, BeatsTheNaiveKernel) {
   if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
   auto [name, sizes] = GetParam();
-  const RunFolder folder(std::string("device_") + name);
-  const std::string &dir = folder.dir;
-  SearchSetup setup;
-  setup.spec_path = std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks";
+  const test::RunFolder folder(std::string("device_") + name);
   // The best is timed again at the end beside the naive kernel. With 24 evaluations
   // and batches of 2 ms, 18 searches of softmax on this 2-core machine ended between
   // 1.26x and 2.24x; with batches of 10 ms, 1.30x to 2.20x; with 32 evaluations too,
   // ten ended between 1.54x and 2.36x.
-  setup.config.budget = 32;
-  setup.config.workers = 2;
-  setup.config.sizes = sizes;
-  setup.config.batches = 3;
-  setup.config.min_batch_ms = 10;
-  setup.config.final_top = 3;
-  // An evaluation here takes seconds; PoCL 3.1 never finishes compiling some
-  // candidates (a matmul tile with local panels and k unrolled by 16 held this test
-  // for the default 300 s once), and those are killed sooner.
-  setup.config.time_limit_s = 60;
-  setup.ksmith = KS_KSMITH;
-  setup.work_dir = dir;
-  setup.device = runtime::find_device("", "opencl");
-  setup.target = "opencl";
-  RunDatabase db(dir + "/evolve.db");
-  ProcessQueue queue(setup.ksmith, 2);
-  test::NullProgress progress;
-  std::atomic<bool> stop{false};
-  SearchOutcome out = run_search(db, std::nullopt, setup, queue, progress, stop);
-  ASSERT_EQ(out.status, "finished") << out.message;
-  double best = 0;
-  std::string schedule;
-  for (const CandidateRow &c : db.candidates(out.run))
-    if (c.status == "correct") {
-      double s = c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup;
-      if (s > best) best = s, schedule = c.schedule;
-    }
-  EXPECT_GT(best, 1.2) << name << ": the best schedule found:\n" << schedule;
-  std::printf("%s at %s: best %.2fx over the naive kernel in 32 evaluations\n%s", name, sizes, best, schedule.c_str());
+  test::DeviceSearch run = test::device_search(name, sizes, 32, 10, folder.dir);
+  ASSERT_EQ(run.outcome.status, "finished") << run.outcome.message;
+  EXPECT_GT(run.best, 1.2) << name << ": the best schedule found:\n" << run.schedule;
+  std::printf("%s at %s: best %.2fx over the naive kernel in 32 evaluations\n%s", name, sizes, run.best,
+              run.schedule.c_str());
 }
 
 // A kernel the driver never finishes: PoCL 3.1 compiles this gelu schedule (correct,

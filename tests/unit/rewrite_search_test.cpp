@@ -2,15 +2,9 @@
 // graph's work, the mutator adds and removes rewrite steps, a run with rewrites off
 // proposes none, and a short search on PoCL finds the GEMV form of a sum over a linear
 // layer (KernelBench level 2, 14) from the naive kernel.
-#include <atomic>
-#include <filesystem>
-
 #include "evolve/search/genome.h"
 #include "evolve/search/mutator.h"
-#include "evolve/search/run_db.h"
-#include "evolve/search/search.h"
 #include "evolve/search/sketch.h"
-#include "evolve/workers.h"
 #include "passes/schedule.h"
 #include "simulated_queue.h"
 #include "test_util.h"
@@ -123,42 +117,17 @@ TEST(MutatorRewrites, ARunWithRewritesOffProposesNone) {
 // than the naive kernel (a GEMM of 64 x 256 x 256 against two passes over 256 x 256).
 TEST(RewriteSearchOnDevice, FindsTheGemvOfASumOverALinearLayer) {
   if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
-  const std::string dir = (std::filesystem::temp_directory_path() / "ks_rewrite_search").string();
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  SearchSetup setup;
-  setup.spec_path = std::string(KS_SOURCE_DIR) + "/examples/gemm_divide_sum.ks";
-  setup.config.budget = 30;
-  setup.config.workers = 2;
-  setup.config.sizes = "batch_size=64,input_size=256,hidden_size=256";
-  setup.config.batches = 3;
-  setup.config.min_batch_ms = 5;
-  setup.config.final_top = 3;
-  setup.config.time_limit_s = 60;
-  setup.ksmith = KS_KSMITH;
-  setup.work_dir = dir;
-  setup.device = runtime::find_device("", "opencl");
-  setup.target = "opencl";
-  RunDatabase db(dir + "/evolve.db");
-  ProcessQueue queue(setup.ksmith, 2);
-  test::NullProgress progress;
-  std::atomic<bool> stop{false};
-  SearchOutcome out = run_search(db, std::nullopt, setup, queue, progress, stop);
-  ASSERT_EQ(out.status, "finished") << out.message;
-  double best = 0;
-  std::string schedule;
+  const test::RunFolder folder("rewrite_search");
+  test::DeviceSearch run =
+      test::device_search("gemm_divide_sum", "batch_size=64,input_size=256,hidden_size=256", 30, 5, folder.dir);
+  ASSERT_EQ(run.outcome.status, "finished") << run.outcome.message;
   int pushed = 0;
-  for (const CandidateRow &c : db.candidates(out.run)) {
-    if (c.status != "correct") continue;
-    pushed += c.schedule.find("rewrite push_sum total") != std::string::npos;
-    const double s = c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup;
-    if (s > best) best = s, schedule = c.schedule;
-  }
-  std::filesystem::remove_all(dir);
+  for (const CandidateRow &c : run.correct) pushed += c.schedule.find("rewrite push_sum total") != std::string::npos;
   EXPECT_GT(pushed, 0) << "no correct candidate pushed the sum through the GEMM";
-  EXPECT_NE(schedule.find("rewrite push_sum total"), std::string::npos) << "the best:\n" << schedule;
-  EXPECT_GT(best, 8) << "the best:\n" << schedule;
-  std::printf("gemm_divide_sum: best %.1fx over the naive kernel in 30 evaluations\n%s", best, schedule.c_str());
+  EXPECT_NE(run.schedule.find("rewrite push_sum total"), std::string::npos) << "the best:\n" << run.schedule;
+  EXPECT_GT(run.best, 8) << "the best:\n" << run.schedule;
+  std::printf("gemm_divide_sum: best %.1fx over the naive kernel in 30 evaluations\n%s", run.best,
+              run.schedule.c_str());
 }
 
 }  // namespace

@@ -7,15 +7,20 @@
 // does: what a cost model can learn.
 #pragma once
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <thread>
 
 #include "evolve/evaluation/evaluate.h"
 #include "evolve/search/cost_features.h"
 #include "evolve/search/genome.h"
+#include "evolve/search/run_db.h"
 #include "evolve/search/search.h"
 #include "evolve/workers.h"
 #include "frontend/parser.h"
@@ -29,6 +34,66 @@ class NullProgress : public ProgressSink {
   void update(const Progress &) override {}
   void note(const std::string &) override {}
 };
+
+/// A folder of its own for a test's run, under the temporary directory and named
+/// after the process, removed when the test ends, failed or not (declared before the
+/// run's database, which closes first).
+struct RunFolder {
+  explicit RunFolder(const std::string &name)
+      : dir((std::filesystem::temp_directory_path() / ("ks_evolve_" + std::to_string(::getpid()) + "_" + name))
+                .string()) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+  }
+  ~RunFolder() { std::filesystem::remove_all(dir); }
+  RunFolder(const RunFolder &) = delete;
+  RunFolder &operator=(const RunFolder &) = delete;
+  std::string dir;
+};
+
+/// What a short search on a device found: its outcome, its correct candidates, and
+/// the fastest of them (timed again beside the naive kernel where it was) with its
+/// schedule.
+struct DeviceSearch {
+  SearchOutcome outcome;
+  std::vector<CandidateRow> correct;
+  double best = 0;
+  std::string schedule;
+};
+
+/// A short search of examples/NAME.ks at the given timed sizes on the first OpenCL
+/// device, through child processes of ksmith as `ksmith evolve` runs them (two
+/// workers, three batches of at least min_batch_ms, the best three timed again at the
+/// end, an evaluation killed after 60 s: PoCL 3.1 never finishes compiling some).
+inline DeviceSearch device_search(const std::string &name, const std::string &sizes, int budget, double min_batch_ms,
+                                  const std::string &dir) {
+  SearchSetup setup;
+  setup.spec_path = std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks";
+  setup.config.budget = budget;
+  setup.config.workers = 2;
+  setup.config.sizes = sizes;
+  setup.config.batches = 3;
+  setup.config.min_batch_ms = min_batch_ms;
+  setup.config.final_top = 3;
+  setup.config.time_limit_s = 60;
+  setup.ksmith = KS_KSMITH;
+  setup.work_dir = dir;
+  setup.device = runtime::find_device("", "opencl");
+  setup.target = "opencl";
+  RunDatabase db(dir + "/evolve.db");
+  ProcessQueue queue(setup.ksmith, 2);
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  DeviceSearch out;
+  out.outcome = run_search(db, std::nullopt, setup, queue, progress, stop);
+  for (const CandidateRow &c : db.candidates(out.outcome.run))
+    if (c.status == "correct") {
+      out.correct.push_back(c);
+      const double s = c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup;
+      if (s > out.best) out.best = s, out.schedule = c.schedule;
+    }
+  return out;
+}
 
 /// The device the simulated evaluations pretend to run on.
 inline runtime::DeviceInfo simulated_device() {
