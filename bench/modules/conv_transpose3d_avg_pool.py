@@ -27,12 +27,12 @@ class Model(nn.Module):
         return x
 
 
-batch_size = 4
-in_channels = 3
-out_channels = 16
-depth = 8
-height = 16
-width = 16
+batch_size = 2
+in_channels = 2
+out_channels = 4
+depth = 3
+height = 4
+width = 4
 kernel_size = 3
 stride = 2
 padding = 1

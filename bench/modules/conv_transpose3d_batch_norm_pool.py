@@ -26,11 +26,11 @@ class Model(nn.Module):
 
 
 batch_size = 2
-in_channels = 8
-out_channels = 16
-depth = 8
-height = 16
-width = 16
+in_channels = 2
+out_channels = 4
+depth = 2
+height = 3
+width = 3
 kernel_size = 3
 scale_factor = 2.0
 

@@ -27,11 +27,11 @@ class Model(nn.Module):
 
 
 batch_size = 2
-in_channels = 8
-out_channels = 16
-depth = 8
-height = 16
-width = 16
+in_channels = 2
+out_channels = 4
+depth = 4
+height = 4
+width = 4
 kernel_size = 3
 stride = 1
 padding = 1

@@ -24,11 +24,11 @@ class Model(nn.Module):
         return x
 
 
-batch_size = 4
-in_channels = 16
-out_channels = 32
-height = 32
-width = 32
+batch_size = 2
+in_channels = 4
+out_channels = 4
+height = 4
+width = 4
 kernel_size = 3
 stride = 2
 padding = 1

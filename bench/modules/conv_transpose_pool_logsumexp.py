@@ -24,11 +24,11 @@ class Model(nn.Module):
         return x
 
 
-batch_size = 4
-in_channels = 16
-out_channels = 32
-height = 64
-width = 64
+batch_size = 2
+in_channels = 4
+out_channels = 8
+height = 6
+width = 6
 kernel_size = 3
 bias_shape = (out_channels, 1, 1)
 

@@ -324,7 +324,7 @@ std::string config_error(const std::string &text) {
 TEST(Config, ErrorsNameTheKeyAndLine) {
   EXPECT_EQ(config_error("[search]\nbudgt = 3\n"),
             "run.toml:2:9: error: unknown key 'search.budgt'; [search] has budget, island_proposers, minutes, "
-            "proposers, seed, "
+            "proposers, rewrites, seed, "
             "target_speedup, time_limit_s, workers");
   EXPECT_EQ(config_error("[search]\nbudget = \"many\"\n"), "run.toml:2:10: error: search.budget must be an integer");
   EXPECT_EQ(config_error("[search]\nbudget = 7.7e26\n"), "run.toml:2:10: error: search.budget must be an integer");

@@ -22,6 +22,8 @@ PromptInputs inputs() {
                      {"split c.j 4 -> jo jv\nvectorize c.jv", "1.20x over the naive kernel"}};
   in.failures = {{"unroll c.k", "compile failed: unrolling loop k would make 512 copies"}};
   in.answer_problems = {"the answer has no <schedule> or <kernel> element (55 characters of prose)"};
+  in.rewrites = "rewrite merge_duplicates c  # work 1.02e+05";
+  in.parent_work = "1.97e+05";
   return in;
 }
 
@@ -42,7 +44,8 @@ TEST(ModelPrompts, ScheduleMatchesItsGoldenCopy) {
   EXPECT_EQ(text.find("{{"), std::string::npos);
   for (const std::string &shown :
        {"48 KiB of local memory", "c[i, j] = sum(k)", "1.84x over the naive kernel", "bind c.ii local.x",
-        "for io in 0..4 group.x", "vectorize c.jv", "(none: the naive kernel)", "512 copies", "55 characters of prose"})
+        "for io in 0..4 group.x", "vectorize c.jv", "(none: the naive kernel)", "512 copies", "55 characters of prose",
+        "rewrite merge_duplicates c  # work 1.02e+05", "before: 1.97e+05"})
     EXPECT_NE(text.find(shown), std::string::npos) << shown;
 }
 
