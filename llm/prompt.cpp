@@ -66,6 +66,7 @@ Prompt assemble(const PromptInputs &in, const std::string &long_text, Kind kind)
       {"rewrites", in.rewrites.empty() ? "    (none)" : indented(in.rewrites)},
       {"parent_work", in.parent_work},
       {"failures", shown(in.failures, in.answer_problems, kernel ? "kernel body" : "schedule")},
+      {"tried", in.repeated.empty() ? shown(in.tried, {}, "") : in.repeated + "\n" + shown(in.tried, {}, "")},
   };
   return kernel ? Prompt{fill(kKernelSystemPrompt, values), fill(kKernelUserPrompt, values)}
                 : Prompt{fill(kScheduleSystemPrompt, values), fill(kScheduleUserPrompt, values)};
@@ -73,8 +74,9 @@ Prompt assemble(const PromptInputs &in, const std::string &long_text, Kind kind)
 
 size_t tokens(const Prompt &p) { return approx_tokens(p.system) + approx_tokens(p.user); }
 
-// Over the budget: the model's failed answers go first, then the failures, the
-// inspirations (the last first), then the long text's last lines.
+// Over the budget: the model's failed answers go first, then the failures, what was
+// tried from the parent, the inspirations (the last first), then the long text's last
+// lines.
 Prompt trimmed(const PromptInputs &inputs, const std::string &long_text, Kind kind, size_t token_budget) {
   PromptInputs in = inputs;
   std::string loops = long_text;
@@ -84,6 +86,8 @@ Prompt trimmed(const PromptInputs &inputs, const std::string &long_text, Kind ki
       in.answer_problems.erase(in.answer_problems.begin());
     else if (!in.failures.empty())
       in.failures.erase(in.failures.begin());
+    else if (!in.tried.empty())
+      in.tried.erase(in.tried.begin());
     else if (!in.inspirations.empty())
       in.inspirations.pop_back();
     else {

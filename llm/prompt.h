@@ -29,6 +29,8 @@ struct PromptInputs {
   std::vector<ShownCandidate> inspirations;
   std::vector<ShownCandidate> failures;      // recent, oldest first
   std::vector<std::string> answer_problems;  // why recent answers gave nothing, oldest first
+  std::vector<ShownCandidate> tried;         // the parent's latest children, oldest first
+  std::string repeated;  // where the last answers made programs already evaluated: a sentence saying so
 };
 
 struct Prompt {
@@ -36,8 +38,8 @@ struct Prompt {
 };
 
 /// The schedule prompt. Over the budget (tokens counted as 4 characters each) the
-/// oldest failures go first, then the last inspirations, then the Loop IR's last
-/// lines (a line says how many).
+/// oldest failures go first, then the oldest of what was tried from the parent, then
+/// the last inspirations, then the Loop IR's last lines (a line says how many).
 Prompt schedule_prompt(const PromptInputs &inputs, size_t token_budget);
 
 /// The kernel-body prompt: the same trimming, the parent's code in place of its

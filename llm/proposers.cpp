@@ -64,7 +64,13 @@ PromptInputs ModelProposer::inputs(const ProposalContext &context) const {
   in.parent = shown(context.parent, record_of(context.parent));
   for (const CandidateView &c : context.inspirations) in.inspirations.push_back(shown(c, record_of(c)));
   for (const CandidateView &c : context.failures) in.failures.push_back(shown(c, c.verdict));
+  for (const CandidateView &c : context.tried)
+    in.tried.push_back(shown(c, c.speedup > 0 ? record_of(c) : c.verdict.empty() ? "being evaluated" : c.verdict));
   in.answer_problems.assign(problems_.begin(), problems_.end());
+  if (duplicates_in_row_ > 0)
+    in.repeated = (duplicates_in_row_ == 1 ? std::string("Your last answer")
+                                           : "Your last " + std::to_string(duplicates_in_row_) + " answers") +
+                  " made a program already evaluated (the last: " + last_duplicate_ + "). Propose a different one.";
   return in;
 }
 
@@ -102,6 +108,7 @@ std::vector<std::optional<Proposal>> ModelProposer::propose_all(const std::vecto
     if (proposal) {
       calls_[current_].ok = true;
       calls_[current_].result = "proposed";
+      proposal->call = static_cast<int64_t>(current_);
     }
     out.push_back(std::move(proposal));
   }
@@ -116,9 +123,24 @@ std::nullopt_t ModelProposer::failed(const std::string &why) {
   return std::nullopt;
 }
 
+void ModelProposer::judged(const Proposal &proposal, const std::string &verdict, bool duplicate) {
+  if (proposal.call < 0 || static_cast<size_t>(proposal.call) >= calls_.size()) return;
+  calls_[static_cast<size_t>(proposal.call)].result = verdict;
+  if (!duplicate) {
+    duplicates_in_row_ = 0;
+    return;
+  }
+  ++duplicates_in_row_;
+  last_duplicate_ = verdict.substr(verdict.find(':') + 2);  // "the program of candidate ..., already evaluated (...)"
+}
+
 std::vector<ModelCall> ModelProposer::take_calls() { return std::exchange(calls_, {}); }
 
 std::string ModelProposer::exhausted() const {
+  if (duplicates_in_row_ >= settings_.max_duplicates)
+    return "its last " + std::to_string(duplicates_in_row_) +
+           " proposals made programs already evaluated, llm.max_duplicates is " +
+           std::to_string(settings_.max_duplicates);
   if (settings_.run_deadline_s <= 0 || spent_s_ < settings_.run_deadline_s) return "";
   char text[160];
   std::snprintf(text, sizeof text, "its model calls took %.1f s, llm.run_deadline_s is %g", spent_s_,

@@ -16,8 +16,14 @@ tests/llm (canned answers on localhost: no model is reachable from these machine
 6. with three workers free, three requests are in flight together;
 7. a model's schedule with a graph rewrite evaluated (the prompt listed the rewrites), one
    whose rewrite does not apply refused with the rule's reason, and with rewrites off refused;
-8. without a model the run says so once and gives the share to the mutator; a bad
-   --proposer is an error.
+8. a model that answers the same schedule every time: the repeats are duplicates, each
+   call's result says so and the next prompt shows it with what was tried from the
+   parent; after three in a row (llm.max_duplicates) the mutator takes its share;
+   `ksmith runs` and the report count what the calls bought;
+9. a model whose every answer is refused stops at llm.max_calls (three per
+   evaluation); with llm.max_calls = 0 it is never asked; each said once;
+10. without a model the run says so once and gives the share to the mutator; a bad
+   --proposer is an error; a negative --llm-max-calls is refused.
 
 SKIPs (exit 77) without an OpenCL device.
 Usage: check_llm_evolve.py KSMITH SOURCE_DIR
@@ -194,7 +200,7 @@ try:
     rows = db.execute("SELECT status, schedule FROM candidates WHERE proposer = 'llm-schedule'").fetchall()
     check(r.returncode == 0 and any(st == "correct" and sc.startswith("rewrite push_sum total\n") for st, sc in rows),
           "a model's rewrite is evaluated and correct: %s %s" % (rows, r.stderr[-300:]))
-    prompts = [json.loads(line)["user_text"] for line in list(open(log))[before:]]
+    prompts = [e["user_text"] for e in map(json.loads, list(open(log))[before:]) if e["model"] == "rewrite-schedule"]
     check(prompts and "rewrite push_sum total  # work" in prompts[0],
           "the prompt lists the rewrites that apply, with their work")
     for out, model, flags, expected in (("bad_rewrite", "bad-rewrite", [], "push_sum y: y is not a float sum"),
@@ -206,7 +212,55 @@ try:
         check(r.returncode == 0 and any(expected in v for v in refused),
               "%s: a refused proposal saying '%s': %s %s" % (model, expected, refused[:2], r.stderr[-300:]))
 
-    # 8. No model; bad flags.
+    # 8. A model that repeats itself: the stand-in's good-schedule answers the same
+    # schedule every time. Its first is evaluated; each repeat is a duplicate the next
+    # prompt shows; after llm.max_duplicates (3) in a row its share goes to the mutator,
+    # said once; the calls stay within llm.max_calls (three an evaluation).
+    before = sum(1 for _ in open(log))
+    r = evolve("repeats", "--budget", "8", "--proposer", "llm-schedule", "--llm-url", url,
+               "--llm-model", "good-schedule")
+    said = (r.stdout + r.stderr).count("llm-schedule proposes no more in this run (its last 3 proposals")
+    check(r.returncode == 0 and said == 1,
+          "a repeating model's share goes to the mutator after 3 duplicates, said once (%d; exit %d: %s)" %
+          (said, r.returncode, r.stderr[-300:]))
+    dbpath = os.path.join(work, "repeats", "evolve.db")
+    db = sqlite3.connect(dbpath)
+    results = [x for (x,) in db.execute("SELECT result FROM model_calls ORDER BY rowid")]
+    evaluated = db.execute("SELECT count(*) FROM candidates WHERE eval_seq > 0").fetchone()[0]
+    mutants = db.execute("SELECT count(*) FROM candidates WHERE proposer = 'mutator' AND eval_seq > 0").fetchone()[0]
+    check(len(results) <= 3 * 8 and results[:1] == ["evaluated"] and
+          sum(x.startswith("duplicate: the program of candidate") for x in results) == 3,
+          "one call evaluated, then three duplicates, each call's result saying so: %s" % results)
+    check(evaluated == 8 and mutants >= 1, "the run ends with the mutator's evaluations (%d of %d)" % (mutants, evaluated))
+    prompts = [e["user_text"] for e in map(json.loads, list(open(log))[before:]) if e["model"] == "good-schedule"]
+    check(len(prompts) >= 3 and "Your last answer made a program already evaluated" in prompts[2],
+          "the prompt after a duplicate says so")
+    check(any("split c.i 64 -> io ii" in p.split("Already tried from this parent")[1] for p in prompts[1:]),
+          "a prompt shows the schedule already tried from its parent")
+    runs = json.loads(subprocess.run([ksmith, "runs", dbpath, "--json"], capture_output=True, text=True,
+                                     check=True).stdout)
+    totals = runs[0].get("model_calls") or {}
+    check(totals.get("calls") == len(results) and totals.get("duplicates") == 3 and totals.get("evaluated") == 1 and
+          totals.get("correct") == 1, "ksmith runs counts what the calls bought: %s" % totals)
+    report = open(os.path.join(work, "repeats", "report.html")).read()
+    embedded = json.loads(report.split('"model_calls":', 1)[1].split("}", 1)[0] + "}")
+    check(embedded == totals, "the report's counts are the database's: %s" % embedded)
+
+    # 9. A model whose every answer the IR refuses: no duplicates, so it is asked until
+    # llm.max_calls (three an evaluation: 9), then the mutator; llm.max_calls = 0: never.
+    for out, flags, most in (("refuses", [], 9), ("never", ["--llm-max-calls", "0"], 0)):
+        r = evolve(out, "--budget", "3", "--proposer", "llm-schedule", "--llm-url", url, "--llm-model", "bad-rewrite",
+                   *flags, **small)
+        said = (r.stdout + r.stderr).count("llm-schedule proposes no more in this run (llm.max_calls = %d" % most)
+        db = sqlite3.connect(os.path.join(work, out, "evolve.db"))
+        results = [x for (x,) in db.execute("SELECT result FROM model_calls")]
+        evaluated = db.execute("SELECT count(*) FROM candidates WHERE eval_seq > 0").fetchone()[0]
+        check(r.returncode == 0 and said == 1 and len(results) == most and evaluated == 3 and
+              all(x.startswith("refused: ") for x in results),
+              "llm.max_calls = %d: %d calls (each refused), said once (%d), then the mutator's evaluations (%d): %s" %
+              (most, len(results), said, evaluated, r.stderr[-300:]))
+
+    # 10. No model; bad flags.
     r = evolve("none", "--budget", "2", "--proposer", "mutator:0.5,llm-schedule:0.5", key=None)
     said = (r.stdout + r.stderr).count("no model configured")
     check(r.returncode == 0 and said == 1, "without a model the run says so once (%d) and finishes" % said)
@@ -214,6 +268,8 @@ try:
     check(r.returncode == 1 and "--proposer: unknown proposer 'oracle'" in r.stderr, "an unknown proposer: %s" % r.stderr.strip())
     r = evolve("bad2", "--budget", "2", "--proposer", "mutator:lots")
     check(r.returncode == 1 and "needs a weight" in r.stderr, "a bad weight: %s" % r.stderr.strip())
+    r = evolve("bad3", "--budget", "2", "--proposer", "llm-schedule", "--llm-max-calls", "-2")
+    check(r.returncode != 0 and "--llm-max-calls" in r.stderr, "a negative --llm-max-calls: %s" % r.stderr.strip())
 finally:
     server.send_signal(signal.SIGTERM)
     server.wait(timeout=10)

@@ -1,5 +1,6 @@
 // ksmith evolve SPEC [--config FILE.toml] [--budget N] [--minutes M] [--seed S] [--workers W]
 //                    [--proposer NAME|NAME:W,NAME:W...] [--llm-url URL] [--llm-model NAME]
+//                    [--llm-max-calls N] [--llm-max-run-tokens N]
 //                    [--cost-model xgboost|none] [--cost-prior FILE]... [--library DIR] [--db FILE] [--out DIR]
 //                    [--resume] [--start FILE.sched]... [--target T]
 //                    [--device D] [--size N=V]... [--check-size N=V]... [--print-config]
@@ -39,6 +40,7 @@ struct EvolveOptions {
   std::optional<int> budget, workers;
   std::optional<double> minutes;
   std::optional<uint64_t> seed;
+  std::optional<int64_t> llm_max_calls, llm_max_run_tokens;
   bool resume = false, print_config = false, no_rewrites = false;
 };
 
@@ -65,6 +67,9 @@ class TerminalProgress : public ProgressSink {
     std::string failures;
     for (const auto &[status, count] : p.by_status) failures += " " + std::to_string(count) + " " + status;
     if (p.refused) failures += " " + std::to_string(p.refused) + " refused";
+    if (p.duplicates) failures += " " + std::to_string(p.duplicates) + " duplicates";
+    if (p.model_calls)
+      failures += " " + std::to_string(p.model_calls) + " model calls (" + std::to_string(p.model_tokens) + " tokens)";
     char text[400];
     std::snprintf(text, sizeof text, "%lld/%lld evaluated (%.1f/min), %lld in flight, best %.3gx%s (%d steps)%s%s%s",
                   static_cast<long long>(p.evaluated), static_cast<long long>(p.budget), p.per_minute,
@@ -129,6 +134,8 @@ int evolve(const EvolveOptions &o) {
   if (!o.proposer.empty()) config.proposers = proposer_weights(o.proposer);
   if (!o.llm_url.empty()) config.llm.url = o.llm_url;
   if (!o.llm_model.empty()) config.llm.model = o.llm_model;
+  if (o.llm_max_calls) config.llm.max_calls = *o.llm_max_calls;
+  if (o.llm_max_run_tokens) config.llm.max_run_tokens = *o.llm_max_run_tokens;
   if (const char *url = std::getenv("OPENAI_BASE_URL"); config.llm.url.empty() && url) config.llm.url = url;
 #ifdef KS_WITH_LLM
   llm::register_llm_proposers();
@@ -255,6 +262,16 @@ Command add_evolve(CLI::App &app) {
                       "The model's OpenAI-compatible base URL (default $OPENAI_BASE_URL; its key from "
                       "$OPENAI_API_KEY)");
   command->add_option("--llm-model", o->llm_model, "The model's name at that URL");
+  command
+      ->add_option("--llm-max-calls", o->llm_max_calls,
+                   "Model calls the run may make in all, then the mutator takes the LLM proposers' share (default: "
+                   "three per evaluation of the budget; 0: never ask; llm.max_calls)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000000}));
+  command
+      ->add_option("--llm-max-run-tokens", o->llm_max_run_tokens,
+                   "Tokens (prompts and answers) the run's model calls may take in all (default: what the calls may "
+                   "take; llm.max_run_tokens)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000000000}));
   command
       ->add_option("--cost-model", o->cost_model,
                    "xgboost (default: rank a pool of proposals, send the best) or none (send each)")

@@ -79,7 +79,12 @@ nlohmann::json model_call_summary(RunDatabase &db, int64_t run) {
           {"proposed", t.proposed},
           {"prompt_tokens", t.prompt_tokens},
           {"completion_tokens", t.completion_tokens},
-          {"latency_s", t.latency_s}};
+          {"latency_s", t.latency_s},
+          {"evaluated", t.evaluated},
+          {"correct", t.correct},
+          {"failed_to_compile", t.failed_to_compile},
+          {"duplicates", t.duplicates},
+          {"refused", t.refused}};
 }
 
 // The summary of a record a training step keeps: verdict and time, no more.

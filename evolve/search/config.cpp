@@ -334,6 +334,14 @@ const std::map<std::string, std::map<std::string, Setter>> &schema() {
          }},
         {"run_deadline_s", [](const Reader &r, const toml::node &n,
                               EvolveConfig &c) { c.llm.run_deadline_s = r.number(n, "llm.run_deadline_s", 0, 1e7); }},
+        {"max_calls", [](const Reader &r, const toml::node &n,
+                         EvolveConfig &c) { c.llm.max_calls = r.integer(n, "llm.max_calls", 0, 1000000000); }},
+        {"max_run_tokens", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
+           c.llm.max_run_tokens = r.integer(n, "llm.max_run_tokens", 0, 1000000000000);
+         }},
+        {"max_duplicates", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
+           c.llm.max_duplicates = static_cast<int>(r.integer(n, "llm.max_duplicates", 1, 1000000));
+         }},
         {"ensemble", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
            const toml::array *members = n.as_array();
            const char *form = "llm.ensemble is a list of models, as [{ model = \"a\", weight = 0.7 }, "
@@ -464,8 +472,18 @@ void validate(const EvolveConfig &c) {
     throw UserError("error: mutator.weights: no mutation has a positive weight");
   if (c.cost_model != "xgboost" && c.cost_model != "none")
     throw UserError("error: cost_model.kind must be xgboost or none, not '" + c.cost_model + "'");
+  if (c.llm.max_calls < -1) throw UserError("error: llm.max_calls must be 0 or more, not " + std::to_string(c.llm.max_calls));
+  if (c.llm.max_run_tokens < -1)
+    throw UserError("error: llm.max_run_tokens must be 0 or more, not " + std::to_string(c.llm.max_run_tokens));
   if (c.target != "" && c.target != "opencl" && c.target != "spirv")
     throw UserError("error: evaluation.target must be opencl or spirv, not '" + c.target + "'");
+}
+
+int64_t EvolveConfig::llm_max_calls() const { return llm.max_calls >= 0 ? llm.max_calls : 3 * int64_t{budget}; }
+
+int64_t EvolveConfig::llm_max_run_tokens() const {
+  return llm.max_run_tokens >= 0 ? llm.max_run_tokens
+                                 : llm_max_calls() * (int64_t{llm.token_budget} + int64_t{llm.max_tokens});
 }
 
 std::string EvolveConfig::to_toml() const {
@@ -538,7 +556,10 @@ std::string EvolveConfig::to_toml() const {
       << "deadline_s = " << number_text(llm.deadline_s) << "\n"
       << "attempts = " << llm.attempts << "\n"
       << "token_budget = " << llm.token_budget << "\n"
-      << "run_deadline_s = " << number_text(llm.run_deadline_s) << "\n";
+      << "run_deadline_s = " << number_text(llm.run_deadline_s) << "\n"
+      << "max_calls = " << llm_max_calls() << "\n"
+      << "max_run_tokens = " << llm_max_run_tokens() << "\n"
+      << "max_duplicates = " << llm.max_duplicates << "\n";
   if (!llm.ensemble.empty()) {
     out << "ensemble = [";
     for (size_t i = 0; i < llm.ensemble.size(); ++i) {

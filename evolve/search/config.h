@@ -89,6 +89,16 @@ struct EvolveConfig {
     // The model calls of a run (this session of it) take at most this long in all,
     // their waits included; then the LLM proposers' share goes to the mutator. 0: no limit.
     double run_deadline_s = 0;
+    // The run's budget of model calls, and of their tokens (prompt and answer), for the
+    // LLM proposers together; once one is spent their share goes to the mutator. -1:
+    // three calls per evaluation of search.budget, and as many tokens as those calls
+    // may take (token_budget + max_tokens each). 0 calls: the model is never asked.
+    // (max_tokens is a request's answer, OpenAI's name; the run's is max_run_tokens.)
+    int64_t max_calls = -1;
+    int64_t max_run_tokens = -1;
+    // Proposals in a row that make a program already evaluated, after which a model's
+    // proposer gives its share to the mutator.
+    int max_duplicates = 3;
     // An ensemble: several models (each its URL, "" for url above), each request
     // drawn by weight, each endpoint with its own cap on requests in flight. Empty:
     // the one model above.
@@ -101,6 +111,9 @@ struct EvolveConfig {
     bool configured() const { return !ensemble.empty() || (!url.empty() && !model.empty()); }
   } llm;
 
+  /// llm.max_calls and llm.max_run_tokens, their defaults resolved against the budget.
+  int64_t llm_max_calls() const;
+  int64_t llm_max_run_tokens() const;
   /// The resolved configuration as TOML: every key, defaults included.
   std::string to_toml() const;
   /// The bin edges of a feature: the configured ones, else its default.

@@ -43,6 +43,9 @@ struct ProposalContext {
   std::shared_ptr<const std::vector<LibraryStage>> library;
   // Whether proposals may rewrite the graph (search.rewrites).
   bool rewrites = true;
+  // The parent's latest children (evaluated, being evaluated or refused): what was
+  // tried from it. Filled for the proposers that ask a model.
+  std::vector<CandidateView> tried;
 };
 
 struct Proposal {
@@ -51,6 +54,8 @@ struct Proposal {
   // A kernel body with its launch plan in place of a schedule (llm-kernel's): the
   // evaluator checks it with Clang and runs it; "" for a schedule.
   std::string body;
+  // The proposer's own mark (a model proposer's call it came of), -1: none.
+  int64_t call = -1;
 };
 
 class Proposer {
@@ -71,6 +76,12 @@ class Proposer {
   /// Whether a proposal costs a model's call: then the cost model ranks none of
   /// them (a pool of 24 would be 24 calls for one evaluation).
   virtual bool costly() const { return false; }
+  /// What became of a proposal it made: "evaluated", "refused: WHY" (the IR's), or
+  /// "duplicate: ..." (a program already proposed; duplicate is true). Told before
+  /// take_calls; a model's proposer shows it in its next prompt.
+  virtual void judged(const Proposal &proposal, const std::string &verdict, bool duplicate) {
+    (void)proposal, (void)verdict, (void)duplicate;
+  }
   /// The model calls made since the last take, for the run database.
   virtual std::vector<ModelCall> take_calls() { return {}; }
   /// Why it proposes nothing more in this run ("" while it does): an LLM proposer

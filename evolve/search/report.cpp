@@ -229,7 +229,10 @@ function drawHeader() {
   }
   const calls = data.model_calls && typeof data.model_calls === 'object' ? data.model_calls : null;
   if (calls)
-    fact('model calls', (num(calls.calls) || 0) + ' (' + (num(calls.proposed) || 0) + ' gave a schedule), ' +
+    fact('model calls', (num(calls.calls) || 0) + ' (' + (num(calls.proposed) || 0) + ' gave a proposal: ' +
+        (num(calls.evaluated) || 0) + ' evaluated, ' + (num(calls.correct) || 0) + ' correct, ' +
+        (num(calls.failed_to_compile) || 0) + ' failed to compile, ' + (num(calls.duplicates) || 0) +
+        ' duplicates, ' + (num(calls.refused) || 0) + ' refused), ' +
         (num(calls.prompt_tokens) || 0) + ' prompt and ' + (num(calls.completion_tokens) || 0) +
         ' completion tokens, ' + fmtDuration(num(calls.latency_s) || 0) + ' waiting');
   fact('run', run.id);

@@ -276,9 +276,17 @@ void RunDatabase::add_model_call(const ModelCallRow &c) {
 }
 
 ModelCallTotals RunDatabase::model_call_totals(int64_t run) {
+  // A call's result says what became of its proposal ("evaluated", "duplicate: ...",
+  // "refused: ..."); an evaluated one's candidate (its proposal's seq) says how it did.
   Statement s(*this,
-              "SELECT COUNT(*), COALESCE(SUM(ok), 0), COALESCE(SUM(prompt_tokens), 0), "
-              "COALESCE(SUM(completion_tokens), 0), COALESCE(SUM(latency_s), 0) FROM model_calls WHERE run = ?1");
+              "SELECT COUNT(*), COALESCE(SUM(m.ok), 0), COALESCE(SUM(m.prompt_tokens), 0), "
+              "COALESCE(SUM(m.completion_tokens), 0), COALESCE(SUM(m.latency_s), 0), "
+              "COALESCE(SUM(m.result = 'evaluated'), 0), "
+              "COALESCE(SUM(m.result = 'evaluated' AND c.status = 'correct'), 0), "
+              "COALESCE(SUM(m.result = 'evaluated' AND (c.verdict LIKE 'does not compile%' OR "
+              "c.verdict LIKE 'the device''s compiler refuses%')), 0), "
+              "COALESCE(SUM(m.result LIKE 'duplicate:%'), 0), COALESCE(SUM(m.result LIKE 'refused:%'), 0) "
+              "FROM model_calls m LEFT JOIN candidates c ON c.run = m.run AND c.seq = m.proposal WHERE m.run = ?1");
   s.bind(1, run);
   ModelCallTotals t;
   if (s.step()) {
@@ -287,6 +295,11 @@ ModelCallTotals RunDatabase::model_call_totals(int64_t run) {
     t.prompt_tokens = s.integer(2);
     t.completion_tokens = s.integer(3);
     t.latency_s = s.real(4);
+    t.evaluated = s.integer(5);
+    t.correct = s.integer(6);
+    t.failed_to_compile = s.integer(7);
+    t.duplicates = s.integer(8);
+    t.refused = s.integer(9);
   }
   return t;
 }

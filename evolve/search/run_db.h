@@ -89,6 +89,10 @@ struct ModelCallRow {
 struct ModelCallTotals {
   int64_t calls = 0, proposed = 0, prompt_tokens = 0, completion_tokens = 0;
   double latency_s = 0;
+  // What the proposals came to: evaluated (of which correct, and failed to compile:
+  // Clang's or the driver's refusal), duplicates of programs already proposed,
+  // refused by the IR.
+  int64_t evaluated = 0, correct = 0, failed_to_compile = 0, duplicates = 0, refused = 0;
 };
 
 class RunDatabase {

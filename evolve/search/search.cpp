@@ -54,6 +54,8 @@ constexpr int kMaxBroken = 5;
 constexpr double kGiveUpFloorMs = 10;
 // Recent failures shown to proposers.
 constexpr size_t kRecentFailures = 6;
+// The parent's children a model's prompt shows (what was tried from it already).
+constexpr size_t kChildrenShown = 6;
 // The share of the time budget that evaluations still running at its end may take
 // more before they are stopped: most finish within it, a hung compile does not.
 constexpr double kOvertimeShare = 0.1;
@@ -151,6 +153,9 @@ class Search {
   Archive archive_;
   Rng rng_;
   Counters counters_;
+  // The run's model calls and their tokens (a resumed run's earlier ones included),
+  // and the calls planned but not yet made: llm.max_calls and llm.max_run_tokens.
+  int64_t model_calls_ = 0, model_tokens_ = 0, planned_calls_ = 0;
   std::map<std::string, CandidateRow> candidates_;
   std::vector<std::string> recent_failures_;
   std::map<uint64_t, Ticket> tickets_;
@@ -337,6 +342,9 @@ class Search {
     for (const CandidateRow *c : failed) recent_failures_.push_back(c->id);
     if (recent_failures_.size() > kRecentFailures)
       recent_failures_.erase(recent_failures_.begin(), recent_failures_.end() - kRecentFailures);
+    const ModelCallTotals calls = db_.model_call_totals(id);
+    model_calls_ = calls.calls;
+    model_tokens_ = calls.prompt_tokens + calls.completion_tokens;
     run_.status = "running";
     run_.message.clear();
     progress_.note("resuming run " + std::to_string(id) + " of " + spec_.name + ": " +
@@ -573,7 +581,9 @@ class Search {
     const int island = static_cast<int>(counters_.proposals % config_.islands);
     std::vector<double> &weights = island_weights_[static_cast<size_t>(island)];
     size_t which = std::discrete_distribution<size_t>(weights.begin(), weights.end())(rng_);
-    if (std::string why = proposers_[which]->exhausted(); !why.empty()) {
+    std::string why = proposers_[which]->exhausted();
+    if (why.empty() && proposers_[which]->costly()) why = model_budget_spent();
+    if (!why.empty()) {
       // Its share, on every island, goes to the mutator from now on; said once.
       progress_.note("note: " + proposers_[which]->name() + " proposes no more in this run (" + why +
                      "): its share goes to the mutator");
@@ -581,6 +591,7 @@ class Search {
       for (std::vector<double> &w : island_weights_) w[mutator] += std::exchange(w[exhausted], 0.0);
       which = mutator;
     }
+    planned_calls_ += proposers_[which]->costly();
     ParentPick pick = ParentPick::Uniform;
     std::optional<std::string> parent =
         archive_.choose_parent(island, rng_, config_.exploit, config_.explore, config_.uniform, &pick);
@@ -590,6 +601,7 @@ class Search {
     ProposalContext context{graph_, setup_.device, view(*parent), {}, {}, library_, config_.rewrites};
     for (const std::string &id : inspirations) context.inspirations.push_back(view(id));
     for (const std::string &id : recent_failures_) context.failures.push_back(view(id));
+    if (proposers_[which]->costly()) context.tried = children_of(*parent);
     ++counters_.proposals;
     ++counters_.island_proposals[static_cast<size_t>(island)];
     CandidateRow c;
@@ -626,6 +638,7 @@ class Search {
     std::vector<Plan> plans;
     for (size_t i = 0; i < n; ++i) plans.push_back(plan_proposal());
     std::vector<std::optional<std::optional<Proposal>>> given(plans.size());
+    std::vector<std::vector<int64_t>> seqs(proposers_.size());  // the calls come one a request, in order
     for (size_t w = 0; w < proposers_.size(); ++w) {
       if (!proposers_[w]->costly()) continue;
       std::vector<size_t> mine;
@@ -636,17 +649,26 @@ class Search {
           mine.push_back(i), contexts.push_back(&plans[i].context), rngs.push_back(&plans[i].own);
       if (mine.empty()) continue;
       std::vector<std::optional<Proposal>> got = proposers_[w]->propose_all(contexts, rngs);
-      std::vector<int64_t> seqs;  // the calls come one a request, in order
-      for (size_t i : mine) seqs.push_back(plans[i].c.seq);
-      record_calls(*proposers_[w], seqs);
+      for (size_t i : mine) seqs[w].push_back(plans[i].c.seq);
       for (size_t j = 0; j < mine.size() && j < got.size(); ++j) given[mine[j]] = std::move(got[j]);
     }
     for (size_t i = 0; i < plans.size(); ++i) finish_proposal(plans[i], std::move(given[i]));
+    // Recorded once judged: each call's result says what became of its proposal.
+    for (size_t w = 0; w < proposers_.size(); ++w)
+      if (!seqs[w].empty()) record_calls(*proposers_[w], seqs[w]);
   }
 
   // The rest of a proposal: the proposer asked (unless given: its answer, asked
-  // already), the pool ranked, the candidate recorded and submitted.
+  // already, its calls recorded by the caller), the pool ranked, the candidate
+  // recorded and submitted, and the proposer told what became of its proposal.
   bool finish_proposal(Plan &plan, std::optional<std::optional<Proposal>> given) {
+    const bool asked_here = !given;
+    const bool submitted = finish_pool(plan, std::move(given));
+    if (asked_here) record_calls(*proposers_[plan.which], {plan.c.seq});
+    return submitted;
+  }
+
+  bool finish_pool(Plan &plan, std::optional<std::optional<Proposal>> given) {
     Proposer &proposer = *proposers_[plan.which];
     const ProposalContext &context = plan.context;
     Rng &own = plan.own;
@@ -670,7 +692,6 @@ class Search {
         proposal = std::move(*given);
       } else {
         proposal = proposer.propose(from, own);
-        record_calls(proposer, {c.seq});
       }
       if (!proposal) return true;
       if (!path.empty()) proposal->note = path + ", then " + proposal->note;
@@ -678,6 +699,7 @@ class Search {
         std::string id = hash_text("kernel body\n" + proposal->body);
         if (candidates_.count(id)) {
           ++counters_.duplicates;
+          proposer.judged(*proposal, duplicate_of(id), true);
           return true;
         }
         members.push_back({std::move(*proposal), id, {}});
@@ -686,6 +708,7 @@ class Search {
       Replayed r = replay_both(proposal->schedule);
       if (!r.program) {
         ++counters_.refused;
+        proposer.judged(*proposal, "refused: " + r.refusal, false);
         if (pool > 1) return true;
         // Refused by the IR or the device's limits: recorded, no device time.
         c.schedule = print_schedule(proposal->schedule);
@@ -706,6 +729,7 @@ class Search {
       for (const Member &m : members) seen = seen || m.id == id;
       if (seen) {  // the same program as one already proposed
         ++counters_.duplicates;
+        if (candidates_.count(id)) proposer.judged(*proposal, duplicate_of(id), true);
         return true;
       }
       members.push_back({std::move(*proposal), id, pool > 1 ? cost_features(*r.program) : std::vector<float>()});
@@ -768,6 +792,7 @@ class Search {
       c.predicted = scores[chosen];
     }
     Member &m = members[chosen];
+    proposer.judged(m.proposal, "evaluated", false);
     if (!m.features.empty()) cost_features_[m.id] = m.features;
     c.schedule = m.proposal.body.empty() ? print_schedule(m.proposal.schedule) : "";
     c.body = m.proposal.body;
@@ -785,12 +810,51 @@ class Search {
   // The model calls a proposer made, each a row of the run database.
   // Call j belongs to proposals[j], or to the last proposal where there are more calls.
   void record_calls(Proposer &proposer, const std::vector<int64_t> &proposals) {
+    if (proposer.costly()) planned_calls_ -= std::min<int64_t>(planned_calls_, static_cast<int64_t>(proposals.size()));
     std::vector<ModelCall> calls = proposer.take_calls();
     if (calls.empty()) return;
+    for (const ModelCall &call : calls) {
+      ++model_calls_;
+      model_tokens_ += call.prompt_tokens + call.completion_tokens;
+    }
     db_.transaction([&] {
       for (size_t j = 0; j < calls.size(); ++j)
         db_.add_model_call(ModelCallRow{run_.id, proposals[std::min(j, proposals.size() - 1)], calls[j]});
     });
+  }
+
+  // Why the run's model budget allows no more calls (llm.max_calls, llm.max_run_tokens,
+  // counting the calls planned and not yet made), or "".
+  std::string model_budget_spent() const {
+    if (model_calls_ + planned_calls_ >= config_.llm_max_calls())
+      return "llm.max_calls = " + std::to_string(config_.llm_max_calls()) + (model_calls_ ? " calls spent" : "");
+    if (model_tokens_ >= config_.llm_max_run_tokens())
+      return "its calls took " + std::to_string(model_tokens_) + " tokens, llm.max_run_tokens is " +
+             std::to_string(config_.llm_max_run_tokens());
+    return "";
+  }
+
+  // What a duplicate proposal is told: the candidate whose program it makes.
+  std::string duplicate_of(const std::string &id) const {
+    const CandidateRow &c = candidates_.at(id);
+    char text[64] = "";
+    if (c.status == "correct") std::snprintf(text, sizeof text, ", %.2fx over the naive kernel", speedup_of(c));
+    return "duplicate: the program of candidate " + id.substr(0, 12) + ", already evaluated (" +
+           (c.status == "correct" ? std::string("correct") + text : c.status == "pending" ? "being evaluated" : c.verdict) +
+           ")";
+  }
+
+  // The candidates proposed from a parent so far, the latest kChildrenShown: what a
+  // model has tried from it (evaluated, being evaluated or refused).
+  std::vector<CandidateView> children_of(const std::string &parent) const {
+    std::vector<const CandidateRow *> children;
+    for (const auto &[id, c] : candidates_)
+      if (c.parent == parent) children.push_back(&c);
+    std::sort(children.begin(), children.end(), [](const CandidateRow *a, const CandidateRow *b) { return a->seq < b->seq; });
+    if (children.size() > kChildrenShown) children.erase(children.begin(), children.end() - kChildrenShown);
+    std::vector<CandidateView> out;
+    for (const CandidateRow *c : children) out.push_back(view(c->id));
+    return out;
   }
 
   std::string naive_id() const {
@@ -962,6 +1026,8 @@ class Search {
     p.in_flight = static_cast<int64_t>(queue_.running());
     p.refused = counters_.refused;
     p.duplicates = counters_.duplicates;
+    p.model_calls = model_calls_;
+    p.model_tokens = model_tokens_;
     for (const auto &[id, c] : candidates_)
       if (c.status != "correct" && c.status != "pending" && c.status != "refused") ++p.by_status[c.status];
     p.elapsed_s = elapsed();

@@ -432,6 +432,25 @@ TEST(Config, PrintsEveryKeyAndReadsItBack) {
   EXPECT_EQ(back.mutations.at("swap"), 0.5);
   EXPECT_EQ(back.library, "bench/tuned/pocl");
   EXPECT_EQ(back.features, (std::vector<std::string>{"barriers", "kernels"}));
+  // The model's budgets print resolved: three calls an evaluation, and the tokens
+  // those calls may take.
+  EXPECT_EQ(back.llm.max_calls, 150);
+  EXPECT_EQ(back.llm.max_run_tokens, 150 * (6000 + 4096));
+}
+
+TEST(Config, TheModelsBudgets) {
+  EvolveConfig c = parse_config("[search]\nbudget = 8\n[llm]\nmax_run_tokens = 5000\nmax_duplicates = 2\n", "run.toml");
+  EXPECT_EQ(c.llm_max_calls(), 24);
+  EXPECT_EQ(c.llm_max_run_tokens(), 5000);
+  EXPECT_EQ(c.llm.max_duplicates, 2);
+  EXPECT_EQ(parse_config("[llm]\nmax_calls = 0\n", "run.toml").llm_max_calls(), 0);
+  EXPECT_EQ(config_error("[llm]\nmax_calls = -1\n"),
+            "run.toml:2:13: error: llm.max_calls must be between 0 and 1000000000, not -1");
+  EXPECT_EQ(config_error("[llm]\nmax_calls = 2.5\n"), "run.toml:2:13: error: llm.max_calls must be an integer");
+  EXPECT_EQ(config_error("[llm]\nmax_run_tokens = \"lots\"\n"),
+            "run.toml:2:18: error: llm.max_run_tokens must be an integer");
+  EXPECT_EQ(config_error("[llm]\nmax_duplicates = 0\n"),
+            "run.toml:2:18: error: llm.max_duplicates must be between 1 and 1000000, not 0");
 }
 
 // ---- run database -----------------------------------------------------------------

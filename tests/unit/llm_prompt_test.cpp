@@ -24,6 +24,9 @@ PromptInputs inputs() {
   in.answer_problems = {"the answer has no <schedule> or <kernel> element (55 characters of prose)"};
   in.rewrites = "rewrite merge_duplicates c  # work 1.02e+05";
   in.parent_work = "1.97e+05";
+  in.tried = {{"split c.i 32 -> io ii\nbind c.io group.x", "1.10x over the naive kernel"}};
+  in.repeated = "Your last answer made a program already evaluated (the last: the program of candidate 3f2a9c, "
+                "already evaluated (correct, 1.10x over the naive kernel)). Propose a different one.";
   return in;
 }
 
@@ -45,7 +48,8 @@ TEST(ModelPrompts, ScheduleMatchesItsGoldenCopy) {
   for (const std::string &shown :
        {"48 KiB of local memory", "c[i, j] = sum(k)", "1.84x over the naive kernel", "bind c.ii local.x",
         "for io in 0..4 group.x", "vectorize c.jv", "(none: the naive kernel)", "512 copies", "55 characters of prose",
-        "rewrite merge_duplicates c  # work 1.02e+05", "before: 1.97e+05"})
+        "rewrite merge_duplicates c  # work 1.02e+05", "before: 1.97e+05", "split c.i 32 -> io ii",
+        "Your last answer made a program already evaluated"})
     EXPECT_NE(text.find(shown), std::string::npos) << shown;
 }
 
@@ -87,12 +91,14 @@ size_t tokens_of(const PromptInputs &in) {
   return approx_tokens(p.system) + approx_tokens(p.user);
 }
 
-TEST(ModelPrompts, TrimFailuresThenInspirationsThenTheLoopIr) {
+TEST(ModelPrompts, TrimFailuresThenTriedThenInspirationsThenTheLoopIr) {
   const PromptInputs in = inputs();
-  PromptInputs no_failures = in, one_inspiration, bare;
+  PromptInputs no_failures = in, no_tried, one_inspiration, bare;
   no_failures.answer_problems.clear();
   no_failures.failures.clear();
-  one_inspiration = no_failures;
+  no_tried = no_failures;
+  no_tried.tried.clear();
+  one_inspiration = no_tried;
   one_inspiration.inspirations.pop_back();
   bare = one_inspiration;
   bare.inspirations.clear();
@@ -100,9 +106,13 @@ TEST(ModelPrompts, TrimFailuresThenInspirationsThenTheLoopIr) {
   Prompt p = schedule_prompt(in, tokens_of(in) - 1);
   EXPECT_EQ(p.user.find("55 characters of prose"), std::string::npos) << p.user;
   EXPECT_NE(p.user.find("512 copies"), std::string::npos) << p.user;
-  // Then the failures, then the inspirations, the last first.
+  // Then the failures, then what was tried from the parent, then the inspirations,
+  // the last first.
   p = schedule_prompt(in, tokens_of(no_failures));
   EXPECT_EQ(p.user.find("512 copies"), std::string::npos) << p.user;
+  EXPECT_NE(p.user.find("split c.i 32 -> io ii"), std::string::npos) << p.user;
+  p = schedule_prompt(in, tokens_of(no_tried));
+  EXPECT_EQ(p.user.find("split c.i 32 -> io ii"), std::string::npos) << p.user;
   EXPECT_NE(p.user.find("vectorize c.jv"), std::string::npos) << p.user;
   p = schedule_prompt(in, tokens_of(one_inspiration));
   EXPECT_EQ(p.user.find("vectorize c.jv"), std::string::npos) << p.user;
