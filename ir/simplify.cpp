@@ -33,9 +33,7 @@ std::optional<Expr> constant_like(DType type, double value) {
 }
 
 // A bool written with integers: the IR has no bool literal.
-Expr bool_constant(bool value) {
-  return Binary::make(value ? BinaryOp::Eq : BinaryOp::Ne, make_int(0), make_int(0));
-}
+Expr bool_constant(bool value) { return Binary::make(value ? BinaryOp::Eq : BinaryOp::Ne, make_int(0), make_int(0)); }
 
 std::optional<double> fold_arithmetic(BinaryOp op, DType type, double a, double b) {
   if (is_int(type)) {

@@ -64,8 +64,7 @@ PromptInputs ModelProposer::inputs(const ProposalContext &context) const {
   in.parent = shown(context.parent, record_of(context.parent));
   for (const CandidateView &c : context.inspirations) in.inspirations.push_back(shown(c, record_of(c)));
   for (const CandidateView &c : context.failures) in.failures.push_back(shown(c, c.verdict));
-  for (const CandidateView &c : context.tried)
-    in.tried.push_back(shown(c, c.speedup > 0 ? record_of(c) : c.verdict.empty() ? "being evaluated" : c.verdict));
+  for (const CandidateView &c : context.tried) in.tried.push_back(shown(c, record_of(c)));
   in.answer_problems.assign(problems_.begin(), problems_.end());
   if (duplicates_in_row_ > 0)
     in.repeated = (duplicates_in_row_ == 1 ? std::string("Your last answer")
@@ -123,10 +122,10 @@ std::nullopt_t ModelProposer::failed(const std::string &why) {
   return std::nullopt;
 }
 
-void ModelProposer::judged(const Proposal &proposal, const std::string &verdict, bool duplicate) {
+void ModelProposer::judged(const Proposal &proposal, const std::string &verdict) {
   if (proposal.call < 0 || static_cast<size_t>(proposal.call) >= calls_.size()) return;
   calls_[static_cast<size_t>(proposal.call)].result = verdict;
-  if (!duplicate) {
+  if (verdict.rfind("duplicate: ", 0) != 0) {
     duplicates_in_row_ = 0;
     return;
   }

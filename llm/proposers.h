@@ -27,7 +27,7 @@ class ModelProposer : public Proposer {
   /// One request a context, all sent together (in flight up to the client's caps).
   std::vector<std::optional<Proposal>> propose_all(const std::vector<const ProposalContext *> &contexts,
                                                    const std::vector<Rng *> &rngs) override;
-  void judged(const Proposal &proposal, const std::string &verdict, bool duplicate) override;
+  void judged(const Proposal &proposal, const std::string &verdict) override;
   std::vector<ModelCall> take_calls() override;
   std::string exhausted() const override;
 
@@ -47,9 +47,9 @@ class ModelProposer : public Proposer {
   std::unique_ptr<Client> client_;
   std::deque<std::string> problems_;  // why recent answers gave nothing, oldest first
   std::vector<ModelCall> calls_;
-  size_t current_ = 0;  // the call whose answer take() reads
-  double spent_s_ = 0;  // wall time in model calls (a batch: its longest), for llm.run_deadline_s
-  int duplicates_in_row_ = 0;  // proposals in a row that made a program already proposed
+  size_t current_ = 0;          // the call whose answer take() reads
+  double spent_s_ = 0;          // wall time in model calls (a batch: its longest), for llm.run_deadline_s
+  int duplicates_in_row_ = 0;   // proposals in a row that made a program already proposed
   std::string last_duplicate_;  // what the last of them duplicated, for the next prompt
 };
 

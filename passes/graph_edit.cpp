@@ -42,7 +42,8 @@ Expr replace_loads(const Expr &e, const std::function<Expr(const Load &load, con
 
 Expr iter_var(const IterVar &v) { return Var::make(index_type_for(v.extent), v.name); }
 
-Expr instantiate(const Stage &stage, const std::vector<Expr> &indices, const std::map<std::string, std::string> &renames) {
+Expr instantiate(const Stage &stage, const std::vector<Expr> &indices,
+                 const std::map<std::string, std::string> &renames) {
   std::map<std::string, Expr> values;
   for (size_t d = 0; d < stage.spatial.size(); ++d)
     values[stage.spatial[d].name] = cast_to(index_type_for(stage.spatial[d].extent), indices[d]);

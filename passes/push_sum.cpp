@@ -80,8 +80,9 @@ class PushSum {
       factor(t, domain_of(y_.spatial));
     }
     if (!merged_ && !factored_ && !dropped_)
-      return *reason = y_.output + " reads no sum reduction as a term of its sum, and no product of its body factors "
-                                   "or leaves a reduction variable",
+      return *reason = y_.output +
+                       " reads no sum reduction as a term of its sum, and no product of its body factors "
+                       "or leaves a reduction variable",
              std::nullopt;
     Graph out = graph_;
     std::vector<Stage> stages(graph_.stages.begin(), graph_.stages.begin() + static_cast<std::ptrdiff_t>(at));
@@ -100,7 +101,7 @@ class PushSum {
   const Stage &y_;
   NameSet names_;
   std::map<std::string, int64_t> extents_;  // every variable a term may use
-  std::vector<Stage> new_stages_;            // in the order they are defined
+  std::vector<Stage> new_stages_;           // in the order they are defined
   std::vector<TensorDecl> new_tensors_;
   bool merged_ = false, factored_ = false, dropped_ = false;
 
@@ -220,8 +221,10 @@ class PushSum {
     Expr out;
     auto add = [&](Expr term, bool minus) {
       term = cast_to(type, term);
-      if (!out.defined()) out = minus ? Unary::make(UnaryOp::Neg, term) : term;
-      else out = Binary::make(minus ? BinaryOp::Sub : BinaryOp::Add, out, term);
+      if (!out.defined())
+        out = minus ? Unary::make(UnaryOp::Neg, term) : term;
+      else
+        out = Binary::make(minus ? BinaryOp::Sub : BinaryOp::Add, out, term);
     };
     auto term = [&](const std::string &v, int64_t coeff) {
       Expr var = cast_to(type, Var::make(index_type_for(extents_.at(v)), v));

@@ -472,7 +472,8 @@ void validate(const EvolveConfig &c) {
     throw UserError("error: mutator.weights: no mutation has a positive weight");
   if (c.cost_model != "xgboost" && c.cost_model != "none")
     throw UserError("error: cost_model.kind must be xgboost or none, not '" + c.cost_model + "'");
-  if (c.llm.max_calls < -1) throw UserError("error: llm.max_calls must be 0 or more, not " + std::to_string(c.llm.max_calls));
+  if (c.llm.max_calls < -1)
+    throw UserError("error: llm.max_calls must be 0 or more, not " + std::to_string(c.llm.max_calls));
   if (c.llm.max_run_tokens < -1)
     throw UserError("error: llm.max_run_tokens must be 0 or more, not " + std::to_string(c.llm.max_run_tokens));
   if (c.target != "" && c.target != "opencl" && c.target != "spirv")

@@ -77,11 +77,9 @@ class Proposer {
   /// them (a pool of 24 would be 24 calls for one evaluation).
   virtual bool costly() const { return false; }
   /// What became of a proposal it made: "evaluated", "refused: WHY" (the IR's), or
-  /// "duplicate: ..." (a program already proposed; duplicate is true). Told before
-  /// take_calls; a model's proposer shows it in its next prompt.
-  virtual void judged(const Proposal &proposal, const std::string &verdict, bool duplicate) {
-    (void)proposal, (void)verdict, (void)duplicate;
-  }
+  /// "duplicate: ..." (a program already proposed). Told before take_calls; a
+  /// model's proposer shows it in its next prompt.
+  virtual void judged(const Proposal &proposal, const std::string &verdict) { (void)proposal, (void)verdict; }
   /// The model calls made since the last take, for the run database.
   virtual std::vector<ModelCall> take_calls() { return {}; }
   /// Why it proposes nothing more in this run ("" while it does): an LLM proposer

@@ -451,7 +451,7 @@ class Search {
     v.schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{id + ".sched", c.schedule}));
     v.body = c.body;
     v.speedup = c.status == "correct" ? (c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup) : 0;
-    v.verdict = c.verdict;
+    v.verdict = c.status == "pending" ? "being evaluated" : c.verdict;
     nlohmann::json record = nlohmann::json::parse(c.record.empty() ? "{}" : c.record, nullptr, false);
     if (record.is_object() && record.contains("features")) v.features = record["features"];
     return v;
@@ -478,8 +478,8 @@ class Search {
   // refusal there is one before any device time too.
   Replayed replay_both(const Schedule &schedule) const {
     if (!config_.rewrites && !schedule.rewrites.empty())
-      return Replayed{std::nullopt, "rewrites are off in this run (search.rewrites = false): " +
-                                        print_rewrite(schedule.rewrites[0])};
+      return Replayed{std::nullopt,
+                      "rewrites are off in this run (search.rewrites = false): " + print_rewrite(schedule.rewrites[0])};
     Replayed r = replay(graph_, schedule, &setup_.device);
     if (r.program) {
       Replayed small = replay(check_graph_, schedule, &setup_.device);
@@ -699,7 +699,7 @@ class Search {
         std::string id = hash_text("kernel body\n" + proposal->body);
         if (candidates_.count(id)) {
           ++counters_.duplicates;
-          proposer.judged(*proposal, duplicate_of(id), true);
+          proposer.judged(*proposal, duplicate_of(id));
           return true;
         }
         members.push_back({std::move(*proposal), id, {}});
@@ -708,7 +708,7 @@ class Search {
       Replayed r = replay_both(proposal->schedule);
       if (!r.program) {
         ++counters_.refused;
-        proposer.judged(*proposal, "refused: " + r.refusal, false);
+        proposer.judged(*proposal, "refused: " + r.refusal);
         if (pool > 1) return true;
         // Refused by the IR or the device's limits: recorded, no device time.
         c.schedule = print_schedule(proposal->schedule);
@@ -729,7 +729,7 @@ class Search {
       for (const Member &m : members) seen = seen || m.id == id;
       if (seen) {  // the same program as one already proposed
         ++counters_.duplicates;
-        if (candidates_.count(id)) proposer.judged(*proposal, duplicate_of(id), true);
+        if (candidates_.count(id)) proposer.judged(*proposal, duplicate_of(id));
         return true;
       }
       members.push_back({std::move(*proposal), id, pool > 1 ? cost_features(*r.program) : std::vector<float>()});
@@ -792,7 +792,7 @@ class Search {
       c.predicted = scores[chosen];
     }
     Member &m = members[chosen];
-    proposer.judged(m.proposal, "evaluated", false);
+    proposer.judged(m.proposal, "evaluated");
     if (!m.features.empty()) cost_features_[m.id] = m.features;
     c.schedule = m.proposal.body.empty() ? print_schedule(m.proposal.schedule) : "";
     c.body = m.proposal.body;
@@ -836,11 +836,10 @@ class Search {
 
   // What a duplicate proposal is told: the candidate whose program it makes.
   std::string duplicate_of(const std::string &id) const {
-    const CandidateRow &c = candidates_.at(id);
-    char text[64] = "";
-    if (c.status == "correct") std::snprintf(text, sizeof text, ", %.2fx over the naive kernel", speedup_of(c));
-    return "duplicate: the program of candidate " + id.substr(0, 12) + ", already evaluated (" +
-           (c.status == "correct" ? std::string("correct") + text : c.status == "pending" ? "being evaluated" : c.verdict) +
+    const CandidateView c = view(id);
+    char speedup[64] = "";
+    if (c.speedup > 0) std::snprintf(speedup, sizeof speedup, ", %.2fx over the naive kernel", c.speedup);
+    return "duplicate: the program of candidate " + id.substr(0, 12) + ", already evaluated (" + c.verdict + speedup +
            ")";
   }
 
@@ -850,7 +849,8 @@ class Search {
     std::vector<const CandidateRow *> children;
     for (const auto &[id, c] : candidates_)
       if (c.parent == parent) children.push_back(&c);
-    std::sort(children.begin(), children.end(), [](const CandidateRow *a, const CandidateRow *b) { return a->seq < b->seq; });
+    std::sort(children.begin(), children.end(),
+              [](const CandidateRow *a, const CandidateRow *b) { return a->seq < b->seq; });
     if (children.size() > kChildrenShown) children.erase(children.begin(), children.end() - kChildrenShown);
     std::vector<CandidateView> out;
     for (const CandidateRow *c : children) out.push_back(view(c->id));

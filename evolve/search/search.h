@@ -27,7 +27,7 @@ struct Progress {
   int64_t in_flight = 0;
   int64_t refused = 0, duplicates = 0;
   int64_t model_calls = 0, model_tokens = 0;  // the LLM proposers' calls and their tokens
-  std::map<std::string, int64_t> by_status;  // "incorrect", "flagged", "failed", "timeout": counts
+  std::map<std::string, int64_t> by_status;   // "incorrect", "flagged", "failed", "timeout": counts
   double elapsed_s = 0, per_minute = 0;
   double left_s = -1;  // by the budget or the minutes, whichever ends first; -1 when unknown
   double best_speedup = 0;

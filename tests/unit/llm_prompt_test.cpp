@@ -25,8 +25,9 @@ PromptInputs inputs() {
   in.rewrites = "rewrite merge_duplicates c  # work 1.02e+05";
   in.parent_work = "1.97e+05";
   in.tried = {{"split c.i 32 -> io ii\nbind c.io group.x", "1.10x over the naive kernel"}};
-  in.repeated = "Your last answer made a program already evaluated (the last: the program of candidate 3f2a9c, "
-                "already evaluated (correct, 1.10x over the naive kernel)). Propose a different one.";
+  in.repeated =
+      "Your last answer made a program already evaluated (the last: the program of candidate 3f2a9c, "
+      "already evaluated (correct, 1.10x over the naive kernel)). Propose a different one.";
   return in;
 }
 

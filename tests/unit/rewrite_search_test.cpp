@@ -13,8 +13,7 @@ namespace ks {
 namespace {
 
 Graph example(const std::string &name, frontend::SizeSet sizes = frontend::SizeSet::Default) {
-  return frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks"), sizes,
-                             {});
+  return frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks"), sizes, {});
 }
 
 bool pushes_the_sum(const Schedule &s) {

@@ -106,8 +106,9 @@ TEST_P(RandomSchedules, AgreeWithTheInterpreter) {
   }
   EXPECT_GT(nonempty, count / 2) << "the generator should rarely come up empty";
   if (over_device_limit) std::printf("%d of %d schedules over the loop limit\n", over_device_limit, count);
-  EXPECT_LE(over_device_limit, (count + 9) / 10) << "schedules refused for " << device->info().name << "'s loop limit; the first:\n"
-                                           << over;
+  EXPECT_LE(over_device_limit, (count + 9) / 10)
+      << "schedules refused for " << device->info().name << "'s loop limit; the first:\n"
+      << over;
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, RandomSchedules,
