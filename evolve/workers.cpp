@@ -1,4 +1,4 @@
-// Child processes in their own process groups, the device lock, the process queue.
+// Child processes in their own process groups, the device lock, the workers that serve the search.
 #include "evolve/workers.h"
 
 #include <fcntl.h>
@@ -9,10 +9,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "ir/diagnostic.h"
 
@@ -36,8 +38,12 @@ bool drain(int fd, std::string *out) {
 
 }  // namespace
 
-Child::Child(const std::vector<std::string> &argv_text) {
-  int out_pipe[2], err_pipe[2];
+Child::Child(const std::vector<std::string> &argv_text, bool input) {
+  int out_pipe[2], err_pipe[2], in_pipe[2] = {-1, -1};
+  if (input && ::pipe2(in_pipe, O_CLOEXEC) != 0) {
+    result_.err = std::string("cannot create a pipe: ") + std::strerror(errno);
+    return;
+  }
   if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
     result_.err = std::string("cannot create a pipe: ") + std::strerror(errno);
     return;
@@ -52,6 +58,7 @@ Child::Child(const std::vector<std::string> &argv_text) {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
+  if (input) posix_spawn_file_actions_adddup2(&actions, in_pipe[0], STDIN_FILENO);
   // A process group of its own: killing it reaches whatever the child started, and
   // a Ctrl-C at the terminal reaches the parent alone, which stops the children.
   posix_spawnattr_t attributes;
@@ -68,6 +75,8 @@ Child::Child(const std::vector<std::string> &argv_text) {
   posix_spawnattr_destroy(&attributes);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
+  if (input) ::close(in_pipe[0]);
+  in_ = in_pipe[1];
   if (spawned != 0) {
     ::close(out_pipe[0]);
     ::close(err_pipe[0]);
@@ -85,8 +94,28 @@ Child::~Child() {
     kill();
     reap(true);
   }
+  if (in_ >= 0) ::close(in_);
   if (out_ >= 0) ::close(out_);
   if (err_ >= 0) ::close(err_);
+}
+
+bool Child::send(const std::string &text) {
+  size_t sent = 0;
+  while (in_ >= 0 && sent < text.size()) {
+    ssize_t n = ::write(in_, text.data() + sent, text.size() - sent);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    sent += static_cast<size_t>(n);
+  }
+  return in_ >= 0;
+}
+
+std::optional<std::string> Child::take_line() {
+  const size_t end = result_.out.find('\n');
+  if (end == std::string::npos) return std::nullopt;
+  std::string line = result_.out.substr(0, end);
+  result_.out.erase(0, end + 1);
+  return line;
 }
 
 double Child::seconds() const { return monotonic_seconds() - start_; }
@@ -179,48 +208,110 @@ std::string device_lock_path(const std::string &api, int index, const std::strin
   return dir + "/locks/" + file + ".lock";
 }
 
-ProcessQueue::ProcessQueue(std::string ksmith, size_t workers) : ksmith_(std::move(ksmith)), workers_(workers) {}
-
-void ProcessQueue::submit(Job job) {
-  std::vector<std::string> argv = {ksmith_};
-  argv.insert(argv.end(), job.args.begin(), job.args.end());
-  running_.push_back({std::move(job), std::make_unique<Child>(argv)});
+std::string worker_request(const Job &job) {
+  return nlohmann::json{{"ticket", job.ticket}, {"args", job.args}}.dump() + "\n";
 }
 
-std::vector<JobResult> ProcessQueue::wait(double timeout_s) {
+bool worker_answer(const std::string &line, JobResult *result) {
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (!j.is_object() || !j.contains("ticket") || !j["ticket"].is_number_unsigned() || !j.contains("exit") ||
+      !j["exit"].is_number_integer() || !j.contains("out") || !j["out"].is_string() || !j.contains("err") ||
+      !j["err"].is_string())
+    return false;
+  result->ticket = j["ticket"].get<uint64_t>();
+  result->child.started = true;
+  result->child.exit_status = j["exit"].get<int>();
+  result->child.out = j["out"].get<std::string>();
+  result->child.err = j["err"].get<std::string>();
+  return true;
+}
+
+WorkerQueue::WorkerQueue(std::string ksmith, std::vector<Slot> slots) : ksmith_(std::move(ksmith)) {
+  for (Slot &s : slots) slots_.push_back({std::move(s), nullptr, std::nullopt, 0, {}});
+}
+
+WorkerQueue::~WorkerQueue() { stop(); }
+
+size_t WorkerQueue::running() const {
+  return static_cast<size_t>(std::count_if(slots_.begin(), slots_.end(), [](const Worker &w) { return w.job; }));
+}
+
+void WorkerQueue::submit(Job job) {
+  for (Worker &w : slots_) {
+    if (w.job) continue;
+    if (!w.child || !w.child->started() || w.child->poll(0))
+      w.child = std::make_unique<Child>(std::vector<std::string>{ksmith_, "worker"}, true);
+    job.args.insert(job.args.end(), w.slot.args.begin(), w.slot.args.end());
+    w.started = monotonic_seconds();
+    w.err.clear();
+    w.child->send(worker_request(job));  // a worker gone already shows in wait()
+    w.job = std::move(job);
+    return;
+  }
+  throw InternalError("WorkerQueue::submit with every slot busy");
+}
+
+std::vector<JobResult> WorkerQueue::wait(double timeout_s) {
   std::vector<JobResult> done;
   const double deadline = monotonic_seconds() + timeout_s;
-  while (done.empty()) {
-    // Each child's streams (the first one waits a little for its output); then
-    // whoever finished, or ran out of time.
-    double left = deadline - monotonic_seconds();
-    int wait_ms = static_cast<int>(std::clamp(left * 1e3, 0.0, 200.0));
-    if (running_.empty()) break;
-    for (size_t i = 0; i < running_.size(); ++i) {
-      Child &c = *running_[i].child;
-      bool finished = c.poll(i == 0 ? wait_ms : 0);
-      bool late = !finished && c.seconds() > running_[i].job.time_limit_s;
-      if (late) {
-        c.kill();
-        while (!c.poll(1000)) {
+  while (done.empty() && running() > 0) {
+    const int wait_ms = static_cast<int>(std::clamp((deadline - monotonic_seconds()) * 1e3, 0.0, 200.0));
+    bool first = true;
+    for (Worker &w : slots_) {
+      if (!w.job) continue;
+      Child &c = *w.child;
+      const bool exited = c.poll(first ? wait_ms : 0);
+      first = false;
+      w.err += c.take_err();
+      JobResult r;
+      r.device = w.slot.device;
+      if (std::optional<std::string> line = c.take_line()) {
+        if (worker_answer(*line, &r) && r.ticket == w.job->ticket) {
+          r.child.seconds = monotonic_seconds() - w.started;
+          done.push_back(std::move(r));
+          w.job.reset();
+          continue;
         }
+        w.err += "a worker's answer that is not one: " + line->substr(0, 200) + "\n";
+        c.kill();
       }
-      if (finished || late) {
-        JobResult r{running_[i].job.ticket, c.result()};
+      const bool late = !exited && monotonic_seconds() - w.started > w.job->time_limit_s;
+      if (late) c.kill();
+      if (exited || late || !c.started()) {
+        while (c.started() && !c.poll(1000)) {
+        }
+        // The worker is gone: the job fails as a child process would have.
+        r.ticket = w.job->ticket;
+        r.child = c.result();
+        r.child.out.clear();
+        r.child.err = w.err + c.take_err();
         r.child.timed_out = late;
+        r.child.seconds = monotonic_seconds() - w.started;
         done.push_back(std::move(r));
-        running_[i].child.reset();
+        w.job.reset();
+        w.child.reset();
       }
     }
-    std::erase_if(running_, [](const Running &r) { return !r.child; });
     if (monotonic_seconds() >= deadline) break;
   }
   return done;
 }
 
-void ProcessQueue::stop() {
-  for (Running &r : running_) r.child->kill();
-  running_.clear();  // each Child reaps its process as it goes
+void WorkerQueue::stop() {
+  for (Worker &w : slots_) {
+    if (w.child) w.child->kill();
+    w.child.reset();
+    w.job.reset();
+  }
+}
+
+std::vector<WorkerQueue::Slot> device_slots(const std::vector<runtime::DeviceInfo> &devices, int per_device) {
+  std::vector<WorkerQueue::Slot> slots;
+  for (int k = 0; k < per_device; ++k)
+    for (const runtime::DeviceInfo &d : devices)
+      slots.push_back({d.selector() + " " + d.name,
+                       {"--device", d.selector(), "--device-lock", device_lock_path(d.api, d.index, d.name)}});
+  return slots;
 }
 
 }  // namespace ks

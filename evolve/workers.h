@@ -10,18 +10,22 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "evolve/isolate.h"
+#include "runtime/device.h"
 
 namespace ks {
 
 /// A child process in a process group of its own, its output collected as it comes.
 class Child {
  public:
-  /// Starts argv[0] (looked up in PATH when it has no '/'); see started().
-  explicit Child(const std::vector<std::string> &argv);
+  /// Starts argv[0] (looked up in PATH when it has no '/'); see started(). With
+  /// input, its standard input is a pipe that send() writes to.
+  explicit Child(const std::vector<std::string> &argv, bool input = false);
   ~Child();  // kills the group of a child still running
   Child(const Child &) = delete;
   Child &operator=(const Child &) = delete;
@@ -35,10 +39,16 @@ class Child {
   double seconds() const;
   /// What it printed and how it ended (complete once poll() returned true).
   const ChildRun &result() const { return result_; }
+  /// Writes text to its standard input; false when it cannot (the child is gone).
+  bool send(const std::string &text);
+  /// The first whole line it printed since the last one taken, without its newline.
+  std::optional<std::string> take_line();
+  /// What it printed on its standard error since the last call.
+  std::string take_err() { return std::exchange(result_.err, {}); }
 
  private:
   pid_t pid_ = -1;
-  int out_ = -1, err_ = -1;
+  int in_ = -1, out_ = -1, err_ = -1;
   bool reaped_ = false;
   double start_ = 0;
   ChildRun result_;
@@ -74,7 +84,8 @@ struct Job {
 
 struct JobResult {
   uint64_t ticket = 0;
-  ChildRun child;  // timed_out when the time limit killed it
+  ChildRun child;      // timed_out when the time limit killed it
+  std::string device;  // where it ran, as the queue's slot names it ("" for a process queue)
 };
 
 class EvaluationQueue {
@@ -90,24 +101,45 @@ class EvaluationQueue {
   virtual void stop() = 0;
 };
 
-/// Jobs as child processes of this machine's `ksmith`.
-class ProcessQueue : public EvaluationQueue {
+/// Jobs served by persistent workers (`ksmith worker`, one process per slot, kept
+/// between jobs): a worker opens its device once and keeps what the candidates of a
+/// spec share at the timed sizes (evaluate.h's EvalCache). A job goes to an idle
+/// slot with the slot's arguments appended (its device and lock); a worker that
+/// crashes, or runs past a job's time limit, is killed (its process group), the job
+/// fails with the reason, and the slot's next job starts a fresh worker.
+class WorkerQueue : public EvaluationQueue {
  public:
-  ProcessQueue(std::string ksmith, size_t workers);
-  size_t slots() const override { return workers_; }
-  size_t running() const override { return running_.size(); }
+  struct Slot {
+    std::string device;             // what the slot's results name: "opencl:1 NVIDIA H100 80GB HBM3"
+    std::vector<std::string> args;  // appended to each job's: "--device", "opencl:1", ...
+  };
+  WorkerQueue(std::string ksmith, std::vector<Slot> slots);
+  ~WorkerQueue() override;
+  size_t slots() const override { return slots_.size(); }
+  size_t running() const override;
   void submit(Job job) override;
   std::vector<JobResult> wait(double timeout_s) override;
   void stop() override;
 
  private:
-  struct Running {
-    Job job;
+  struct Worker {
+    Slot slot;
     std::unique_ptr<Child> child;
+    std::optional<Job> job;  // the one it serves
+    double started = 0;      // when that job was sent
+    std::string err;         // what the worker printed on its standard error during the job
   };
   std::string ksmith_;
-  size_t workers_;
-  std::vector<Running> running_;
+  std::vector<Worker> slots_;
 };
+
+/// The line a worker reads for a job, and the job's result from the line it prints.
+std::string worker_request(const Job &job);
+/// Parses a worker's answer into result; false (result untouched) for a line that is not one.
+bool worker_answer(const std::string &line, JobResult *result);
+
+/// The slots of a run on these devices: per_device on each (they share its lock:
+/// checks in parallel, timing one at a time), each job told its device and lock.
+std::vector<WorkerQueue::Slot> device_slots(const std::vector<runtime::DeviceInfo> &devices, int per_device);
 
 }  // namespace ks

@@ -124,6 +124,43 @@ DeviceInfo find_device(const std::string &selector, const std::string &api) {
   return *chosen;
 }
 
+std::vector<DeviceInfo> find_devices(const std::string &selectors, const std::string &api) {
+  std::vector<DeviceInfo> out;
+  if (lower(selectors) == "all") {
+    std::vector<DeviceInfo> all = list_devices(nullptr, api);
+    std::erase_if(all, [&](const DeviceInfo &d) { return !api.empty() && d.api != api; });
+    const std::string first_api = find_device("", api).api;  // the default device's API, when api is ""
+    std::erase_if(all, [&](const DeviceInfo &d) { return d.api != first_api; });
+    // Every GPU, where there is one; else every device (PoCL's CPU devices).
+    if (std::any_of(all.begin(), all.end(), [](const DeviceInfo &d) { return d.gpu; }))
+      std::erase_if(all, [](const DeviceInfo &d) { return !d.gpu; });
+    return all;
+  }
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = selectors.find(',', start);
+    names.push_back(selectors.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  for (const std::string &name : names) {
+    if (names.size() > 1 && name.empty()) throw DeviceError("an empty device name in the list '" + selectors + "'");
+    DeviceInfo d = find_device(name, api);
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i].selector() == d.selector())
+        throw DeviceError("the device " + d.selector() + " (" + d.name + ") is named twice in '" + selectors +
+                          "': as '" + names[i] + "' and as '" + name + "'");
+      if (out[i].api != d.api)
+        throw DeviceError("'" + names[i] + "' is a" + (out[i].api == "opencl" ? "n OpenCL" : " Vulkan") +
+                          " device and '" + name + "' a" + (d.api == "opencl" ? "n OpenCL" : " Vulkan") +
+                          " one: the devices of a run are of one API, the target's");
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+
 std::unique_ptr<Device> open_device(const std::string &selector, const std::string &api) {
   DeviceInfo chosen = find_device(selector, api);
   return chosen.api == "vulkan" ? open_vulkan_device(chosen) : open_opencl_device(chosen);

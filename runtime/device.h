@@ -179,6 +179,10 @@ class Device {
   virtual size_t live_buffers() const = 0;
   virtual void write(BufferId buffer, const void *data, size_t bytes) = 0;
   virtual void read(BufferId buffer, void *data, size_t bytes) = 0;
+  /// Fills the first bytes / 4 * 4 bytes of a buffer with a 32-bit pattern, on the
+  /// device (an evaluation's poison: gigabytes at KernelBench's sizes, written from
+  /// the host a second each).
+  virtual void fill(BufferId buffer, uint32_t pattern) = 0;
   /// Builds the program's kernels (cached on disk by code and device), replacing
   /// those built before; a failure is a DeviceError carrying the driver's log.
   virtual void build(const DeviceProgram &program) = 0;
@@ -193,6 +197,12 @@ class Device {
 /// other text picks the first device whose name or platform contains it
 /// (case-insensitive).
 std::unique_ptr<Device> open_device(const std::string &selector, const std::string &api = "");
+
+/// The devices of a comma-separated list of selectors (each as open_device takes
+/// it), or "all": every GPU of api (of the default device's API when api is ""), else
+/// every device of it. A DeviceError for a device named twice, devices of two APIs,
+/// or one that is not there.
+std::vector<DeviceInfo> find_devices(const std::string &selectors, const std::string &api = "");
 
 /// The device open_device would open, described without opening it (no context is
 /// created: a process that then starts children evaluating on it holds no driver).

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <list>
 #include <map>
 #include <type_traits>
 
@@ -198,7 +199,7 @@ class OpenCLDevice : public Device {
   ~OpenCLDevice() override {
     release_recordings();
     if (flush_) clReleaseMemObject(flush_);
-    release_program();
+    while (!built_.empty()) drop_oldest();
     for (Buffer &b : buffers_) release_memory(b);
     if (queue_) clReleaseCommandQueue(queue_);
     if (context_) clReleaseContext(context_);
@@ -262,11 +263,31 @@ class OpenCLDevice : public Device {
       check(clEnqueueReadBuffer(queue_, b.view, CL_TRUE, 0, bytes, data, 0, nullptr, nullptr), "clEnqueueReadBuffer");
   }
 
+  void fill(BufferId id, uint32_t pattern) override {
+    const Buffer &b = buffer_at(id, 0);
+    if (b.bytes < sizeof pattern) return;
+    check(clEnqueueFillBuffer(queue_, b.view, &pattern, sizeof pattern, 0, b.bytes / 4 * 4, 0, nullptr, nullptr),
+          "clEnqueueFillBuffer");
+    check(clFinish(queue_), "clFinish");
+  }
+
   void build(const DeviceProgram &program) override {
     if (program.opencl_c.empty()) throw DeviceError("an OpenCL device builds OpenCL C; this program has none");
     const std::string &source = program.opencl_c;
-    release_program();
     const std::string options = "-cl-std=CL1.2";
+    // A program built lately is kept built: an evaluation goes back and forth between
+    // the candidate's program, the reference's and the comparison's, and a persistent
+    // worker (evolve/README.md) between candidates that share code.
+    for (auto it = built_.begin(); it != built_.end(); ++it)
+      if (it->source == source) {
+        built_.splice(built_.begin(), built_, it);
+        release_recordings();
+        program_ = built_.front().program;
+        kernels_ = built_.front().kernels;
+        return;
+      }
+    program_ = nullptr;
+    kernels_.clear();
     const std::string key =
         info_.platform + "\n" + info_.name + "\n" + info_.driver_version + "\n" + options + "\n" + source;
     ProgramCache cache;
@@ -278,6 +299,7 @@ class OpenCLDevice : public Device {
       if (err == CL_SUCCESS && status == CL_SUCCESS &&
           clBuildProgram(program_, 1, &device_, options.c_str(), nullptr, nullptr) == CL_SUCCESS) {
         create_kernels();
+        keep_built(source);
         return;
       }
       release_program();  // a stale or foreign binary: build from source instead
@@ -294,6 +316,7 @@ class OpenCLDevice : public Device {
       throw DeviceError("OpenCL build failed (" + std::string(cl_error_name(err)) + "):\n" + log);
     }
     create_kernels();
+    keep_built(source);
     size_t binary_size = 0;
     if (clGetProgramInfo(program_, CL_PROGRAM_BINARY_SIZES, sizeof binary_size, &binary_size, nullptr) == CL_SUCCESS &&
         binary_size > 0) {
@@ -347,8 +370,15 @@ class OpenCLDevice : public Device {
   cl_device_id device_;
   cl_context context_ = nullptr;
   cl_command_queue queue_ = nullptr;
-  cl_program program_ = nullptr;
+  cl_program program_ = nullptr;  // the current program: built_'s first
   std::map<std::string, cl_kernel> kernels_;
+  struct Built {
+    std::string source;
+    cl_program program;
+    std::map<std::string, cl_kernel> kernels;
+  };
+  std::list<Built> built_;  // the latest first
+  static constexpr size_t kKeptPrograms = 8;
   struct Buffer {
     cl_mem whole = nullptr;  // the guards and the buffer
     cl_mem view = nullptr;   // the buffer: what kernels, reads and writes see
@@ -405,11 +435,30 @@ class OpenCLDevice : public Device {
     }
   }
 
+  // A program that failed to build, or a cached binary that would not load: never kept.
   void release_program() {
     for (auto &[name, k] : kernels_) clReleaseKernel(k);
     kernels_.clear();
     if (program_) clReleaseProgram(program_);
     program_ = nullptr;
+  }
+
+  // The program just built becomes the current one, first of those kept.
+  void keep_built(const std::string &source) {
+    release_recordings();
+    built_.push_front({source, program_, kernels_});
+    while (built_.size() > kKeptPrograms) drop_oldest();
+  }
+
+  void drop_oldest() {
+    Built &b = built_.back();
+    for (auto &[name, k] : b.kernels) clReleaseKernel(k);
+    clReleaseProgram(b.program);
+    if (b.program == program_) {
+      program_ = nullptr;
+      kernels_.clear();
+    }
+    built_.pop_back();
   }
 
   // Enqueues every launch of plan; first/last receive events of the first and last

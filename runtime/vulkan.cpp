@@ -202,6 +202,20 @@ class VulkanDevice : public Device {
     });
   }
 
+  void fill(BufferId id, uint32_t pattern) override {
+    guard("filling a buffer", [&] {
+      Buffer &b = buffer_at(id, 0);
+      if (b.bytes < sizeof pattern) return;
+      vk::raii::CommandBuffer commands = new_commands();
+      commands.begin(vk::CommandBufferBeginInfo(vk::CommandBufferUsageFlagBits::eOneTimeSubmit));
+      full_barrier(commands);
+      commands.fillBuffer(*b.buffer, b.guard, b.bytes / 4 * 4, pattern);
+      full_barrier(commands);
+      commands.end();
+      submit_and_wait(commands);
+    });
+  }
+
   void build(const DeviceProgram &program) override {
     if (program.spirv.empty()) throw DeviceError("a Vulkan device builds SPIR-V kernels; this program has none");
     guard("building the program", [&] {

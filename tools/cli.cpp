@@ -10,6 +10,39 @@
 
 namespace ks::cli {
 
+runtime::Device &Served::device(const std::string &selector, const std::string &api) {
+  std::unique_ptr<runtime::Device> &d = devices_[api + " " + selector];
+  if (!d) d = runtime::open_device(selector, api);
+  return *d;
+}
+
+runtime::Device &open_device_for(Served *served, std::unique_ptr<runtime::Device> *own, const std::string &selector,
+                                 const std::string &api) {
+  if (served) return served->device(selector, api);
+  *own = runtime::open_device(selector, api);
+  return **own;
+}
+
+int run_parsed(const std::vector<Command> &commands) {
+  try {
+    for (const Command &command : commands)
+      if (command.app->parsed()) return command.run();
+  } catch (const UserError &e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  } catch (const runtime::DeviceError &e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const InternalError &e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  } catch (const std::exception &e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 frontend::SizeOverrides size_overrides(const std::vector<std::string> &items, const char *flag) {
   frontend::SizeOverrides o;
   o.flag = flag;

@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,12 +25,33 @@ struct Command {
   std::function<int()> run;
 };
 
+/// What `ksmith worker` keeps between the jobs it serves: the devices it opened and
+/// the evaluation cache (evaluate.h's EvalCache). `run` and `time` given one take
+/// their device from it, and `run` its cache.
+class Served {
+  std::map<std::string, std::unique_ptr<runtime::Device>> devices_;  // outlive the cache's buffers
+
+ public:
+  runtime::Device &device(const std::string &selector, const std::string &api);
+  EvalCache cache;
+};
+
+/// The device a subcommand asked for: served's when given (opened once), else opened
+/// into *own.
+runtime::Device &open_device_for(Served *served, std::unique_ptr<runtime::Device> *own, const std::string &selector,
+                                 const std::string &api);
+
+/// The subcommand of commands that app parsed, run as main runs it: its exit status,
+/// or 1 with the message of a UserError, DeviceError or other error on std::cerr.
+int run_parsed(const std::vector<Command> &commands);
+
 Command add_devices(CLI::App &app);
 Command add_compile(CLI::App &app);
 Command add_inspect(CLI::App &app);
-Command add_run(CLI::App &app);
+Command add_run(CLI::App &app, Served *served = nullptr);
 Command add_bench(CLI::App &app);
-Command add_time(CLI::App &app);
+Command add_time(CLI::App &app, Served *served = nullptr);
+Command add_worker(CLI::App &app);
 Command add_evolve(CLI::App &app);
 Command add_runs(CLI::App &app);
 Command add_export(CLI::App &app);

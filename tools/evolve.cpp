@@ -194,9 +194,10 @@ int evolve(const EvolveOptions &o) {
   for (const std::string &path : o.starts) setup.starts.push_back({path, read_source_file(path, "schedule")->text});
   const std::string api =
       config.target.empty() ? "" : target_api(config.target == "spirv" ? Target::SPIRV : Target::OpenCL);
-  setup.device = runtime::find_device(config.device, api);
+  setup.devices = runtime::find_devices(config.device, api);
+  setup.device = setup.devices.front();
   setup.target = target_name(target_for(setup.device));
-  ProcessQueue queue(setup.ksmith, static_cast<size_t>(config.workers));
+  WorkerQueue queue(setup.ksmith, device_slots(setup.devices, config.workers));
   TerminalProgress progress;
   struct sigaction action {};
   action.sa_handler = on_interrupt;
@@ -254,7 +255,8 @@ Command add_evolve(CLI::App &app) {
                    "are stopped, left not evaluated")
       ->check(CLI::Range(0.0, 1e6));
   command->add_option("--seed", o->seed, "Seed of the search's random stream");
-  command->add_option("--workers", o->workers, "Evaluations in flight at once")->check(CLI::Range(1, 256));
+  command->add_option("--workers", o->workers, "Evaluations in flight at once on each device")
+      ->check(CLI::Range(1, 256));
   command->add_option("--proposer", o->proposer,
                       "mutator (default), random (the baseline), llm-schedule, llm-kernel, or a mix with weights: "
                       "mutator:0.6,llm-schedule:0.3,llm-kernel:0.1");
@@ -291,7 +293,9 @@ Command add_evolve(CLI::App &app) {
                       "A schedule to evaluate right after the naive kernel and to go on from (an earlier run's "
                       "best; repeatable)");
   add_target_option(command, &o->target);
-  command->add_option("--device", o->device, "Device, as for run");
+  command->add_option("--device,--devices", o->device,
+                      "Device, as for run; or several, comma-separated (opencl:1,opencl:2), or 'all' (every GPU of "
+                      "the target's API): the candidates spread over them, --workers on each");
   command->add_option("--size", o->sizes, "Override a size of the timed runs: NAME=VALUE");
   command->add_option("--check-size", o->check_sizes, "Override a size of the correctness checks: NAME=VALUE");
   command->add_flag("--print-config", o->print_config, "Print the resolved configuration as TOML and exit");

@@ -1,6 +1,6 @@
 // ksmith: the kernelsmith command line. One file per subcommand under tools/
 // (devices, compile, inspect, run, bench, time, evolve, runs, export, interpret,
-// import); this file
+// import, rewrite, worker); this file
 // parses and dispatches.
 // Exit status: 0 success; 1 a bad input, a failed check or a device failure;
 // 2 a bad command line.
@@ -15,27 +15,12 @@ int main(int argc, char **argv) {
   const std::vector<cli::Command> commands = {cli::add_devices(app),   cli::add_compile(app), cli::add_inspect(app),
                                               cli::add_run(app),       cli::add_bench(app),   cli::add_time(app),
                                               cli::add_evolve(app),    cli::add_runs(app),    cli::add_export(app),
-                                              cli::add_interpret(app), cli::add_import(app),   cli::add_rewrite(app)};
+                                              cli::add_interpret(app), cli::add_import(app),  cli::add_rewrite(app),
+                                              cli::add_worker(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  try {
-    for (const cli::Command &command : commands)
-      if (command.app->parsed()) return command.run();
-  } catch (const UserError &e) {
-    std::cerr << e.what() << "\n";
-    return 1;
-  } catch (const runtime::DeviceError &e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
-  } catch (const InternalError &e) {
-    std::cerr << e.what() << "\n";
-    return 1;
-  } catch (const std::exception &e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+  return cli::run_parsed(commands);
 }

@@ -24,6 +24,7 @@ struct RunOptions {
   bool json = false, no_time = false;
   std::optional<uint64_t> seed;
   EvalOptions eval;
+  Served *served = nullptr;  // a worker's: its device and cache
 };
 
 std::string format_index(const std::vector<int64_t> &index) {
@@ -64,7 +65,9 @@ int run(RunOptions &o) {
       if (api != std::string(target_api(*target)) && o.device.rfind(std::string(api) + ":", 0) == 0)
         throw UserError("error: --device " + o.device + " is a " + api + " device; --target " + target_name(*target) +
                         " runs on " + target_api(*target) + " devices");
-  std::unique_ptr<runtime::Device> device = runtime::open_device(o.device, target ? target_api(*target) : "");
+  std::unique_ptr<runtime::Device> own;
+  runtime::Device *device = &open_device_for(o.served, &own, o.device, target ? target_api(*target) : "");
+  if (o.served) options.cache = &o.served->cache;
   std::optional<DeviceLock> lock;
   if (!o.lock.empty()) {
     lock.emplace(o.lock);
@@ -114,8 +117,9 @@ int run(RunOptions &o) {
 
 }  // namespace
 
-Command add_run(CLI::App &app) {
+Command add_run(CLI::App &app, Served *served) {
   auto o = std::make_shared<RunOptions>();
+  o->served = served;
   CLI::App *command = app.add_subcommand("run", "Check a spec against the reference, then time it");
   add_spec_options(command, &o->spec, &o->schedule, &o->sizes);
   command->add_option("--kernel", o->kernel,

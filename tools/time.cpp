@@ -20,6 +20,7 @@ struct TimeOptions {
   bool naive = false, json = false;
   int rounds = 3, batches = 3;
   double min_batch_ms = 2;
+  Served *served = nullptr;  // a worker's: its device
 };
 
 int time_candidates(const TimeOptions &o) {
@@ -30,7 +31,8 @@ int time_candidates(const TimeOptions &o) {
   for (const std::string &path : o.schedules) schedules.push_back(load_schedule(path)), labels.push_back(path);
   if (schedules.empty()) throw UserError("error: nothing to time: give --schedule FILE (repeatable) or --naive");
   std::optional<Target> target = parse_target(o.target);
-  std::unique_ptr<runtime::Device> device = runtime::open_device(o.device, target ? target_api(*target) : "");
+  std::unique_ptr<runtime::Device> own;
+  runtime::Device *device = &open_device_for(o.served, &own, o.device, target ? target_api(*target) : "");
   std::optional<DeviceLock> lock;
   if (!o.lock.empty()) lock.emplace(o.lock);
   runtime::TimingOptions timing;
@@ -56,8 +58,9 @@ int time_candidates(const TimeOptions &o) {
 
 }  // namespace
 
-Command add_time(CLI::App &app) {
+Command add_time(CLI::App &app, Served *served) {
   auto o = std::make_shared<TimeOptions>();
+  o->served = served;
   CLI::App *command = app.add_subcommand("time", "Time several schedules of a spec side by side, in rounds");
   command->add_option("spec", o->spec, "The .ks spec")->required();
   command->add_option("--schedule", o->schedules, "A schedule to time (repeatable)");

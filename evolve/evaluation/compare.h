@@ -13,6 +13,7 @@
 
 #include "evolve/evaluation/inputs.h"
 #include "ir/interpreter.h"
+#include "runtime/device.h"
 
 namespace ks {
 
@@ -49,6 +50,45 @@ Mismatch compare(const HostBuffer &got, const TensorData &expected, std::optiona
 /// The same against a reference read back from the device (no copy widened to f64:
 /// at the timed sizes that copy was gigabytes).
 Mismatch compare(const HostBuffer &got, const HostBuffer &expected, std::optional<double> tolerance = std::nullopt);
+
+/// The root mean square of a reference, the scale compare() gives elements near zero.
+double rms_of(const HostBuffer &expected);
+
+/// A buffer's fingerprint: the sum of its 32-bit words, each times (2i + 1), modulo
+/// 2^64 (any one word changed changes it). The host's and the device's agree.
+uint64_t fingerprint(const HostBuffer &buffer);
+
+/// Comparisons where the buffers live. On an OpenCL device a float32 tensor is
+/// compared by a kernel that computes compare()'s errors (in double where the device
+/// has fp64) and gives back each work-group's worst element and count, so that an
+/// evaluation at the timed sizes reads back kilobytes instead of the outputs
+/// (gelu's 6.4 GB at KernelBench's sizes); a buffer's fingerprint likewise. Elsewhere
+/// (Vulkan, integer tensors) the buffers are read back and compared on the host, by
+/// the functions above: the same answers.
+class DeviceComparer {
+ public:
+  explicit DeviceComparer(runtime::Device &device);
+  ~DeviceComparer();
+  DeviceComparer(const DeviceComparer &) = delete;
+  DeviceComparer &operator=(const DeviceComparer &) = delete;
+
+  /// rms_of the tensor t in buffer expected.
+  double rms(const TensorDecl &t, runtime::BufferId expected);
+  /// compare() of got with expected, both buffers holding tensor t, with the
+  /// reference's rms given (rms() of expected).
+  Mismatch compare(const TensorDecl &t, runtime::BufferId got, runtime::BufferId expected, double rms,
+                   double tolerance);
+  /// fingerprint() of the buffer holding tensor t.
+  uint64_t fingerprint(const TensorDecl &t, runtime::BufferId buffer);
+
+ private:
+  runtime::Device &device_;
+  runtime::BufferId limits_ = -1, counts_ = -1, reals_ = -1;
+  bool opencl() const { return device_.info().api == "opencl"; }
+  HostBuffer read(const TensorDecl &t, runtime::BufferId id);
+  // Launches kernel over n elements in its groups; returns how many groups ran.
+  size_t launch(const char *kernel, std::vector<runtime::LaunchArg> args, uint64_t n, double rms, double tolerance);
+};
 
 /// Row-major multi-index of a flat position.
 std::vector<int64_t> unflatten(int64_t flat, const std::vector<int64_t> &shape);

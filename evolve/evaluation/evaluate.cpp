@@ -9,9 +9,11 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <set>
 #include <utility>
 
 #include "evolve/evaluation/compare.h"
+#include "evolve/evaluation/device_clock.h"
 #include "evolve/evaluation/inputs.h"
 #include "evolve/workers.h"
 #include "ir/interpreter.h"
@@ -29,15 +31,20 @@ constexpr double kMaxCheckSteps = 2e9;
 struct Bound {
   runtime::Device *device = nullptr;
   std::map<std::string, runtime::BufferId> ids;
+  std::set<std::string> borrowed;  // buffers of ids that others own (a fixture's inputs and reference)
   runtime::LaunchPlan plan;
   explicit Bound(runtime::Device *device) : device(device) {}
   Bound(Bound &&other) noexcept
-      : device(std::exchange(other.device, nullptr)), ids(std::move(other.ids)), plan(std::move(other.plan)) {}
+      : device(std::exchange(other.device, nullptr)),
+        ids(std::move(other.ids)),
+        borrowed(std::move(other.borrowed)),
+        plan(std::move(other.plan)) {}
   Bound(const Bound &) = delete;
   Bound &operator=(const Bound &) = delete;
   ~Bound() {
     if (!device) return;
     for (const auto &[name, id] : ids) {
+      if (borrowed.count(name)) continue;
       try {
         device->release(id);
       } catch (const runtime::DeviceError &) {
@@ -140,8 +147,12 @@ TrialInputs trial_inputs(const Compiled &c, uint64_t seed) {
   return t;
 }
 
+void write_buffer(runtime::Device &device, runtime::BufferId id, const HostBuffer &data) {
+  device.write(id, data.bytes.data(), data.bytes.size());
+}
+
 void write_buffer(runtime::Device &device, const Bound &b, const std::string &name, const HostBuffer &data) {
-  device.write(b.ids.at(name), data.bytes.data(), data.bytes.size());
+  write_buffer(device, b.ids.at(name), data);
 }
 
 // Random inputs, drawn on the host.
@@ -178,9 +189,18 @@ HostBuffer read_back(const TensorDecl &t, runtime::Device &device, const Bound &
   return out;
 }
 
+// A buffer of tensor t poisoned as Poison::Unwritten does: filled on the device where
+// the fill's pattern is that poison (the 32-bit types), else written from the host.
+void poison(runtime::Device &device, runtime::BufferId id, const TensorDecl &t) {
+  if (t.type == DType::F32 || t.type == DType::I32)
+    device.fill(id, poison_pattern(t.type));
+  else
+    write_buffer(device, id, poisoned(t));
+}
+
 void poison_outputs(const Compiled &c, runtime::Device &device, const Bound &b) {
   for (const TensorDecl &t : c.program.buffers)
-    if (t.role == TensorRole::Output) write_buffer(device, b, t.name, poisoned(t));
+    if (t.role == TensorRole::Output) poison(device, b.ids.at(t.name), t);
 }
 
 void add_flag(std::vector<std::string> *flags, const std::string &flag) {
@@ -253,11 +273,13 @@ auto at_stage(const char *sizes, const char *stage, Step &&step) -> decltype(ste
   }
 }
 
-// Builds c on the device and binds its buffers; a failure stops the evaluation at
-// the stage it happened in.
-Bound build_and_bind(const char *sizes, const Compiled &c, runtime::Device &device) {
+Bound bind_to(const Compiled &c, runtime::Device &device, const TimedFixture &f);
+
+// Builds c on the device and binds its buffers, its inputs the fixture's; a failure
+// stops the evaluation at the stage it happened in.
+Bound build_and_bind(const char *sizes, const Compiled &c, runtime::Device &device, const TimedFixture *f) {
   at_stage(sizes, "build", [&] { device.build(c.binary); });
-  return at_stage(sizes, "launch", [&] { return bind(c, device); });
+  return at_stage(sizes, "launch", [&] { return bind_to(c, device, *f); });
 }
 
 // One run at the check sizes: the trial's inputs written, each state buffer set as
@@ -441,25 +463,137 @@ TimeRecord::StateTiming time_state(const Compiled &c, runtime::Device &device, c
   return out;
 }
 
-// At the timed sizes: the candidate runs once from poisoned outputs, is timed from
-// poisoned outputs, and its outputs are kept from both; its guards are checked after
-// timing, and a kernel body is timed from reset and from carried state. Then, for a
-// candidate other than the naive kernel, the reference (the naive program with f64
-// sums where the device has fp64) runs on the same inputs: its outputs are what both
-// of the candidate's are compared with. The naive kernel's time is the baseline
-// (measured here unless the options give it). The candidate goes first so that
-// nothing heavy runs on the device just before it is timed (on NVIDIA's Vulkan
-// driver the kernels timed right after the naive ones ran at half the speed or less).
+}  // namespace
+
+// What every candidate of a spec shares at the timed sizes on one device: the inputs
+// (drawn once, kept on the device), the reference's outputs there with the rms of
+// each, the tolerance the naive kernel's own error sets, and the naive kernel's time.
+// An evaluation makes one for itself; a process that evaluates many (`ksmith
+// worker`) keeps it in an EvalCache, so that the reference, the naive kernel and the
+// inputs' upload cost once per run instead of once per candidate (at KernelBench's
+// sizes the naive kernel and the f64 reference took seconds of every evaluation).
+struct TimedFixture {
+  std::string key;                    // the device and the reference's code: what makes two equal
+  runtime::Device *device = nullptr;  // the device that holds the buffers (not an evaluation's clock)
+  std::map<std::string, HostBuffer> inputs;
+  std::map<std::string, uint64_t> prints;  // the inputs' fingerprints, once a candidate is checked against them
+  std::map<std::string, runtime::BufferId> input_ids, reference_ids;
+  std::map<std::string, double> rms;  // of each reference output
+  bool referenced = false;            // reference_ids, rms and the tolerance are set
+  std::string reference;              // TimeRecord::reference
+  double naive_error = 0, tolerance = 0;
+  std::optional<runtime::Timing> baseline;
+  ~TimedFixture() {
+    for (const auto *ids : {&input_ids, &reference_ids})
+      for (const auto &[name, id] : *ids) try {
+          device->release(id);
+        } catch (const runtime::DeviceError &) {
+        }
+  }
+};
+
+EvalCache::EvalCache() = default;
+EvalCache::~EvalCache() = default;
+
+namespace {
+
+// c's buffers on the device, its inputs the fixture's.
+Bound bind_to(const Compiled &c, runtime::Device &device, const TimedFixture &f) {
+  if (c.plan)
+    check_plan_limits(*c.plan, device.info());
+  else
+    check_device_limits(c.program, device.info());
+  Bound b(&device);
+  for (const TensorDecl &t : c.program.buffers) {
+    if (t.role == TensorRole::Input) {
+      b.ids[t.name] = f.input_ids.at(t.name);
+      b.borrowed.insert(t.name);
+    } else {
+      b.ids[t.name] = device.allocate(static_cast<size_t>(t.bytes()));
+    }
+  }
+  b.plan = launch_plan(c, b.ids);
+  return b;
+}
+
+// The fixture's inputs on the device, written once.
+void place_inputs(const Compiled &c, runtime::Device &device, TimedFixture *f) {
+  if (!f->input_ids.empty()) return;
+  for (const TensorDecl &t : c.program.buffers)
+    if (t.role == TensorRole::Input) {
+      f->input_ids[t.name] = device.allocate(static_cast<size_t>(t.bytes()));
+      write_buffer(device, f->input_ids.at(t.name), f->inputs.at(t.name));
+    }
+}
+
+// Poisons every buffer of b that is not an input.
+void poison_state(const Compiled &c, runtime::Device &device, const Bound &b) {
+  for (const TensorDecl &t : c.program.buffers)
+    if (is_state(t)) poison(device, b.ids.at(t.name), t);
+}
+
+// The reference's outputs on the fixture's inputs, kept on the device with their rms;
+// then the naive float32 kernel beside an f64 reference, its error setting the
+// tolerance.
+void make_reference(const Compiled &ref, const std::optional<Compiled> &plain, DeviceClock &device,
+                    DeviceComparer &comparer, TimedFixture *f) {
+  device.phase = "reference";
+  Bound rb = build_and_bind("timed", ref, device, f);
+  at_stage("timed", "run", [&] { device.run(rb.plan); });
+  device.phase = "compare";
+  for (const TensorDecl &t : ref.program.buffers)
+    if (t.role == TensorRole::Output) {
+      f->reference_ids[t.name] = rb.ids.at(t.name);
+      rb.borrowed.insert(t.name);  // the fixture's from here on
+      f->rms[t.name] = at_stage("timed", "run", [&] { return comparer.rms(t, f->reference_ids.at(t.name)); });
+    }
+  if (!plain) {
+    f->reference = "naive, f32 sums";
+    f->tolerance = float_reference_tolerance(ref.graph);
+    f->referenced = true;
+    return;
+  }
+  device.phase = "reference";
+  Bound pb = build_and_bind("timed", *plain, device, f);
+  at_stage("timed", "run", [&] { device.run(pb.plan); });
+  device.phase = "compare";
+  f->naive_error = 0;
+  for (const TensorDecl &t : plain->program.buffers)
+    if (t.role == TensorRole::Output)
+      f->naive_error = std::max(f->naive_error, at_stage("timed", "run", [&] {
+                                  return comparer
+                                      .compare(t, pb.ids.at(t.name), f->reference_ids.at(t.name), f->rms.at(t.name),
+                                               tolerance_for(t.type))
+                                      .worst_error;
+                                }));
+  f->reference = "naive, f64 sums";
+  f->tolerance = naive_relative_tolerance(f->naive_error);
+  f->referenced = true;
+}
+
+// At the timed sizes: the candidate runs once from poisoned state and is compared
+// with the reference, then is timed from poisoned outputs and compared again; its
+// guards are checked after timing, and a kernel body is timed from reset and from
+// carried state. The reference (the naive program with f64 sums where the device has
+// fp64) and the inputs are the fixture's, made before the candidate's first run
+// where it is new; comparisons run on the device (compare.h's DeviceComparer). The
+// naive kernel's time is the baseline: given by the options, the fixture's, or
+// measured here after the candidate (on NVIDIA's Vulkan driver the kernels timed
+// right after the naive ones ran at half the speed or less). The inputs'
+// fingerprints are checked after the candidate ("changes its input x at the timed
+// sizes"); with a cache they are the next candidate's too, and a changed input is
+// written again.
 //
 // With a lock, what needs no device to itself comes first, shared with other
-// evaluations: the three programs' builds (the device's disk cache makes the second
-// build of each a lookup) and the random inputs. The device is owned from the
-// candidate's first run to the last read-back of the naive kernel's outputs.
-void time_candidate(const frontend::Spec &spec, runtime::Device &device, const EvalOptions &options, uint64_t seed,
-                    const Compiled &c, TimeRecord *time, std::vector<std::string> *flags, double *wait_s) {
+// evaluations: the programs' builds (the device's disk cache makes the second build
+// of each a lookup) and the random inputs. The device is owned from then to the end.
+void time_candidate(const frontend::Spec &spec, DeviceClock &device, runtime::Device &base, const EvalOptions &options,
+                    uint64_t seed, const Compiled &c, TimeRecord *time, std::vector<std::string> *flags,
+                    double *wait_s) {
   const bool body = !options.kernel_source.empty();
   const bool scheduled = !options.schedule.naive() || body;  // not the naive kernel
   const bool wide = device.info().fp64;
+  device.phase = "timed";
   time->sizes = describe_sizes(c.graph);
   time->cost = graph_cost(c.graph);
   auto naive = [&] {
@@ -477,145 +611,188 @@ void time_candidate(const frontend::Spec &spec, runtime::Device &device, const E
       throw;
     }
   };
-  std::optional<Compiled> ref, plain;                      // the reference; the naive float32 kernel beside an f64 one
-  std::map<std::string, HostBuffer> inputs, first, after;  // the candidate's inputs; its outputs: one run, after timing
-  if (scheduled)
+  std::optional<Compiled> ref, plain;  // the reference; the naive float32 kernel beside an f64 one
+  of_reference([&] {
+    ref =
+        wide ? at_stage("timed", "compile", [&] { return compile_reference(spec, options.sizes, c.target); }) : naive();
+    if (wide) plain = naive();
+  });
+  const std::string key = device.info().selector() + " " + device.info().name + "\n" + ref->code.source;
+  std::unique_ptr<TimedFixture> own;  // this evaluation's, without a cache
+  EvalCache *cache = options.cache;
+  // A fixture kept holds the inputs and the reference's outputs between evaluations:
+  // at most a quarter of the device's memory (two workers on an H100 at gelu's
+  // KernelBench sizes keep 13 GB each), else each evaluation makes its own.
+  uint64_t kept_bytes = 0;
+  for (const TensorDecl &t : ref->program.buffers)
+    if (t.role != TensorRole::Temp) kept_bytes += static_cast<uint64_t>(t.bytes());
+  if (cache && kept_bytes > device.info().global_memory_bytes / 4) {
+    cache->fixture.reset();
+    cache = nullptr;
+  }
+  if (!cache || !cache->fixture || cache->fixture->key != key) {
+    auto fresh = std::make_unique<TimedFixture>();
+    fresh->key = key;
+    fresh->device = &base;
+    fresh->inputs = random_inputs(c, seed);
+    (cache ? cache->fixture : own) = std::move(fresh);
+  }
+  TimedFixture *f = cache ? cache->fixture.get() : own.get();
+  // Whatever happens to the candidate from here, a fixture it may have spoilt is not kept.
+  struct Spoilt {
+    EvalCache *cache;
+    bool clean = false;
+    ~Spoilt() {
+      if (cache && !clean) cache->fixture.reset();
+    }
+  } spoilt{cache};
+  const bool make_ref = scheduled && !f->referenced;
+  if (options.lock && make_ref)
     of_reference([&] {
-      ref = wide ? at_stage("timed", "compile", [&] { return compile_reference(spec, options.sizes, c.target); })
-                 : naive();
-      if (wide) plain = naive();
-      if (options.lock) {
-        at_stage("timed", "build", [&] { device.build(ref->binary); });
-        if (plain) at_stage("timed", "build", [&] { device.build(plain->binary); });
-      }
+      at_stage("timed", "build", [&] { device.build(ref->binary); });
+      if (plain) at_stage("timed", "build", [&] { device.build(plain->binary); });
     });
-  inputs = random_inputs(c, seed);
   at_stage("timed", "build", [&] { device.build(c.binary); });  // before the lock, as the check's
   if (options.lock) *wait_s += seconds_in([&] { options.lock->own(); });
-  {
-    Bound b = at_stage("timed", "launch", [&] { return bind(c, device); });
-    at_stage("timed", "run", [&] {
-      write_inputs(c, device, b, inputs);
-      if (scheduled) {
-        auto run_ms = [&] { return 1e3 * seconds_in([&] { device.run(b.plan); }); };
-        double ms = run_ms();
-        for (const TensorDecl &t : c.program.buffers)
-          if (t.role == TensorRole::Output) first[t.name] = read_back(t, device, b);
-        // Over the limit, a second run decides: a first run may hold the driver's
-        // last compile (PoCL builds a kernel for its work-group size at its first
-        // launch).
-        if (options.give_up_ms && ms > *options.give_up_ms && (ms = run_ms()) > *options.give_up_ms) {
-          time->timing.median_ms = time->timing.min_ms = time->timing.max_ms = ms;
-          time->timing.batches = time->timing.runs_per_batch = 1;
-          time->timing.method = "one run, not timed further";
-          time->gave_up_ms = *options.give_up_ms;
-          return;
-        }
-        poison_outputs(c, device, b);  // so that timing starts from nothing written
-      }
-      time->timing = device.time(b.plan, options.timing);
-      for (const TensorDecl &t : c.program.buffers)
-        if (t.role == TensorRole::Output) after[t.name] = read_back(t, device, b);
-      check_guards(c, device, b, flags);
-      if (body && options.state_timing && flags->empty()) {
-        time->state_timing = time_state(c, device, b, options.timing);
-        // A flag stands only if a second measurement repeats it: on a loaded 2-core
-        // machine an honest tiled matmul body once ran 0.379 ms from reset against
-        // 0.245 from carried state (1.55), while a body that skips work does so each time.
-        if (time->state_timing->flagged()) time->state_timing = time_state(c, device, b, options.timing);
-        const TimeRecord::StateTiming &s = *time->state_timing;
-        if (s.flagged()) {
-          char text[200];
-          if (s.ratio <= kStateTimingLimit)  // the launch, not the plan
-            std::snprintf(text, sizeof text,
-                          "kernel %s %.4g ms a run from reset state, %.4g ms from the last run's (the whole plan "
-                          "%.4g and %.4g ms)",
-                          s.kernel.c_str(), s.kernel_reset_ms, s.kernel_carried_ms, s.reset_ms, s.carried_ms);
-          else
-            std::snprintf(text, sizeof text, "%.4g ms a run from reset state, %.4g ms from the last run's", s.reset_ms,
-                          s.carried_ms);
-          add_flag(flags, std::string("does less work when its outputs and intermediates hold what its last run "
-                                      "left: ") +
-                              text);
-        }
-      }
-    });
+  DeviceComparer comparer(device);
+  at_stage("timed", "launch", [&] { place_inputs(c, device, f); });
+  if (make_ref) of_reference([&] { make_reference(*ref, plain, device, comparer, f); });
+  if (scheduled) {
+    time->reference = f->reference;
+    time->tolerance = f->tolerance;
+    time->naive_error = f->naive_error;
   }
-  if (time->gave_up_ms) {
-    if (options.baseline) time->baseline = *options.baseline;
-    return;
-  }
-  if (!scheduled) {
-    time->baseline = time->timing;
-    // Every output written: NaN in a float output is never right either.
-    for (const TensorDecl &t : c.program.buffers) {
-      if (t.role != TensorRole::Output || !time->after_timing_correct) continue;
-      const HostBuffer &out = after.at(t.name);
-      for (int64_t i = 0; i < out.numel(); ++i)
-        if (is_poison(t.type, out.at(i))) {
-          time->after_timing_correct = false;
-          time->problem =
-              "after timing, " + t.name + "[" + index_text(unflatten(i, t.shape)) + "] holds NaN or was never written";
-          break;
-        }
+  auto against_reference = [&](const Bound &b, CheckRecord *check) {
+    device.phase = "compare";
+    for (const TensorDecl &t : c.program.buffers)
+      if (t.role == TensorRole::Output)
+        fold_mismatch(
+            check, t.name,
+            comparer.compare(t, b.ids.at(t.name), f->reference_ids.at(t.name), f->rms.at(t.name), f->tolerance));
+    device.phase = "timed";
+    device.build(c.binary);  // the candidate's kernels again (the device keeps the last few built)
+  };
+  device.phase = "timed";
+  Bound b = at_stage("timed", "launch", [&] { return bind_to(c, device, *f); });
+  at_stage("timed", "build", [&] { device.build(c.binary); });
+  at_stage("timed", "run", [&] {
+    poison_state(c, device, b);
+    if (scheduled) {
+      auto run_ms = [&] { return 1e3 * seconds_in([&] { device.run(b.plan); }); };
+      double ms = run_ms();
+      // Over the limit, a second run decides: a first run may hold the driver's
+      // last compile (PoCL builds a kernel for its work-group size at its first
+      // launch).
+      if (options.give_up_ms && ms > *options.give_up_ms && (ms = run_ms()) > *options.give_up_ms) {
+        time->timing.median_ms = time->timing.min_ms = time->timing.max_ms = ms;
+        time->timing.batches = time->timing.runs_per_batch = 1;
+        time->timing.method = "one run, not timed further";
+        time->gave_up_ms = *options.give_up_ms;
+        return;
+      }
+      CheckRecord versus;
+      versus.sizes = time->sizes;
+      versus.passed = true;
+      versus.trials = 1;
+      against_reference(b, &versus);
+      time->versus_naive = versus;
+      poison_outputs(c, device, b);  // so that timing starts from nothing written
     }
-    return;
-  }
-  time->reference = wide ? "naive, f64 sums" : "naive, f32 sums";
-  time->tolerance = wide ? tolerance_for(DType::F32) : float_reference_tolerance(c.graph);
-  std::map<std::string, HostBuffer> reference;
-  of_reference([&] {
-    // The reference on the candidate's inputs; the naive kernel then timed on the
-    // same buffers.
-    Bound rb = build_and_bind("timed", *ref, device);
-    at_stage("timed", "run", [&] {
-      write_inputs(*ref, device, rb, inputs);
-      device.run(rb.plan);
-      for (const TensorDecl &t : ref->program.buffers)
-        if (t.role == TensorRole::Output) reference[t.name] = read_back(t, device, rb);
-    });
-    if (options.baseline) time->baseline = *options.baseline;
-    if (!wide) {
-      if (!options.baseline)
-        time->baseline = at_stage("timed", "run", [&] { return device.time(rb.plan, options.timing); });
+    time->timing = device.time(b.plan, options.timing);
+    if (scheduled) {
+      CheckRecord after;
+      after.passed = true;
+      against_reference(b, &after);
+      if (!after.passed) {
+        char text[160];
+        std::snprintf(text, sizeof text, "] is %.8g after timing; the naive kernel gave %.8g (%lld elements differ)",
+                      after.got, after.expected, static_cast<long long>(after.bad_elements));
+        time->after_timing_correct = false;
+        time->problem = after.tensor + "[" + index_text(after.index) + text;
+      }
     } else {
-      // The naive float32 kernel on the same inputs: timed (the baseline) unless the
-      // options give its time, and its outputs against the reference, for the
-      // tolerance.
-      at_stage("timed", "build", [&] { device.build(plain->binary); });
-      at_stage("timed", "launch", [&] { check_device_limits(plain->program, device.info()); });
-      runtime::LaunchPlan plan = launch_plan(*plain, rb.ids);
-      at_stage("timed", "run", [&] {
-        if (options.baseline)
-          device.run(plan);
+      // Every output written: NaN in a float output is never right either. A float
+      // output compared with itself on the device finds its first NaN (compare.h).
+      for (const TensorDecl &t : c.program.buffers) {
+        if (t.role != TensorRole::Output || !time->after_timing_correct) continue;
+        std::optional<int64_t> unwritten;
+        if (t.type == DType::F32) {
+          device.phase = "compare";
+          Mismatch m = comparer.compare(t, b.ids.at(t.name), b.ids.at(t.name), 1, 0);
+          device.phase = "timed";
+          device.build(c.binary);
+          if (!m.passed) {
+            unwritten = 0;
+            for (size_t d = 0; d < m.index.size(); ++d) *unwritten = *unwritten * t.shape[d] + m.index[d];
+          }
+        } else {
+          const HostBuffer out = read_back(t, device, b);
+          for (int64_t i = 0; i < out.numel() && !unwritten; ++i)
+            if (is_poison(t.type, out.at(i))) unwritten = i;
+        }
+        if (unwritten) {
+          time->after_timing_correct = false;
+          time->problem = "after timing, " + t.name + "[" + index_text(unflatten(*unwritten, t.shape)) +
+                          "] holds NaN or was never written";
+        }
+      }
+    }
+    check_guards(c, device, b, flags);
+    if (body && options.state_timing && flags->empty()) {
+      device.phase = "state";
+      time->state_timing = time_state(c, device, b, options.timing);
+      // A flag stands only if a second measurement repeats it: on a loaded 2-core
+      // machine an honest tiled matmul body once ran 0.379 ms from reset against
+      // 0.245 from carried state (1.55), while a body that skips work does so each time.
+      if (time->state_timing->flagged()) time->state_timing = time_state(c, device, b, options.timing);
+      device.phase = "timed";
+      const TimeRecord::StateTiming &s = *time->state_timing;
+      if (s.flagged()) {
+        char text[200];
+        if (s.ratio <= kStateTimingLimit)  // the launch, not the plan
+          std::snprintf(text, sizeof text,
+                        "kernel %s %.4g ms a run from reset state, %.4g ms from the last run's (the whole plan "
+                        "%.4g and %.4g ms)",
+                        s.kernel.c_str(), s.kernel_reset_ms, s.kernel_carried_ms, s.reset_ms, s.carried_ms);
         else
-          time->baseline = device.time(plan, options.timing);
-        for (const TensorDecl &t : plain->program.buffers)
-          if (t.role == TensorRole::Output)
-            time->naive_error =
-                std::max(time->naive_error, compare(read_back(t, device, rb), reference.at(t.name)).worst_error);
-      });
-      time->tolerance = naive_relative_tolerance(time->naive_error);
+          std::snprintf(text, sizeof text, "%.4g ms a run from reset state, %.4g ms from the last run's", s.reset_ms,
+                        s.carried_ms);
+        add_flag(flags, std::string("does less work when its outputs and intermediates hold what its last run "
+                                    "left: ") +
+                            text);
+      }
     }
   });
-  if (options.lock) options.lock->share();  // the comparisons are the host's
-  CheckRecord versus;
-  versus.sizes = time->sizes;
-  versus.passed = true;
-  versus.trials = 1;
-  for (const TensorDecl &t : c.program.buffers) {
-    if (t.role != TensorRole::Output) continue;
-    fold_mismatch(&versus, t.name, compare(first.at(t.name), reference.at(t.name), time->tolerance));
-    Mismatch m = compare(after.at(t.name), reference.at(t.name), time->tolerance);
-    if (!m.passed && time->after_timing_correct) {
-      char text[160];
-      std::snprintf(text, sizeof text, "] is %.8g after timing; the naive kernel gave %.8g (%lld elements differ)",
-                    m.got, m.expected, static_cast<long long>(m.bad_elements));
-      time->after_timing_correct = false;
-      time->problem = t.name + "[" + index_text(m.index) + text;
+  // The inputs as drawn: a candidate may not change them at the timed sizes either,
+  // and with a cache they are the next candidate's.
+  {
+    device.phase = "compare";
+    for (const TensorDecl &t : c.program.buffers) {
+      if (t.role != TensorRole::Input) continue;
+      const runtime::BufferId id = f->input_ids.at(t.name);
+      if (!f->prints.count(t.name)) f->prints[t.name] = fingerprint(f->inputs.at(t.name));
+      if (at_stage("timed", "run", [&] { return comparer.fingerprint(t, id); }) == f->prints.at(t.name)) continue;
+      add_flag(flags, "changes its input " + t.name + " at the timed sizes");
+      at_stage("timed", "run", [&] { write_buffer(device, id, f->inputs.at(t.name)); });
     }
+    device.phase = "timed";
   }
-  time->versus_naive = versus;
+  spoilt.clean = true;
+  if (!scheduled && !time->gave_up_ms) f->baseline = time->timing;
+  if (options.baseline)
+    time->baseline = *options.baseline;
+  else if (f->baseline)
+    time->baseline = *f->baseline;
+  else if (!time->gave_up_ms) {
+    // The naive kernel on the same inputs, after the candidate.
+    device.phase = "baseline";
+    of_reference([&] {
+      const Compiled &n = plain ? *plain : *ref;
+      Bound nb = build_and_bind("timed", n, device, f);
+      time->baseline = at_stage("timed", "run", [&] { return device.time(nb.plan, options.timing); });
+      f->baseline = time->baseline;
+    });
+  }
 }
 
 // What each kernel of a body receives, for Clang's check: the plan's arguments, or
@@ -714,6 +891,8 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   record.spec = spec_label;
   record.kernel = spec.name;
   record.device = device.info();
+  runtime::Device &base = device;
+  DeviceClock clock(base, &record.phases.device);
   const uint64_t base_seed = options.seed ? *options.seed : fresh_seed();
   const Target target = target_for(device.info());
   const bool subgroups = device.info().subgroup_arithmetic;
@@ -739,8 +918,9 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
       if (!ast) record.features = body_features(c.graph, options.kernel_source, nullptr, nullptr);  // if refused
       record.features = at_stage(phase, "compile", [&] { return attach_body(&c, options, &ast); });
     } else {
-      record.features = program_features(c.graph, c.program, static_cast<int>(options.schedule.steps.size() + options.schedule.rewrites.size()),
-                                         static_cast<int64_t>(c.code.source.size()));
+      record.features = program_features(
+          c.graph, c.program, static_cast<int>(options.schedule.steps.size() + options.schedule.rewrites.size()),
+          static_cast<int64_t>(c.code.source.size()));
     }
     return c;
   };
@@ -775,10 +955,10 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
     // register tile at the odd check sizes, every access guarded, took NVIDIA's
     // compiler 30 s on the H100; under the lock it kept every other evaluation from
     // timing for as long (bench/results.md).
-    at_stage("check", "build", [&] { device.build(c.binary); });
+    at_stage("check", "build", [&] { clock.build(c.binary); });
     if (options.lock) record.phases.wait_s += seconds_in([&] { options.lock->share(); });
-    Bound b = at_stage("check", "launch", [&] { return bind(c, device); });
-    at_stage("check", "run", [&] { check_trials(c, device, b, base_seed, options.trials, &record); });
+    Bound b = at_stage("check", "launch", [&] { return bind(c, clock); });
+    at_stage("check", "run", [&] { check_trials(c, clock, b, base_seed, options.trials, &record); });
     record.phases.check_s += since();
   } catch (Stopped &stopped) {
     record.check.passed = false;
@@ -794,7 +974,8 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   try {
     Compiled c = candidate("timed", frontend::SizeSet::Default, options.sizes);
     record.phases.compile_s += since();
-    time_candidate(spec, device, options, base_seed + 7777, c, &time, &record.hacking_flags, &record.phases.wait_s);
+    time_candidate(spec, clock, base, options, base_seed + 7777, c, &time, &record.hacking_flags,
+                   &record.phases.wait_s);
     record.phases.timed_s += since();
   } catch (Stopped &stopped) {
     record.failure = std::move(stopped.failure);
@@ -839,12 +1020,23 @@ std::vector<runtime::Timing> time_side_by_side(const frontend::Spec &spec, const
     compiled.push_back(
         compile_spec(spec, frontend::SizeSet::Default, sizes, s, target, device.info().subgroup_arithmetic));
   std::vector<std::vector<double>> medians(schedules.size());
+  // The inputs drawn once for every candidate and round: at KernelBench's sizes a
+  // draw is gigabytes (sum_dim's 8.6 GB took a minute a retime when each candidate
+  // drew its own each round).
   const uint64_t seed = fresh_seed();
-  auto time_one = [&](size_t i, int round) {
+  std::map<std::string, HostBuffer> inputs;
+  auto time_one = [&](size_t i, int) {
     const Compiled &c = compiled[i];
     device.build(c.binary);
     Bound b = bind(c, device);
-    prepare(c, device, b, seed + static_cast<uint64_t>(round));
+    for (const TensorDecl &t : c.program.buffers) {
+      if (t.role != TensorRole::Input) {
+        poison(device, b.ids.at(t.name), t);
+        continue;
+      }
+      if (!inputs.count(t.name)) inputs[t.name] = random_input(t, seed + 1000003 * (inputs.size() + 1));
+      write_buffer(device, b, t.name, inputs.at(t.name));
+    }
     medians[i].push_back(device.time(b.plan, timing).median_ms);
   };
   // The naive kernels' rounds come after every other's: on NVIDIA's Vulkan driver a

@@ -6,6 +6,7 @@
 // printable as JSON (evolve/evaluation/record.h).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,22 @@
 namespace ks {
 
 class DeviceLock;
+struct TimedFixture;
+
+/// What a process that evaluates many candidates on one device keeps between them
+/// (`ksmith worker`): the timed sizes' inputs on the device, the reference's outputs
+/// there and the naive kernel's time, for the spec and sizes it evaluated last. The
+/// next candidate of the same spec, sizes and device uses them; any other replaces
+/// them. The inputs are checked after every candidate and written again if it
+/// changed them (the candidate is flagged).
+class EvalCache {
+ public:
+  EvalCache();
+  ~EvalCache();
+  EvalCache(const EvalCache &) = delete;
+  EvalCache &operator=(const EvalCache &) = delete;
+  std::unique_ptr<TimedFixture> fixture;
+};
 
 struct EvalOptions {
   frontend::SizeOverrides sizes;        // timed run (--size)
@@ -58,6 +75,9 @@ struct EvalOptions {
   // (TimeRecord::gave_up_ms). A search passes a multiple of its best time, so that a
   // slow mutant costs a run or two.
   std::optional<double> give_up_ms;
+  // Kept between evaluations on the same device (a persistent worker's); none: this
+  // evaluation draws its inputs and runs the reference and the naive kernel itself.
+  EvalCache *cache = nullptr;
 };
 
 /// Evaluates spec on device. A candidate that does not compile, or that the device

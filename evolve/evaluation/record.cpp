@@ -101,8 +101,11 @@ nlohmann::json EvalRecord::to_json() const {
   };
   j["check"] = check_json(check);
   j["hacking_flags"] = hacking_flags;
-  j["seconds"] = {
-      {"compile", phases.compile_s}, {"check", phases.check_s}, {"timed", phases.timed_s}, {"wait", phases.wait_s}};
+  j["seconds"] = {{"compile", phases.compile_s},
+                  {"check", phases.check_s},
+                  {"timed", phases.timed_s},
+                  {"wait", phases.wait_s},
+                  {"device", phases.device}};
   if (time) {
     nlohmann::json &tj = j["time"];
     tj["sizes"] = time->sizes;

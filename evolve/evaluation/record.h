@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -110,6 +111,10 @@ struct EvalRecord {
   // wait_s: of check_s and timed_s, the waits for the device lock.
   struct Phases {
     double compile_s = 0, check_s = 0, timed_s = 0, wait_s = 0;
+    // The device's calls (evolve/evaluation/device_clock.h), in seconds by phase and
+    // call: "check.run", "timed.time", "reference.run", "compare.read", ... The
+    // driver's compiles are "*.build".
+    std::map<std::string, double> device;
   } phases;
   bool ok() const {
     return !failure && check.passed && hacking_flags.empty() && (!time || (time->passed() && !time->gave_up_ms));

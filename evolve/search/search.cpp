@@ -119,8 +119,10 @@ std::string rng_text(const Rng &rng) {
 struct Ticket {
   enum Kind { Evaluation, Retime, FinalRetime } kind = Evaluation;
   std::vector<std::string> ids;  // the candidate evaluated, or those timed side by side
-  // How many naive kernels are timed first beside ids: the final retime's one.
-  size_t naive_timed() const { return kind == FinalRetime ? 1 : 0; }
+  // The naive kernel timed first beside ids: at the final retime, and at every one
+  // on several devices (a speedup is against the naive kernel on the same device).
+  bool with_naive = false;
+  size_t naive_timed() const { return with_naive ? 1 : 0; }
 };
 
 class Search {
@@ -149,7 +151,7 @@ class Search {
   frontend::Spec spec_;
   Graph graph_;
   Graph check_graph_;  // at the check sizes, where a schedule must replay too
-  std::string spec_file_, lock_path_;
+  std::string spec_file_;
   Archive archive_;
   Rng rng_;
   Counters counters_;
@@ -197,7 +199,6 @@ class Search {
     frontend::SizeOverrides check_sizes;
     if (!config_.check_sizes.empty()) frontend::parse_size_assignments(config_.check_sizes, &check_sizes);
     check_graph_ = frontend::elaborate(spec_, frontend::SizeSet::Check, check_sizes);
-    lock_path_ = device_lock_path(setup_.device.api, setup_.device.index, setup_.device.name);
     archive_ = Archive(config_.islands, config_.edges(config_.features[0]), config_.edges(config_.features[1]));
     // Each island's mix. With no model configured, an LLM proposer's share goes to
     // the mutator (said once).
@@ -295,7 +296,7 @@ class Search {
     run_.spec_path = setup_.spec_path;
     run_.kernel = spec_.name;
     run_.spec_text = spec_text_;
-    run_.device = setup_.device.selector() + " " + setup_.device.name;
+    run_.device = devices_text();
     run_.target = setup_.target;
     run_.sizes = describe_sizes(graph_);
     run_.config = config_.to_toml();
@@ -322,9 +323,9 @@ class Search {
     load_spec(run_.spec_text);
     load_prior();
     load_library();
-    if (run_.device != setup_.device.selector() + " " + setup_.device.name)
+    if (run_.device != devices_text())
       progress_.note("note: run " + std::to_string(id) + " began on " + run_.device + "; it continues on " +
-                     setup_.device.selector() + " " + setup_.device.name);
+                     devices_text());
     std::istringstream(run_.rng) >> rng_;
     counters_ = Counters::from(run_.state, config_.islands);
     for (CandidateRow &c : db_.candidates(id)) candidates_[c.id] = c;
@@ -353,9 +354,21 @@ class Search {
 
   // ---- jobs -----------------------------------------------------------------------
 
+  // The devices of the run, as its row names them: "opencl:0 NVIDIA H100 80GB HBM3",
+  // several joined by ", ".
+  std::string devices_text() const {
+    std::string text;
+    for (const runtime::DeviceInfo &d : devices()) text += (text.empty() ? "" : ", ") + d.selector() + " " + d.name;
+    return text;
+  }
+  std::vector<runtime::DeviceInfo> devices() const {
+    return setup_.devices.empty() ? std::vector<runtime::DeviceInfo>{setup_.device} : setup_.devices;
+  }
+
+  // What every job is told besides its own arguments; the queue's slot adds its
+  // device and that device's lock.
   std::vector<std::string> device_args() const {
-    std::vector<std::string> args = {"--device",    setup_.device.selector(), "--target",
-                                     setup_.target, "--device-lock",          lock_path_};
+    std::vector<std::string> args = {"--target", setup_.target};
     if (!config_.sizes.empty()) args.insert(args.end(), {"--size", config_.sizes});
     return args;
   }
@@ -389,9 +402,6 @@ class Search {
     args.insert(args.end(), {"--trials", std::to_string(config_.trials), "--batches", std::to_string(config_.batches),
                              "--min-batch-ms", std::to_string(config_.min_batch_ms)});
     if (!config_.check_sizes.empty()) args.insert(args.end(), {"--check-size", config_.check_sizes});
-    if (run_.baseline_ms > 0)
-      args.insert(args.end(), {"--baseline-ms", std::to_string(run_.baseline_ms), "--baseline-cv",
-                               std::to_string(run_.baseline_cv)});
     if (config_.give_up > 0 && run_.baseline_ms > 0 && !counters_.best.empty()) {
       const double best_ms = run_.baseline_ms / speedup_of(candidates_.at(counters_.best));
       args.insert(args.end(), {"--give-up-ms", std::to_string(std::max(config_.give_up * best_ms, kGiveUpFloorMs))});
@@ -411,7 +421,7 @@ class Search {
                                      std::to_string(config_.batches),
                                      "--min-batch-ms",
                                      std::to_string(config_.min_batch_ms)};
-    const Ticket t{kind, ids};
+    const Ticket t{kind, ids, kind == Ticket::FinalRetime || devices().size() > 1};
     // At the end the naive kernel is timed beside the best few, and their figures are
     // against it: on a CPU device one process runs the same kernel up to twice as fast
     // as another (PoCL), and against a baseline from another process a softmax schedule

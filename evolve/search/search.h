@@ -46,9 +46,12 @@ class ProgressSink {
 struct SearchSetup {
   std::string spec_path;  // the spec as given (a new run reads it; a resume uses the text it stored)
   EvolveConfig config;
-  std::string ksmith;    // the executable evaluations run in
-  std::string work_dir;  // the run's folder: schedules and the spec for the children
-  runtime::DeviceInfo device;
+  std::string ksmith;          // the executable evaluations run in
+  std::string work_dir;        // the run's folder: schedules and the spec for the children
+  runtime::DeviceInfo device;  // the first of devices: the limits every proposal is checked against
+  // Every device the run evaluates on (of one API; the queue's slots are on them);
+  // empty: device alone.
+  std::vector<runtime::DeviceInfo> devices;
   std::string target;  // "opencl" or "spirv": the device's
   // Schedules a new run evaluates right after the naive kernel, as every island's
   // parents once correct (an earlier run's best: bench/tuned/DEVICE/NAME.sched): a

@@ -13,6 +13,8 @@
 //   CHEAT_REUSE_INTERMEDIATE   keeps the row maxima of the last run where they look
 //                              plausible: right (softmax is shift-invariant), but the
 //                              timed runs skip a pass
+//   CHEAT_INPUT_AT_TIMED_SIZES overwrites its input x, at the timed sizes only: a
+//                              persistent worker would give the next candidate wrong inputs
 __kernel void row_max(__global const float *x, __global float *row_max) {
   int n = get_global_id(0);
   if (n >= N) return;
@@ -32,6 +34,9 @@ __kernel void e(__global const float *x, __global const float *row_max, __global
   int i = get_global_id(0);
   if (i >= N * D) return;
   e[i] = exp(x[i] - row_max[i / D]);
+#ifdef CHEAT_INPUT_AT_TIMED_SIZES
+  if (N * D > 4096) ((__global float *)x)[i] = 0.5f;  // past the check sizes only
+#endif
 }
 
 __kernel void total(__global const float *e, __global float *total) {

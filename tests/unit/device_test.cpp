@@ -629,6 +629,7 @@ class SaysGpu : public runtime::Device {
   size_t live_buffers() const override { return inner_.live_buffers(); }
   void write(runtime::BufferId buffer, const void *data, size_t bytes) override { inner_.write(buffer, data, bytes); }
   void read(runtime::BufferId buffer, void *data, size_t bytes) override { inner_.read(buffer, data, bytes); }
+  void fill(runtime::BufferId buffer, uint32_t pattern) override { inner_.fill(buffer, pattern); }
   void build(const runtime::DeviceProgram &program) override {
     ++builds;
     inner_.build(program);

@@ -862,22 +862,58 @@ TEST(Search, ADeviceThatVanishesFailsTheRunResumably) {
   EXPECT_EQ(failed, 5);
 }
 
-// A child that hangs is killed with its process group at its time limit; the queue
-// carries on.
-TEST(ProcessQueue, KillsAHangingChildAtItsLimit) {
-  ProcessQueue queue("/bin/sh", 2);
-  queue.submit({1, {"-c", "sleep 30 & sleep 30"}, 1.0});
-  queue.submit({2, {"-c", "echo done"}, 10.0});
-  std::map<uint64_t, ChildRun> results;
+// A worker that hangs is killed with its process group at its job's time limit, one
+// that crashes fails its job with its words; either way the slot's next job gets a
+// fresh worker, and the other slot serves on. The worker is a shell script speaking
+// `ksmith worker`'s protocol.
+TEST(WorkerQueue, AWorkerThatHangsOrCrashesFailsItsJobOnly) {
+  const std::string script = temp_path("worker") + ".sh";
+  write_text_file(
+      script,
+      "#!/bin/sh\n"
+      "while read line; do\n"
+      "  case \"$line\" in\n"
+      "    *'\"hang\"'*) sleep 30 & sleep 30;;\n"
+      "    *'\"crash\"'*) echo dying >&2; exit 3;;\n"
+      "    *) t=$(echo \"$line\" | sed 's/.*\"ticket\":\\([0-9]*\\).*/\\1/')\n"
+      "       echo \"{\\\"ticket\\\":$t,\\\"exit\\\":0,\\\"out\\\":\\\"done $$\\\",\\\"err\\\":\\\"\\\"}\";;\n"
+      "  esac\n"
+      "done\n");
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  WorkerQueue queue(script, {{"first", {}}, {"second", {}}});
+  auto finish = [&](size_t count) {
+    std::map<uint64_t, JobResult> results;
+    auto start = std::chrono::steady_clock::now();
+    while (results.size() < count && std::chrono::steady_clock::now() - start < std::chrono::seconds(20))
+      for (JobResult &r : queue.wait(0.5)) results[r.ticket] = r;
+    return results;
+  };
   auto start = std::chrono::steady_clock::now();
-  while (results.size() < 2 && std::chrono::steady_clock::now() - start < std::chrono::seconds(20))
-    for (JobResult &r : queue.wait(0.5)) results[r.ticket] = r.child;
+  queue.submit({1, {"hang"}, 1.0});
+  queue.submit({2, {"run"}, 10.0});
+  std::map<uint64_t, JobResult> results = finish(2);
   ASSERT_EQ(results.size(), 2u);
-  EXPECT_TRUE(results[1].timed_out);
-  EXPECT_EQ(results[1].signal, SIGKILL);
-  EXPECT_FALSE(results[2].timed_out);
-  EXPECT_EQ(results[2].out, "done\n");
+  EXPECT_TRUE(results[1].child.timed_out);
+  EXPECT_EQ(results[1].child.signal, SIGKILL);
+  EXPECT_EQ(results[1].device, "first");
+  EXPECT_FALSE(results[2].child.timed_out);
+  EXPECT_EQ(results[2].child.exit_status, 0);
+  EXPECT_EQ(results[2].device, "second");
+  const std::string second = results[2].child.out;
+  EXPECT_EQ(second.rfind("done ", 0), 0u) << second;
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10)) << "the group's sleeps were killed too";
+  queue.submit({3, {"crash"}, 10.0});
+  queue.submit({4, {"run"}, 10.0});
+  results = finish(2);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[3].child.exit_status, 3);
+  EXPECT_NE(results[3].child.err.find("dying"), std::string::npos) << results[3].child.err;
+  EXPECT_EQ(results[4].child.out, second) << "the second slot's worker served on";
+  queue.submit({5, {"run"}, 10.0});
+  results = finish(1);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[5].child.exit_status, 0) << "a fresh worker in the slot whose worker crashed";
+  EXPECT_NE(results[5].child.out, second);
 }
 
 // A run given a start schedule evaluates it right after the naive kernel, as a

@@ -20,18 +20,20 @@ std::string cheat(const std::string &line, const std::string &replacement) {
 }
 
 // clang: the body checked with Clang first; off, the evaluator's runs alone judge it.
+// cache and device: a persistent worker's (evaluate.h's EvalCache), kept across calls.
 EvalRecord evaluated(const std::string &body, bool time = false, const std::string &sizes = "N=8,D=1024",
-                     bool clang = true) {
+                     bool clang = true, EvalCache *cache = nullptr, runtime::Device *kept = nullptr) {
   const std::string path = std::string(KS_SOURCE_DIR) + "/examples/softmax.ks";
   EvalOptions options;
+  options.cache = cache;
   options.kernel_source = body;
   options.clang_check = clang;
   options.time = time;
   options.timing.batches = 3;
   options.timing.min_batch_ms = 0.2;
   frontend::parse_size_assignments(sizes, &options.sizes);
-  auto device = runtime::open_device("", "opencl");
-  return evaluate(frontend::load_spec(path), path, *device, options);
+  std::unique_ptr<runtime::Device> device = kept ? nullptr : runtime::open_device("", "opencl");
+  return evaluate(frontend::load_spec(path), path, kept ? *kept : *device, options);
 }
 
 class Hacking : public testing::Test {
@@ -49,6 +51,42 @@ TEST_F(Hacking, TheHonestBodyPasses) {
   EXPECT_EQ(r.features.kind, "kernel body");
   ASSERT_TRUE(r.time && r.time->versus_naive);
   EXPECT_TRUE(r.time->versus_naive->passed);
+}
+
+// A persistent worker keeps the timed sizes' inputs and reference between candidates
+// (EvalCache): a body that changes its input only at the timed sizes (the check sizes'
+// runs see nothing) is flagged there, and the inputs are written again, so that the
+// honest body after it still passes against the kept reference, with the kept
+// baseline.
+TEST_F(Hacking, AnInputChangedAtTheTimedSizesIsFlaggedAndDoesNotSpoilTheWorkersReference) {
+  const std::string changer = cheat(
+      "__kernel void e(__global const float *x, __global const float *row_max, __global float *e) {\n"
+      "  int i = get_global_id(0);\n  if (i >= N * D) return;\n  e[i] = exp(x[i] - row_max[i / D]);\n",
+      "__kernel void e(__global float *x, __global const float *row_max, __global float *e) {\n"
+      "  int i = get_global_id(0);\n  if (i >= N * D) return;\n  e[i] = exp(x[i] - row_max[i / D]);\n"
+      "  if (N * D > 4096) x[i] = 0.5f;\n");
+  auto device = runtime::open_device("", "opencl");
+  EvalCache cache;
+  EvalRecord first = evaluated(test::honest_softmax_body(), true, "N=8,D=1024", true, &cache, device.get());
+  ASSERT_TRUE(first.ok()) << first.to_json().dump(2);
+  ASSERT_TRUE(cache.fixture) << "the worker keeps the timed sizes' inputs and reference";
+  EXPECT_EQ(first.phases.device.count("reference.run"), 1u) << "the reference ran for the first candidate";
+  EvalRecord changed = evaluated(changer, true, "N=8,D=1024", false, &cache, device.get());
+  EXPECT_FALSE(changed.ok());
+  EXPECT_TRUE(changed.check.passed) << "nothing changes at the check sizes";
+  EXPECT_NE(
+      std::find(changed.hacking_flags.begin(), changed.hacking_flags.end(), "changes its input x at the timed sizes"),
+      changed.hacking_flags.end())
+      << changed.to_json().dump(2);
+  EvalRecord again = evaluated(test::honest_softmax_body(), true, "N=8,D=1024", true, &cache, device.get());
+  EXPECT_TRUE(again.ok()) << again.to_json().dump(2);
+  EXPECT_EQ(again.phases.device.count("reference.run"), 0u) << "the kept reference, not a new one";
+  ASSERT_TRUE(first.time && again.time);
+  EXPECT_EQ(again.time->baseline.median_ms, first.time->baseline.median_ms) << "the kept baseline";
+  // Other sizes: a fixture of their own.
+  EvalRecord other = evaluated(test::honest_softmax_body(), true, "N=4,D=1024", true, &cache, device.get());
+  EXPECT_TRUE(other.ok()) << other.to_json().dump(2);
+  EXPECT_EQ(other.phases.device.count("reference.run"), 1u);
 }
 
 // Softmax outputs are tiny (about 1/D): zeros, or the average, are far off relative

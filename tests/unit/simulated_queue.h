@@ -81,7 +81,7 @@ inline DeviceSearch device_search(const std::string &name, const std::string &si
   setup.device = runtime::find_device("", "opencl");
   setup.target = "opencl";
   RunDatabase db(dir + "/evolve.db");
-  ProcessQueue queue(setup.ksmith, 2);
+  WorkerQueue queue(setup.ksmith, device_slots({setup.device}, 2));
   NullProgress progress;
   std::atomic<bool> stop{false};
   DeviceSearch out;
