@@ -38,7 +38,7 @@ bool drain(int fd, std::string *out) {
 
 }  // namespace
 
-Child::Child(const std::vector<std::string> &argv_text, bool input) {
+Child::Child(const std::vector<std::string> &argv_text, bool input, bool own_group) : own_group_(own_group) {
   int out_pipe[2], err_pipe[2], in_pipe[2] = {-1, -1};
   if (input && ::pipe2(in_pipe, O_CLOEXEC) != 0) {
     result_.err = std::string("cannot create a pipe: ") + std::strerror(errno);
@@ -63,8 +63,10 @@ Child::Child(const std::vector<std::string> &argv_text, bool input) {
   // a Ctrl-C at the terminal reaches the parent alone, which stops the children.
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attributes, 0);
+  if (own_group) {
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
+  }
   std::vector<std::string> text = argv_text;
   std::vector<char *> argv;
   for (std::string &a : text) argv.push_back(a.data());
@@ -121,7 +123,11 @@ std::optional<std::string> Child::take_line() {
 double Child::seconds() const { return monotonic_seconds() - start_; }
 
 void Child::kill() {
-  if (pid_ > 0 && !reaped_) ::kill(-pid_, SIGKILL);
+  if (pid_ > 0 && !reaped_) ::kill(own_group_ ? -pid_ : pid_, SIGKILL);
+}
+
+void Child::interrupt() {
+  if (pid_ > 0 && !reaped_) ::kill(pid_, SIGINT);
 }
 
 void Child::reap(bool wait) {

@@ -24,8 +24,9 @@ namespace ks {
 class Child {
  public:
   /// Starts argv[0] (looked up in PATH when it has no '/'); see started(). With
-  /// input, its standard input is a pipe that send() writes to.
-  explicit Child(const std::vector<std::string> &argv, bool input = false);
+  /// input, its standard input is a pipe that send() writes to. Without own_group
+  /// it stays in this process's group: a kill of the group, or a Ctrl-C, reaches it.
+  explicit Child(const std::vector<std::string> &argv, bool input = false, bool own_group = true);
   ~Child();  // kills the group of a child still running
   Child(const Child &) = delete;
   Child &operator=(const Child &) = delete;
@@ -34,8 +35,10 @@ class Child {
   /// Reads what is ready, waiting at most wait_ms for something; true once the
   /// child has exited and both its streams are read to their end.
   bool poll(int wait_ms);
-  /// Kills the child's whole process group.
+  /// Kills the child's whole process group (the child alone, without one of its own).
   void kill();
+  /// Sends it SIGINT: a search stops after the evaluation in hand, resumably.
+  void interrupt();
   double seconds() const;
   /// What it printed and how it ended (complete once poll() returned true).
   const ChildRun &result() const { return result_; }
@@ -48,6 +51,7 @@ class Child {
 
  private:
   pid_t pid_ = -1;
+  bool own_group_ = true;
   int in_ = -1, out_ = -1, err_ = -1;
   bool reaped_ = false;
   double start_ = 0;

@@ -52,6 +52,7 @@ Command add_run(CLI::App &app, Served *served = nullptr);
 Command add_bench(CLI::App &app);
 Command add_time(CLI::App &app, Served *served = nullptr);
 Command add_worker(CLI::App &app);
+Command add_tune(CLI::App &app);
 Command add_evolve(CLI::App &app);
 Command add_runs(CLI::App &app);
 Command add_export(CLI::App &app);
