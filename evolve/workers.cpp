@@ -238,13 +238,33 @@ WorkerQueue::WorkerQueue(std::string ksmith, std::vector<Slot> slots) : ksmith_(
 
 WorkerQueue::~WorkerQueue() { stop(); }
 
+size_t WorkerQueue::slots() const {
+  return static_cast<size_t>(std::count_if(slots_.begin(), slots_.end(), [&](const Worker &w) { return serves(w); }));
+}
+
+std::string WorkerQueue::retire_if_gone(const JobResult &r) {
+  int &dry = dry_[r.device];
+  dry = r.child.out.empty() ? dry + 1 : 0;
+  if (dry < kRetireAfter || retired_.count(r.device)) return "";
+  std::set<std::string> others;
+  for (const Worker &w : slots_)
+    if (serves(w) && w.slot.device != r.device) others.insert(w.slot.device);
+  if (others.empty()) return "";  // the last device: the search decides when to give up
+  retired_.insert(r.device);
+  std::string rest;
+  for (const std::string &d : others) rest += (rest.empty() ? "" : ", ") + d;
+  const std::string why = r.child.err.substr(0, r.child.err.find('\n'));
+  return "note: " + r.device + " gave no record for " + std::to_string(kRetireAfter) + " evaluations in a row (" +
+         (why.empty() ? "its worker ended" : why) + "): it is left out from here on; the run goes on with " + rest;
+}
+
 size_t WorkerQueue::running() const {
   return static_cast<size_t>(std::count_if(slots_.begin(), slots_.end(), [](const Worker &w) { return w.job; }));
 }
 
 void WorkerQueue::submit(Job job) {
   for (Worker &w : slots_) {
-    if (w.job) continue;
+    if (w.job || !serves(w)) continue;
     if (!w.child || !w.child->started() || w.child->poll(0))
       w.child = std::make_unique<Child>(std::vector<std::string>{ksmith_, "worker"}, true);
     job.args.insert(job.args.end(), w.slot.args.begin(), w.slot.args.end());
@@ -299,6 +319,12 @@ std::vector<JobResult> WorkerQueue::wait(double timeout_s) {
       }
     }
     if (monotonic_seconds() >= deadline) break;
+  }
+  for (JobResult &r : done) {
+    r.note = retire_if_gone(r);
+    if (!r.note.empty())
+      for (Worker &w : slots_)
+        if (!serves(w) && !w.job && w.child) w.child.reset();  // an idle worker of the device retired
   }
   return done;
 }

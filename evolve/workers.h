@@ -9,8 +9,10 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -89,7 +91,8 @@ struct Job {
 struct JobResult {
   uint64_t ticket = 0;
   ChildRun child;      // timed_out when the time limit killed it
-  std::string device;  // where it ran, as the queue's slot names it ("" for a process queue)
+  std::string device;  // where it ran, as the queue's slot names it
+  std::string note;    // what the queue did about it, for the run's log: a device retired
 };
 
 class EvaluationQueue {
@@ -110,7 +113,10 @@ class EvaluationQueue {
 /// spec share at the timed sizes (evaluate.h's EvalCache). A job goes to an idle
 /// slot with the slot's arguments appended (its device and lock); a worker that
 /// crashes, or runs past a job's time limit, is killed (its process group), the job
-/// fails with the reason, and the slot's next job starts a fresh worker.
+/// fails with the reason, and the slot's next job starts a fresh worker. A device
+/// whose slots give kRetireAfter jobs in a row no output (it is gone: every job fails
+/// to open it, or its worker dies) is retired while another device serves on; the
+/// result that retires it says so in its note.
 class WorkerQueue : public EvaluationQueue {
  public:
   struct Slot {
@@ -119,7 +125,8 @@ class WorkerQueue : public EvaluationQueue {
   };
   WorkerQueue(std::string ksmith, std::vector<Slot> slots);
   ~WorkerQueue() override;
-  size_t slots() const override { return slots_.size(); }
+  static constexpr int kRetireAfter = 3;
+  size_t slots() const override;
   size_t running() const override;
   void submit(Job job) override;
   std::vector<JobResult> wait(double timeout_s) override;
@@ -135,6 +142,10 @@ class WorkerQueue : public EvaluationQueue {
   };
   std::string ksmith_;
   std::vector<Worker> slots_;
+  std::map<std::string, int> dry_;  // by device: jobs in a row without output
+  std::set<std::string> retired_;   // devices given up on
+  bool serves(const Worker &w) const { return !retired_.count(w.slot.device); }
+  std::string retire_if_gone(const JobResult &r);
 };
 
 /// The line a worker reads for a job, and the job's result from the line it prints.

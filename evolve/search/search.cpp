@@ -1161,6 +1161,7 @@ class Search {
         return finish("finished", why_done.empty() ? "done" : why_done);
       }
       for (const JobResult &r : queue_.wait(0.5)) {
+        if (!r.note.empty()) progress_.note(r.note);  // a device left out
         Ticket ticket = tickets_.at(r.ticket);
         tickets_.erase(r.ticket);
         if (ticket.kind == Ticket::Evaluation) {

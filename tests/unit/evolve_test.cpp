@@ -916,6 +916,48 @@ TEST(WorkerQueue, AWorkerThatHangsOrCrashesFailsItsJobOnly) {
   EXPECT_NE(results[5].child.out, second);
 }
 
+// A device that disappears: every job on it gives no output (its worker cannot open
+// it). After WorkerQueue::kRetireAfter of them in a row it is left out, said in the
+// note of the result that retires it, and the other device serves every job after.
+TEST(WorkerQueue, ADeviceThatDisappearsIsLeftOutWhileAnotherServes) {
+  const std::string script = temp_path("gone") + ".sh";
+  write_text_file(script,
+                  "#!/bin/sh\n"
+                  "while read line; do\n"
+                  "  t=$(echo \"$line\" | sed 's/.*\"ticket\":\\([0-9]*\\).*/\\1/')\n"
+                  "  case \"$line\" in\n"
+                  "    *'\"gone\"'*) echo \"{\\\"ticket\\\":$t,\\\"exit\\\":1,\\\"out\\\":\\\"\\\","
+                  "\\\"err\\\":\\\"error: no OpenCL device found\\\"}\";;\n"
+                  "    *) echo \"{\\\"ticket\\\":$t,\\\"exit\\\":0,\\\"out\\\":\\\"record\\\","
+                  "\\\"err\\\":\\\"\\\"}\";;\n"
+                  "  esac\n"
+                  "done\n");
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  WorkerQueue queue(script, {{"here", {"here"}}, {"gone", {"gone"}}});
+  EXPECT_EQ(queue.slots(), 2u);
+  std::vector<JobResult> results;
+  std::string note;
+  for (uint64_t ticket = 1; ticket <= 12; ++ticket) {
+    while (queue.running() >= queue.slots())
+      for (JobResult &r : queue.wait(0.5)) {
+        if (!r.note.empty()) note = r.note;
+        results.push_back(r);
+      }
+    queue.submit({ticket, {"run"}, 10.0});
+  }
+  while (queue.running() > 0)
+    for (JobResult &r : queue.wait(0.5)) results.push_back(r);
+  ASSERT_EQ(results.size(), 12u);
+  EXPECT_EQ(queue.slots(), 1u) << "the device that is gone is left out";
+  EXPECT_NE(note.find("gone gave no record for 3 evaluations in a row (error: no OpenCL device found)"),
+            std::string::npos)
+      << note;
+  EXPECT_NE(note.find("the run goes on with here"), std::string::npos) << note;
+  int on_gone = 0;
+  for (const JobResult &r : results) on_gone += r.device == "gone";
+  EXPECT_EQ(on_gone, WorkerQueue::kRetireAfter) << "no job went to it after";
+}
+
 // A run given a start schedule evaluates it right after the naive kernel, as a
 // parent on every island; a start that does not fit the spec is refused before the
 // run begins, naming the file.
