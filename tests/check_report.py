@@ -102,6 +102,8 @@ def sample_run(schedule_extra=""):
         "best": {"id": champion["id"], "speedup": champion["speedup"], "retimed_speedup": retimed[0]["retimed_speedup"],
                  "retimed_cv": 0.004, "schedule": champion["schedule"] + schedule_extra},
         "lineage": lineage, "retimed": retimed, "failures": failures,
+        "device_time": {"evaluations": 60, "median_s": 0.031,
+                        "by_phase": {"timed.time": 1.2, "compare.run": 0.4, "check.run": 0.2, "timed.build": 9.5}},
     }
 
 
@@ -284,6 +286,8 @@ def main():
         figure = f"{v:.0f}x" if v >= 100 else f"{v:.1f}x" if v >= 10 else f"{v:.2f}x"
         if figure not in text or "re-timed" not in text:
             fail(f"run: the header does not show the re-timed best {figure}")
+        if "0.031 s an evaluation (median): timed.time 67%, compare.run 22%, check.run 11%" not in text:
+            fail("run: the header does not show where the device's time went")
         print(f"run: {dom.points} points, cells per island {dom.grids}, {dom.steps} lineage steps, "
               f"failure rows {[row[0] for row in dom.failure_rows]}")
 

@@ -473,10 +473,10 @@ TimeRecord::StateTiming time_state(const Compiled &c, runtime::Device &device, c
 // inputs' upload cost once per run instead of once per candidate (at KernelBench's
 // sizes the naive kernel and the f64 reference took seconds of every evaluation).
 struct TimedFixture {
-  std::string key;                    // the device and the reference's code: what makes two equal
-  runtime::Device *device = nullptr;  // the device that holds the buffers (not an evaluation's clock)
-  std::map<std::string, HostBuffer> inputs;
-  std::map<std::string, uint64_t> prints;  // the inputs' fingerprints, once a candidate is checked against them
+  std::string key;                         // the device and the reference's code: what makes two equal
+  runtime::Device *device = nullptr;       // the device that holds the buffers (not an evaluation's clock)
+  std::map<std::string, uint64_t> seeds;   // each input's (inputs.h's draw_input)
+  std::map<std::string, uint64_t> prints;  // the inputs' fingerprints, taken when drawn
   std::map<std::string, runtime::BufferId> input_ids, reference_ids;
   std::map<std::string, double> rms;  // of each reference output
   bool referenced = false;            // reference_ids, rms and the tolerance are set
@@ -516,13 +516,16 @@ Bound bind_to(const Compiled &c, runtime::Device &device, const TimedFixture &f)
   return b;
 }
 
-// The fixture's inputs on the device, written once.
-void place_inputs(const Compiled &c, runtime::Device &device, TimedFixture *f) {
+// The fixture's inputs drawn on the device once, with their fingerprints.
+void place_inputs(const Compiled &c, DeviceClock &device, DeviceComparer &comparer, TimedFixture *f) {
   if (!f->input_ids.empty()) return;
   for (const TensorDecl &t : c.program.buffers)
     if (t.role == TensorRole::Input) {
-      f->input_ids[t.name] = device.allocate(static_cast<size_t>(t.bytes()));
-      write_buffer(device, f->input_ids.at(t.name), f->inputs.at(t.name));
+      const runtime::BufferId id = f->input_ids[t.name] = device.allocate(static_cast<size_t>(t.bytes()));
+      draw_input(device, id, t, f->seeds.at(t.name));
+      device.phase = "compare";
+      f->prints[t.name] = comparer.fingerprint(t, id);
+      device.phase = "timed";
     }
 }
 
@@ -634,7 +637,9 @@ void time_candidate(const frontend::Spec &spec, DeviceClock &device, runtime::De
     auto fresh = std::make_unique<TimedFixture>();
     fresh->key = key;
     fresh->device = &base;
-    fresh->inputs = random_inputs(c, seed);
+    uint64_t n = 0;
+    for (const TensorDecl &t : c.program.buffers)
+      if (t.role == TensorRole::Input) fresh->seeds[t.name] = seed + 1000003 * ++n;  // as random_inputs numbers them
     (cache ? cache->fixture : own) = std::move(fresh);
   }
   TimedFixture *f = cache ? cache->fixture.get() : own.get();
@@ -655,7 +660,7 @@ void time_candidate(const frontend::Spec &spec, DeviceClock &device, runtime::De
   at_stage("timed", "build", [&] { device.build(c.binary); });  // before the lock, as the check's
   if (options.lock) *wait_s += seconds_in([&] { options.lock->own(); });
   DeviceComparer comparer(device);
-  at_stage("timed", "launch", [&] { place_inputs(c, device, f); });
+  at_stage("timed", "launch", [&] { place_inputs(c, device, comparer, f); });
   if (make_ref) of_reference([&] { make_reference(*ref, plain, device, comparer, f); });
   if (scheduled) {
     time->reference = f->reference;
@@ -770,10 +775,9 @@ void time_candidate(const frontend::Spec &spec, DeviceClock &device, runtime::De
     for (const TensorDecl &t : c.program.buffers) {
       if (t.role != TensorRole::Input) continue;
       const runtime::BufferId id = f->input_ids.at(t.name);
-      if (!f->prints.count(t.name)) f->prints[t.name] = fingerprint(f->inputs.at(t.name));
       if (at_stage("timed", "run", [&] { return comparer.fingerprint(t, id); }) == f->prints.at(t.name)) continue;
       add_flag(flags, "changes its input " + t.name + " at the timed sizes");
-      at_stage("timed", "run", [&] { write_buffer(device, id, f->inputs.at(t.name)); });
+      at_stage("timed", "run", [&] { draw_input(device, id, t, f->seeds.at(t.name)); });
     }
     device.phase = "timed";
   }
@@ -1024,7 +1028,7 @@ std::vector<runtime::Timing> time_side_by_side(const frontend::Spec &spec, const
   // draw is gigabytes (sum_dim's 8.6 GB took a minute a retime when each candidate
   // drew its own each round).
   const uint64_t seed = fresh_seed();
-  std::map<std::string, HostBuffer> inputs;
+  std::map<std::string, uint64_t> seeds;
   auto time_one = [&](size_t i, int) {
     const Compiled &c = compiled[i];
     device.build(c.binary);
@@ -1034,8 +1038,8 @@ std::vector<runtime::Timing> time_side_by_side(const frontend::Spec &spec, const
         poison(device, b.ids.at(t.name), t);
         continue;
       }
-      if (!inputs.count(t.name)) inputs[t.name] = random_input(t, seed + 1000003 * (inputs.size() + 1));
-      write_buffer(device, b, t.name, inputs.at(t.name));
+      if (!seeds.count(t.name)) seeds[t.name] = seed + 1000003 * (seeds.size() + 1);
+      draw_input(device, b.ids.at(t.name), t, seeds.at(t.name));
     }
     medians[i].push_back(device.time(b.plan, timing).median_ms);
   };

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <random>
 
 #include "evolve/evaluation/parallel.h"
 
@@ -40,54 +39,112 @@ double HostBuffer::at(int64_t i) const {
 
 namespace {
 
-template <typename T, typename Fill>
-void fill_parallel(HostBuffer &buffer, uint64_t seed, Fill fill) {
-  T *data = reinterpret_cast<T *>(buffer.bytes.data());
-  for_chunks(buffer.numel(), [&](int64_t chunk, int64_t first, int64_t last) {
-    // Each chunk has its own stream, so the values do not depend on threading.
-    std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(chunk));
-    for (int64_t i = first; i < last; ++i) data[i] = fill(rng);
-  });
+// Element i's value, a function of (seed, i) alone (a counter-based generator), so that
+// the values do not depend on threading and a device draws the same ones
+// (kDrawSource below is this, in OpenCL C). Mixed signs over a wide range: each float
+// uniform in [-1, 1) times 2^k, k from -4 to 4, so that rows differ in scale and a
+// kernel that holds only for values near [-1, 1] (a clamp, an approximation fitted
+// there) is caught; a declared range is the spec's domain, uniform within it.
+uint64_t mix(uint64_t x) {  // splitmix64's finalizer
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
 }
+
+const char *kDrawSource = R"(
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#pragma OPENCL FP_CONTRACT OFF
+ulong mix(ulong x) {
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ul;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBul;
+  return x ^ (x >> 31);
+}
+// params: seed, count; limits: lo, hi (a declared range), ranged (1 or 0)
+__kernel void ks_draw_f32(__global float *out, __global const ulong *params, __global const double *limits) {
+  const ulong seed = params[0], n = params[1];
+  const double lo = limits[0], hi = limits[1];
+  const int ranged = limits[2] != 0;
+  for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
+    const ulong h = mix(seed ^ mix(i));
+    const double u = (double)(h >> 11) * 0x1.0p-53;
+    if (ranged) {
+      const double span = hi - lo;
+      const double scaled = span * u;
+      out[i] = (float)(lo + scaled);
+    } else {
+      out[i] = (float)ldexp(2 * u - 1, (int)(mix(h) % 9) - 4);
+    }
+  }
+}
+)";
 
 }  // namespace
 
 HostBuffer random_input(const TensorDecl &tensor, uint64_t seed) {
   HostBuffer buffer{tensor.type, tensor.shape, {}};
   buffer.bytes.resize(static_cast<size_t>(tensor.bytes()));
-  double lo = tensor.range ? tensor.range->lo : -1.0;
-  double hi = tensor.range ? tensor.range->hi : 1.0;
+  const double lo = tensor.range ? tensor.range->lo : -1.0, hi = tensor.range ? tensor.range->hi : 1.0;
+  const uint64_t span = std::max<int64_t>(1, static_cast<int64_t>(hi) - static_cast<int64_t>(lo));
+  auto fill = [&](auto *data, auto value) {
+    for_chunks(buffer.numel(), [&](int64_t, int64_t first, int64_t last) {
+      for (int64_t i = first; i < last; ++i) data[i] = value(mix(seed ^ mix(static_cast<uint64_t>(i))));
+    });
+  };
+  auto unit = [](uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; };
   switch (tensor.type) {
     case DType::F32:
-      if (tensor.range) {  // the spec's domain
-        fill_parallel<float>(buffer, seed, [lo, hi](std::mt19937_64 &rng) {
-          return static_cast<float>(std::uniform_real_distribution<double>(lo, hi)(rng));
-        });
-        break;
-      }
-      // Mixed signs over a wide range: each value uniform in [-1, 1] times 2^k, k from
-      // -4 to 4, so that rows differ in scale and a kernel that holds only for values
-      // near [-1, 1] (a clamp, an approximation fitted there) is caught.
-      fill_parallel<float>(buffer, seed, [](std::mt19937_64 &rng) {
-        double u = std::uniform_real_distribution<double>(-1.0, 1.0)(rng);
-        return static_cast<float>(std::ldexp(u, std::uniform_int_distribution<int>(-4, 4)(rng)));
+      fill(reinterpret_cast<float *>(buffer.bytes.data()), [&](uint64_t h) {
+        if (tensor.range) {
+          volatile double scaled = (hi - lo) * unit(h);  // no fused multiply-add: the device's kernel has none
+          return static_cast<float>(lo + scaled);
+        }
+        return static_cast<float>(std::ldexp(2 * unit(h) - 1, static_cast<int>(mix(h) % 9) - 4));
       });
       break;
     case DType::I32:
-      fill_parallel<int32_t>(buffer, seed, [lo, hi](std::mt19937_64 &rng) {
-        return static_cast<int32_t>(
-            std::uniform_int_distribution<int64_t>(static_cast<int64_t>(lo), static_cast<int64_t>(hi) - 1)(rng));
-      });
+      fill(reinterpret_cast<int32_t *>(buffer.bytes.data()),
+           [&](uint64_t h) { return static_cast<int32_t>(static_cast<int64_t>(lo) + static_cast<int64_t>(h % span)); });
       break;
     case DType::I64:
-      fill_parallel<int64_t>(buffer, seed, [lo, hi](std::mt19937_64 &rng) {
-        return std::uniform_int_distribution<int64_t>(static_cast<int64_t>(lo), static_cast<int64_t>(hi) - 1)(rng);
-      });
+      fill(reinterpret_cast<int64_t *>(buffer.bytes.data()),
+           [&](uint64_t h) { return static_cast<int64_t>(lo) + static_cast<int64_t>(h % span); });
       break;
     case DType::F64:  // not a tensor type (types.h)
     case DType::Bool: break;
   }
   return buffer;
+}
+
+void draw_input(runtime::Device &device, runtime::BufferId id, const TensorDecl &tensor, uint64_t seed) {
+  if (device.info().api != "opencl" || !device.info().fp64 || tensor.type != DType::F32) {
+    HostBuffer host = random_input(tensor, seed);
+    device.write(id, host.bytes.data(), host.bytes.size());
+    return;
+  }
+  const runtime::BufferId params = device.allocate(16), limits = device.allocate(24);
+  struct Release {
+    runtime::Device &device;
+    runtime::BufferId a, b;
+    ~Release() {
+      try {
+        device.release(a);
+        device.release(b);
+      } catch (const runtime::DeviceError &) {
+      }
+    }
+  } release{device, params, limits};
+  const uint64_t p[2] = {seed, static_cast<uint64_t>(tensor.numel())};
+  const double l[3] = {tensor.range ? tensor.range->lo : -1.0, tensor.range ? tensor.range->hi : 1.0,
+                       tensor.range ? 1.0 : 0.0};
+  device.write(params, p, sizeof p);
+  device.write(limits, l, sizeof l);
+  device.build({kDrawSource, {}});
+  runtime::KernelLaunch launch;
+  launch.kernel = "ks_draw_f32";
+  launch.local[0] = 256;
+  launch.global[0] = 256 * std::clamp<size_t>((static_cast<size_t>(tensor.numel()) + 255) / 256, 1, 4096);
+  launch.args = {id, params, limits};
+  device.run({{launch}});
 }
 
 HostBuffer poisoned(const TensorDecl &tensor, Poison kind) {

@@ -7,6 +7,7 @@
 
 #include "ir/graph.h"
 #include "ir/interpreter.h"
+#include "runtime/device.h"
 
 namespace ks {
 
@@ -23,6 +24,11 @@ struct HostBuffer {
 /// mixed signs over magnitudes from 1/16 to 16 (uniform in [-1, 1] times 2^k, k
 /// uniform in -4..4). Deterministic in seed, whatever the number of threads.
 HostBuffer random_input(const TensorDecl &tensor, uint64_t seed);
+
+/// The same values drawn into a buffer of the device: by a kernel on an OpenCL
+/// device with fp64 (a float tensor; at KernelBench's sizes the host's draw and upload
+/// took 5 to 13 s, sum_dim's 8.6 GB), else drawn here and written.
+void draw_input(runtime::Device &device, runtime::BufferId id, const TensorDecl &tensor, uint64_t seed);
 
 /// What a candidate's state (its outputs and intermediates) holds before a trial.
 enum class Poison {

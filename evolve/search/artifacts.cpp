@@ -135,6 +135,29 @@ nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
             [](const CandidateRow *a, const CandidateRow *b) { return a->eval_seq < b->eval_seq; });
   data["evaluations"] = nlohmann::json::array();
   std::map<std::string, std::pair<int64_t, std::string>> failures;
+  // Where the device's time went (each record's seconds.device), summed over the run,
+  // and each evaluation's total without the driver's builds.
+  std::map<std::string, double> device_time;
+  std::vector<double> device_each;
+  for (const CandidateRow *c : ordered) {
+    nlohmann::json record = nlohmann::json::parse(c->record.empty() ? "{}" : c->record, nullptr, false);
+    if (!record.is_object() || !record.contains("seconds") || !record["seconds"].is_object() ||
+        !record["seconds"].contains("device") || !record["seconds"]["device"].is_object())
+      continue;
+    double total = 0;
+    for (const auto &[phase, seconds] : record["seconds"]["device"].items()) {
+      if (!seconds.is_number()) continue;
+      device_time[phase] += seconds.get<double>();
+      if (phase.size() < 6 || phase.compare(phase.size() - 6, 6, ".build") != 0) total += seconds.get<double>();
+    }
+    device_each.push_back(total);
+  }
+  if (!device_each.empty()) {
+    std::sort(device_each.begin(), device_each.end());
+    data["device_time"] = {{"by_phase", device_time},
+                           {"evaluations", device_each.size()},
+                           {"median_s", device_each[device_each.size() / 2]}};
+  }
   for (const CandidateRow *c : ordered) {
     nlohmann::json e = {
         {"seq", c->eval_seq},        {"id", c->id},           {"island", c->island}, {"proposer", c->proposer},

@@ -235,6 +235,17 @@ function drawHeader() {
         ' duplicates, ' + (num(calls.refused) || 0) + ' refused), ' +
         (num(calls.prompt_tokens) || 0) + ' prompt and ' + (num(calls.completion_tokens) || 0) +
         ' completion tokens, ' + fmtDuration(num(calls.latency_s) || 0) + ' waiting');
+  const device = data.device_time && typeof data.device_time === 'object' ? data.device_time : null;
+  if (device && num(device.median_s) !== null) {
+    // The device's calls by phase, the largest first; the driver's builds are the host's work.
+    const phases = Object.entries(device.by_phase || {}).filter(([, s]) => num(s) !== null);
+    const device_total = phases.filter(([p]) => !p.endsWith('.build')).reduce((a, [, s]) => a + s, 0);
+    const builds = phases.filter(([p]) => p.endsWith('.build')).reduce((a, [, s]) => a + s, 0);
+    const top = phases.filter(([p]) => !p.endsWith('.build')).sort((a, b) => b[1] - a[1]).slice(0, 5)
+        .map(([p, s]) => p + ' ' + (device_total > 0 ? Math.round(100 * s / device_total) : 0) + '%');
+    fact('device time', device.median_s.toPrecision(2) + ' s an evaluation (median): ' + top.join(', ') +
+        '; the driver\'s builds ' + fmtDuration(builds) + ' in all');
+  }
   fact('run', run.id);
   const outcomes = {};
   for (const e of evaluations) outcomes[e.status || '?'] = (outcomes[e.status || '?'] || 0) + 1;

@@ -8,8 +8,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <thread>
 
 #include "codegen/spirv.h"
@@ -562,6 +564,63 @@ TEST(Compare, CountsEveryChunkAndReportsTheFirstWorstElement) {
   values[worst_again] = want[worst_again];
   values[mild] = want[mild];
   EXPECT_TRUE(compare(got, expected).passed);
+}
+
+// DeviceComparer gives what compare() gives on the host: the same count over the
+// tolerance, the same worst element (the first of equal ones) and values, NaN and
+// never-written elements always wrong, elements near zero judged by the tensor's rms; and fingerprints agree with the
+// host's and change with one word. On OpenCL a kernel computes them; on Vulkan, the host after a read-back.
+TEST_P(Runtime, ComparisonsOnTheDeviceAgreeWithTheHost) {
+  KS_REQUIRE_DEVICE(device, GetParam());
+  const int64_t n = 300000;  // more elements than the kernel's groups and work-items
+  TensorDecl t{"y", DType::F32, {3, n / 3}, TensorRole::Output, std::nullopt};
+  HostBuffer expected = random_input(t, 11), got = expected;
+  auto set = [](HostBuffer &b, int64_t i, float v) { std::memcpy(b.bytes.data() + 4 * i, &v, 4); };
+  for (int64_t i : {5, 7000, 12345}) set(expected, i, 10.0f);  // large: judged relative to themselves
+  set(got, 5, 10.003f);                                        // over 1e-4
+  set(got, 7000, 10.003f);                                     // as bad: the first one is the worst
+  set(got, 12345, 10.0005f);                                   // under
+  set(got, 250000, std::numeric_limits<float>::quiet_NaN());
+  set(expected, 260000, 0.0f);
+  set(got, 260000, 1e-6f);  // near zero: judged by the rms, passes
+  runtime::BufferId g = device->allocate(static_cast<size_t>(t.bytes())),
+                    e = device->allocate(static_cast<size_t>(t.bytes()));
+  device->write(g, got.bytes.data(), got.bytes.size());
+  device->write(e, expected.bytes.data(), expected.bytes.size());
+  DeviceComparer comparer(*device);
+  const double rms = comparer.rms(t, e);
+  EXPECT_NEAR(rms, rms_of(expected), 1e-9 * rms_of(expected) + 1e-30);
+  for (double tolerance : {1e-4, 1e-3}) {
+    Mismatch host = compare(got, expected, tolerance), on = comparer.compare(t, g, e, rms, tolerance);
+    EXPECT_EQ(on.passed, host.passed) << tolerance;
+    EXPECT_EQ(on.bad_elements, host.bad_elements) << tolerance;
+    EXPECT_EQ(on.index, host.index) << tolerance;
+    EXPECT_EQ(on.worst_error, host.worst_error) << tolerance;
+    EXPECT_EQ(std::isnan(on.got), std::isnan(host.got));
+    EXPECT_EQ(on.expected, host.expected);
+  }
+  EXPECT_EQ(compare(got, expected, 1e-4).bad_elements, 3) << "the two over 1e-4 and the NaN";
+  Mismatch self = comparer.compare(t, e, e, rms, 0);
+  EXPECT_TRUE(self.passed);
+  EXPECT_EQ(comparer.fingerprint(t, e), fingerprint(expected));
+  EXPECT_NE(comparer.fingerprint(t, g), comparer.fingerprint(t, e));
+  device->release(g);
+  device->release(e);
+}
+
+// An input drawn on the device holds what the host draws for the same seed (the
+// timed sizes' inputs are drawn there, the check sizes' here), ranged or not.
+TEST_P(Runtime, TheDeviceDrawsTheHostsInputs) {
+  KS_REQUIRE_DEVICE(device, GetParam());
+  for (std::optional<ValueRange> range : {std::optional<ValueRange>(), std::optional(ValueRange{0.5, 2.0})}) {
+    TensorDecl x{"x", DType::F32, {1000003}, TensorRole::Input, range};
+    runtime::BufferId id = device->allocate(static_cast<size_t>(x.bytes()));
+    draw_input(*device, id, x, 42);
+    HostBuffer host = random_input(x, 42), drawn = host;
+    device->read(id, drawn.bytes.data(), drawn.bytes.size());
+    EXPECT_EQ(drawn.bytes, host.bytes) << (range ? "ranged" : "mixed");
+    device->release(id);
+  }
 }
 
 TEST(Inputs, RandomInputsAreFreshMixedAndInRange) {
