@@ -66,6 +66,8 @@ if r.returncode:
     fail(f"evolve exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
 if "softmax: best " not in r.stdout or "report:" not in r.stdout:
     fail(f"evolve did not say its best and its report:\n{r.stdout}")
+if "timed again beside the best" not in r.stdout + r.stderr or "timing again failed" in r.stdout + r.stderr:
+    fail(f"the best few were not timed again side by side at the end:\n{r.stdout}\n{r.stderr}")
 for name in ["best.sched", "best.cl", "best.json", "report.html", "evolve.db"]:
     if not os.path.exists(os.path.join(out, name)):
         fail(f"no {name} in {out}")
