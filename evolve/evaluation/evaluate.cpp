@@ -155,34 +155,6 @@ void write_buffer(runtime::Device &device, const Bound &b, const std::string &na
   write_buffer(device, b.ids.at(name), data);
 }
 
-// Random inputs, drawn on the host.
-std::map<std::string, HostBuffer> random_inputs(const Compiled &c, uint64_t seed) {
-  std::map<std::string, HostBuffer> inputs;
-  uint64_t n = 0;
-  for (const TensorDecl &t : c.program.buffers)
-    if (t.role == TensorRole::Input) inputs[t.name] = random_input(t, seed + 1000003 * ++n);
-  return inputs;
-}
-
-// Writes the inputs and, unless told not to, poisons everything else.
-void write_inputs(const Compiled &c, runtime::Device &device, const Bound &b,
-                  const std::map<std::string, HostBuffer> &inputs, bool poison = true) {
-  for (const TensorDecl &t : c.program.buffers) {
-    if (t.role == TensorRole::Input)
-      write_buffer(device, b, t.name, inputs.at(t.name));
-    else if (poison)
-      write_buffer(device, b, t.name, poisoned(t));
-  }
-}
-
-// Both of the above; returns the inputs.
-std::map<std::string, HostBuffer> prepare(const Compiled &c, runtime::Device &device, const Bound &b, uint64_t seed,
-                                          bool poison = true) {
-  std::map<std::string, HostBuffer> inputs = random_inputs(c, seed);
-  write_inputs(c, device, b, inputs, poison);
-  return inputs;
-}
-
 HostBuffer read_back(const TensorDecl &t, runtime::Device &device, const Bound &b) {
   HostBuffer out{t.type, t.shape, std::vector<unsigned char>(static_cast<size_t>(t.bytes()))};
   device.read(b.ids.at(t.name), out.bytes.data(), out.bytes.size());
@@ -639,7 +611,7 @@ void time_candidate(const frontend::Spec &spec, DeviceClock &device, runtime::De
     fresh->device = &base;
     uint64_t n = 0;
     for (const TensorDecl &t : c.program.buffers)
-      if (t.role == TensorRole::Input) fresh->seeds[t.name] = seed + 1000003 * ++n;  // as random_inputs numbers them
+      if (t.role == TensorRole::Input) fresh->seeds[t.name] = seed + 1000003 * ++n;  // as trial_inputs numbers them
     (cache ? cache->fixture : own) = std::move(fresh);
   }
   TimedFixture *f = cache ? cache->fixture.get() : own.get();

@@ -107,10 +107,12 @@ std::vector<TunedProblem> tune_suite(const TuneOptions &o, TuneProgress &progres
   std::sort(specs.begin(), specs.end());
   std::map<std::string, std::string> sizes;
   if (!o.sizes_path.empty()) sizes = frontend::read_sizes_file(o.sizes_path);
-  for (const auto &[name, assignments] : sizes)
+  for (const auto &entry : sizes) {
+    const std::string &name = entry.first;  // (Clang 15 captures no structured binding)
     if (std::none_of(specs.begin(), specs.end(), [&](const fs::path &s) { return s.stem() == name; }))
       throw UserError("error: " + o.sizes_path + " gives sizes for " + name + ", which is not a spec of " +
                       o.suite_dir + " (its specs: " + specs.front().stem().string() + ", ...)");
+  }
   if (o.devices.empty()) throw UserError("error: ksmith tune needs a device");
   const fs::path out = o.out_dir;
   const bool earlier = fs::exists(out / "runs");
