@@ -22,7 +22,7 @@ struct EvolveConfig {
   // (the arm that bench/rewrite_arms.sh compares against).
   bool rewrites = true;
   uint64_t seed = 1;          // of the search's random stream (proposals, sampling)
-  int workers = 1;            // evaluations in flight at once, each in a child process
+  int workers = 1;            // evaluations in flight on each device, each slot a persistent worker process
   double time_limit_s = 300;  // one evaluation, in its child; killed past it
   std::map<std::string, double> proposers = {{"mutator", 1.0}};  // name -> weight: mutator, random, llm-...
   // Per island, its own mix (island i takes the i-th); islands past the list take
@@ -34,8 +34,8 @@ struct EvolveConfig {
                                                               : proposers;
   }
   // [evaluation]
-  std::string device;              // as `ksmith run --device`; "" the default device
-  std::string target;              // "opencl" or "spirv"; "" the device's
+  std::string device;  // as `ksmith run --device`, or several comma-separated, or "all"; "" the default device
+  std::string target;  // "opencl" or "spirv"; "" the device's
   std::string sizes, check_sizes;  // "N=512,D=64": timed and check sizes over the spec's
   int trials = 2;                  // check trials with fresh inputs
   int batches = 5;                 // timed batches per evaluation
