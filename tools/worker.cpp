@@ -41,6 +41,13 @@ int serve() {
     } else {
       answer["ticket"] = request["ticket"];
       std::vector<std::string> args = request["args"].get<std::vector<std::string>>();
+      if (args.empty() || (args[0] != "run" && args[0] != "time")) {
+        answer["err"] = "error: ksmith worker serves `run` and `time` command lines, not '" +
+                        (args.empty() ? std::string() : args[0]) + "'";
+        std::fprintf(answers, "%s\n", answer.dump().c_str());
+        std::fflush(answers);
+        continue;
+      }
       std::reverse(args.begin(), args.end());  // CLI11 takes them last first
       std::ostringstream out, err;
       std::streambuf *old_out = std::cout.rdbuf(out.rdbuf()), *old_err = std::cerr.rdbuf(err.rdbuf());
