@@ -191,6 +191,21 @@ class Device {
   virtual Timing time(const LaunchPlan &plan, const TimingOptions &options) = 0;
 };
 
+/// A buffer of the device, released with it (a lost device has nothing left to free).
+struct ScopedBuffer {
+  Device &device;
+  BufferId id;
+  ScopedBuffer(Device &device, size_t bytes) : device(device), id(device.allocate(bytes)) {}
+  ScopedBuffer(const ScopedBuffer &) = delete;
+  ScopedBuffer &operator=(const ScopedBuffer &) = delete;
+  ~ScopedBuffer() {
+    try {
+      device.release(id);
+    } catch (const DeviceError &) {
+    }
+  }
+};
+
 /// Opens a device of api ("opencl", "vulkan", or "" for any): selector "" picks
 /// the default (the first GPU, else the first device); "opencl:N" or "vulkan:N"
 /// picks by index, and "N" the Nth device of api (OpenCL's when api is ""); any

@@ -46,21 +46,27 @@ std::vector<int64_t> unflatten(int64_t flat, const std::vector<int64_t> &shape) 
 
 namespace {
 
-// expected(i) is the reference's element i, as a double.
+// The rms of n elements, expected(i) the ith: summed per chunk, then in chunk order,
+// the same whatever the threads.
 template <typename Expected>
-Mismatch compare_with(const HostBuffer &got, Expected expected, std::optional<double> tolerance_given) {
-  const int64_t n = got.numel();
-  const size_t chunks = static_cast<size_t>(chunk_count(n));
-  // Summed per chunk, then in chunk order: the same rms whatever the threads.
-  std::vector<double> squares(chunks);
+double rms_over(int64_t n, Expected expected) {
+  std::vector<double> squares(static_cast<size_t>(chunk_count(n)));
   for_chunks(n, [&](int64_t chunk, int64_t first, int64_t last) {
     double sum = 0;
     for (int64_t i = first; i < last; ++i) sum += expected(i) * expected(i);
     squares[static_cast<size_t>(chunk)] = sum;
   });
-  double sum_squares = 0;
-  for (double s : squares) sum_squares += s;
-  const double rms = n > 0 ? std::sqrt(sum_squares / static_cast<double>(n)) : 0;
+  double sum = 0;
+  for (double s : squares) sum += s;
+  return n > 0 ? std::sqrt(sum / static_cast<double>(n)) : 0;
+}
+
+// expected(i) is the reference's element i, as a double.
+template <typename Expected>
+Mismatch compare_with(const HostBuffer &got, Expected expected, std::optional<double> tolerance_given) {
+  const int64_t n = got.numel();
+  const size_t chunks = static_cast<size_t>(chunk_count(n));
+  const double rms = rms_over(n, expected);
   const double tolerance = is_int(got.type) ? 0.0 : tolerance_given.value_or(tolerance_for(got.type));
   struct Part {
     int64_t bad = 0, worst = -1;
@@ -110,16 +116,7 @@ Mismatch compare_with(const HostBuffer &got, Expected expected, std::optional<do
 }  // namespace
 
 double rms_of(const HostBuffer &expected) {
-  const int64_t n = expected.numel();
-  std::vector<double> squares(static_cast<size_t>(chunk_count(n)));
-  for_chunks(n, [&](int64_t chunk, int64_t first, int64_t last) {
-    double sum = 0;
-    for (int64_t i = first; i < last; ++i) sum += expected.at(i) * expected.at(i);
-    squares[static_cast<size_t>(chunk)] = sum;
-  });
-  double sum = 0;
-  for (double s : squares) sum += s;
-  return n > 0 ? std::sqrt(sum / static_cast<double>(n)) : 0;
+  return rms_over(expected.numel(), [&](int64_t i) { return expected.at(i); });
 }
 
 uint64_t fingerprint(const HostBuffer &buffer) {
@@ -248,19 +245,20 @@ void ks_fingerprint(__global const uint *words, __global const real *limits, __g
 
 }  // namespace
 
-DeviceComparer::DeviceComparer(runtime::Device &device) : device_(device) {}
-
-DeviceComparer::~DeviceComparer() {
-  for (runtime::BufferId id : {limits_, counts_, reals_})
-    if (id >= 0) try {
-        device_.release(id);
-      } catch (const runtime::DeviceError &) {
-      }
-}
-
-HostBuffer DeviceComparer::read(const TensorDecl &t, runtime::BufferId id) {
-  HostBuffer out{t.type, t.shape, std::vector<unsigned char>(static_cast<size_t>(t.bytes()))};
-  device_.read(id, out.bytes.data(), out.bytes.size());
+std::vector<double> DeviceComparer::read_reals(size_t count) {
+  const bool wide = device_.info().fp64;
+  std::vector<unsigned char> bytes((wide ? 8 : 4) * count);
+  device_.read(reals_->id, bytes.data(), bytes.size());
+  std::vector<double> out(count);
+  for (size_t i = 0; i < count; ++i) {
+    if (wide) {
+      std::memcpy(&out[i], bytes.data() + 8 * i, 8);
+    } else {
+      float v;
+      std::memcpy(&v, bytes.data() + 4 * i, 4);
+      out[i] = v;
+    }
+  }
   return out;
 }
 
@@ -268,10 +266,10 @@ size_t DeviceComparer::launch(const char *kernel, std::vector<runtime::LaunchArg
                               double tolerance) {
   const bool wide = device_.info().fp64;
   const size_t real_bytes = wide ? 8 : 4;
-  if (limits_ < 0) {
-    limits_ = device_.allocate(2 * real_bytes);
-    counts_ = device_.allocate(8 * (1 + 2 * kCompareGroups));
-    reals_ = device_.allocate(real_bytes * 3 * kCompareGroups);
+  if (!limits_) {
+    limits_.emplace(device_, 2 * real_bytes);
+    counts_.emplace(device_, 8 * (1 + 2 * kCompareGroups));
+    reals_.emplace(device_, real_bytes * 3 * kCompareGroups);
   }
   device_.build({std::string(wide ? "#define KS_FP64\n" : "") + kCompareSource, {}});
   unsigned char limits[16];
@@ -282,73 +280,49 @@ size_t DeviceComparer::launch(const char *kernel, std::vector<runtime::LaunchArg
     const float v[2] = {static_cast<float>(rms), static_cast<float>(tolerance)};
     std::memcpy(limits, v, sizeof v);
   }
-  device_.write(limits_, limits, 2 * real_bytes);
-  device_.write(counts_, &n, 8);
+  device_.write(limits_->id, limits, 2 * real_bytes);
+  device_.write(counts_->id, &n, 8);
   const size_t groups = std::clamp<size_t>((n + kCompareGroup - 1) / kCompareGroup, 1, kCompareGroups);
   runtime::KernelLaunch l;
   l.kernel = kernel;
   l.global[0] = groups * kCompareGroup;
   l.local[0] = kCompareGroup;
-  args.insert(args.end(), {limits_, counts_, reals_});
+  args.insert(args.end(), {limits_->id, counts_->id, reals_->id});
   l.args = std::move(args);
   device_.run({{l}});
   return groups;
 }
 
 double DeviceComparer::rms(const TensorDecl &t, runtime::BufferId expected) {
-  if (!opencl() || t.type != DType::F32) return rms_of(read(t, expected));
+  if (!opencl() || t.type != DType::F32) return rms_of(read_tensor(device_, expected, t));
   const uint64_t n = static_cast<uint64_t>(t.numel());
   const size_t groups = launch("ks_sum_squares", {expected}, n, 0, 0);
-  const bool wide = device_.info().fp64;
-  std::vector<unsigned char> bytes((wide ? 8 : 4) * groups);
-  device_.read(reals_, bytes.data(), bytes.size());
   double sum = 0;
-  for (size_t g = 0; g < groups; ++g) {
-    if (wide) {
-      double v;
-      std::memcpy(&v, bytes.data() + 8 * g, 8);
-      sum += v;
-    } else {
-      float v;
-      std::memcpy(&v, bytes.data() + 4 * g, 4);
-      sum += v;
-    }
-  }
+  for (double part : read_reals(groups)) sum += part;
   return n > 0 ? std::sqrt(sum / static_cast<double>(n)) : 0;
 }
 
 Mismatch DeviceComparer::compare(const TensorDecl &t, runtime::BufferId got, runtime::BufferId expected, double rms,
                                  double tolerance) {
-  if (!opencl() || t.type != DType::F32) return ks::compare(read(t, got), read(t, expected), tolerance);
+  if (!opencl() || t.type != DType::F32)
+    return ks::compare(read_tensor(device_, got, t), read_tensor(device_, expected, t), tolerance);
   const uint64_t n = static_cast<uint64_t>(t.numel());
   const size_t groups = launch("ks_compare", {got, expected}, n, rms, tolerance);
-  const bool wide = device_.info().fp64;
-  std::vector<unsigned char> bytes((wide ? 8 : 4) * 3 * groups);
-  device_.read(reals_, bytes.data(), bytes.size());
+  const std::vector<double> reals = read_reals(3 * groups);
   std::vector<uint64_t> counts(1 + 2 * groups);
-  device_.read(counts_, counts.data(), 8 * counts.size());
-  auto real = [&](size_t i) {
-    if (wide) {
-      double v;
-      std::memcpy(&v, bytes.data() + 8 * i, 8);
-      return v;
-    }
-    float v;
-    std::memcpy(&v, bytes.data() + 4 * i, 4);
-    return static_cast<double>(v);
-  };
+  device_.read(counts_->id, counts.data(), 8 * counts.size());
   Mismatch m;
   int64_t worst = -1;
   for (size_t g = 0; g < groups; ++g) {
     m.bad_elements += static_cast<int64_t>(counts[2 + 2 * g]);
-    const double error = real(3 * g);
+    const double error = reals[3 * g];
     const int64_t at = static_cast<int64_t>(counts[1 + 2 * g]);
     if (error < 0) continue;  // a group with no element
     if (worst < 0 || error > m.worst_error || (error == m.worst_error && at < worst)) {
       m.worst_error = error;
       worst = at;
-      m.got = real(3 * g + 1);
-      m.expected = real(3 * g + 2);
+      m.got = reals[3 * g + 1];
+      m.expected = reals[3 * g + 2];
     }
   }
   m.passed = m.bad_elements == 0;
@@ -357,11 +331,11 @@ Mismatch DeviceComparer::compare(const TensorDecl &t, runtime::BufferId got, run
 }
 
 uint64_t DeviceComparer::fingerprint(const TensorDecl &t, runtime::BufferId buffer) {
-  if (!opencl() || t.bytes() % 4 != 0) return ks::fingerprint(read(t, buffer));
+  if (!opencl() || t.bytes() % 4 != 0) return ks::fingerprint(read_tensor(device_, buffer, t));
   const uint64_t words = static_cast<uint64_t>(t.bytes() / 4);
   const size_t groups = launch("ks_fingerprint", {buffer}, words, 0, 0);
   std::vector<uint64_t> counts(1 + groups);
-  device_.read(counts_, counts.data(), 8 * counts.size());
+  device_.read(counts_->id, counts.data(), 8 * counts.size());
   uint64_t sum = 0;
   for (size_t g = 0; g < groups; ++g) sum += counts[1 + g];
   return sum;

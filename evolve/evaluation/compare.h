@@ -67,8 +67,7 @@ uint64_t fingerprint(const HostBuffer &buffer);
 /// the functions above: the same answers.
 class DeviceComparer {
  public:
-  explicit DeviceComparer(runtime::Device &device);
-  ~DeviceComparer();
+  explicit DeviceComparer(runtime::Device &device) : device_(device) {}
   DeviceComparer(const DeviceComparer &) = delete;
   DeviceComparer &operator=(const DeviceComparer &) = delete;
 
@@ -83,9 +82,11 @@ class DeviceComparer {
 
  private:
   runtime::Device &device_;
-  runtime::BufferId limits_ = -1, counts_ = -1, reals_ = -1;
+  // The kernels' parameters and their groups' results, allocated at the first launch.
+  std::optional<runtime::ScopedBuffer> limits_, counts_, reals_;
   bool opencl() const { return device_.info().api == "opencl"; }
-  HostBuffer read(const TensorDecl &t, runtime::BufferId id);
+  // The first count values of reals_, as doubles (floats without fp64).
+  std::vector<double> read_reals(size_t count);
   // Launches kernel over n elements in its groups; returns how many groups ran.
   size_t launch(const char *kernel, std::vector<runtime::LaunchArg> args, uint64_t n, double rms, double tolerance);
 };

@@ -20,6 +20,8 @@ class DeviceClock : public runtime::Device {
 
   /// What the calls from here on are for: "check", "timed", "reference", "baseline", "compare".
   std::string phase = "check";
+  /// The device itself: what holds buffers past this evaluation (a worker's cache).
+  runtime::Device &inner() { return device_; }
 
   const runtime::DeviceInfo &info() const override { return device_.info(); }
   runtime::BufferId allocate(size_t bytes) override {

@@ -156,9 +156,7 @@ void write_buffer(runtime::Device &device, const Bound &b, const std::string &na
 }
 
 HostBuffer read_back(const TensorDecl &t, runtime::Device &device, const Bound &b) {
-  HostBuffer out{t.type, t.shape, std::vector<unsigned char>(static_cast<size_t>(t.bytes()))};
-  device.read(b.ids.at(t.name), out.bytes.data(), out.bytes.size());
-  return out;
+  return read_tensor(device, b.ids.at(t.name), t);
 }
 
 // A buffer of tensor t poisoned as Poison::Unwritten does: filled on the device where
@@ -249,9 +247,9 @@ Bound bind_to(const Compiled &c, runtime::Device &device, const TimedFixture &f)
 
 // Builds c on the device and binds its buffers, its inputs the fixture's; a failure
 // stops the evaluation at the stage it happened in.
-Bound build_and_bind(const char *sizes, const Compiled &c, runtime::Device &device, const TimedFixture *f) {
+Bound build_and_bind(const char *sizes, const Compiled &c, runtime::Device &device, const TimedFixture &f) {
   at_stage(sizes, "build", [&] { device.build(c.binary); });
-  return at_stage(sizes, "launch", [&] { return bind_to(c, device, *f); });
+  return at_stage(sizes, "launch", [&] { return bind_to(c, device, f); });
 }
 
 // One run at the check sizes: the trial's inputs written, each state buffer set as
@@ -367,19 +365,6 @@ void check_trials(const Compiled &c, runtime::Device &device, const Bound &b, ui
   }
 }
 
-// A buffer of the device, released with it.
-struct ScopedBuffer {
-  runtime::Device &device;
-  runtime::BufferId id;
-  ScopedBuffer(runtime::Device &device, size_t bytes) : device(device), id(device.allocate(bytes)) {}
-  ~ScopedBuffer() {
-    try {
-      device.release(id);
-    } catch (const runtime::DeviceError &) {
-    }
-  }
-};
-
 // Times a kernel body from reset state (every output and intermediate poisoned
 // before each run) and from carried state (the same fill aimed at a decoy buffer of
 // equal size, so that both pay the same traffic outside the timed span), each run
@@ -400,7 +385,7 @@ TimeRecord::StateTiming time_state(const Compiled &c, runtime::Device &device, c
       reset.fills.push_back({b.ids.at(t.name), poison_pattern(t.type)});
       state_bytes += static_cast<uint64_t>(t.bytes());
     }
-  ScopedBuffer decoy(device, std::max<uint64_t>(state_bytes, 4));
+  runtime::ScopedBuffer decoy(device, std::max<uint64_t>(state_bytes, 4));
   carried.fills.push_back({decoy.id, 0});
   // The fastest round of each: interference only ever adds time, so the minimums
   // compare the work itself (medians of tens of microseconds differ by 30% on a busy
@@ -513,7 +498,7 @@ void poison_state(const Compiled &c, runtime::Device &device, const Bound &b) {
 void make_reference(const Compiled &ref, const std::optional<Compiled> &plain, DeviceClock &device,
                     DeviceComparer &comparer, TimedFixture *f) {
   device.phase = "reference";
-  Bound rb = build_and_bind("timed", ref, device, f);
+  Bound rb = build_and_bind("timed", ref, device, *f);
   at_stage("timed", "run", [&] { device.run(rb.plan); });
   device.phase = "compare";
   for (const TensorDecl &t : ref.program.buffers)
@@ -529,7 +514,7 @@ void make_reference(const Compiled &ref, const std::optional<Compiled> &plain, D
     return;
   }
   device.phase = "reference";
-  Bound pb = build_and_bind("timed", *plain, device, f);
+  Bound pb = build_and_bind("timed", *plain, device, *f);
   at_stage("timed", "run", [&] { device.run(pb.plan); });
   device.phase = "compare";
   f->naive_error = 0;
@@ -562,9 +547,8 @@ void make_reference(const Compiled &ref, const std::optional<Compiled> &plain, D
 // With a lock, what needs no device to itself comes first, shared with other
 // evaluations: the programs' builds (the device's disk cache makes the second build
 // of each a lookup) and the random inputs. The device is owned from then to the end.
-void time_candidate(const frontend::Spec &spec, DeviceClock &device, runtime::Device &base, const EvalOptions &options,
-                    uint64_t seed, const Compiled &c, TimeRecord *time, std::vector<std::string> *flags,
-                    double *wait_s) {
+void time_candidate(const frontend::Spec &spec, DeviceClock &device, const EvalOptions &options, uint64_t seed,
+                    const Compiled &c, TimeRecord *time, std::vector<std::string> *flags, double *wait_s) {
   const bool body = !options.kernel_source.empty();
   const bool scheduled = !options.schedule.naive() || body;  // not the naive kernel
   const bool wide = device.info().fp64;
@@ -608,7 +592,7 @@ void time_candidate(const frontend::Spec &spec, DeviceClock &device, runtime::De
   if (!cache || !cache->fixture || cache->fixture->key != key) {
     auto fresh = std::make_unique<TimedFixture>();
     fresh->key = key;
-    fresh->device = &base;
+    fresh->device = &device.inner();
     uint64_t n = 0;
     for (const TensorDecl &t : c.program.buffers)
       if (t.role == TensorRole::Input) fresh->seeds[t.name] = seed + 1000003 * ++n;  // as trial_inputs numbers them
@@ -639,19 +623,27 @@ void time_candidate(const frontend::Spec &spec, DeviceClock &device, runtime::De
     time->tolerance = f->tolerance;
     time->naive_error = f->naive_error;
   }
-  auto against_reference = [&](const Bound &b, CheckRecord *check) {
+  // A comparison on the device between the candidate's runs: its kernels built again
+  // after (the device keeps the last few built).
+  auto comparing = [&](auto f) {
     device.phase = "compare";
+    auto result = f();
+    device.phase = "timed";
+    device.build(c.binary);
+    return result;
+  };
+  auto against_reference = [&](const Bound &b, CheckRecord *check) {
     for (const TensorDecl &t : c.program.buffers)
       if (t.role == TensorRole::Output)
-        fold_mismatch(
-            check, t.name,
-            comparer.compare(t, b.ids.at(t.name), f->reference_ids.at(t.name), f->rms.at(t.name), f->tolerance));
-    device.phase = "timed";
-    device.build(c.binary);  // the candidate's kernels again (the device keeps the last few built)
+        fold_mismatch(check, t.name, comparing([&] {
+                        return comparer.compare(t, b.ids.at(t.name), f->reference_ids.at(t.name), f->rms.at(t.name),
+                                                f->tolerance);
+                      }));
   };
   device.phase = "timed";
   Bound b = at_stage("timed", "launch", [&] { return bind_to(c, device, *f); });
-  at_stage("timed", "build", [&] { device.build(c.binary); });
+  at_stage("timed", "build",
+           [&] { device.build(c.binary); });  // current again: the draws and the reference built theirs
   at_stage("timed", "run", [&] {
     poison_state(c, device, b);
     if (scheduled) {
@@ -692,25 +684,18 @@ void time_candidate(const frontend::Spec &spec, DeviceClock &device, runtime::De
       // output compared with itself on the device finds its first NaN (compare.h).
       for (const TensorDecl &t : c.program.buffers) {
         if (t.role != TensorRole::Output || !time->after_timing_correct) continue;
-        std::optional<int64_t> unwritten;
+        std::optional<std::vector<int64_t>> unwritten;
         if (t.type == DType::F32) {
-          device.phase = "compare";
-          Mismatch m = comparer.compare(t, b.ids.at(t.name), b.ids.at(t.name), 1, 0);
-          device.phase = "timed";
-          device.build(c.binary);
-          if (!m.passed) {
-            unwritten = 0;
-            for (size_t d = 0; d < m.index.size(); ++d) *unwritten = *unwritten * t.shape[d] + m.index[d];
-          }
+          Mismatch m = comparing([&] { return comparer.compare(t, b.ids.at(t.name), b.ids.at(t.name), 1, 0); });
+          if (!m.passed) unwritten = m.index;
         } else {
           const HostBuffer out = read_back(t, device, b);
           for (int64_t i = 0; i < out.numel() && !unwritten; ++i)
-            if (is_poison(t.type, out.at(i))) unwritten = i;
+            if (is_poison(t.type, out.at(i))) unwritten = unflatten(i, t.shape);
         }
         if (unwritten) {
           time->after_timing_correct = false;
-          time->problem = "after timing, " + t.name + "[" + index_text(unflatten(*unwritten, t.shape)) +
-                          "] holds NaN or was never written";
+          time->problem = "after timing, " + t.name + "[" + index_text(*unwritten) + "] holds NaN or was never written";
         }
       }
     }
@@ -764,7 +749,7 @@ void time_candidate(const frontend::Spec &spec, DeviceClock &device, runtime::De
     device.phase = "baseline";
     of_reference([&] {
       const Compiled &n = plain ? *plain : *ref;
-      Bound nb = build_and_bind("timed", n, device, f);
+      Bound nb = build_and_bind("timed", n, device, *f);
       time->baseline = at_stage("timed", "run", [&] { return device.time(nb.plan, options.timing); });
       f->baseline = time->baseline;
     });
@@ -867,8 +852,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   record.spec = spec_label;
   record.kernel = spec.name;
   record.device = device.info();
-  runtime::Device &base = device;
-  DeviceClock clock(base, &record.phases.device);
+  DeviceClock clock(device, &record.phases.device);
   const uint64_t base_seed = options.seed ? *options.seed : fresh_seed();
   const Target target = target_for(device.info());
   const bool subgroups = device.info().subgroup_arithmetic;
@@ -950,8 +934,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   try {
     Compiled c = candidate("timed", frontend::SizeSet::Default, options.sizes);
     record.phases.compile_s += since();
-    time_candidate(spec, clock, base, options, base_seed + 7777, c, &time, &record.hacking_flags,
-                   &record.phases.wait_s);
+    time_candidate(spec, clock, options, base_seed + 7777, c, &time, &record.hacking_flags, &record.phases.wait_s);
     record.phases.timed_s += since();
   } catch (Stopped &stopped) {
     record.failure = std::move(stopped.failure);

@@ -115,35 +115,30 @@ HostBuffer random_input(const TensorDecl &tensor, uint64_t seed) {
   return buffer;
 }
 
+HostBuffer read_tensor(runtime::Device &device, runtime::BufferId id, const TensorDecl &t) {
+  HostBuffer out{t.type, t.shape, std::vector<unsigned char>(static_cast<size_t>(t.bytes()))};
+  device.read(id, out.bytes.data(), out.bytes.size());
+  return out;
+}
+
 void draw_input(runtime::Device &device, runtime::BufferId id, const TensorDecl &tensor, uint64_t seed) {
   if (device.info().api != "opencl" || !device.info().fp64 || tensor.type != DType::F32) {
     HostBuffer host = random_input(tensor, seed);
     device.write(id, host.bytes.data(), host.bytes.size());
     return;
   }
-  const runtime::BufferId params = device.allocate(16), limits = device.allocate(24);
-  struct Release {
-    runtime::Device &device;
-    runtime::BufferId a, b;
-    ~Release() {
-      try {
-        device.release(a);
-        device.release(b);
-      } catch (const runtime::DeviceError &) {
-      }
-    }
-  } release{device, params, limits};
+  runtime::ScopedBuffer params(device, 16), limits(device, 24);
   const uint64_t p[2] = {seed, static_cast<uint64_t>(tensor.numel())};
   const double l[3] = {tensor.range ? tensor.range->lo : -1.0, tensor.range ? tensor.range->hi : 1.0,
                        tensor.range ? 1.0 : 0.0};
-  device.write(params, p, sizeof p);
-  device.write(limits, l, sizeof l);
+  device.write(params.id, p, sizeof p);
+  device.write(limits.id, l, sizeof l);
   device.build({kDrawSource, {}});
   runtime::KernelLaunch launch;
   launch.kernel = "ks_draw_f32";
   launch.local[0] = 256;
   launch.global[0] = 256 * std::clamp<size_t>((static_cast<size_t>(tensor.numel()) + 255) / 256, 1, 4096);
-  launch.args = {id, params, limits};
+  launch.args = {id, params.id, limits.id};
   device.run({{launch}});
 }
 

@@ -25,7 +25,10 @@ struct HostBuffer {
 /// uniform in -4..4). Deterministic in seed, whatever the number of threads.
 HostBuffer random_input(const TensorDecl &tensor, uint64_t seed);
 
-/// The same values drawn into a buffer of the device: by a kernel on an OpenCL
+/// Tensor t as a device buffer holds it.
+HostBuffer read_tensor(runtime::Device &device, runtime::BufferId id, const TensorDecl &t);
+
+/// random_input's values drawn into a buffer of the device: by a kernel on an OpenCL
 /// device with fp64 (a float tensor; at KernelBench's sizes the host's draw and upload
 /// took 5 to 13 s, sum_dim's 8.6 GB), else drawn here and written.
 void draw_input(runtime::Device &device, runtime::BufferId id, const TensorDecl &tensor, uint64_t seed);

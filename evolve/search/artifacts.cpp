@@ -140,25 +140,17 @@ nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
   std::map<std::string, double> device_time;
   std::vector<double> device_each;
   for (const CandidateRow *c : ordered) {
-    nlohmann::json record = nlohmann::json::parse(c->record.empty() ? "{}" : c->record, nullptr, false);
-    if (!record.is_object() || !record.contains("seconds") || !record["seconds"].is_object() ||
-        !record["seconds"].contains("device") || !record["seconds"]["device"].is_object())
-      continue;
-    double total = 0;
-    for (const auto &[phase, seconds] : record["seconds"]["device"].items()) {
-      if (!seconds.is_number()) continue;
-      device_time[phase] += seconds.get<double>();
-      if (phase.size() < 6 || phase.compare(phase.size() - 6, 6, ".build") != 0) total += seconds.get<double>();
+    const nlohmann::json record = nlohmann::json::parse(c->record.empty() ? "{}" : c->record, nullptr, false);
+    if (record.is_object() && record.contains("seconds") && record["seconds"].is_object() &&
+        record["seconds"].contains("device") && record["seconds"]["device"].is_object()) {
+      double total = 0;
+      for (const auto &[phase, seconds] : record["seconds"]["device"].items()) {
+        if (!seconds.is_number()) continue;
+        device_time[phase] += seconds.get<double>();
+        if (!phase.ends_with(".build")) total += seconds.get<double>();
+      }
+      device_each.push_back(total);
     }
-    device_each.push_back(total);
-  }
-  if (!device_each.empty()) {
-    std::sort(device_each.begin(), device_each.end());
-    data["device_time"] = {{"by_phase", device_time},
-                           {"evaluations", device_each.size()},
-                           {"median_s", device_each[device_each.size() / 2]}};
-  }
-  for (const CandidateRow *c : ordered) {
     nlohmann::json e = {
         {"seq", c->eval_seq},        {"id", c->id},           {"island", c->island}, {"proposer", c->proposer},
         {"iteration", c->iteration}, {"parent", c->parent},   {"status", c->status}, {"verdict", c->verdict},
@@ -167,7 +159,6 @@ nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
     if (c->status == "correct") {
       e["speedup"] = best_of(*c);
       e["median_ms"] = c->median_ms;
-      nlohmann::json record = nlohmann::json::parse(c->record, nullptr, false);
       if (record.is_object() && record.contains("features")) {
         const nlohmann::json &f = record["features"];
         e["cell"] = {bin_of(f.value(config.features[0], 0.0), config.edges(config.features[0])),
@@ -179,6 +170,12 @@ nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
       e["cell"] = nullptr;
     }
     data["evaluations"].push_back(e);
+  }
+  if (!device_each.empty()) {
+    std::sort(device_each.begin(), device_each.end());
+    data["device_time"] = {{"by_phase", device_time},
+                           {"evaluations", device_each.size()},
+                           {"median_s", device_each[device_each.size() / 2]}};
   }
   for (const CandidateRow &c : candidates)
     if (c.status != "correct" && c.status != "pending") {

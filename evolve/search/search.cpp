@@ -129,7 +129,13 @@ class Search {
  public:
   Search(RunDatabase &db, const SearchSetup &setup, EvaluationQueue &queue, ProgressSink &progress,
          const std::atomic<bool> &stop)
-      : db_(db), setup_(setup), queue_(queue), progress_(progress), stop_(stop), archive_(1, {}, {}) {}
+      : db_(db),
+        setup_(setup),
+        devices_(setup.devices.empty() ? std::vector<runtime::DeviceInfo>{setup.device} : setup.devices),
+        queue_(queue),
+        progress_(progress),
+        stop_(stop),
+        archive_(1, {}, {}) {}
 
   SearchOutcome run(std::optional<int64_t> resume) {
     resume ? reopen(*resume) : begin();
@@ -143,6 +149,7 @@ class Search {
  private:
   RunDatabase &db_;
   const SearchSetup &setup_;
+  const std::vector<runtime::DeviceInfo> devices_;  // the run's: setup_.devices, or setup_.device alone
   EvaluationQueue &queue_;
   ProgressSink &progress_;
   const std::atomic<bool> &stop_;
@@ -358,11 +365,8 @@ class Search {
   // several joined by ", ".
   std::string devices_text() const {
     std::string text;
-    for (const runtime::DeviceInfo &d : devices()) text += (text.empty() ? "" : ", ") + d.selector() + " " + d.name;
+    for (const runtime::DeviceInfo &d : devices_) text += (text.empty() ? "" : ", ") + d.selector() + " " + d.name;
     return text;
-  }
-  std::vector<runtime::DeviceInfo> devices() const {
-    return setup_.devices.empty() ? std::vector<runtime::DeviceInfo>{setup_.device} : setup_.devices;
   }
 
   // What every job is told besides its own arguments; the queue's slot adds its
@@ -421,7 +425,7 @@ class Search {
                                      std::to_string(config_.batches),
                                      "--min-batch-ms",
                                      std::to_string(config_.min_batch_ms)};
-    const Ticket t{kind, ids, kind == Ticket::FinalRetime || devices().size() > 1};
+    const Ticket t{kind, ids, kind == Ticket::FinalRetime || devices_.size() > 1};
     // At the end the naive kernel is timed beside the best few, and their figures are
     // against it: on a CPU device one process runs the same kernel up to twice as fast
     // as another (PoCL), and against a baseline from another process a softmax schedule

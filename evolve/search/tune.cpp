@@ -25,6 +25,7 @@ struct Problem {
   std::string name, spec, sizes;
   fs::path run_dir, db;
   fs::path sched, summary;  // what the tuned folder gets
+  bool resume = false;      // its database holds a run that did not finish
 };
 
 // The last non-empty line of text.
@@ -138,18 +139,22 @@ std::vector<TunedProblem> tune_suite(const TuneOptions &o, TuneProgress &progres
       results.push_back(*done);
       continue;
     }
-    if (last_run_status(p) == "finished") {  // killed after its search, before its export
+    const std::optional<std::string> status = last_run_status(p);
+    if (status == "finished") {  // killed after its search, before its export
       results.push_back(export_problem(p, "(finished before)"));
       continue;
     }
+    p.resume = status.has_value();
     if (!o.sizes_path.empty() && p.sizes.empty())
       progress.note("note: " + p.name + " is not in " + o.sizes_path + ": searched at its spec's sizes");
     todo.push_back(p);
   }
   const size_t total = specs.size();
+  char minutes[32];
+  std::snprintf(minutes, sizeof minutes, "%g", o.minutes);
   progress.note("tuning " + std::to_string(todo.size()) + " of " + std::to_string(total) + " problems (" +
                 std::to_string(results.size()) + " done before) on " + std::to_string(o.devices.size()) + " device" +
-                (o.devices.size() == 1 ? "" : "s") + ", " + std::to_string(o.minutes).substr(0, 4) + " minutes each");
+                (o.devices.size() == 1 ? "" : "s") + ", " + minutes + " minutes each");
 
   struct Running {
     Problem problem;
@@ -199,7 +204,6 @@ std::vector<TunedProblem> tune_suite(const TuneOptions &o, TuneProgress &progres
     for (size_t slot = 0; slot < slots.size() && !stopping; ++slot) {
       if (slots[slot] || next >= todo.size()) continue;
       Problem p = todo[next++];
-      std::optional<std::string> status = last_run_status(p);
       std::vector<std::string> argv = {
           o.ksmith,      "evolve",    p.spec,          "--out",     p.run_dir.string(),       "--db",
           p.db.string(), "--devices", o.devices[slot], "--minutes", std::to_string(o.minutes)};
@@ -208,9 +212,9 @@ std::vector<TunedProblem> tune_suite(const TuneOptions &o, TuneProgress &progres
       if (o.budget) argv.insert(argv.end(), {"--budget", std::to_string(*o.budget)});
       if (o.workers) argv.insert(argv.end(), {"--workers", std::to_string(*o.workers)});
       if (!o.target.empty()) argv.insert(argv.end(), {"--target", o.target});
-      if (status) argv.push_back("--resume");
+      if (p.resume) argv.push_back("--resume");
       fs::create_directories(p.run_dir, ec);
-      progress.note("   " + p.name + " on " + o.devices[slot] + (status ? " (resumed)" : ""));
+      progress.note("   " + p.name + " on " + o.devices[slot] + (p.resume ? " (resumed)" : ""));
       // In this process's group: a kill of the tuning's group, or a Ctrl-C, reaches
       // the search too (its workers end with their standard input).
       slots[slot] = Running{p, std::make_unique<Child>(argv, false, false), now()};
