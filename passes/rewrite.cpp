@@ -15,6 +15,7 @@ const char *rewrite_name(RewriteKind kind) {
     case RewriteKind::FoldAffine: return "fold_affine";
     case RewriteKind::RangedReduction: return "ranged_reduction";
     case RewriteKind::MergeDuplicates: return "merge_duplicates";
+    case RewriteKind::Rfactor: return "rfactor";
   }
   return "?";
 }
@@ -22,7 +23,8 @@ const char *rewrite_name(RewriteKind kind) {
 const std::vector<RewriteKind> &all_rewrite_kinds() {
   static const std::vector<RewriteKind> kinds = {RewriteKind::DropUnitReduction, RewriteKind::FoldConstants,
                                                  RewriteKind::PushSum,           RewriteKind::FoldAffine,
-                                                 RewriteKind::RangedReduction,   RewriteKind::MergeDuplicates};
+                                                 RewriteKind::RangedReduction,   RewriteKind::MergeDuplicates,
+                                                 RewriteKind::Rfactor};
   return kinds;
 }
 
@@ -32,7 +34,15 @@ std::optional<RewriteKind> parse_rewrite_kind(const std::string &name) {
   return std::nullopt;
 }
 
-std::string print_rewrite(const Rewrite &step) { return std::string("rewrite ") + rewrite_name(step.kind) + " " + step.stage; }
+bool rewrite_takes_arguments(RewriteKind kind) { return kind == RewriteKind::Rfactor; }
+
+std::string print_rewrite(const Rewrite &step) {
+  std::string out = std::string("rewrite ") + rewrite_name(step.kind) + " " + step.stage;
+  if (!rewrite_takes_arguments(step.kind)) return out;
+  out += "." + step.loop + " " + std::to_string(step.factor) + " ->";
+  for (const std::string &r : step.results) out += " " + r;
+  return out;
+}
 
 std::optional<Graph> try_rewrite(const Graph &graph, const Rewrite &step, std::string *reason) {
   try {
@@ -43,6 +53,7 @@ std::optional<Graph> try_rewrite(const Graph &graph, const Rewrite &step, std::s
       case RewriteKind::FoldAffine: return fold_affine(graph, step.stage, reason);
       case RewriteKind::RangedReduction: return ranged_reduction(graph, step.stage, reason);
       case RewriteKind::MergeDuplicates: return merge_duplicates(graph, step.stage, reason);
+      case RewriteKind::Rfactor: return rfactor(graph, step.stage, step.loop, step.factor, step.results, reason);
     }
   } catch (const InternalError &e) {
     // A rule that built a graph the verifier refuses is a bug in the rule; the search
@@ -58,7 +69,8 @@ std::vector<Rewrite> applicable_rewrites(const Graph &graph) {
   std::vector<Rewrite> out;
   for (const Stage &s : graph.stages)
     for (RewriteKind kind : all_rewrite_kinds()) {
-      Rewrite step{kind, s.output, {}};
+      if (rewrite_takes_arguments(kind)) continue;
+      Rewrite step{kind, s.output, {}, {}, 0, {}};
       std::string reason;
       if (try_rewrite(graph, step, &reason)) out.push_back(step);
     }
@@ -75,7 +87,7 @@ std::vector<Rewrite> simplifying_rewrites(const Graph &graph, size_t max_steps) 
     bool applied = false;
     for (size_t s = 0; s < current.stages.size() && !applied; ++s)
       for (RewriteKind kind : order) {
-        Rewrite step{kind, current.stages[s].output, {}};
+        Rewrite step{kind, current.stages[s].output, {}, {}, 0, {}};
         std::string reason;
         std::optional<Graph> next = try_rewrite(current, step, &reason);
         if (next && kind == RewriteKind::PushSum && graph_work(*next) >= graph_work(current)) next.reset();
@@ -95,7 +107,7 @@ Graph apply_rewrite(const Graph &graph, const Rewrite &step) {
   std::string reason;
   std::optional<Graph> out = try_rewrite(graph, step, &reason);
   if (out) return *out;
-  std::string message = format_diagnostic(step.loc, std::string(rewrite_name(step.kind)) + " " + step.stage + ": " + reason);
+  std::string message = format_diagnostic(step.loc, print_rewrite(step).substr(8) + ": " + reason);
   std::optional<size_t> at = stage_index(graph, step.stage);
   if (at && graph.stages[*at].loc.file)
     message += "\n" + format_diagnostic(graph.stages[*at].loc, "'" + step.stage + "' is defined here", "note");

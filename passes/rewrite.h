@@ -19,20 +19,37 @@
 
 namespace ks {
 
-enum class RewriteKind { DropUnitReduction, FoldConstants, PushSum, FoldAffine, RangedReduction, MergeDuplicates };
+enum class RewriteKind {
+  DropUnitReduction,
+  FoldConstants,
+  PushSum,
+  FoldAffine,
+  RangedReduction,
+  MergeDuplicates,
+  Rfactor
+};
 
 /// "drop_unit_reduction", "fold_constants", "push_sum", "fold_affine", "ranged_reduction",
-/// "merge_duplicates": the name in schedules, on the command line and in messages.
+/// "merge_duplicates", "rfactor": the name in schedules, on the command line and in messages.
 const char *rewrite_name(RewriteKind kind);
 std::optional<RewriteKind> parse_rewrite_kind(const std::string &name);
 const std::vector<RewriteKind> &all_rewrite_kinds();
 
-/// One rewrite step of a schedule: `rewrite push_sum total`.
+/// One rewrite step of a schedule: `rewrite push_sum total`, `rewrite rfactor c.k 4096
+/// -> c_rf ko ki`.
 struct Rewrite {
   RewriteKind kind = RewriteKind::FoldConstants;
   std::string stage;
   SourceLoc loc;  // where it was written, for errors
+  // rfactor's alone: the reduction variable, the factor, and the names it gives.
+  std::string loop;
+  int64_t factor = 0;
+  std::vector<std::string> results;
 };
+
+/// Whether the rule takes a variable, a factor and names (rfactor): such steps are
+/// drawn by the search's sketches, not listed by applicable_rewrites.
+bool rewrite_takes_arguments(RewriteKind kind);
 
 std::string print_rewrite(const Rewrite &step);  // "rewrite push_sum total"
 
@@ -78,6 +95,17 @@ std::optional<Graph> ranged_reduction(const Graph &graph, const std::string &sta
 /// and body, variables renamed): it is computed once, and s's readers read the other.
 std::optional<Graph> merge_duplicates(const Graph &graph, const std::string &stage, std::string *reason);
 
+/// rfactor s.k F -> s_rf ko ki: s's reduction over k (extent K) in P = ceil(K / F)
+/// parts: s_rf[ko: P, ...] reduces F consecutive points of k each (ki: min(F, K)),
+/// and s reduces s_rf over ko. The parts are independent outputs, so a reduction
+/// with too few outputs to fill the device (split-K GEMM, large statistics, a sum
+/// to one value) spreads over work-groups. F may pass K (one part), as split's
+/// factors may, so that one schedule serves the check sizes and the timed sizes.
+/// Refused for a variable that is not one of s's reduction variables, for argmax
+/// and argmin, for a factor below 1 and for names in use.
+std::optional<Graph> rfactor(const Graph &graph, const std::string &stage, const std::string &loop, int64_t factor,
+                             const std::vector<std::string> &results, std::string *reason);
+
 /// Applies one step, or returns nullopt with *reason.
 std::optional<Graph> try_rewrite(const Graph &graph, const Rewrite &step, std::string *reason);
 
@@ -85,7 +113,8 @@ std::optional<Graph> try_rewrite(const Graph &graph, const Rewrite &step, std::s
 /// where the stage is defined in the spec.
 Graph apply_rewrite(const Graph &graph, const Rewrite &step);
 
-/// Every rewrite step that applies to graph (each rule at each stage), in stage order.
+/// Every rewrite step that applies to graph (each rule without arguments at each
+/// stage), in stage order.
 std::vector<Rewrite> applicable_rewrites(const Graph &graph);
 
 /// The rewrites that make graph cheaper, found greedily: each stage in order, each

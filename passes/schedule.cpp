@@ -121,6 +121,14 @@ class ScheduleParser {
     if (!kind) error_at(rule.loc, "unknown rewrite '" + rule.text + "'; rewrites are " + rules);
     r.kind = *kind;
     r.stage = name("the stage it rewrites");
+    if (rewrite_takes_arguments(r.kind)) {  // rfactor y.k F -> y_rf ko ki
+      ts_.expect(".", "between the stage and its reduction variable (stage.variable)");
+      r.loop = name("a reduction variable");
+      r.factor = factor();
+      ts_.expect("->", "before the names of the partial results' stage and its two variables");
+      r.results = {name("the partial results' stage"), name("the part variable's name"),
+                   name("the inner reduction variable's name")};
+    }
     return r;
   }
 

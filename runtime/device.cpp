@@ -39,6 +39,11 @@ uint64_t cache_flush_bytes(const DeviceInfo &device) {
   return bytes / 4 * 4;
 }
 
+int64_t compute_units_or_guess(const DeviceInfo &device) {
+  if (device.compute_units) return device.compute_units;
+  return device.gpu ? 16 : 4;
+}
+
 std::vector<DeviceInfo> list_devices(std::vector<std::string> *why_none, const std::string &api) {
   std::vector<DeviceInfo> devices;
   if (api.empty() || api == "opencl") {

@@ -34,6 +34,7 @@ struct DeviceInfo {
   uint64_t local_memory_bytes = 0;
   uint64_t cache_bytes = 0;  // the global-memory cache the device reports; 0 where the API does not say
   size_t max_work_group_size = 0;
+  uint32_t compute_units = 0;  // the device's cores (an SM, a CPU core); 0 where the API does not say (Vulkan)
   std::array<size_t, 3> max_work_item_sizes{0, 0, 0};
   std::array<uint64_t, 3> max_group_counts{UINT64_MAX, UINT64_MAX, UINT64_MAX};  // Vulkan's dispatch limits
   uint32_t subgroup_size = 0;        // 0 where the API does not say (OpenCL 1.2)
@@ -164,6 +165,10 @@ struct Timing {
 /// 128 MiB (Vulkan does not report caches; an H100's L2 holds 50 MiB), at most a
 /// quarter of the largest allocation.
 uint64_t cache_flush_bytes(const DeviceInfo &device);
+
+/// The device's compute units; where the API does not say (Vulkan), a small GPU's
+/// count (16) or a CPU's (4).
+int64_t compute_units_or_guess(const DeviceInfo &device);
 
 class Device {
  public:

@@ -129,6 +129,7 @@ DeviceInfo describe(cl_platform_id platform, cl_device_id device, int index) {
   info.local_memory_bytes = device_value<cl_ulong>(device, CL_DEVICE_LOCAL_MEM_SIZE);
   info.cache_bytes = device_value<cl_ulong>(device, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE);
   info.max_work_group_size = device_value<size_t>(device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+  info.compute_units = device_value<cl_uint>(device, CL_DEVICE_MAX_COMPUTE_UNITS);
   size_t sizes[3] = {0, 0, 0};
   clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof sizes, sizes, nullptr);
   info.max_work_item_sizes = {sizes[0], sizes[1], sizes[2]};

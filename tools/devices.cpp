@@ -23,6 +23,7 @@ Command add_devices(CLI::App &app) {
                         << d.driver_version << "]  " << (d.gpu ? "GPU" : "CPU") << ", "
                         << human_bytes(d.global_memory_bytes) << " global, " << d.local_memory_bytes / 1024
                         << " KiB local, work-groups up to " << d.max_work_group_size;
+              if (d.compute_units) std::cout << ", " << d.compute_units << " compute units";
               if (d.subgroup_size) std::cout << ", subgroups of " << d.subgroup_size;
               std::cout << "\n";
             }

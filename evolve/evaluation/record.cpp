@@ -30,6 +30,7 @@ nlohmann::json device_json(const runtime::DeviceInfo &d) {
                       {"global_memory_bytes", d.global_memory_bytes},
                       {"local_memory_bytes", d.local_memory_bytes},
                       {"max_work_group_size", d.max_work_group_size}};
+  if (d.compute_units) j["compute_units"] = d.compute_units;
   if (d.subgroup_size) j["subgroup_size"] = d.subgroup_size;
   if (d.api == "vulkan") j["subgroup_arithmetic"] = d.subgroup_arithmetic;
   return j;

@@ -1,6 +1,7 @@
 // Replaying schedules, repairing them, and the identity of a candidate.
 #include "evolve/search/genome.h"
 
+#include <cmath>
 #include <cstdio>
 
 #include "evolve/evaluation/device_limits.h"
@@ -25,6 +26,35 @@ std::string refusal_text(const std::string &message) {
 
 int64_t unroll_budget(const runtime::DeviceInfo &device) { return device.gpu ? kMaxUnrollCopies : kCpuUnrollCopies; }
 
+double serial_estimate(const Program &program, const runtime::DeviceInfo &device) {
+  const double at_once =
+      static_cast<double>(runtime::compute_units_or_guess(device) * (device.gpu ? kGpuItemsAtOnce : kCpuItemsAtOnce));
+  double total = 0;
+  for (const Kernel &k : program.kernels) {
+    const double items = static_cast<double>(launch_shape(k).work_items());
+    total += static_cast<double>(std::max<int64_t>(1, loop_iterations(k))) * std::ceil(items / at_once);
+  }
+  return total;
+}
+
+namespace {
+
+// The graph's points (each stage's spatial and reduction extents) spread evenly
+// over what the device runs at once: serial_estimate's ideal.
+double spread_points(const Graph &graph, const runtime::DeviceInfo &device) {
+  double points = 0;
+  for (const Stage &s : graph.stages) {
+    double n = 1;
+    for (const IterVar &v : s.spatial) n *= static_cast<double>(v.extent);
+    for (const IterVar &v : s.reduce_vars) n *= static_cast<double>(v.extent);
+    points += n;
+  }
+  return points /
+         static_cast<double>(runtime::compute_units_or_guess(device) * (device.gpu ? kGpuItemsAtOnce : kCpuItemsAtOnce));
+}
+
+}  // namespace
+
 Replayed replay(const Graph &graph, const Schedule &schedule, const runtime::DeviceInfo *device) {
   Replayed out;
   try {
@@ -36,6 +66,15 @@ Replayed replay(const Graph &graph, const Schedule &schedule, const runtime::Dev
           throw UserError("error: kernel '" + k.name + "' unrolls " + std::to_string(copies) +
                           " copies of its innermost body; on a CPU device the search keeps to " +
                           std::to_string(kCpuUnrollCopies) + " (the compile time)");
+      const double serial = serial_estimate(program, *device), spread = spread_points(graph, *device);
+      if (!schedule.naive() && serial > kSerialFloor && serial > kMostSerialExcess * spread) {  // the baseline runs
+        char text[240];
+        std::snprintf(text, sizeof text,
+                      "error: the kernels leave the device mostly idle: %.3g loop iterations run one after another "
+                      "where the graph's work spread over %s's cores is %.3g (the search tries at most %.0f times it)",
+                      serial, device->name.c_str(), spread, kMostSerialExcess);
+        throw UserError(text);
+      }
     }
     out.program = std::move(program);
   } catch (const UserError &e) {

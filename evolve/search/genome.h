@@ -22,9 +22,25 @@ struct Replayed {
 
 /// Replays schedule on graph; with a device, also checks its limits (work-group
 /// size, local memory, group counts, loop iterations) so that a proposal that would
-/// be refused at launch costs no device time, and on a CPU device the search's
-/// unrolling budget (kCpuUnrollCopies).
+/// be refused at launch costs no device time, the search's unrolling budget
+/// (kCpuUnrollCopies on a CPU), and that it spreads its work (kMostSerialExcess).
 Replayed replay(const Graph &graph, const Schedule &schedule, const runtime::DeviceInfo *device = nullptr);
+
+/// How long a program would hold the device, in loop iterations: for each kernel,
+/// the iterations one work-item runs times the waves of work-items the device runs
+/// one after another (its compute units times kItemsAtOnce each), summed.
+double serial_estimate(const Program &program, const runtime::DeviceInfo &device);
+constexpr int64_t kGpuItemsAtOnce = 2048;  // an H100 SM's resident threads
+constexpr int64_t kCpuItemsAtOnce = 16;    // a core's vector lanes
+/// A proposal (not the naive kernel, the baseline) whose serial_estimate passes
+/// kMostSerialExcess times the graph's points spread evenly (and kSerialFloor
+/// iterations) is refused before it holds the device:
+/// the steps that remove a tile's bindings leave a few work-items with the whole
+/// GEMM (4.3e9 iterations each in one H200 search), a kernel that runs for minutes,
+/// cannot be stopped, and holds the device's lock while the other workers wait.
+/// A register tile of 16 x 16 outputs a work-item is 256 times the spread.
+constexpr double kMostSerialExcess = 4096;
+constexpr double kSerialFloor = 1e8;
 
 /// The most copies of an innermost body a search unrolls on a CPU device. PoCL 3.1
 /// compiled a 256-copy GEMM (k by 16 unrolled around a 16-chunk tile) in 43 s

@@ -58,12 +58,22 @@ std::vector<size_t> steps_of(const Schedule &s, std::initializer_list<PrimitiveK
 
 int64_t clamp_factor(int64_t f) { return std::clamp<int64_t>(f, 1, 4096); }
 
-// factor: one factor doubled or halved, or a divisor moved between a split and the
-// split of its outer loop (their product, the loop's tiling, kept).
+// factor: one factor doubled or halved (an rfactor's too: the same loops, longer or
+// shorter), or a divisor moved between a split and the split of its outer loop
+// (their product, the loop's tiling, kept).
 std::optional<std::string> mutate_factor(Schedule &s, Rng &rng) {
   std::vector<size_t> at =
       steps_of(s, {PrimitiveKind::Split, PrimitiveKind::Tile, PrimitiveKind::CrossReduce, PrimitiveKind::Scan});
-  if (at.empty()) return std::nullopt;
+  std::vector<size_t> splits;  // rfactor rewrites
+  for (size_t i = 0; i < s.rewrites.size(); ++i)
+    if (s.rewrites[i].kind == RewriteKind::Rfactor) splits.push_back(i);
+  if (at.empty() && splits.empty()) return std::nullopt;
+  if (!splits.empty() && (at.empty() || std::uniform_int_distribution<size_t>(0, at.size())(rng) == 0)) {
+    Rewrite &r = s.rewrites[pick(splits, rng)];
+    const std::string before = print_rewrite(r);
+    r.factor = coin(rng) ? r.factor * 2 : std::max<int64_t>(1, r.factor / 2);
+    return "factor: " + before + " -> " + print_rewrite(r);
+  }
   Primitive &p = s.steps[pick(at, rng)];
   const std::string before = print_primitive(p);
   if (p.kind == PrimitiveKind::Split) {
@@ -277,7 +287,8 @@ std::optional<std::string> resketch(const Graph &graph, Schedule &s, const runti
 }
 
 // rewrite: a graph rewrite removed (with the later ones that then no longer apply) or
-// one that applies to the graph the parent's rewrites leave added at the end; the
+// one that applies to the graph the parent's rewrites leave added at the end (an
+// rfactor as the sketches draw it, where a reduction is too narrow for the device); the
 // primitives, which name the stages of the graph before, are the parent's repaired
 // (half the time) or a fresh sketch of the new graph.
 std::optional<std::string> mutate_rewrites(const Graph &graph, Schedule &s, const runtime::DeviceInfo &device,
@@ -288,7 +299,10 @@ std::optional<std::string> mutate_rewrites(const Graph &graph, Schedule &s, cons
     note = "rewrite: removed " + print_rewrite(s.rewrites[i]);
     s.rewrites.erase(s.rewrites.begin() + static_cast<long>(i));
   } else {
-    std::vector<Rewrite> options = applicable_rewrites(rewritten_graph(graph, s));
+    const Graph now = rewritten_graph(graph, s);
+    std::vector<Rewrite> options = applicable_rewrites(now);
+    for (const Stage &stage : now.stages)  // a split of a reduction too narrow for the device
+      if (std::optional<Rewrite> split = draw_rfactor(now, stage, device, rng)) options.push_back(*split);
     if (options.empty()) return std::nullopt;
     s.rewrites.push_back(pick(options, rng));
     note = "rewrite: added " + print_rewrite(s.rewrites.back());

@@ -1,5 +1,5 @@
 // The built-in mutator: one edit of the parent's schedule, drawn by weight from
-//   factor      a split, tile, cross_reduce or scan factor doubled or halved; a divisor
+//   factor      a split, tile, cross_reduce, scan or rfactor factor doubled or halved; a divisor
 //               moved between two nested splits of one loop (their product kept);
 //               or a sketch's tile levels rescaled (the group's tile with its
 //               work-items, or the work-items within the tile)

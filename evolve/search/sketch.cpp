@@ -11,6 +11,7 @@
 #include "ir/printer.h"
 #include "ir/visitor.h"
 #include "passes/loops.h"
+#include "passes/graph_edit.h"
 #include "passes/lower.h"
 #include "passes/names.h"
 #include "passes/primitives.h"
@@ -737,6 +738,43 @@ StagePattern classify_stage(const Stage &stage) {
   return StagePattern::ColumnReduction;
 }
 
+int64_t sketch_groups(const Stage &stage) {
+  const int64_t outputs = extent_product(stage.spatial);
+  switch (classify_stage(stage)) {
+    case StagePattern::Contraction: return std::max<int64_t>(1, outputs / 4096);
+    case StagePattern::RowReduction:
+    case StagePattern::RunningTotal: return outputs;
+    default: return std::max<int64_t>(1, outputs / 256);
+  }
+}
+
+std::optional<Rewrite> draw_rfactor(const Graph &graph, const Stage &stage, const runtime::DeviceInfo &device,
+                                    Rng &rng) {
+  if (stage.reduce == ReduceOp::None || stage.reduce == ReduceOp::ArgMax || stage.reduce == ReduceOp::ArgMin ||
+      classify_stage(stage) == StagePattern::RunningTotal)
+    return std::nullopt;
+  const int64_t units = runtime::compute_units_or_guess(device);
+  const int64_t groups = sketch_groups(stage), points = extent_product(stage.reduce_vars);
+  if (groups >= 2 * units || points < 1024) return std::nullopt;
+  auto var = std::find_if(stage.reduce_vars.begin(), stage.reduce_vars.end(),
+                          [](const IterVar &v) { return v.extent >= 2; });
+  if (var == stage.reduce_vars.end()) return std::nullopt;
+  // Parts: from enough to give every unit two groups up to 16 a unit, at most one
+  // a point of the variable, and 256 points or more in each.
+  const int64_t most = std::max<int64_t>(1, std::min({16 * units / groups, var->extent, points / 256}));
+  const int64_t parts = std::min(most, pick(powers(pow2_at_least((2 * units + groups - 1) / groups), most), rng));
+  if (parts < 2) return std::nullopt;
+  NameSet names = graph_names(graph);
+  for (const Stage &s : graph.stages) reserve_vars(s, &names);
+  Rewrite r;
+  r.kind = RewriteKind::Rfactor;
+  r.stage = stage.output;
+  r.loop = var->name;
+  r.factor = (var->extent + parts - 1) / parts;
+  r.results = {names.fresh(stage.output + "_rf"), names.fresh(var->name + "o"), names.fresh(var->name + "i")};
+  return r;
+}
+
 namespace {
 
 // What finding a graph's rewrites found, kept: a search samples sketches of one
@@ -786,6 +824,21 @@ std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInf
     rewritten = rewritten_graph(graph, start);
   } catch (const UserError &) {
     return std::nullopt;  // rewrites that do not apply here (another graph's)
+  }
+  if (!rewrites) {
+    // Reductions with too few outputs for the device split across work-groups.
+    std::vector<std::string> stages;
+    for (const Stage &s : rewritten.stages) stages.push_back(s.output);
+    for (const std::string &name : stages) {
+      const Stage &stage = rewritten.stages[*stage_index(rewritten, name)];
+      std::optional<Rewrite> split = draw_rfactor(rewritten, stage, device, rng);
+      if (!split || !chance(rng, kRfactorShare)) continue;
+      std::string reason;
+      if (std::optional<Graph> next = try_rewrite(rewritten, *split, &reason)) {
+        rewritten = std::move(*next);
+        start.rewrites.push_back(*split);
+      }
+    }
   }
   std::string rewrite_note;
   for (const Rewrite &r : start.rewrites) rewrite_note += print_rewrite(r) + "; ";

@@ -38,6 +38,13 @@
 //                 outputs, read and summed as one vector in registers (cache_write,
 //                 vectorize), else a work-item per output; the reduction unrolled
 //
+// Before the stages are sketched, a reduction whose outputs are too few to fill the
+// device (split_candidate: a GEMM with a long K, a channel's statistics, a sum to one
+// value) is split across work-groups in some draws (`rewrite rfactor`, parts drawn
+// so that the partial results give the device 2 to 16 groups a compute unit); its
+// partial results are then sketched as any stage (a contraction with the part as
+// one more spatial loop), and the combining stage reads along the outputs (column).
+//
 // Every step is applied as it is drawn; a step the IR refuses is dropped (an
 // optional one) or undoes its rule for that stage, which then gets the work-item per
 // output rule. A sketch that the device's limits refuse is drawn again.
@@ -80,6 +87,20 @@ const std::vector<Rewrite> &cheaper_rewrites(const Graph &graph);
 /// 9% slower with the sketches on the rewritten graph than as written, where 14, 42,
 /// 44 and 51 (hundreds to thousands of times less) ended 7 to 90 times faster.
 constexpr double kRewriteWorthIt = 1.2;
+/// The work-groups a stage's sketch gives the device, roughly: a contraction's tiles
+/// (4,096 outputs each), a row reduction's group per output, a work-item per output
+/// elsewhere (256 a group). What split_candidate weighs against the compute units.
+int64_t sketch_groups(const Stage &stage);
+/// The share of draws that split a split_candidate's reduction: not all, so that the
+/// search also times it whole.
+constexpr double kRfactorShare = 0.6;
+/// An rfactor of `stage` (its outermost reduction variable of extent 2 or more) into
+/// parts that give the device 2 to 16 work-groups a compute unit, drawn; none where
+/// the stage already gives it twice as many as it has units, its reduction is
+/// shorter than 1,024 points or cannot be split (argmax, a running total).
+std::optional<Rewrite> draw_rfactor(const Graph &graph, const Stage &stage, const runtime::DeviceInfo &device,
+                                    Rng &rng);
+
 /// Whether any rewrite applies to graph, found once per graph.
 bool rewrites_apply(const Graph &graph);
 

@@ -180,6 +180,73 @@ TEST(Mutator, OnlyYieldsSchedulesThatParseAndReplay) {
     }
 }
 
+// A proposal that leaves a few work-items the whole of a large problem (a mutation
+// that removed a tile's bindings: one H200 search's worker ran such a kernel for
+// minutes, holding the device's lock) is refused before it costs device time;
+// every tuned H100 schedule, at its sizes, is not.
+TEST(Replay, RefusesProgramsThatLeaveTheDeviceIdle) {
+  runtime::DeviceInfo h100 = test::simulated_device();
+  h100.gpu = true;
+  h100.compute_units = 132;
+  const std::map<std::string, std::string> sizes =
+      frontend::read_sizes_file(std::string(KS_SOURCE_DIR) + "/bench/sizes_gpu.txt");
+  auto graph_of = [&](const std::string &name) {
+    frontend::SizeOverrides overrides;
+    frontend::parse_size_assignments(sizes.at(name), &overrides);
+    return frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks"),
+                               frontend::SizeSet::Default, overrides);
+  };
+  const Graph long_k = graph_of("matmul_long_k");
+  Schedule idle = parse_schedule(test::source(R"(rewrite rfactor c.k 16384 -> c_rf ko ki
+split c_rf.i 64 -> io ii
+split c_rf.j 128 -> jo ji
+reorder c_rf ko io jo ii ji
+bind c_rf.ko group.z
+)",
+                                              "idle.sched"));
+  Replayed r = replay(long_k, idle, &h100);
+  EXPECT_FALSE(r.program);
+  EXPECT_NE(r.refusal.find("the kernels leave the device mostly idle"), std::string::npos) << r.refusal;
+  EXPECT_TRUE(replay(long_k, idle).program) << "without a device, the IR alone: it replays";
+  EXPECT_TRUE(replay(long_k, {}, &h100).program) << "the naive kernel is the baseline";
+  int tuned = 0;
+  for (const auto &entry : std::filesystem::directory_iterator(std::string(KS_SOURCE_DIR) + "/bench/tuned/h100-opencl")) {
+    const std::string name = entry.path().stem().string();
+    if (entry.path().extension() != ".sched" || !sizes.count(name)) continue;
+    Replayed t = replay(graph_of(name), load_schedule(entry.path().string()), &h100);
+    EXPECT_TRUE(t.program) << name << ": " << t.refusal;
+    ++tuned;
+  }
+  EXPECT_GE(tuned, 20);
+  Replayed hand = replay(long_k, load_schedule(std::string(KS_SOURCE_DIR) + "/examples/matmul_long_k.sched"), &h100);
+  EXPECT_TRUE(hand.program) << hand.refusal;
+}
+
+// The factor mutation doubles or halves an rfactor's factor too: the same loops,
+// longer or shorter.
+TEST(Mutator, RedrawsASplitReductionsFactor) {
+  runtime::DeviceInfo device = test::simulated_device();
+  Graph g = frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/matmul_long_k.ks"),
+                                frontend::SizeSet::Default, {});
+  CandidateView parent;
+  parent.schedule =
+      parse_schedule(test::source("rewrite rfactor c.k 1024 -> c_rf ko ki\nbind c_rf.ko group.x\n", "p.sched"));
+  parent.speedup = 1;
+  Mutator factor_only({{"insert", 0}, {"threads", 0}, {"toggle", 0}, {"unroll", 0}, {"vectorize", 0},
+                       {"remove", 0}, {"swap", 0}, {"crossover", 0}, {"sketch", 0}, {"compute_at", 0},
+                       {"transfer", 0}, {"rewrite", 0}});
+  ProposalContext context{g, device, parent, {}, {}, nullptr};
+  Rng rng(4);
+  std::set<int64_t> factors;
+  for (int i = 0; i < 20; ++i)
+    if (std::optional<Proposal> p = factor_only.propose(context, rng)) {
+      ASSERT_EQ(p->schedule.rewrites.size(), 1u) << p->note;
+      factors.insert(p->schedule.rewrites[0].factor);
+      EXPECT_EQ(p->schedule.steps.size(), 1u) << p->note;
+    }
+  EXPECT_EQ(factors, (std::set<int64_t>{512, 2048}));
+}
+
 // A producer computed in one consumer's kernel moves to another's, at that
 // consumer's innermost bound loop (softmax's row maximum from the sum's place in the
 // output's kernel to the output's own loop), and the schedule still replays.

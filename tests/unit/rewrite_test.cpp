@@ -33,14 +33,14 @@ std::string stages_of(const Graph &g) {
 
 Graph rewritten(const Graph &g, RewriteKind kind, const std::string &stage) {
   std::string reason;
-  std::optional<Graph> out = try_rewrite(g, Rewrite{kind, stage, {}}, &reason);
+  std::optional<Graph> out = try_rewrite(g, Rewrite{kind, stage, {}, {}, 0, {}}, &reason);
   EXPECT_TRUE(out.has_value()) << rewrite_name(kind) << " " << stage << ": " << reason << "\n" << print_graph(g);
   return out ? *out : g;
 }
 
 std::string refusal(const Graph &g, RewriteKind kind, const std::string &stage) {
   std::string reason;
-  std::optional<Graph> out = try_rewrite(g, Rewrite{kind, stage, {}}, &reason);
+  std::optional<Graph> out = try_rewrite(g, Rewrite{kind, stage, {}, {}, 0, {}}, &reason);
   EXPECT_FALSE(out.has_value()) << rewrite_name(kind) << " " << stage << " applied:\n" << print_graph(*out);
   return reason;
 }
@@ -66,19 +66,32 @@ double output_error(const Graph &a, const Graph &b, uint64_t seed) {
   return worst;
 }
 
+// The steps of a rule at a stage that the check tries: the rule itself, or for
+// rfactor a split of each reduction variable by 2 (mostly ragged at odd sizes), by a
+// third of it, and past its extent (one part).
+std::vector<Rewrite> steps_to_try(RewriteKind kind, const Stage &s) {
+  if (!rewrite_takes_arguments(kind)) return {Rewrite{kind, s.output, {}, {}, 0, {}}};
+  std::vector<Rewrite> out;
+  for (const IterVar &v : s.reduce_vars)
+    for (int64_t factor : {int64_t{2}, std::max<int64_t>(1, v.extent / 3), v.extent + 1})
+      out.push_back(Rewrite{kind, s.output, {}, v.name, factor, {s.output + "_rf", v.name + "_o", v.name + "_i"}});
+  return out;
+}
+
 // Every rule at every stage where it applies: the same outputs (float64, up to
 // reassociation), no internal error; and the greedy sequence as a whole. Counts the
 // (rule, stage) pairs that applied, by rule.
 void check_every_rule(const Graph &g, const std::string &what, std::map<RewriteKind, int> *applied) {
   for (const Stage &s : g.stages)
-    for (RewriteKind kind : all_rewrite_kinds()) {
+    for (RewriteKind kind : all_rewrite_kinds())
+      for (const Rewrite &step : steps_to_try(kind, s)) {
       std::string reason;
-      std::optional<Graph> out = try_rewrite(g, Rewrite{kind, s.output, {}}, &reason);
+      std::optional<Graph> out = try_rewrite(g, step, &reason);
       EXPECT_EQ(reason.find("internal error"), std::string::npos) << what << ": " << reason << "\n" << print_graph(g);
       if (!out) continue;
       ++(*applied)[kind];
       EXPECT_LT(output_error(g, *out, 7), 1e-9)
-          << what << ": " << rewrite_name(kind) << " " << s.output << "\nbefore:\n"
+          << what << ": " << print_rewrite(step) << "\nbefore:\n"
           << print_graph(g) << "after:\n"
           << print_graph(*out);
     }
@@ -245,21 +258,96 @@ TEST(Rewrite, MergeDuplicatesComputesAStageOnce) {
   EXPECT_EQ(refusal(g, RewriteKind::MergeDuplicates, "s1"), "no stage before s1 computes what it computes");
 }
 
+TEST(Rewrite, RfactorSplitsAReductionIntoPartsAndCombinesThem) {
+  Graph g = check_graph(R"(kernel m(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 3, N = 4, K = 10 {
+  c[i, j] = sum(k) a[i, k] * b[k, j]
+})");
+  auto split = [&](int64_t factor) {
+    std::string reason;
+    std::optional<Graph> out =
+        try_rewrite(g, Rewrite{RewriteKind::Rfactor, "c", {}, "k", factor, {"c_rf", "ko", "ki"}}, &reason);
+    EXPECT_TRUE(out) << reason;
+    return out ? *out : g;
+  };
+  Graph even = split(5);
+  EXPECT_EQ(stages_of(even),
+            "c_rf[ko: 2, i: 3, j: 4] = sum(ki: 5) a[i, ko * 5 + ki] * b[ko * 5 + ki, j]\n"
+            "c[i: 3, j: 4] = sum(ko: 2) c_rf[ko, i, j]\n");
+  EXPECT_LT(output_error(g, even, 3), 1e-12);
+  // A last part that is short reads in bounds and adds nothing past the end.
+  Graph ragged = split(4);
+  EXPECT_EQ(stages_of(ragged),
+            "c_rf[ko: 3, i: 3, j: 4] = sum(ki: 4) select(ko * 4 + ki < 10, a[i, min(ko * 4 + ki, 9)] * b[min(ko * 4 "
+            "+ ki, 9), j], 0.0)\n"
+            "c[i: 3, j: 4] = sum(ko: 3) c_rf[ko, i, j]\n");
+  EXPECT_LT(output_error(g, ragged, 3), 1e-12);
+  // Past the extent: one part (a schedule's factor at the check sizes).
+  EXPECT_NE(stages_of(split(64)).find("c_rf[ko: 1, i: 3, j: 4] = sum(ki: 10)"), std::string::npos);
+  // A max repeats the last point rather than adding an identity.
+  Graph h = check_graph(R"(kernel r(x: f32[N, D]) -> y: f32[N] where N = 3, D = 7 {
+  y[n] = max(d) x[n, d]
+})");
+  std::string reason;
+  std::optional<Graph> max = try_rewrite(h, Rewrite{RewriteKind::Rfactor, "y", {}, "d", 3, {"p", "q", "d"}}, &reason);
+  ASSERT_TRUE(max) << reason;
+  EXPECT_EQ(stages_of(*max), "p[q: 3, n: 3] = max(d: 3) x[n, min(q * 3 + d, 6)]\ny[n: 3] = max(q: 3) p[q, n]\n");
+  EXPECT_EQ(output_error(h, *max, 5), 0.0);
+}
+
+TEST(Rewrite, RfactorRefusals) {
+  Graph g = check_graph(R"(kernel m(a: f32[M, K], b: f32[K, N]) -> (c: f32[M, N], d: i64[M]) where M = 3, N = 4, K = 10 {
+  c[i, j] = sum(k) a[i, k] * b[k, j]
+  d[i] = argmax(k) a[i, k]
+  e[i, j] = c[i, j] * 2.0
+})");
+  auto refused = [&](const std::string &stage, const std::string &loop, int64_t factor,
+                     std::vector<std::string> names = {"c_rf", "ko", "ki"}) {
+    std::string reason;
+    std::optional<Graph> out = try_rewrite(g, Rewrite{RewriteKind::Rfactor, stage, {}, loop, factor, names}, &reason);
+    EXPECT_FALSE(out) << stage << "." << loop << " applied";
+    return reason;
+  };
+  EXPECT_EQ(refused("c", "i", 2), "i is a spatial variable of c, not a reduction (its reduction: k)");
+  EXPECT_EQ(refused("c", "q", 2), "c has no reduction variable q (its reduction: k)");
+  EXPECT_EQ(refused("e", "i", 2), "i is a spatial variable of e, not a reduction (e has none)");
+  EXPECT_EQ(refused("d", "k", 2),
+            "argmax cannot combine partial results (they would need their values as well as their indices)");
+  EXPECT_EQ(refused("c", "k", 0), "the factor must be at least 1, not 0");
+  EXPECT_EQ(refused("c", "k", 2, {"a", "ko", "ki"}), "the name 'a' is taken");
+  EXPECT_EQ(refused("c", "k", 2, {"c_rf", "j", "ki"}), "the name 'j' is taken");
+  EXPECT_EQ(refused("c", "k", 2, {"c_rf", "ko", "ko"}), "the name 'ko' is given twice");
+  EXPECT_EQ(refused("z", "k", 2), "no stage defines 'z'");
+  // In a schedule: a factor below 1 is the parser's error at the factor; the rest the
+  // pipeline's, at the step.
+  EXPECT_NE(test::user_error([] { parse_schedule(test::source("rewrite rfactor c.k 0 -> c_rf ko ki\n", "r.sched")); })
+                .find("r.sched:1:21: error: a factor must be at least 1"),
+            std::string::npos);
+  Schedule s = parse_schedule(test::source("rewrite rfactor c.i 4 -> c_rf ko ki\n", "r.sched"));
+  std::string error = test::user_error([&] { run_pipeline(g, s); });
+  EXPECT_NE(error.find("r.sched:1:1: error: rfactor c.i 4 -> c_rf ko ki: i is a spatial variable of c"),
+            std::string::npos)
+      << error;
+}
+
 // ---- the schedule text and the pipeline ------------------------------------------------
 
 TEST(Rewrite, StepsPrintAndParseBackBeforeThePrimitives) {
-  const std::string text = "rewrite push_sum y\nrewrite fold_constants y\nsplit y.m 4 -> mo mi\n";
+  const std::string text =
+      "rewrite push_sum y\nrewrite fold_constants y\nrewrite rfactor y.k 64 -> y_rf ko ki\nsplit y.m 4 -> mo mi\n";
   Schedule s = parse_schedule(test::source(text, "a.sched"));
-  ASSERT_EQ(s.rewrites.size(), 2u);
+  ASSERT_EQ(s.rewrites.size(), 3u);
   EXPECT_EQ(s.rewrites[0].kind, RewriteKind::PushSum);
   EXPECT_EQ(s.rewrites[1].stage, "y");
+  EXPECT_EQ(s.rewrites[2].loop, "k");
+  EXPECT_EQ(s.rewrites[2].factor, 64);
+  EXPECT_EQ(s.rewrites[2].results, (std::vector<std::string>{"y_rf", "ko", "ki"}));
   EXPECT_EQ(print_schedule(s), text);
   EXPECT_NE(test::user_error([] { parse_schedule(test::source("split y.m 4 -> a b\nrewrite push_sum y\n", "b.sched")); })
                 .find("b.sched:2:1: error: rewrites come before the primitives"),
             std::string::npos);
   EXPECT_NE(test::user_error([] { parse_schedule(test::source("rewrite push_down y\n", "c.sched")); })
                 .find("c.sched:1:9: error: unknown rewrite 'push_down'; rewrites are drop_unit_reduction, "
-                      "fold_constants, push_sum, fold_affine, ranged_reduction, merge_duplicates"),
+                      "fold_constants, push_sum, fold_affine, ranged_reduction, merge_duplicates, rfactor"),
             std::string::npos);
 }
 

@@ -10,6 +10,7 @@
 #include "evolve/evaluation/evaluate.h"
 #include "evolve/search/space.h"
 #include "passes/lower.h"
+#include "passes/rewrite.h"
 #include "runtime/device.h"
 #include "test_util.h"
 
@@ -36,24 +37,55 @@ bool imported(const std::string &path) {
 // lists come from another salt.
 constexpr uint64_t kSalt = 1;
 
+// A split of a random reduction (rfactor) by a random factor, up to past its extent;
+// none where the graph has no reduction it splits.
+std::optional<Rewrite> random_rfactor(const Graph &graph, Rng &rng) {
+  std::vector<Rewrite> options;
+  for (const Stage &s : graph.stages)
+    for (const IterVar &v : s.reduce_vars) {
+      const int64_t factor = std::uniform_int_distribution<int64_t>(1, v.extent + 1)(rng);
+      Rewrite r{RewriteKind::Rfactor, s.output, {}, v.name, factor, {s.output + "_rf", v.name + "_o", v.name + "_i"}};
+      std::string reason;
+      if (try_rewrite(graph, r, &reason)) options.push_back(r);
+    }
+  if (options.empty()) return std::nullopt;
+  return options[std::uniform_int_distribution<size_t>(0, options.size() - 1)(rng)];
+}
+
 // The schedules the equivalence test runs for a spec: the same seed, the same list.
+// One in four starts by splitting a reduction (rfactor), then schedules the graph
+// that leaves.
 std::vector<Schedule> schedules_for(const frontend::Spec &spec) {
-  Program lowered = lower(frontend::elaborate(spec, frontend::SizeSet::Check, {}));
+  Graph graph = frontend::elaborate(spec, frontend::SizeSet::Check, {});
+  Program lowered = lower(graph);
   Rng rng(std::hash<std::string>{}(spec.name) + kSalt);
   std::vector<Schedule> out;
-  for (int n = 0; n < kSchedulesPerExample; ++n)
-    out.push_back(random_schedule(lowered, rng, std::uniform_int_distribution<int>(1, 6)(rng)));
+  for (int n = 0; n < kSchedulesPerExample; ++n) {
+    std::optional<Rewrite> split = n % 4 == 3 ? random_rfactor(graph, rng) : std::nullopt;
+    const int steps = std::uniform_int_distribution<int>(1, 6)(rng);
+    if (!split) {
+      out.push_back(random_schedule(lowered, rng, steps));
+      continue;
+    }
+    Schedule s = random_schedule(lower(apply_rewrite(graph, *split)), rng, steps);
+    s.rewrites = {*split};
+    out.push_back(s);
+  }
   return out;
 }
 
 // Together, the examples' random schedules use every primitive (so the device test
-// below checks each against the interpreter) but scan and reverse_inline, which
+// below checks each against the interpreter), and rfactor, but scan and reverse_inline, which
 // random steps of any kind do not draw: the sketches' device tests check those.
 TEST(RandomSchedules, UseEveryPrimitive) {
   std::map<PrimitiveKind, int> used;
+  int splits = 0;
   for (const std::string &path : test::example_paths())
-    for (const Schedule &s : schedules_for(frontend::load_spec(path)))
+    for (const Schedule &s : schedules_for(frontend::load_spec(path))) {
       for (const Primitive &p : s.steps) ++used[p.kind];
+      splits += !s.rewrites.empty();
+    }
+  EXPECT_GT(splits, 100) << "rfactor, on the examples with a reduction";
   for (int k = 0; k <= static_cast<int>(PrimitiveKind::Prefetch); ++k)
     EXPECT_GT(used[static_cast<PrimitiveKind>(k)], 0) << primitive_name(static_cast<PrimitiveKind>(k));
 }

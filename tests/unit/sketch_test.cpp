@@ -217,6 +217,70 @@ TEST(Sketches, GiveAWorkItemPerOutputElsewhere) {
 
 // The device can refuse what the rules draw (a group larger than its limit): then
 // the draw is smaller, never over it.
+// The rfactor rewrites of a schedule.
+std::vector<Rewrite> splits_of(const Schedule &s) {
+  std::vector<Rewrite> out;
+  for (const Rewrite &r : s.rewrites)
+    if (r.kind == RewriteKind::Rfactor) out.push_back(r);
+  return out;
+}
+
+Graph example_at(const std::string &name, const std::string &sizes) {
+  frontend::SizeOverrides overrides;
+  frontend::parse_size_assignments(sizes, &overrides);
+  return frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks"),
+                             frontend::SizeSet::Default, overrides);
+}
+
+// A reduction whose outputs are too few for the device's compute units is split
+// across work-groups in most draws, into parts that give every unit 2 to 16 groups;
+// one with outputs enough never is.
+TEST(Sketches, SplitReductionsTooNarrowForTheDevice) {
+  runtime::DeviceInfo h100 = gpu_limits();
+  h100.compute_units = 132;
+  auto draws = [&](const Graph &g, int n) {
+    Rng rng(11);
+    std::vector<Schedule> out;
+    for (int i = 0; i < n; ++i) {
+      std::optional<Sketch> s = sample_sketch(g, h100, rng);
+      EXPECT_TRUE(s) << g.name;
+      if (!s) continue;
+      Replayed r = replay(g, s->schedule, &h100);
+      EXPECT_TRUE(r.program) << r.refusal << "\n" << print_schedule(s->schedule);
+      out.push_back(s->schedule);
+    }
+    return out;
+  };
+  // 512 x 512 outputs (64 tiles of 4,096) and K = 262,144: split-K.
+  int split = 0, tiled = 0;
+  for (const Schedule &s : draws(example_at("matmul_long_k", "M=512,N=512,K=262144"), 20)) {
+    std::vector<Rewrite> r = splits_of(s);
+    if (r.empty()) continue;
+    ++split;
+    ASSERT_EQ(r.size(), 1u) << print_schedule(s);
+    EXPECT_EQ(r[0].stage, "c");
+    EXPECT_EQ(r[0].loop, "k");
+    const int64_t parts = (262144 + r[0].factor - 1) / r[0].factor;
+    EXPECT_GE(parts * 64, 2 * 132) << print_schedule(s);
+    EXPECT_LE(parts * 64, 16 * 132) << print_schedule(s);
+    // The partial results are tiled as a contraction (group, local and register levels).
+    int bound = 0;
+    for (const Primitive &p : s.steps) bound += p.kind == PrimitiveKind::Bind && p.stage == r[0].results[0];
+    tiled += bound >= 3;
+  }
+  EXPECT_GE(split, 6) << "split-K in most draws";
+  EXPECT_GE(tiled * 10, split * 7) << "its partial results mostly tiled";
+  EXPECT_LT(split, 20) << "and the GEMM whole in some";
+  // A channel's statistics over a million elements (64 channels): split over the batch.
+  int statistics = 0;
+  for (const Schedule &s : draws(example_at("batch_norm", "N=32,C=64,H=256,W=128"), 20))
+    for (const Rewrite &r : splits_of(s)) statistics += (r.stage == "mean" || r.stage == "var") && r.loop == "n";
+  EXPECT_GE(statistics, 6);
+  // 4,096 rows of softmax and a 4096^2 GEMM fill the device as they are.
+  for (const Schedule &s : draws(example_at("matmul", "N=4096"), 10)) EXPECT_TRUE(splits_of(s).empty());
+  for (const Schedule &s : draws(example_at("softmax", "N=4096,D=16384"), 10)) EXPECT_TRUE(splits_of(s).empty());
+}
+
 TEST(Sketches, StayWithinASmallDevicesLimits) {
   runtime::DeviceInfo small = gpu_limits();
   small.max_work_group_size = 64;
@@ -286,6 +350,22 @@ int check_drawn(runtime::Device &device, const char *name, const frontend::SizeO
     ++checked;
   }
   return checked;
+}
+
+// Split reductions (rfactor) drawn where a reduction is too narrow for PoCL's cores,
+// at sizes where they are: a GEMM with a long K, a channel's statistics, a loss
+// summed to one value; each checked on the device.
+TEST(SketchesOnDevice, SplitReductionsAgree) {
+  if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
+  auto device = runtime::open_device("", "opencl");
+  const std::pair<const char *, const char *> cases[] = {
+      {"matmul_long_k", "M=3,N=5,K=2049"}, {"batch_norm", "N=9,C=2,H=16,W=15"}, {"mse_loss", "N=33,D=65"}};
+  for (const auto &[name, sizes] : cases) {
+    frontend::SizeOverrides overrides;
+    frontend::parse_size_assignments(sizes, &overrides);
+    EXPECT_EQ(check_drawn(*device, name, overrides, 3, 3, [](const Schedule &s) { return !splits_of(s).empty(); }), 3)
+        << name;
+  }
 }
 
 // The contraction rule's rarer shapes (chunks as vector lanes, transposed and
