@@ -129,5 +129,21 @@ TEST(RewriteSearchOnDevice, FindsTheGemvOfASumOverALinearLayer) {
               run.schedule.c_str());
 }
 
+// A short search on PoCL from the naive kernel of a GEMM with 64 outputs and K =
+// 32,768 (KernelBench level 1, 6 in small): PoCL's two cores are more than the
+// outputs' one tile fills, so the sketches split K (`rewrite rfactor c.k F`) in most
+// draws, and those candidates are checked correct like any other.
+TEST(RewriteSearchOnDevice, DrawsSplitKForALongReduction) {
+  if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
+  const test::RunFolder folder("split_search");
+  test::DeviceSearch run = test::device_search("matmul_long_k", "M=8,N=8,K=32768", 16, 5, folder.dir);
+  ASSERT_EQ(run.outcome.status, "finished") << run.outcome.message;
+  int split = 0;
+  for (const CandidateRow &c : run.correct) split += c.schedule.find("rewrite rfactor c.k ") != std::string::npos;
+  EXPECT_GE(split, 3) << "correct candidates that split K, of " << run.correct.size();
+  std::printf("matmul_long_k: best %.1fx over the naive kernel in 16 evaluations, %d correct split K\n%s", run.best,
+              split, run.schedule.c_str());
+}
+
 }  // namespace
 }  // namespace ks
