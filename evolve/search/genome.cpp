@@ -26,9 +26,19 @@ std::string refusal_text(const std::string &message) {
 
 int64_t unroll_budget(const runtime::DeviceInfo &device) { return device.gpu ? kMaxUnrollCopies : kCpuUnrollCopies; }
 
+namespace {
+
+// The work-items the device runs at once: its compute units, each kGpuItemsAtOnce
+// (a GPU) or kCpuItemsAtOnce (a CPU).
+double items_at_once(const runtime::DeviceInfo &device) {
+  return static_cast<double>(runtime::compute_units_or_guess(device) *
+                             (device.gpu ? kGpuItemsAtOnce : kCpuItemsAtOnce));
+}
+
+}  // namespace
+
 double serial_estimate(const Program &program, const runtime::DeviceInfo &device) {
-  const double at_once =
-      static_cast<double>(runtime::compute_units_or_guess(device) * (device.gpu ? kGpuItemsAtOnce : kCpuItemsAtOnce));
+  const double at_once = items_at_once(device);
   double total = 0;
   for (const Kernel &k : program.kernels) {
     const double items = static_cast<double>(launch_shape(k).work_items());
@@ -49,8 +59,7 @@ double spread_points(const Graph &graph, const runtime::DeviceInfo &device) {
     for (const IterVar &v : s.reduce_vars) n *= static_cast<double>(v.extent);
     points += n;
   }
-  return points /
-         static_cast<double>(runtime::compute_units_or_guess(device) * (device.gpu ? kGpuItemsAtOnce : kCpuItemsAtOnce));
+  return points / items_at_once(device);
 }
 
 }  // namespace
@@ -64,8 +73,9 @@ Replayed replay(const Graph &graph, const Schedule &schedule, const runtime::Dev
       for (const Kernel &k : program.kernels)
         if (const int64_t copies = nested_iterations(k.body, true); copies > unroll_budget(*device))
           throw UserError("error: kernel '" + k.name + "' unrolls " + std::to_string(copies) +
-                          " copies of its innermost body; on a CPU device the search keeps to " +
-                          std::to_string(kCpuUnrollCopies) + " (the compile time)");
+                          " copies of its innermost body; the search keeps to " +
+                          std::to_string(unroll_budget(*device)) + " on " + device->name +
+                          (device->gpu ? "" : " (a CPU: the compile time)"));
       const double serial = serial_estimate(program, *device), spread = spread_points(graph, *device);
       if (!schedule.naive() && serial > kSerialFloor && serial > kMostSerialExcess * spread) {  // the baseline runs
         char text[240];
