@@ -45,7 +45,8 @@ int c_precedence(BinaryOp op) {
     case BinaryOp::Div:
     case BinaryOp::Mod: return kMultiplicative;
     case BinaryOp::Min:
-    case BinaryOp::Max: return kPrimary;
+    case BinaryOp::Max:
+    case BinaryOp::LogAddExp: return kPrimary;
   }
   return kPrimary;
 }
@@ -122,6 +123,25 @@ struct CPrinter::Impl : public IRVisitorStrict {
     } else {
       set("(" + p.type_name(type) + ")" + sub(value, kUnary), kUnary);
     }
+  }
+
+  // log(exp(a) + exp(b)) as the larger plus log(1 + exp(smaller - larger)): no
+  // overflow for large values, -inf (not NaN) where both are -inf.
+  std::string log_add_exp_helper(DType type) {
+    const CTarget &t = p.target_;
+    const std::string &ty = p.type_name(type);
+    const std::string name = std::string("ks_logaddexp_") + dtype_name(type);
+    const std::string one = type == DType::F32 && !t.constructor_casts ? "1.0f" : "1.0";
+    // GLSL has no exp or log of doubles: there the correction, between 0 and log 2, is
+    // computed in float (the f64 reference's running value keeps its precision).
+    const bool narrow = type == DType::F64 && t.constructor_casts;
+    const std::string d = t.float_min + "(a, b) - m", correction = "log(" + one + " + exp(" + d + "))";
+    std::string qualifier = t.helper_qualifier.empty() ? "" : t.helper_qualifier + " ";
+    p.helpers_used_[name] = qualifier + ty + " " + name + "(" + ty + " a, " + ty + " b) {\n" + "  " + ty + " m = " +
+                            t.float_max + "(a, b);\n" + "  if (isinf(m) && m < " + (one == "1.0f" ? "0.0f" : "0.0") +
+                            ") return m;\n" + "  return m + " +
+                            (narrow ? ty + "(log(1.0 + exp(float(" + d + "))))" : correction) + ";\n}\n";
+    return name;
   }
 
   std::string floor_helper(bool mod, DType type) {
@@ -239,6 +259,10 @@ struct CPrinter::Impl : public IRVisitorStrict {
   }
   void visit(const Binary *n) override {
     const DType type = n->a.type();
+    if (n->op == BinaryOp::LogAddExp) {
+      set(log_add_exp_helper(type) + "(" + sub(n->a, 0) + ", " + sub(n->b, 0) + ")", kPrimary);
+      return;
+    }
     if (n->op == BinaryOp::Min || n->op == BinaryOp::Max) {
       const CTarget &t = p.target_;
       std::string fn = is_float(type) ? (n->op == BinaryOp::Min ? t.float_min : t.float_max)

@@ -162,7 +162,7 @@ class Parser {
   bool starts_reduction(const std::set<std::string> &lhs_vars) const {
     const Token &op = ts_.peek();
     if (op.kind != TokenKind::Identifier || !ts_.peek(1).is("(")) return false;
-    bool always = op.is("sum") || op.is("prod") || op.is("argmax") || op.is("argmin");
+    bool always = op.is("sum") || op.is("prod") || op.is("argmax") || op.is("argmin") || op.is("logsumexp");
     if (always) return true;
     if (!op.is("max") && !op.is("min")) return false;
     for (int i = 2;; i += 2) {
@@ -308,7 +308,8 @@ class Parser {
     node->text = callee.text;
     if (ts_.peek().is("(")) {
       bool reduction_word =
-          node->text == "sum" || node->text == "prod" || node->text == "argmax" || node->text == "argmin";
+          node->text == "sum" || node->text == "prod" || node->text == "argmax" || node->text == "argmin" ||
+          node->text == "logsumexp";
       if (reduction_word) reduction_inside(callee);
       node->kind = AstExpr::Kind::Call;
       node->args = list("(", ")", "arguments", "to close the call's arguments");

@@ -30,12 +30,14 @@ const char *reduce_op_name(ReduceOp op) {
     case ReduceOp::Min: return "min";
     case ReduceOp::ArgMax: return "argmax";
     case ReduceOp::ArgMin: return "argmin";
+    case ReduceOp::LogSumExp: return "logsumexp";
   }
   return "?";
 }
 
 std::optional<ReduceOp> parse_reduce_op(const std::string &name) {
-  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min, ReduceOp::ArgMax, ReduceOp::ArgMin})
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min, ReduceOp::ArgMax, ReduceOp::ArgMin,
+                      ReduceOp::LogSumExp})
     if (name == reduce_op_name(op)) return op;
   return std::nullopt;
 }
@@ -46,7 +48,8 @@ double reduce_identity(ReduceOp op) {
     case ReduceOp::Sum: return 0.0;
     case ReduceOp::Prod: return 1.0;
     case ReduceOp::Max:
-    case ReduceOp::ArgMax: return -inf;
+    case ReduceOp::ArgMax:
+    case ReduceOp::LogSumExp: return -inf;
     case ReduceOp::Min:
     case ReduceOp::ArgMin: return inf;
     case ReduceOp::None: return 0.0;

@@ -44,7 +44,9 @@ struct IterVar {
   int64_t extent = 1;
 };
 
-enum class ReduceOp { None, Sum, Prod, Max, Min, ArgMax, ArgMin };
+/// LogSumExp: log(sum exp(body)), in one pass (a running maximum and a rescaled running
+/// sum, combined as one value by BinaryOp::LogAddExp).
+enum class ReduceOp { None, Sum, Prod, Max, Min, ArgMax, ArgMin, LogSumExp };
 const char *reduce_op_name(ReduceOp op);  // "sum", ...
 std::optional<ReduceOp> parse_reduce_op(const std::string &name);
 /// The value a reduction starts from (argmax and argmin: of the best value).

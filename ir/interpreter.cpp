@@ -26,6 +26,7 @@ enum class Op : uint8_t {
   IMod,
   Min,
   Max,
+  LogAddExp,
   Lt,
   Le,
   Gt,
@@ -123,6 +124,7 @@ class Compiler : public IRVisitorStrict {
       case BinaryOp::Mod: emit(integer ? Op::IMod : Op::FMod); break;
       case BinaryOp::Min: emit(Op::Min); break;
       case BinaryOp::Max: emit(Op::Max); break;
+      case BinaryOp::LogAddExp: emit(Op::LogAddExp); break;
       case BinaryOp::Lt: emit(Op::Lt); break;
       case BinaryOp::Le: emit(Op::Le); break;
       case BinaryOp::Gt: emit(Op::Gt); break;
@@ -225,6 +227,7 @@ double run(const Bytecode &bc, const double *vars, const std::vector<TensorSlot>
         KS_BINARY(IMod, a - b * floor_div(a, b))
         KS_BINARY(Min, std::fmin(a, b))
         KS_BINARY(Max, std::fmax(a, b))
+        KS_BINARY(LogAddExp, log_add_exp(a, b))
         KS_BINARY(Lt, a < b ? 1.0 : 0.0)
         KS_BINARY(Le, a <= b ? 1.0 : 0.0)
         KS_BINARY(Gt, a > b ? 1.0 : 0.0)
@@ -315,6 +318,7 @@ TensorMap interpret(const Graph &graph, const TensorMap &inputs) {
             case ReduceOp::Sum: acc += v; break;
             case ReduceOp::Prod: acc *= v; break;
             case ReduceOp::Max: acc = std::fmax(acc, v); break;
+            case ReduceOp::LogSumExp: acc = log_add_exp(acc, v); break;
             case ReduceOp::Min: acc = std::fmin(acc, v); break;
             case ReduceOp::ArgMax:
               if (v > acc || r == 0) acc = v, best_index = static_cast<double>(r);

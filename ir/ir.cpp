@@ -19,6 +19,7 @@ const char *binary_op_symbol(BinaryOp op) {
     case BinaryOp::Mod: return "%";
     case BinaryOp::Min: return "min";
     case BinaryOp::Max: return "max";
+    case BinaryOp::LogAddExp: return "logaddexp";
     case BinaryOp::Lt: return "<";
     case BinaryOp::Le: return "<=";
     case BinaryOp::Gt: return ">";
@@ -29,6 +30,12 @@ const char *binary_op_symbol(BinaryOp op) {
     case BinaryOp::Or: return "||";
   }
   return "?";
+}
+
+double log_add_exp(double a, double b) {
+  const double m = std::fmax(a, b);
+  if (std::isinf(m) && m < 0) return m;
+  return m + std::log1p(std::exp(std::fmin(a, b) - m));
 }
 
 bool is_comparison(BinaryOp op) {
@@ -60,7 +67,8 @@ int infix_precedence(BinaryOp op) {
     case BinaryOp::Div:
     case BinaryOp::Mod: return 6;
     case BinaryOp::Min:
-    case BinaryOp::Max: return 8;
+    case BinaryOp::Max:
+    case BinaryOp::LogAddExp: return 8;
   }
   return 8;
 }
@@ -101,6 +109,7 @@ Expr Binary::make(BinaryOp op, Expr a, Expr b) {
   } else if (type == DType::Bool && op != BinaryOp::Eq && op != BinaryOp::Ne) {
     type_error(std::string("'") + binary_op_symbol(op) + "' of bool operands");
   }
+  if (op == BinaryOp::LogAddExp && !is_float(type)) type_error("'logaddexp' needs float operands");
   if (is_comparison(op)) type = DType::Bool;
   return Expr(std::make_shared<Binary>(type, op, std::move(a), std::move(b)));
 }

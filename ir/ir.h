@@ -89,7 +89,9 @@ class Stmt {
 // ---- expressions ------------------------------------------------------------
 
 enum class UnaryOp { Neg, Not };
-enum class BinaryOp { Add, Sub, Mul, Div, Mod, Min, Max, Lt, Le, Gt, Ge, Eq, Ne, And, Or };
+/// LogAddExp: log(exp(a) + exp(b)) of floats, computed as max + log(1 + exp(min - max))
+/// (logsumexp's combine: a running maximum and a rescaled running sum in one value).
+enum class BinaryOp { Add, Sub, Mul, Div, Mod, Min, Max, LogAddExp, Lt, Le, Gt, Ge, Eq, Ne, And, Or };
 const char *binary_op_symbol(BinaryOp op);  // "+", "min", ...
 bool is_comparison(BinaryOp op);
 /// The operator written infix as symbol ("+", "<=", "&&"; not min and max).
@@ -318,5 +320,8 @@ Expr operator>=(Expr a, Expr b);
 Expr operator&&(Expr a, Expr b);
 /// Returns the integer value of a constant expression, if it is one.
 std::optional<int64_t> as_const_int(const Expr &e);
+/// log(exp(a) + exp(b)) without overflow: the larger plus log(1 + exp(smaller - larger));
+/// -inf where both are (the interpreter's and the simplifier's LogAddExp).
+double log_add_exp(double a, double b);
 
 }  // namespace ks

@@ -272,9 +272,11 @@ class IRParser {
       auto need = [&](size_t n) {
         if (args.size() != n) error_at(name.loc, "'" + name.text + "' takes " + std::to_string(n) + " arguments");
       };
-      if (name.text == "min" || name.text == "max") {
+      if (name.text == "min" || name.text == "max" || name.text == "logaddexp") {
         need(2);
-        BinaryOp op = name.text == "min" ? BinaryOp::Min : BinaryOp::Max;
+        BinaryOp op = name.text == "min"   ? BinaryOp::Min
+                      : name.text == "max" ? BinaryOp::Max
+                                           : BinaryOp::LogAddExp;
         return checked(name.loc, [&] { return Binary::make(op, args[0], args[1]); });
       }
       if (name.text == "select") {

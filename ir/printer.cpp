@@ -143,7 +143,7 @@ class Printer : public IRVisitorStrict {
     expr(n->a, literal ? kPrimaryPrecedence + 1 : kUnaryPrecedence);
   }
   void visit(const Binary *n) override {
-    if (n->op == BinaryOp::Min || n->op == BinaryOp::Max) {
+    if (n->op == BinaryOp::Min || n->op == BinaryOp::Max || n->op == BinaryOp::LogAddExp) {
       out << binary_op_symbol(n->op) << "(";
       expr(n->a);
       out << ", ";

@@ -56,6 +56,7 @@ std::optional<double> fold_arithmetic(BinaryOp op, DType type, double a, double 
     case BinaryOp::Div: return b == 0 ? std::nullopt : std::optional<double>(a / b);
     case BinaryOp::Min: return std::min(a, b);
     case BinaryOp::Max: return std::max(a, b);
+    case BinaryOp::LogAddExp: return log_add_exp(a, b);
     default: return std::nullopt;
   }
 }

@@ -111,6 +111,8 @@ struct Walk {
         if (!va && !vb) return false;
         if (is_comparison(b->op) || b->op == BinaryOp::And || b->op == BinaryOp::Or)
           return fail("the condition " + print_expr(e) + " differs by lane");
+        if (b->op == BinaryOp::LogAddExp)
+          return fail(print_expr(e) + " combines values that differ by lane (logaddexp has no vector form)");
         if (b->op == BinaryOp::Mod || (b->op == BinaryOp::Div && is_int(b->a.type())))
           return fail(print_expr(e) + " divides integers that differ by lane (floor division has no vector form)");
         if (b->a.type() != DType::F32 && b->a.type() != DType::I32)

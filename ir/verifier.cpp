@@ -27,7 +27,8 @@ Interval stage_value_interval(const Stage &stage, const BoundsScope &scope) {
     case ReduceOp::Max:
     case ReduceOp::Min: return bounds_of(stage.body, scope);
     case ReduceOp::Sum:
-    case ReduceOp::Prod: return Interval::everything();
+    case ReduceOp::Prod:
+    case ReduceOp::LogSumExp: return Interval::everything();
   }
   return Interval::everything();
 }

@@ -68,8 +68,8 @@ std::optional<Program> cross_reduce(const Program &program, const std::string &s
     if (acc) update.dispatch(acc->body);
     if (!acc || !final_store || final_store->buffer != stage || !update.op ||
         !(*update.op == BinaryOp::Add || *update.op == BinaryOp::Mul || *update.op == BinaryOp::Max ||
-          *update.op == BinaryOp::Min)) {
-      failure = stage + " is not a sum, prod, max or min reduction into a private accumulator";
+          *update.op == BinaryOp::Min || *update.op == BinaryOp::LogAddExp)) {
+      failure = stage + " is not a sum, prod, max, min or logsumexp reduction into a private accumulator";
       return Stmt(std::make_shared<Block>(*block));
     }
     const BinaryOp op = *update.op;

@@ -67,7 +67,7 @@ std::optional<Program> vectorize(const Program &program, const std::string &stag
 /// d = j * T + t, the T partial results meet in local memory and combine in a tree
 /// (log2 T steps, a barrier after each), and work-item 0 stores the result. The
 /// stage's spatial loops must be bound to work-groups (bind them first), and y's
-/// reduction must be sum, prod, max or min.
+/// reduction must be sum, prod, max, min or logsumexp.
 std::optional<Program> cross_reduce(const Program &program, const std::string &stage, const std::string &loop,
                                     int64_t threads, const std::string &thread, std::string *reason);
 constexpr int64_t kMaxCrossReduceThreads = 1024;

@@ -15,6 +15,7 @@ const char *rewrite_name(RewriteKind kind) {
     case RewriteKind::FoldAffine: return "fold_affine";
     case RewriteKind::RangedReduction: return "ranged_reduction";
     case RewriteKind::MergeDuplicates: return "merge_duplicates";
+    case RewriteKind::OnlineSoftmax: return "online_softmax";
     case RewriteKind::Rfactor: return "rfactor";
   }
   return "?";
@@ -24,7 +25,7 @@ const std::vector<RewriteKind> &all_rewrite_kinds() {
   static const std::vector<RewriteKind> kinds = {RewriteKind::DropUnitReduction, RewriteKind::FoldConstants,
                                                  RewriteKind::PushSum,           RewriteKind::FoldAffine,
                                                  RewriteKind::RangedReduction,   RewriteKind::MergeDuplicates,
-                                                 RewriteKind::Rfactor};
+                                                 RewriteKind::OnlineSoftmax,     RewriteKind::Rfactor};
   return kinds;
 }
 
@@ -53,6 +54,7 @@ std::optional<Graph> try_rewrite(const Graph &graph, const Rewrite &step, std::s
       case RewriteKind::FoldAffine: return fold_affine(graph, step.stage, reason);
       case RewriteKind::RangedReduction: return ranged_reduction(graph, step.stage, reason);
       case RewriteKind::MergeDuplicates: return merge_duplicates(graph, step.stage, reason);
+      case RewriteKind::OnlineSoftmax: return online_softmax(graph, step.stage, reason);
       case RewriteKind::Rfactor: return rfactor(graph, step.stage, step.loop, step.factor, step.results, reason);
     }
   } catch (const InternalError &e) {

@@ -26,11 +26,12 @@ enum class RewriteKind {
   FoldAffine,
   RangedReduction,
   MergeDuplicates,
+  OnlineSoftmax,
   Rfactor
 };
 
 /// "drop_unit_reduction", "fold_constants", "push_sum", "fold_affine", "ranged_reduction",
-/// "merge_duplicates", "rfactor": the name in schedules, on the command line and in messages.
+/// "merge_duplicates", "online_softmax", "rfactor": the name in schedules, on the command line and in messages.
 const char *rewrite_name(RewriteKind kind);
 std::optional<RewriteKind> parse_rewrite_kind(const std::string &name);
 const std::vector<RewriteKind> &all_rewrite_kinds();
@@ -94,6 +95,13 @@ std::optional<Graph> ranged_reduction(const Graph &graph, const std::string &sta
 /// merge_duplicates s: s computes what an earlier stage computes (the same reduction
 /// and body, variables renamed): it is computed once, and s's readers read the other.
 std::optional<Graph> merge_duplicates(const Graph &graph, const std::string &stage, std::string *reason);
+
+/// online_softmax t: t = sum(k) exp(X - m[..]), a softmax's sum, with m = max(k) X over
+/// the same points (both temporaries): one reduction l = logsumexp(k) X (a running
+/// maximum and a rescaled running sum in one pass) in place of the two, its readers
+/// reading l for m and 1 for t (t = exp(l - m)). Refused where a stage reads m or t
+/// other than through l (m itself, or exp(X - m) without the division, as an output).
+std::optional<Graph> online_softmax(const Graph &graph, const std::string &stage, std::string *reason);
 
 /// rfactor s.k F -> s_rf ko ki: s's reduction over k (extent K) in P = ceil(K / F)
 /// parts: s_rf[ko: P, ...] reduces F consecutive points of k each (ki: min(F, K)),

@@ -67,7 +67,7 @@ std::optional<Graph> rfactor(const Graph &graph, const std::string &name, const 
   const bool ragged = extent % inner_extent != 0;
   Expr body = substitute(stage.body, {{loop, ragged ? Binary::make(BinaryOp::Min, point, make_int(extent - 1, index))
                                                     : point}});
-  if (ragged && (stage.reduce == ReduceOp::Sum || stage.reduce == ReduceOp::Prod)) {
+  if (ragged && (stage.reduce == ReduceOp::Sum || stage.reduce == ReduceOp::Prod || stage.reduce == ReduceOp::LogSumExp)) {
     const double identity = reduce_identity(stage.reduce);
     Expr none = is_float(body.type()) ? FloatImm::make(body.type(), identity)
                                       : make_int(static_cast<int64_t>(identity), body.type());

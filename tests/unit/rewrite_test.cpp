@@ -9,6 +9,7 @@
 #include "evolve/evaluation/inputs.h"
 #include "ir/cost.h"
 #include "ir/interpreter.h"
+#include "ir/parser.h"
 #include "ir/printer.h"
 #include "passes/pipeline.h"
 #include "passes/schedule.h"
@@ -329,6 +330,84 @@ TEST(Rewrite, RfactorRefusals) {
       << error;
 }
 
+TEST(Rewrite, OnlineSoftmaxTakesTheTwoStatisticsInOnePass) {
+  // softmax through its exponentials' temporary, log-softmax and a loss read directly.
+  const std::pair<std::string, std::string> cases[] = {
+      {"  e[n, d] = exp(x[n, d] - row_max[n])\n  total[n] = sum(d) e[n, d]\n  y[n, d] = e[n, d] / total[n]\n",
+       "y[n: 4, d: 9] = exp(x[n, d] - row_max_lse[n])\n"},
+      {"  total[n] = sum(d) exp(x[n, d] - row_max[n])\n  y[n, d] = x[n, d] - row_max[n] - log(total[n])\n",
+       "y[n: 4, d: 9] = x[n, d] - row_max_lse[n]\n"}};
+  for (const auto &[rows, output] : cases) {
+    Graph g = check_graph("kernel s(x: f32[N, D]) -> y: f32[N, D] where N = 4, D = 9 {\n  row_max[n] = max(d) x[n, d]\n" +
+                          rows + "}");
+    Graph out = rewritten(g, RewriteKind::OnlineSoftmax, "total");
+    EXPECT_EQ(stages_of(out), "row_max_lse[n: 4] = logsumexp(d: 9) x[n, d]\n" + output);
+    EXPECT_LT(output_error(g, out, 2), 1e-12);
+  }
+}
+
+// `logsumexp(d)` in the spec language: log(sum(exp(x))) as the interpreter computes it
+// in float64, and its printed Graph IR parses back.
+TEST(Rewrite, LogSumExpIsAReductionOfTheSpecLanguage) {
+  Graph g = check_graph("kernel l(x: f32[N, D] in -50.0..50.0) -> y: f32[N] where N = 3, D = 40 {\n"
+                        "  y[n] = logsumexp(d) x[n, d] * 2.0\n}");
+  EXPECT_EQ(stages_of(g), "y[n: 3] = logsumexp(d: 40) x[n, d] * 2.0\n");
+  TensorMap inputs;
+  inputs["x"] = to_tensor_data(random_input(*g.find_tensor("x"), 4));
+  const std::vector<double> y = interpret(g, inputs).at("y").values;
+  for (int n = 0; n < 3; ++n) {
+    double total = 0;
+    for (int d = 0; d < 40; ++d) total += std::exp(2.0 * inputs.at("x").values[static_cast<size_t>(n * 40 + d)]);
+    EXPECT_NEAR(y[static_cast<size_t>(n)], std::log(total), 1e-9 * std::fabs(std::log(total)));
+  }
+  EXPECT_EQ(print_graph(parse_graph(test::source(print_graph(g), "l.graph"))), print_graph(g));
+}
+
+TEST(Rewrite, OnlineSoftmaxRefusesWhatIsNotASoftmax) {
+  auto graph = [](const std::string &outputs, const std::string &rows) {
+    return check_graph("kernel s(x: f32[N, D]) -> " + outputs + " where N = 4, D = 9 {\n" + rows + "}");
+  };
+  const std::string stats = "  row_max[n] = max(d) x[n, d]\n  total[n] = sum(d) exp(x[n, d] - row_max[n])\n";
+  EXPECT_EQ(refusal(graph("y: f32[N, D]", "  total[n] = sum(d) x[n, d]\n  y[n, d] = x[n, d] / total[n]\n"),
+                    RewriteKind::OnlineSoftmax, "total"),
+            "total is not a softmax's sum: sum(k) exp(X - M) with M = max(k) X (its body is not exp of a value minus a "
+            "maximum)");
+  EXPECT_EQ(refusal(graph("y: f32[N, D]", "  row_max[n] = max(d) x[n, d] * 2.0\n  total[n] = sum(d) exp(x[n, d] - "
+                                          "row_max[n])\n  y[n, d] = exp(x[n, d] - row_max[n]) / total[n]\n"),
+                    RewriteKind::OnlineSoftmax, "total"),
+            "total is not a softmax's sum: sum(k) exp(X - M) with M = max(k) X (row_max is not the maximum of the same "
+            "values over the same points)");
+  EXPECT_EQ(refusal(graph("y: f32[N, D]", stats + "  y[n, d] = exp(x[n, d] - row_max[n]) + total[n]\n"),
+                    RewriteKind::OnlineSoftmax, "total"),
+            "y reads row_max or total other than through their logsumexp (softmax, log-softmax, logsumexp)");
+  EXPECT_EQ(refusal(graph("(y: f32[N, D], row_max: f32[N])", stats + "  y[n, d] = x[n, d] - row_max[n] - log(total[n])\n"),
+                    RewriteKind::OnlineSoftmax, "total"),
+            "row_max is an output: its value would change");
+  EXPECT_EQ(refusal(graph("y: f32[N, D]", stats + "  y[n, d] = x[n, d] - row_max[n] - log(total[n])\n"),
+                    RewriteKind::OnlineSoftmax, "row_max"),
+            "row_max is not a softmax's sum: sum(k) exp(X - M) with M = max(k) X (row_max is not a sum)");
+}
+
+// Large and tiny values: the online logsumexp neither overflows nor loses the rows
+// whose values are all far below zero (exp underflows to 0 in the two-pass sum of a
+// row shifted by anything but its maximum).
+TEST(Rewrite, OnlineSoftmaxOfLargeAndTinyValuesHasNoOverflowOrNaN) {
+  for (const char *range : {"-20000.0..20000.0", "-1e-30..1e-30", "-90000.0..-80000.0"}) {
+    Graph g = check_graph(std::string("kernel s(x: f32[N, D] in ") + range +
+                          ") -> y: f32[N, D] where N = 3, D = 300 {\n  row_max[n] = max(d) x[n, d]\n"
+                          "  total[n] = sum(d) exp(x[n, d] - row_max[n])\n"
+                          "  y[n, d] = x[n, d] - row_max[n] - log(total[n])\n}");
+    Graph out = rewritten(g, RewriteKind::OnlineSoftmax, "total");
+    TensorMap inputs;
+    inputs["x"] = to_tensor_data(random_input(*g.find_tensor("x"), 9));
+    const std::vector<double> &two_pass = interpret(g, inputs).at("y").values, &online = interpret(out, inputs).at("y").values;
+    for (size_t i = 0; i < online.size(); ++i) {
+      ASSERT_TRUE(std::isfinite(online[i])) << range << ": y[" << i << "] = " << online[i];
+      EXPECT_NEAR(online[i], two_pass[i], 1e-9 * std::max(1.0, std::fabs(two_pass[i]))) << range;
+    }
+  }
+}
+
 // ---- the schedule text and the pipeline ------------------------------------------------
 
 TEST(Rewrite, StepsPrintAndParseBackBeforeThePrimitives) {
@@ -347,7 +426,7 @@ TEST(Rewrite, StepsPrintAndParseBackBeforeThePrimitives) {
             std::string::npos);
   EXPECT_NE(test::user_error([] { parse_schedule(test::source("rewrite push_down y\n", "c.sched")); })
                 .find("c.sched:1:9: error: unknown rewrite 'push_down'; rewrites are drop_unit_reduction, "
-                      "fold_constants, push_sum, fold_affine, ranged_reduction, merge_duplicates, rfactor"),
+                      "fold_constants, push_sum, fold_affine, ranged_reduction, merge_duplicates, online_softmax, rfactor"),
             std::string::npos);
 }
 
@@ -402,7 +481,7 @@ std::string random_spec(std::mt19937 &rng) {
   auto size = [&](int lo, int hi) { return lo + pick(hi - lo + 1); };
   const std::string scale = std::to_string(size(1, 4)) + ".5";
   std::string text;
-  switch (pick(5)) {
+  switch (pick(6)) {
     case 0: {  // linear layer, affine chain, a reduction over its outputs
       const int m = size(2, 5), n = size(2, 8), k = size(2, 6), window = size(1, 2);
       const int groups = (n / window) * window == n ? n / window : 1;
@@ -459,6 +538,21 @@ std::string random_spec(std::mt19937 &rng) {
       if (mask.find(" * ") != std::string::npos && op == "max") mask = "select(k <= i, x[b, k], -inf)";
       text = "kernel r(x: f32[B, N]) -> y: f32[B, N] where B = " + std::to_string(size(1, 3)) +
              ", N = " + std::to_string(size(2, 9)) + " {\n  y[b, i] = " + op + "(k: N) " + mask + "\n}\n";
+      break;
+    }
+    case 4: {  // a softmax's statistics (online_softmax), read as a softmax, a log-softmax or a loss
+      const std::string value = std::vector<std::string>{"x[n, d]", "x[n, d] * " + scale, "x[n, d] + b[d]"}[pick(3)];
+      const bool through = pick(2) == 1;
+      text = "kernel s(x: f32[N, D], b: f32[D]) -> y: f32[N, D] where N = " + std::to_string(size(1, 4)) +
+             ", D = " + std::to_string(size(2, 7)) + " {\n  m[n] = max(d) " + value + "\n";
+      text += through ? "  e[n, d] = exp(" + value + " - m[n])\n  t[n] = sum(d) e[n, d]\n"
+                      : "  t[n] = sum(d) exp(" + value + " - m[n])\n";
+      const std::string numerator = through ? "e[n, d]" : "exp(" + value + " - m[n])";
+      text += std::vector<std::string>{"  y[n, d] = " + numerator + " / t[n]\n",
+                                       "  y[n, d] = " + value + " - m[n] - log(t[n])\n",
+                                       "  y[n, d] = (log(t[n]) + m[n]) * b[d]\n",
+                                       "  y[n, d] = " + numerator + " + t[n]\n"}[pick(4)] +
+              "}\n";
       break;
     }
     default: {  // constants, copies and a duplicated stage

@@ -52,16 +52,28 @@ std::optional<Rewrite> random_rfactor(const Graph &graph, Rng &rng) {
   return options[std::uniform_int_distribution<size_t>(0, options.size() - 1)(rng)];
 }
 
+// The online softmax of the first stage where it applies; none where none.
+std::optional<Rewrite> first_online_softmax(const Graph &graph) {
+  for (const Stage &s : graph.stages) {
+    Rewrite r{RewriteKind::OnlineSoftmax, s.output, {}, {}, 0, {}};
+    std::string reason;
+    if (try_rewrite(graph, r, &reason)) return r;
+  }
+  return std::nullopt;
+}
+
 // The schedules the equivalence test runs for a spec: the same seed, the same list.
-// One in four starts by splitting a reduction (rfactor), then schedules the graph
-// that leaves.
+// One in four starts by splitting a reduction (rfactor), one in four of a softmax's
+// by its online form (logsumexp), then schedules the graph that leaves.
 std::vector<Schedule> schedules_for(const frontend::Spec &spec) {
   Graph graph = frontend::elaborate(spec, frontend::SizeSet::Check, {});
   Program lowered = lower(graph);
   Rng rng(std::hash<std::string>{}(spec.name) + kSalt);
   std::vector<Schedule> out;
   for (int n = 0; n < kSchedulesPerExample; ++n) {
-    std::optional<Rewrite> split = n % 4 == 3 ? random_rfactor(graph, rng) : std::nullopt;
+    std::optional<Rewrite> split = n % 4 == 3   ? random_rfactor(graph, rng)
+                                   : n % 4 == 1 ? first_online_softmax(graph)
+                                                : std::nullopt;
     const int steps = std::uniform_int_distribution<int>(1, 6)(rng);
     if (!split) {
       out.push_back(random_schedule(lowered, rng, steps));
@@ -75,17 +87,18 @@ std::vector<Schedule> schedules_for(const frontend::Spec &spec) {
 }
 
 // Together, the examples' random schedules use every primitive (so the device test
-// below checks each against the interpreter), and rfactor, but scan and reverse_inline, which
+// below checks each against the interpreter), rfactor and online_softmax, but scan and reverse_inline, which
 // random steps of any kind do not draw: the sketches' device tests check those.
 TEST(RandomSchedules, UseEveryPrimitive) {
   std::map<PrimitiveKind, int> used;
-  int splits = 0;
+  std::map<RewriteKind, int> rewrites;
   for (const std::string &path : test::example_paths())
     for (const Schedule &s : schedules_for(frontend::load_spec(path))) {
       for (const Primitive &p : s.steps) ++used[p.kind];
-      splits += !s.rewrites.empty();
+      for (const Rewrite &r : s.rewrites) ++rewrites[r.kind];
     }
-  EXPECT_GT(splits, 100) << "rfactor, on the examples with a reduction";
+  EXPECT_GT(rewrites[RewriteKind::Rfactor], 100) << "rfactor, on the examples with a reduction";
+  EXPECT_GT(rewrites[RewriteKind::OnlineSoftmax], 30) << "online_softmax, on the examples with a softmax";
   for (int k = 0; k <= static_cast<int>(PrimitiveKind::Prefetch); ++k)
     EXPECT_GT(used[static_cast<PrimitiveKind>(k)], 0) << primitive_name(static_cast<PrimitiveKind>(k));
 }

@@ -368,6 +368,36 @@ TEST(SketchesOnDevice, SplitReductionsAgree) {
   }
 }
 
+// The online softmax's logsumexp shared by a group's work-items (cross_reduce: the
+// tree combines partial results with logaddexp) on both APIs, at values whose exp
+// overflows f32, at values whose exp underflows, and at tiny ones: the interpreter's
+// answer, no NaN. (Not at magnitudes like 8e4: there f32's spacing, 0.008, is the
+// error of the logsumexp itself, and exp(x - lse) is off by as much; the two-pass
+// form divides by a sum and keeps f32's relative precision. passes/README.md.)
+TEST(SketchesOnDevice, OnlineSoftmaxAgreesAtLargeAndTinyValues) {
+  for (const char *api : {"opencl", "vulkan"}) {
+    if (!test::has_device(api)) {
+      std::printf("SKIP %s: %s\n", api, test::missing_device(api).c_str());
+      continue;
+    }
+    auto device = runtime::open_device("", api);
+    for (const char *range : {"-2000.0..2000.0", "-3000.0..-2000.0", "-1e-30..1e-30"}) {
+      const std::string path = ::testing::TempDir() + "/online_softmax.ks";
+      write_text_file(path, std::string("kernel s(x: f32[N, D] in ") + range +
+                                      ") -> y: f32[N, D]\n  where N = 8, D = 1000\n  check N = 3, D = 77\n{\n"
+                                      "  row_max[n] = max(d) x[n, d]\n  e[n, d] = exp(x[n, d] - row_max[n])\n"
+                                      "  total[n] = sum(d) e[n, d]\n  y[n, d] = e[n, d] / total[n]\n}\n");
+      EvalOptions options;
+      options.time = false;
+      options.trials = 1;
+      options.schedule = parse_schedule(test::source(
+          "rewrite online_softmax total\nbind row_max_lse.n group.x\ncross_reduce row_max_lse.d 64 -> t\n", "o.sched"));
+      EvalRecord r = evaluate(frontend::load_spec(path), path, *device, options);
+      EXPECT_TRUE(r.ok()) << api << ", x in " << range << ": " << r.verdict();
+    }
+  }
+}
+
 // The contraction rule's rarer shapes (chunks as vector lanes, transposed and
 // padded panels) drawn until four have both, each checked on the device.
 TEST(SketchesOnDevice, ChunkedTransposedContractionsAgree) {
