@@ -37,6 +37,8 @@ std::optional<RewriteKind> parse_rewrite_kind(const std::string &name) {
 
 bool rewrite_takes_arguments(RewriteKind kind) { return kind == RewriteKind::Rfactor; }
 
+bool rewrite_listed(RewriteKind kind) { return kind != RewriteKind::Rfactor && kind != RewriteKind::OnlineSoftmax; }
+
 std::string print_rewrite(const Rewrite &step) {
   std::string out = std::string("rewrite ") + rewrite_name(step.kind) + " " + step.stage;
   if (!rewrite_takes_arguments(step.kind)) return out;
@@ -71,7 +73,7 @@ std::vector<Rewrite> applicable_rewrites(const Graph &graph) {
   std::vector<Rewrite> out;
   for (const Stage &s : graph.stages)
     for (RewriteKind kind : all_rewrite_kinds()) {
-      if (rewrite_takes_arguments(kind)) continue;
+      if (!rewrite_listed(kind)) continue;
       Rewrite step{kind, s.output, {}, {}, 0, {}};
       std::string reason;
       if (try_rewrite(graph, step, &reason)) out.push_back(step);

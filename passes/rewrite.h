@@ -48,9 +48,12 @@ struct Rewrite {
   std::vector<std::string> results;
 };
 
-/// Whether the rule takes a variable, a factor and names (rfactor): such steps are
-/// drawn by the search's sketches, not listed by applicable_rewrites.
+/// Whether the rule takes a variable, a factor and names (rfactor).
 bool rewrite_takes_arguments(RewriteKind kind);
+/// Whether applicable_rewrites lists the rule (what the search's mutator adds): not
+/// rfactor (its arguments are drawn by the sketches) nor online_softmax (correct, but
+/// slower than the two passes until its accumulator is the pair: bench/results.md).
+bool rewrite_listed(RewriteKind kind);
 
 std::string print_rewrite(const Rewrite &step);  // "rewrite push_sum total"
 
@@ -121,8 +124,8 @@ std::optional<Graph> try_rewrite(const Graph &graph, const Rewrite &step, std::s
 /// where the stage is defined in the spec.
 Graph apply_rewrite(const Graph &graph, const Rewrite &step);
 
-/// Every rewrite step that applies to graph (each rule without arguments at each
-/// stage), in stage order.
+/// Every rewrite step that applies to graph (each listed rule at each stage), in stage
+/// order.
 std::vector<Rewrite> applicable_rewrites(const Graph &graph);
 
 /// The rewrites that make graph cheaper, found greedily: each stage in order, each

@@ -1082,8 +1082,8 @@ TEST(Search, GivesUpOnCandidatesFarSlowerThanTheBest) {
   std::atomic<bool> stop{false};
   test::NullProgress progress;
   // 80 evaluations: a candidate is slow only where its hash's speedup (0.25x to 4x)
-  // is under an eighth of the best, a few in a hundred; 30 drew none once softmax had a
-  // rewrite for the mutator to add (another random stream).
+  // is under an eighth of the best, a few in a hundred, and 30 drew none with another
+  // random stream.
   SearchSetup setup = simulated_setup(dir, 80);
   setup.config.give_up = 8;
   RunDatabase db(dir + ".db");
