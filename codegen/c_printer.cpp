@@ -137,9 +137,9 @@ struct CPrinter::Impl : public IRVisitorStrict {
     const bool narrow = type == DType::F64 && t.constructor_casts;
     const std::string d = t.float_min + "(a, b) - m", correction = "log(" + one + " + exp(" + d + "))";
     std::string qualifier = t.helper_qualifier.empty() ? "" : t.helper_qualifier + " ";
-    p.helpers_used_[name] = qualifier + ty + " " + name + "(" + ty + " a, " + ty + " b) {\n" + "  " + ty + " m = " +
-                            t.float_max + "(a, b);\n" + "  if (isinf(m) && m < " + (one == "1.0f" ? "0.0f" : "0.0") +
-                            ") return m;\n" + "  return m + " +
+    p.helpers_used_[name] = qualifier + ty + " " + name + "(" + ty + " a, " + ty + " b) {\n" + "  " + ty +
+                            " m = " + t.float_max + "(a, b);\n" + "  if (isinf(m) && m < " +
+                            (one == "1.0f" ? "0.0f" : "0.0") + ") return m;\n" + "  return m + " +
                             (narrow ? ty + "(log(1.0 + exp(float(" + d + "))))" : correction) + ";\n}\n";
     return name;
   }

@@ -307,9 +307,8 @@ class Parser {
     const Token &callee = ts_.next();
     node->text = callee.text;
     if (ts_.peek().is("(")) {
-      bool reduction_word =
-          node->text == "sum" || node->text == "prod" || node->text == "argmax" || node->text == "argmin" ||
-          node->text == "logsumexp";
+      bool reduction_word = node->text == "sum" || node->text == "prod" || node->text == "argmax" ||
+                            node->text == "argmin" || node->text == "logsumexp";
       if (reduction_word) reduction_inside(callee);
       node->kind = AstExpr::Kind::Call;
       node->args = list("(", ")", "arguments", "to close the call's arguments");

@@ -55,13 +55,16 @@ int operation_count(const Expr &e) {
   return counter.count;
 }
 
+double stage_points(const Stage &stage) {
+  double points = 1;
+  for (const IterVar &v : stage.spatial) points *= static_cast<double>(v.extent);
+  for (const IterVar &v : stage.reduce_vars) points *= static_cast<double>(v.extent);
+  return points;
+}
+
 double graph_work(const Graph &graph) {
   double work = 0;
-  for (const Stage &stage : graph.stages) {
-    double points = static_cast<double>(graph.find_tensor(stage.output)->numel());
-    for (const IterVar &v : stage.reduce_vars) points *= static_cast<double>(v.extent);
-    work += points * (1 + operation_count(stage.body));
-  }
+  for (const Stage &stage : graph.stages) work += stage_points(stage) * (1 + operation_count(stage.body));
   return work;
 }
 

@@ -19,6 +19,9 @@ Cost graph_cost(const Graph &graph);
 /// graph_cost).
 int operation_count(const Expr &e);
 
+/// A stage's points: its output elements times its reduction points.
+double stage_points(const Stage &stage);
+
 /// The work the naive kernels of graph do, as graph rewrites compare it: for each
 /// stage, its points (output elements times reduction points) times one more than
 /// its body's operations. A rough estimate, but one that a GEMM turned into a GEMV

@@ -274,9 +274,7 @@ class IRParser {
       };
       if (name.text == "min" || name.text == "max" || name.text == "logaddexp") {
         need(2);
-        BinaryOp op = name.text == "min"   ? BinaryOp::Min
-                      : name.text == "max" ? BinaryOp::Max
-                                           : BinaryOp::LogAddExp;
+        BinaryOp op = name.text == "min" ? BinaryOp::Min : name.text == "max" ? BinaryOp::Max : BinaryOp::LogAddExp;
         return checked(name.loc, [&] { return Binary::make(op, args[0], args[1]); });
       }
       if (name.text == "select") {

@@ -66,6 +66,13 @@ void reserve_vars(const Stage &stage, NameSet *names) {
   for (const IterVar &v : stage.reduce_vars) names->reserve(v.name);
 }
 
+std::optional<Expr> identity_of(ReduceOp op, DType type) {
+  const double value = reduce_identity(op);
+  if (is_float(type)) return FloatImm::make(type, value);
+  if (op == ReduceOp::Sum || op == ReduceOp::Prod) return make_int(static_cast<int64_t>(value), type);
+  return std::nullopt;
+}
+
 TensorDecl temp_tensor(const std::string &name, DType type, const std::vector<IterVar> &spatial) {
   TensorDecl t;
   t.name = name;

@@ -45,6 +45,10 @@ void reserve_vars(const Stage &stage, NameSet *names);
 /// is an internal error that prints the graph).
 Graph finish_rewrite(Graph graph);
 
+/// The value a reduction starts from, as a constant of type (none for an integer max
+/// or min, and for logsumexp of an integer).
+std::optional<Expr> identity_of(ReduceOp op, DType type);
+
 /// The temporary `name`'s declaration, with the given shape, for a new stage.
 TensorDecl temp_tensor(const std::string &name, DType type, const std::vector<IterVar> &spatial);
 

@@ -61,13 +61,13 @@ Stmt lower_stage_block(const Graph &graph, const Program &program, const Stage &
     case ReduceOp::Min:
     case ReduceOp::LogSumExp: {
       std::string acc = names.fresh(stage.output + "_acc");
-      const bool wide = wide_accumulators && is_float(value_type) &&
-                        (stage.reduce == ReduceOp::Sum || stage.reduce == ReduceOp::Prod ||
-                         stage.reduce == ReduceOp::LogSumExp);
+      const bool wide =
+          wide_accumulators && is_float(value_type) &&
+          (stage.reduce == ReduceOp::Sum || stage.reduce == ReduceOp::Prod || stage.reduce == ReduceOp::LogSumExp);
       const DType acc_type = wide ? DType::F64 : value_type;
       Expr current = acc_at(acc, acc_type);
       Expr init = stage.reduce == ReduceOp::Max || stage.reduce == ReduceOp::LogSumExp ? type_min(value_type)
-                  : stage.reduce == ReduceOp::Min ? type_max(value_type)
+                  : stage.reduce == ReduceOp::Min                                      ? type_max(value_type)
                                                   : constant(value_type, reduce_identity(stage.reduce));
       BinaryOp op = stage.reduce == ReduceOp::Sum    ? BinaryOp::Add
                     : stage.reduce == ReduceOp::Prod ? BinaryOp::Mul

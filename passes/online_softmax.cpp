@@ -61,7 +61,8 @@ bool depends_on_logsumexp_alone(const Expr &body, const std::string &m, const st
         } else {
           x = draw(others, load.buffer + "[" + key + "]", false);
         }
-        return is_float(load.type) ? FloatImm::make(load.type, x) : make_int(static_cast<int64_t>(std::fabs(x) * 3), load.type);
+        return is_float(load.type) ? FloatImm::make(load.type, x)
+                                   : make_int(static_cast<int64_t>(std::fabs(x) * 3), load.type);
       });
       return as_const_number(simplify(substitute(e, vars)));
     };
@@ -105,7 +106,8 @@ std::optional<Graph> online_softmax(const Graph &graph, const std::string &name,
   }
   if (!same_points ||
       print_expr(simplify(instantiate(maximum, max_load->indices, renames))) != print_expr(simplify(difference->a)))
-    return *reason = not_softmax + " (" + maximum.output + " is not the maximum of the same values over the same points)",
+    return *reason =
+               not_softmax + " (" + maximum.output + " is not the maximum of the same values over the same points)",
            std::nullopt;
 
   // Elementwise temporaries that read M or T are inlined into their readers.

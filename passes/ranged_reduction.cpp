@@ -42,14 +42,6 @@ std::optional<std::pair<std::string, int64_t>> var_plus(const Expr &x) {
   return std::make_pair(v->name, b->op == BinaryOp::Add ? *c : -*c);
 }
 
-// The value a reduction starts from, as a constant of type (none for an integer max or min).
-std::optional<Expr> identity_of(ReduceOp op, DType type) {
-  const double value = reduce_identity(op);
-  if (is_float(type)) return FloatImm::make(type, value);
-  if (op == ReduceOp::Sum || op == ReduceOp::Prod) return make_int(static_cast<int64_t>(value), type);
-  return std::nullopt;
-}
-
 struct Mask {
   Expr condition;
   Expr value;

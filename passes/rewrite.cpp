@@ -22,10 +22,9 @@ const char *rewrite_name(RewriteKind kind) {
 }
 
 const std::vector<RewriteKind> &all_rewrite_kinds() {
-  static const std::vector<RewriteKind> kinds = {RewriteKind::DropUnitReduction, RewriteKind::FoldConstants,
-                                                 RewriteKind::PushSum,           RewriteKind::FoldAffine,
-                                                 RewriteKind::RangedReduction,   RewriteKind::MergeDuplicates,
-                                                 RewriteKind::OnlineSoftmax,     RewriteKind::Rfactor};
+  static const std::vector<RewriteKind> kinds = {
+      RewriteKind::DropUnitReduction, RewriteKind::FoldConstants,   RewriteKind::PushSum,       RewriteKind::FoldAffine,
+      RewriteKind::RangedReduction,   RewriteKind::MergeDuplicates, RewriteKind::OnlineSoftmax, RewriteKind::Rfactor};
   return kinds;
 }
 
@@ -111,7 +110,8 @@ Graph apply_rewrite(const Graph &graph, const Rewrite &step) {
   std::string reason;
   std::optional<Graph> out = try_rewrite(graph, step, &reason);
   if (out) return *out;
-  std::string message = format_diagnostic(step.loc, print_rewrite(step).substr(8) + ": " + reason);
+  const std::string keyword = "rewrite ";
+  std::string message = format_diagnostic(step.loc, print_rewrite(step).substr(keyword.size()) + ": " + reason);
   std::optional<size_t> at = stage_index(graph, step.stage);
   if (at && graph.stages[*at].loc.file)
     message += "\n" + format_diagnostic(graph.stages[*at].loc, "'" + step.stage + "' is defined here", "note");

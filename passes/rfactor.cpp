@@ -35,7 +35,8 @@ std::optional<Graph> rfactor(const Graph &graph, const std::string &name, const 
              std::nullopt;
   if (stage.reduce == ReduceOp::None) return *reason = name + " is elementwise: it has no reduction", std::nullopt;
   if (stage.reduce == ReduceOp::ArgMax || stage.reduce == ReduceOp::ArgMin)
-    return *reason = std::string(reduce_op_name(stage.reduce)) + " cannot combine partial results (they would need "
+    return *reason = std::string(reduce_op_name(stage.reduce)) +
+                     " cannot combine partial results (they would need "
                      "their values as well as their indices)",
            std::nullopt;
   auto var = std::find_if(stage.reduce_vars.begin(), stage.reduce_vars.end(),
@@ -44,16 +45,16 @@ std::optional<Graph> rfactor(const Graph &graph, const std::string &name, const 
     return *reason = name + " has no reduction variable " + loop + " (its reduction: " + vars + ")", std::nullopt;
   if (factor < 1) return *reason = "the factor must be at least 1, not " + std::to_string(factor), std::nullopt;
   if (results.size() != 3)
-    return *reason = "rfactor names three results: the partial results' stage, its part variable and its "
-                     "reduction variable",
+    return *reason =
+               "rfactor names three results: the partial results' stage, its part variable and its "
+               "reduction variable",
            std::nullopt;
   NameSet names = graph_names(graph);
   reserve_vars(stage, &names);
   names.reserve(name);
   for (size_t i = 0; i < results.size(); ++i) {
     const bool old_var = i == 2 && results[i] == loop;  // y_rf may keep y's name for the inner part
-    if (!old_var && names.contains(results[i]))
-      return *reason = "the name '" + results[i] + "' is taken", std::nullopt;
+    if (!old_var && names.contains(results[i])) return *reason = "the name '" + results[i] + "' is taken", std::nullopt;
     for (size_t j = 0; j < i; ++j)
       if (results[i] == results[j]) return *reason = "the name '" + results[i] + "' is given twice", std::nullopt;
   }
@@ -65,13 +66,11 @@ std::optional<Graph> rfactor(const Graph &graph, const std::string &name, const 
   IterVar part_var{part, parts}, inner_var{inner, inner_extent};
   Expr point = cast_to(index, iter_var(part_var)) * make_int(factor, index) + cast_to(index, iter_var(inner_var));
   const bool ragged = extent % inner_extent != 0;
-  Expr body = substitute(stage.body, {{loop, ragged ? Binary::make(BinaryOp::Min, point, make_int(extent - 1, index))
-                                                    : point}});
-  if (ragged && (stage.reduce == ReduceOp::Sum || stage.reduce == ReduceOp::Prod || stage.reduce == ReduceOp::LogSumExp)) {
-    const double identity = reduce_identity(stage.reduce);
-    Expr none = is_float(body.type()) ? FloatImm::make(body.type(), identity)
-                                      : make_int(static_cast<int64_t>(identity), body.type());
-    body = Select::make(point < make_int(extent, index), body, none);
+  Expr body = substitute(stage.body,
+                         {{loop, ragged ? Binary::make(BinaryOp::Min, point, make_int(extent - 1, index)) : point}});
+  if (ragged &&
+      (stage.reduce == ReduceOp::Sum || stage.reduce == ReduceOp::Prod || stage.reduce == ReduceOp::LogSumExp)) {
+    body = Select::make(point < make_int(extent, index), body, *identity_of(stage.reduce, body.type()));
   }
 
   const TensorDecl &out = *graph.find_tensor(name);

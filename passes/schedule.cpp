@@ -55,8 +55,7 @@ class ScheduleParser {
       if (ts_.peek().is("rewrite")) {
         const Token &head = ts_.next();
         if (!s.steps.empty())
-          error_at(head.loc,
-                   "rewrites come before the primitives: they change the graph that the primitives schedule");
+          error_at(head.loc, "rewrites come before the primitives: they change the graph that the primitives schedule");
         s.rewrites.push_back(rewrite(head));
       } else {
         s.steps.push_back(step());

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "evolve/evaluation/device_limits.h"
+#include "ir/cost.h"
 #include "ir/diagnostic.h"
 #include "ir/printer.h"
 #include "passes/lower.h"
@@ -53,12 +54,7 @@ namespace {
 // over what the device runs at once: serial_estimate's ideal.
 double spread_points(const Graph &graph, const runtime::DeviceInfo &device) {
   double points = 0;
-  for (const Stage &s : graph.stages) {
-    double n = 1;
-    for (const IterVar &v : s.spatial) n *= static_cast<double>(v.extent);
-    for (const IterVar &v : s.reduce_vars) n *= static_cast<double>(v.extent);
-    points += n;
-  }
+  for (const Stage &s : graph.stages) points += stage_points(s);
   return points / items_at_once(device);
 }
 

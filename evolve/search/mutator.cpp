@@ -26,8 +26,8 @@ const std::map<std::string, double> &default_mutation_weights() {
   // removed changes the graph the rest schedules: the sketches already start from
   // the rewrites that cut the work, so this is the search's way to the others.
   static const std::map<std::string, double> weights = {
-      {"insert", 0.2},  {"factor", 0.2},     {"threads", 0.1}, {"toggle", 0.08},     {"unroll", 0.06},
-      {"vectorize", 0.06}, {"remove", 0.06}, {"swap", 0.02},   {"crossover", 0.1},   {"sketch", 0.08},
+      {"insert", 0.2},      {"factor", 0.2},   {"threads", 0.1}, {"toggle", 0.08},   {"unroll", 0.06},
+      {"vectorize", 0.06},  {"remove", 0.06},  {"swap", 0.02},   {"crossover", 0.1}, {"sketch", 0.08},
       {"compute_at", 0.04}, {"transfer", 0.1}, {"rewrite", 0.05}};
   return weights;
 }
@@ -471,7 +471,8 @@ std::optional<Proposal> Mutator::propose(const ProposalContext &context, Rng &rn
 
 std::optional<Proposal> RandomProposer::propose(const ProposalContext &context, Rng &rng) {
   static const std::vector<Rewrite> none;
-  std::optional<Sketch> sketch = sample_sketch(context.graph, context.device, rng, 8, context.rewrites ? nullptr : &none);
+  std::optional<Sketch> sketch =
+      sample_sketch(context.graph, context.device, rng, 8, context.rewrites ? nullptr : &none);
   if (!sketch) return std::nullopt;
   return Proposal{sketch->schedule, "random: " + sketch->note};
 }

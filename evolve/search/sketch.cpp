@@ -756,8 +756,8 @@ std::optional<Rewrite> draw_rfactor(const Graph &graph, const Stage &stage, cons
   const int64_t units = runtime::compute_units_or_guess(device);
   const int64_t groups = sketch_groups(stage), points = extent_product(stage.reduce_vars);
   if (groups >= 2 * units || points < 1024) return std::nullopt;
-  auto var = std::find_if(stage.reduce_vars.begin(), stage.reduce_vars.end(),
-                          [](const IterVar &v) { return v.extent >= 2; });
+  auto var =
+      std::find_if(stage.reduce_vars.begin(), stage.reduce_vars.end(), [](const IterVar &v) { return v.extent >= 2; });
   if (var == stage.reduce_vars.end()) return std::nullopt;
   // Parts: from enough to give every unit two groups up to 16 a unit, at most one
   // a point of the variable, and 256 points or more in each.

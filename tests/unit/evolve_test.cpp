@@ -210,7 +210,8 @@ bind c_rf.ko group.z
   EXPECT_TRUE(replay(long_k, idle).program) << "without a device, the IR alone: it replays";
   EXPECT_TRUE(replay(long_k, {}, &h100).program) << "the naive kernel is the baseline";
   int tuned = 0;
-  for (const auto &entry : std::filesystem::directory_iterator(std::string(KS_SOURCE_DIR) + "/bench/tuned/h100-opencl")) {
+  for (const auto &entry :
+       std::filesystem::directory_iterator(std::string(KS_SOURCE_DIR) + "/bench/tuned/h100-opencl")) {
     const std::string name = entry.path().stem().string();
     if (entry.path().extension() != ".sched" || !sizes.count(name)) continue;
     Replayed t = replay(graph_of(name), load_schedule(entry.path().string()), &h100);
@@ -232,9 +233,18 @@ TEST(Mutator, RedrawsASplitReductionsFactor) {
   parent.schedule =
       parse_schedule(test::source("rewrite rfactor c.k 1024 -> c_rf ko ki\nbind c_rf.ko group.x\n", "p.sched"));
   parent.speedup = 1;
-  Mutator factor_only({{"insert", 0}, {"threads", 0}, {"toggle", 0}, {"unroll", 0}, {"vectorize", 0},
-                       {"remove", 0}, {"swap", 0}, {"crossover", 0}, {"sketch", 0}, {"compute_at", 0},
-                       {"transfer", 0}, {"rewrite", 0}});
+  Mutator factor_only({{"insert", 0},
+                       {"threads", 0},
+                       {"toggle", 0},
+                       {"unroll", 0},
+                       {"vectorize", 0},
+                       {"remove", 0},
+                       {"swap", 0},
+                       {"crossover", 0},
+                       {"sketch", 0},
+                       {"compute_at", 0},
+                       {"transfer", 0},
+                       {"rewrite", 0}});
   ProposalContext context{g, device, parent, {}, {}, nullptr};
   Rng rng(4);
   std::set<int64_t> factors;

@@ -86,16 +86,15 @@ void check_every_rule(const Graph &g, const std::string &what, std::map<RewriteK
   for (const Stage &s : g.stages)
     for (RewriteKind kind : all_rewrite_kinds())
       for (const Rewrite &step : steps_to_try(kind, s)) {
-      std::string reason;
-      std::optional<Graph> out = try_rewrite(g, step, &reason);
-      EXPECT_EQ(reason.find("internal error"), std::string::npos) << what << ": " << reason << "\n" << print_graph(g);
-      if (!out) continue;
-      ++(*applied)[kind];
-      EXPECT_LT(output_error(g, *out, 7), 1e-9)
-          << what << ": " << print_rewrite(step) << "\nbefore:\n"
-          << print_graph(g) << "after:\n"
-          << print_graph(*out);
-    }
+        std::string reason;
+        std::optional<Graph> out = try_rewrite(g, step, &reason);
+        EXPECT_EQ(reason.find("internal error"), std::string::npos) << what << ": " << reason << "\n" << print_graph(g);
+        if (!out) continue;
+        ++(*applied)[kind];
+        EXPECT_LT(output_error(g, *out, 7), 1e-9) << what << ": " << print_rewrite(step) << "\nbefore:\n"
+                                                  << print_graph(g) << "after:\n"
+                                                  << print_graph(*out);
+      }
   Schedule plan;
   plan.rewrites = simplifying_rewrites(g);
   Graph all = rewritten_graph(g, plan);
@@ -214,7 +213,8 @@ TEST(Rewrite, FoldAffineCombinesLikeTerms) {
   y[i] = leaky_relu(x[i], 0.1) + leaky_relu(x[i], 0.1)
   z[i] = (x[i] * 2.0 + 3.0) * 4.0
 })");
-  EXPECT_EQ(stages_of(rewritten(g, RewriteKind::FoldAffine, "y")).substr(0, 40), "y[i: 4] = leaky_relu(x[i], 0.1) * 2.0\nz[");
+  EXPECT_EQ(stages_of(rewritten(g, RewriteKind::FoldAffine, "y")).substr(0, 40),
+            "y[i: 4] = leaky_relu(x[i], 0.1) * 2.0\nz[");
   EXPECT_NE(stages_of(rewritten(g, RewriteKind::FoldAffine, "z")).find("z[i: 4] = x[i] * 8.0 + 12.0\n"),
             std::string::npos);
   Graph plain = check_graph("kernel p(x: f32[N]) -> y: f32[N] where N = 3 { y[i] = x[i] * 2.0 + 1.0 }");
@@ -229,8 +229,8 @@ TEST(Rewrite, RangedReductionMakesAMaskedSumARunningTotal) {
            {"x[b, k] * select(k < i + 1, 1.0, 0.0)", "select(k < i + 1, x[b, k], 0.0)"},
            {"select(k >= i, x[b, k], 0.0)", "select(i <= k, x[b, k], 0.0)"},
            {"select(k > i, x[b, k], 0.0)", "select(i + 1 <= k, x[b, k], 0.0)"}}) {
-    Graph g = check_graph("kernel c(x: f32[B, N]) -> y: f32[B, N] where B = 2, N = 7 { y[b, i] = sum(k: N) " + mask +
-                          " }");
+    Graph g =
+        check_graph("kernel c(x: f32[B, N]) -> y: f32[B, N] where B = 2, N = 7 { y[b, i] = sum(k: N) " + mask + " }");
     Graph out = rewritten(g, RewriteKind::RangedReduction, "y");
     EXPECT_EQ(stages_of(out), "y[b: 2, i: 7] = sum(k: 7) " + form + "\n") << mask;
     EXPECT_LT(output_error(g, out, 4), 1e-12) << mask;
@@ -242,8 +242,8 @@ TEST(Rewrite, RangedReductionMakesAMaskedSumARunningTotal) {
       << "an exclusive total never reads the last position";
   Graph ranged = check_graph("kernel c(x: f32[N]) -> y: f32[N] where N = 7 { y[i] = sum(k: 0..i + 1) x[k] }");
   EXPECT_EQ(refusal(ranged, RewriteKind::RangedReduction, "y"), "y is already a ranged reduction");
-  Graph offset = check_graph(
-      "kernel c(x: f32[N]) -> y: f32[N] where N = 7 { y[i] = sum(k: N) select(k <= i + 2, x[k], 0.0) }");
+  Graph offset =
+      check_graph("kernel c(x: f32[N]) -> y: f32[N] where N = 7 { y[i] = sum(k: N) select(k <= i + 2, x[k], 0.0) }");
   EXPECT_NE(refusal(offset, RewriteKind::RangedReduction, "y").find("at an offset of 3"), std::string::npos);
 }
 
@@ -296,7 +296,8 @@ TEST(Rewrite, RfactorSplitsAReductionIntoPartsAndCombinesThem) {
 }
 
 TEST(Rewrite, RfactorRefusals) {
-  Graph g = check_graph(R"(kernel m(a: f32[M, K], b: f32[K, N]) -> (c: f32[M, N], d: i64[M]) where M = 3, N = 4, K = 10 {
+  Graph g =
+      check_graph(R"(kernel m(a: f32[M, K], b: f32[K, N]) -> (c: f32[M, N], d: i64[M]) where M = 3, N = 4, K = 10 {
   c[i, j] = sum(k) a[i, k] * b[k, j]
   d[i] = argmax(k) a[i, k]
   e[i, j] = c[i, j] * 2.0
@@ -320,8 +321,9 @@ TEST(Rewrite, RfactorRefusals) {
   EXPECT_EQ(refused("z", "k", 2), "no stage defines 'z'");
   // In a schedule: a factor below 1 is the parser's error at the factor; the rest the
   // pipeline's, at the step.
-  EXPECT_NE(test::user_error([] { parse_schedule(test::source("rewrite rfactor c.k 0 -> c_rf ko ki\n", "r.sched")); })
-                .find("r.sched:1:21: error: a factor must be at least 1"),
+  EXPECT_NE(test::user_error([] {
+              parse_schedule(test::source("rewrite rfactor c.k 0 -> c_rf ko ki\n", "r.sched"));
+            }).find("r.sched:1:21: error: a factor must be at least 1"),
             std::string::npos);
   Schedule s = parse_schedule(test::source("rewrite rfactor c.i 4 -> c_rf ko ki\n", "r.sched"));
   std::string error = test::user_error([&] { run_pipeline(g, s); });
@@ -338,8 +340,8 @@ TEST(Rewrite, OnlineSoftmaxTakesTheTwoStatisticsInOnePass) {
       {"  total[n] = sum(d) exp(x[n, d] - row_max[n])\n  y[n, d] = x[n, d] - row_max[n] - log(total[n])\n",
        "y[n: 4, d: 9] = x[n, d] - row_max_lse[n]\n"}};
   for (const auto &[rows, output] : cases) {
-    Graph g = check_graph("kernel s(x: f32[N, D]) -> y: f32[N, D] where N = 4, D = 9 {\n  row_max[n] = max(d) x[n, d]\n" +
-                          rows + "}");
+    Graph g = check_graph(
+        "kernel s(x: f32[N, D]) -> y: f32[N, D] where N = 4, D = 9 {\n  row_max[n] = max(d) x[n, d]\n" + rows + "}");
     Graph out = rewritten(g, RewriteKind::OnlineSoftmax, "total");
     EXPECT_EQ(stages_of(out), "row_max_lse[n: 4] = logsumexp(d: 9) x[n, d]\n" + output);
     EXPECT_LT(output_error(g, out, 2), 1e-12);
@@ -349,8 +351,9 @@ TEST(Rewrite, OnlineSoftmaxTakesTheTwoStatisticsInOnePass) {
 // `logsumexp(d)` in the spec language: log(sum(exp(x))) as the interpreter computes it
 // in float64, and its printed Graph IR parses back.
 TEST(Rewrite, LogSumExpIsAReductionOfTheSpecLanguage) {
-  Graph g = check_graph("kernel l(x: f32[N, D] in -50.0..50.0) -> y: f32[N] where N = 3, D = 40 {\n"
-                        "  y[n] = logsumexp(d) x[n, d] * 2.0\n}");
+  Graph g = check_graph(
+      "kernel l(x: f32[N, D] in -50.0..50.0) -> y: f32[N] where N = 3, D = 40 {\n"
+      "  y[n] = logsumexp(d) x[n, d] * 2.0\n}");
   EXPECT_EQ(stages_of(g), "y[n: 3] = logsumexp(d: 40) x[n, d] * 2.0\n");
   TensorMap inputs;
   inputs["x"] = to_tensor_data(random_input(*g.find_tensor("x"), 4));
@@ -372,17 +375,19 @@ TEST(Rewrite, OnlineSoftmaxRefusesWhatIsNotASoftmax) {
                     RewriteKind::OnlineSoftmax, "total"),
             "total is not a softmax's sum: sum(k) exp(X - M) with M = max(k) X (its body is not exp of a value minus a "
             "maximum)");
-  EXPECT_EQ(refusal(graph("y: f32[N, D]", "  row_max[n] = max(d) x[n, d] * 2.0\n  total[n] = sum(d) exp(x[n, d] - "
-                                          "row_max[n])\n  y[n, d] = exp(x[n, d] - row_max[n]) / total[n]\n"),
+  EXPECT_EQ(refusal(graph("y: f32[N, D]",
+                          "  row_max[n] = max(d) x[n, d] * 2.0\n  total[n] = sum(d) exp(x[n, d] - "
+                          "row_max[n])\n  y[n, d] = exp(x[n, d] - row_max[n]) / total[n]\n"),
                     RewriteKind::OnlineSoftmax, "total"),
             "total is not a softmax's sum: sum(k) exp(X - M) with M = max(k) X (row_max is not the maximum of the same "
             "values over the same points)");
   EXPECT_EQ(refusal(graph("y: f32[N, D]", stats + "  y[n, d] = exp(x[n, d] - row_max[n]) + total[n]\n"),
                     RewriteKind::OnlineSoftmax, "total"),
             "y reads row_max or total other than through their logsumexp (softmax, log-softmax, logsumexp)");
-  EXPECT_EQ(refusal(graph("(y: f32[N, D], row_max: f32[N])", stats + "  y[n, d] = x[n, d] - row_max[n] - log(total[n])\n"),
-                    RewriteKind::OnlineSoftmax, "total"),
-            "row_max is an output: its value would change");
+  EXPECT_EQ(
+      refusal(graph("(y: f32[N, D], row_max: f32[N])", stats + "  y[n, d] = x[n, d] - row_max[n] - log(total[n])\n"),
+              RewriteKind::OnlineSoftmax, "total"),
+      "row_max is an output: its value would change");
   EXPECT_EQ(refusal(graph("y: f32[N, D]", stats + "  y[n, d] = x[n, d] - row_max[n] - log(total[n])\n"),
                     RewriteKind::OnlineSoftmax, "row_max"),
             "row_max is not a softmax's sum: sum(k) exp(X - M) with M = max(k) X (row_max is not a sum)");
@@ -400,7 +405,8 @@ TEST(Rewrite, OnlineSoftmaxOfLargeAndTinyValuesHasNoOverflowOrNaN) {
     Graph out = rewritten(g, RewriteKind::OnlineSoftmax, "total");
     TensorMap inputs;
     inputs["x"] = to_tensor_data(random_input(*g.find_tensor("x"), 9));
-    const std::vector<double> &two_pass = interpret(g, inputs).at("y").values, &online = interpret(out, inputs).at("y").values;
+    const std::vector<double> &two_pass = interpret(g, inputs).at("y").values,
+                              &online = interpret(out, inputs).at("y").values;
     for (size_t i = 0; i < online.size(); ++i) {
       ASSERT_TRUE(std::isfinite(online[i])) << range << ": y[" << i << "] = " << online[i];
       EXPECT_NEAR(online[i], two_pass[i], 1e-9 * std::max(1.0, std::fabs(two_pass[i]))) << range;
@@ -421,13 +427,15 @@ TEST(Rewrite, StepsPrintAndParseBackBeforeThePrimitives) {
   EXPECT_EQ(s.rewrites[2].factor, 64);
   EXPECT_EQ(s.rewrites[2].results, (std::vector<std::string>{"y_rf", "ko", "ki"}));
   EXPECT_EQ(print_schedule(s), text);
-  EXPECT_NE(test::user_error([] { parse_schedule(test::source("split y.m 4 -> a b\nrewrite push_sum y\n", "b.sched")); })
-                .find("b.sched:2:1: error: rewrites come before the primitives"),
+  EXPECT_NE(test::user_error([] {
+              parse_schedule(test::source("split y.m 4 -> a b\nrewrite push_sum y\n", "b.sched"));
+            }).find("b.sched:2:1: error: rewrites come before the primitives"),
             std::string::npos);
-  EXPECT_NE(test::user_error([] { parse_schedule(test::source("rewrite push_down y\n", "c.sched")); })
-                .find("c.sched:1:9: error: unknown rewrite 'push_down'; rewrites are drop_unit_reduction, "
-                      "fold_constants, push_sum, fold_affine, ranged_reduction, merge_duplicates, online_softmax, rfactor"),
-            std::string::npos);
+  EXPECT_NE(
+      test::user_error([] { parse_schedule(test::source("rewrite push_down y\n", "c.sched")); })
+          .find("c.sched:1:9: error: unknown rewrite 'push_down'; rewrites are drop_unit_reduction, "
+                "fold_constants, push_sum, fold_affine, ranged_reduction, merge_duplicates, online_softmax, rfactor"),
+      std::string::npos);
 }
 
 TEST(Rewrite, ARefusedStepIsTheUsersErrorAtItsLineNamingTheStagesLine) {
@@ -485,10 +493,12 @@ std::string random_spec(std::mt19937 &rng) {
     case 0: {  // linear layer, affine chain, a reduction over its outputs
       const int m = size(2, 5), n = size(2, 8), k = size(2, 6), window = size(1, 2);
       const int groups = (n / window) * window == n ? n / window : 1;
-      const std::string chain = std::vector<std::string>{"acc[i, j]", "(acc[i, j] + b[j]) * " + scale,
-                                                         "acc[i, j] / " + scale + " - b[j]", "acc[i, j] + acc[i, j]"}[pick(4)];
+      const std::string chain =
+          std::vector<std::string>{"acc[i, j]", "(acc[i, j] + b[j]) * " + scale, "acc[i, j] / " + scale + " - b[j]",
+                                   "acc[i, j] + acc[i, j]"}[pick(4)];
       text = "kernel g(x: f32[M, K], w: f32[N, K], b: f32[N]) -> y: f32[M, 1] where M = " + std::to_string(m) +
-             ", N = " + std::to_string(n) + ", K = " + std::to_string(k) + " {\n  acc[i, j] = sum(k) x[i, k] * w[j, k]\n";
+             ", N = " + std::to_string(n) + ", K = " + std::to_string(k) +
+             " {\n  acc[i, j] = sum(k) x[i, k] * w[j, k]\n";
       switch (pick(3)) {
         case 0: text += "  t[i, u: 1] = sum(j: N) " + chain + "\n"; break;
         case 1: text += "  t[i, u: 1] = sum(j: N) " + chain + " / N\n"; break;
@@ -509,9 +519,10 @@ std::string random_spec(std::mt19937 &rng) {
       const bool transposed = pick(2), window = pick(2);
       const int n = size(1, 2), c = size(1, 3), o = size(1, 3), kk = size(1, 3), h = size(kk + 1, 6);
       const int stride = transposed ? size(1, 2) : 1, pad = transposed ? pick(std::min(kk, 2)) : 0;
-      const std::string sizes = "N = " + std::to_string(n) + ", C = " + std::to_string(c) + ", O = " +
-                                std::to_string(o) + ", H = " + std::to_string(h) + ", K = " + std::to_string(kk) +
-                                ", S = " + std::to_string(stride) + ", P = " + std::to_string(pad);
+      const std::string sizes = "N = " + std::to_string(n) + ", C = " + std::to_string(c) +
+                                ", O = " + std::to_string(o) + ", H = " + std::to_string(h) +
+                                ", K = " + std::to_string(kk) + ", S = " + std::to_string(stride) +
+                                ", P = " + std::to_string(pad);
       const std::string out_h = transposed ? "(H - 1) * S - 2 * P + K" : "H - K + 1";
       const std::string body =
           transposed ? "select((oh + P - kh) % S == 0 && (ow + P - kw) % S == 0, x[n, c, (oh + P - kh) / S, (ow + P - "
@@ -528,10 +539,10 @@ std::string random_spec(std::mt19937 &rng) {
       break;
     }
     case 3: {  // a masked running total, written one of the ways
-      const std::vector<std::string> masks = {"select(k <= i, x[b, k], 0.0)", "select(i >= k, x[b, k], 0.0)",
-                                              "select(k < i, x[b, k], 0.0)", "select(k > i, 0.0, x[b, k])",
+      const std::vector<std::string> masks = {"select(k <= i, x[b, k], 0.0)",       "select(i >= k, x[b, k], 0.0)",
+                                              "select(k < i, x[b, k], 0.0)",        "select(k > i, 0.0, x[b, k])",
                                               "x[b, k] * select(k <= i, 1.0, 0.0)", "select(k >= i, x[b, k], 0.0)",
-                                              "select(!(k <= i), x[b, k], 0.0)", "select(i < k, x[b, k], 0.0)"};
+                                              "select(!(k <= i), x[b, k], 0.0)",    "select(i < k, x[b, k], 0.0)"};
       const std::string op = std::vector<std::string>{"sum", "sum", "max"}[pick(3)];
       std::string mask = masks[pick(static_cast<int>(masks.size()))];
       if (op == "max") mask = std::string(mask).replace(mask.rfind("0.0"), 3, "-inf");
