@@ -544,6 +544,9 @@ class Elaborator {
     if (in_range.defined()) body = Select::make(in_range, body, reduce_identity_of(stage.reduce, body.type()));
     if (body.type() == DType::Bool)
       error_at(s.body->loc, "a tensor cannot hold a comparison; use select(condition, a, b)");
+    if (stage.reduce == ReduceOp::LogSumExp && !is_float(body.type()))
+      error_at(s.body->loc, std::string("logsumexp takes float values, not ") + dtype_name(body.type()) +
+                                "; convert them with f32(...)");
     bool arg = stage.reduce == ReduceOp::ArgMax || stage.reduce == ReduceOp::ArgMin;
     DType type;
     if (declared) {
