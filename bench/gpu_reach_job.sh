@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 34's measurement on the H100, after bench/gpu.sh's build:
 #   bash bench/gpu.sh bash bench/gpu_reach_job.sh MINUTES NAME...
-# (KS_REACH_ARMS="with" runs one arm.)
+# (KS_REACH_ARMS="with" runs one arm; KS_REACH_BASELINE=bench/tuned/h100-opencl also times
+# that folder's schedules of the same problems in the same call, the table before the change.)
 # PyTorch eager (TF32 off) on the named examples at bench/sizes_gpu.txt's sizes; then
 # for each, ksmith evolve from the naive kernel for MINUTES with the sketches as they
 # are (split reductions, `rewrite rfactor`, drawn where a reduction is too narrow for
@@ -40,5 +41,10 @@ rm -rf /tmp/ks_reach && mkdir -p /tmp/ks_reach/with /tmp/ks_reach/without
     ./build/ksmith bench /tmp/ks_reach/specs --sizes "$sizes" --peer /tmp/torch.json --target opencl \
       --tuned "/tmp/ks_reach/$arm"
   done
+  if [[ -n ${KS_REACH_BASELINE:-} ]]; then
+    echo "== ksmith bench, $KS_REACH_BASELINE's schedules"
+    ./build/ksmith bench /tmp/ks_reach/specs --sizes "$sizes" --peer /tmp/torch.json --target opencl \
+      --tuned "$KS_REACH_BASELINE"
+  fi
 } 2>&1 | tee "$out/reach.txt"
 tar czf "$out/reach-tuned.tar.gz" -C /tmp/ks_reach with without

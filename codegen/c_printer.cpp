@@ -14,6 +14,7 @@
 #include <charconv>
 #include <cmath>
 #include <optional>
+#include <set>
 
 #include "ir/affine.h"
 #include "ir/group_tree.h"
@@ -68,6 +69,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
   std::ostringstream out;
   int indent = 0;
   BoundsScope scope;
+  std::map<std::string, DType> unrolled;  // the unrolled and vectorized loops' variables
   // Buffers visible in the body: globals from the program, allocations as met.
   std::map<std::string, TensorDecl> buffers;
   std::map<std::string, MemoryScope> scopes;
@@ -282,6 +284,11 @@ struct CPrinter::Impl : public IRVisitorStrict {
         set(fn + "(" + a + ", " + b + ")", kPrimary);
         return;
       }
+      if (n->op == BinaryOp::Mod)
+        if (Expr residue = unrolled_residue(n->a, *divisor); residue.defined()) {
+          set(sub(Binary::make(BinaryOp::Mod, residue, n->b), 0), kPrimary);
+          return;
+        }
       const std::string &unsigned_type = type == DType::I64 ? p.target_.u64_type : p.target_.u32_type;
       if (!unsigned_type.empty()) {
         std::string a = sub(n->a, 0), b = std::to_string(*divisor) + (type == DType::I64 ? "ul" : "u");
@@ -366,6 +373,33 @@ struct CPrinter::Impl : public IRVisitorStrict {
     set("(" + condition + ") ? " + read + " : " + pad, kTernary);
   }
 
+  // A remainder that each copy of the unrolled loops fixes: `(oh + 1) % 2` with
+  // oh = oho * 32 + oht * 4 + ohv and ohv unrolled is `(ohv + 1) % 2`, a constant in
+  // each copy, which the device compiler then folds (a transposed convolution's stride
+  // phase after stride_phases: which kernel offsets a row takes). The terms whose
+  // coefficient is a multiple of the divisor leave; the rule applies only where what
+  // stays is unrolled variables and a constant, since elsewhere the shorter form
+  // measured slower on the H100 (bench/results.md, "Stride phases"). Undefined where it
+  // does not apply. `a` is non-negative here, so the residue is (floor and C's % agree).
+  Expr unrolled_residue(const Expr &a, int64_t divisor) const {
+    std::optional<Affine> form = affine_of(a, affine_lets);
+    if (!form) return Expr();
+    Affine kept;
+    kept.constant = ((form->constant % divisor) + divisor) % divisor;
+    bool dropped = false;
+    for (const auto &[var, coeff] : form->coeffs) {
+      const int64_t c = ((coeff % divisor) + divisor) % divisor;
+      if (c == 0) {
+        dropped = true;
+        continue;
+      }
+      if (!unrolled.count(var)) return Expr();
+      kept.coeffs[var] = c;
+    }
+    if (!dropped || kept.coeffs.empty()) return Expr();
+    return affine_expr(kept, unrolled, a.type());
+  }
+
   // ---- statements ----
   void body(const Stmt &s) { dispatch(s); }
 
@@ -373,6 +407,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     const std::string var = p.c_name(n->var);
     const std::string type = p.type_name(index_type_for(n->extent));
     scope.vars[n->var] = Interval::of(0, n->extent - 1);
+    if (n->kind == ForKind::Unrolled || n->kind == ForKind::Vectorized) unrolled[n->var] = index_type_for(n->extent);
     int dim = hardware_dim(n->kind);
     if (dim >= 0) {
       const std::string &index = (is_group(n->kind) ? p.target_.group_index : p.target_.local_index)[dim];
@@ -385,6 +420,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
       loop(n, var, type);
     }
     scope.vars.erase(n->var);
+    unrolled.erase(n->var);
   }
   void loop(const For *n, const std::string &var, const std::string &type) {
     if (n->kind == ForKind::Unrolled || n->kind == ForKind::Vectorized)

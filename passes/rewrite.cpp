@@ -17,14 +17,16 @@ const char *rewrite_name(RewriteKind kind) {
     case RewriteKind::MergeDuplicates: return "merge_duplicates";
     case RewriteKind::OnlineSoftmax: return "online_softmax";
     case RewriteKind::Rfactor: return "rfactor";
+    case RewriteKind::StridePhases: return "stride_phases";
   }
   return "?";
 }
 
 const std::vector<RewriteKind> &all_rewrite_kinds() {
   static const std::vector<RewriteKind> kinds = {
-      RewriteKind::DropUnitReduction, RewriteKind::FoldConstants,   RewriteKind::PushSum,       RewriteKind::FoldAffine,
-      RewriteKind::RangedReduction,   RewriteKind::MergeDuplicates, RewriteKind::OnlineSoftmax, RewriteKind::Rfactor};
+      RewriteKind::DropUnitReduction, RewriteKind::FoldConstants,   RewriteKind::PushSum,
+      RewriteKind::FoldAffine,        RewriteKind::RangedReduction, RewriteKind::MergeDuplicates,
+      RewriteKind::OnlineSoftmax,     RewriteKind::Rfactor,         RewriteKind::StridePhases};
   return kinds;
 }
 
@@ -57,6 +59,7 @@ std::optional<Graph> try_rewrite(const Graph &graph, const Rewrite &step, std::s
       case RewriteKind::MergeDuplicates: return merge_duplicates(graph, step.stage, reason);
       case RewriteKind::OnlineSoftmax: return online_softmax(graph, step.stage, reason);
       case RewriteKind::Rfactor: return rfactor(graph, step.stage, step.loop, step.factor, step.results, reason);
+      case RewriteKind::StridePhases: return stride_phases(graph, step.stage, reason);
     }
   } catch (const InternalError &e) {
     // A rule that built a graph the verifier refuses is a bug in the rule; the search
@@ -80,16 +83,18 @@ std::vector<Rewrite> applicable_rewrites(const Graph &graph) {
   return out;
 }
 
-std::vector<Rewrite> simplifying_rewrites(const Graph &graph, size_t max_steps) {
-  static const RewriteKind order[] = {RewriteKind::DropUnitReduction, RewriteKind::FoldConstants,
-                                      RewriteKind::RangedReduction,   RewriteKind::MergeDuplicates,
-                                      RewriteKind::PushSum,           RewriteKind::FoldAffine};
+namespace {
+
+// Greedy: each stage in order, each rule of `order` in order; the first that applies
+// is taken (push_sum only where the work goes down) and the search starts again on
+// its result; where none applies, the rules of `then` the same way.
+std::vector<Rewrite> greedy_rewrites(const Graph &graph, const std::vector<RewriteKind> &order,
+                                     const std::vector<RewriteKind> &then, size_t max_steps, Graph *result) {
   std::vector<Rewrite> steps;
   Graph current = graph;
-  while (steps.size() < max_steps) {
-    bool applied = false;
-    for (size_t s = 0; s < current.stages.size() && !applied; ++s)
-      for (RewriteKind kind : order) {
+  auto apply_first = [&](const std::vector<RewriteKind> &rules) {
+    for (size_t s = 0; s < current.stages.size(); ++s)
+      for (RewriteKind kind : rules) {
         Rewrite step{kind, current.stages[s].output, {}, {}, 0, {}};
         std::string reason;
         std::optional<Graph> next = try_rewrite(current, step, &reason);
@@ -97,13 +102,33 @@ std::vector<Rewrite> simplifying_rewrites(const Graph &graph, size_t max_steps) 
         if (next) {
           current = std::move(*next);
           steps.push_back(step);
-          applied = true;
-          break;
+          return true;
         }
       }
-    if (!applied) break;
+    return false;
+  };
+  while (steps.size() < max_steps && (apply_first(order) || apply_first(then))) {
   }
+  *result = std::move(current);
   return steps;
+}
+
+}  // namespace
+
+std::vector<Rewrite> simplifying_rewrites(const Graph &graph, size_t max_steps) {
+  const std::vector<RewriteKind> order = {RewriteKind::DropUnitReduction, RewriteKind::FoldConstants,
+                                          RewriteKind::RangedReduction,   RewriteKind::MergeDuplicates,
+                                          RewriteKind::PushSum,           RewriteKind::FoldAffine};
+  // stride_phases and push_sum compete for a transposed convolution followed by a
+  // pool: pushing the pool's sum through the convolution merges their offsets (and
+  // the stride test no longer has stride_phases' form), splitting the phases first
+  // keeps the pool's stage. Both orders are tried; the plan with less work is kept.
+  std::vector<RewriteKind> phases_first = order;
+  phases_first.insert(phases_first.begin(), RewriteKind::StridePhases);
+  Graph late, early;
+  std::vector<Rewrite> a = greedy_rewrites(graph, order, {RewriteKind::StridePhases}, max_steps, &late);
+  std::vector<Rewrite> b = greedy_rewrites(graph, phases_first, {}, max_steps, &early);
+  return graph_work(early) < graph_work(late) ? b : a;
 }
 
 Graph apply_rewrite(const Graph &graph, const Rewrite &step) {

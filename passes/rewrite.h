@@ -27,11 +27,13 @@ enum class RewriteKind {
   RangedReduction,
   MergeDuplicates,
   OnlineSoftmax,
-  Rfactor
+  Rfactor,
+  StridePhases
 };
 
 /// "drop_unit_reduction", "fold_constants", "push_sum", "fold_affine", "ranged_reduction",
-/// "merge_duplicates", "online_softmax", "rfactor": the name in schedules, on the command line and in messages.
+/// "merge_duplicates", "online_softmax", "rfactor", "stride_phases": the name in schedules, on the command line and in
+/// messages.
 const char *rewrite_name(RewriteKind kind);
 std::optional<RewriteKind> parse_rewrite_kind(const std::string &name);
 const std::vector<RewriteKind> &all_rewrite_kinds();
@@ -117,6 +119,15 @@ std::optional<Graph> online_softmax(const Graph &graph, const std::string &stage
 std::optional<Graph> rfactor(const Graph &graph, const std::string &stage, const std::string &loop, int64_t factor,
                              const std::vector<std::string> &results, std::string *reason);
 
+/// stride_phases s: a transposed convolution's gather, a sum masked by `(v - k + c) % S
+/// == 0` (v spatial, k reduced, S >= 2), runs only the offsets k on v's stride grid:
+/// k = (v + c) % S + S t over ceil(K / S) values of a new variable t (those past K
+/// masked), and the division (v - k + c) / S becomes (v + c) / S - t. Every such pair
+/// of the body is taken; the stage keeps its shape and spatial variables. Refused where
+/// no such test masks the whole body (where it fails the body must be 0) and for
+/// reductions other than sum.
+std::optional<Graph> stride_phases(const Graph &graph, const std::string &stage, std::string *reason);
+
 /// Applies one step, or returns nullopt with *reason.
 std::optional<Graph> try_rewrite(const Graph &graph, const Rewrite &step, std::string *reason);
 
@@ -130,7 +141,7 @@ std::vector<Rewrite> applicable_rewrites(const Graph &graph);
 
 /// The rewrites that make graph cheaper, found greedily: each stage in order, each
 /// rule in the order drop_unit_reduction, fold_constants, ranged_reduction,
-/// merge_duplicates, push_sum, fold_affine; the first that applies is taken and the
+/// merge_duplicates, push_sum, fold_affine, stride_phases; the first that applies is taken and the
 /// search starts again on its result, until none applies (or max_steps). Every rule
 /// but push_sum simplifies whenever it applies; push_sum is taken only where the
 /// work (ir/cost.h's graph_work) goes down. What the search's sketches start from.

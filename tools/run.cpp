@@ -3,7 +3,13 @@
 //                 [--batches R] [--min-batch-ms MS] [--cold-cache] [--json]
 // Checks a spec (naive, scheduled, or a kernel body) against the reference, then
 // times it; the record as text or JSON. Exit 0 when correct, 1 otherwise.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "evolve/evaluation/compare.h"
@@ -42,6 +48,29 @@ void print_check(const char *label, const CheckRecord &c) {
                 tolerance_for(DType::F32));
 }
 
+// A kernel body is the user's code, and on a CPU device (PoCL) its writes outside the
+// buffers land in this process's memory: it corrupts the heap and the process dies of
+// it, far from the cause. So the rest of `ksmith run` goes on in a child, forked before
+// any device is opened (a process that has opened a driver must not fork); the parent
+// passes on the child's exit status, and where a signal ended the child says which,
+// and why. Returns in the child (nullopt), and where fork fails (the run stays here).
+std::optional<int> run_body_in_child(const std::string &body) {
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid <= 0) return std::nullopt;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return 1;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  const int signal = WTERMSIG(status);
+  if (signal == SIGINT) return 130;
+  throw UserError("error: the kernel body " + body + " crashed the process that ran it (" + strsignal(signal) +
+                  ", signal " + std::to_string(signal) +
+                  "): on a CPU device its reads and writes outside the buffers reach the host's memory; check the "
+                  "launch geometry (its plan's, or the generated program's: a body written for other sizes or "
+                  "another schedule does not fit) and its bounds");
+}
+
 int run(RunOptions &o) {
   EvalOptions &options = o.eval;
   options.sizes = size_overrides(o.sizes, "--size");
@@ -65,6 +94,8 @@ int run(RunOptions &o) {
       if (api != std::string(target_api(*target)) && o.device.rfind(std::string(api) + ":", 0) == 0)
         throw UserError("error: --device " + o.device + " is a " + api + " device; --target " + target_name(*target) +
                         " runs on " + target_api(*target) + " devices");
+  if (!o.kernel.empty() && !o.served)  // a worker is a child of its own already
+    if (std::optional<int> status = run_body_in_child(o.kernel)) return *status;
   std::unique_ptr<runtime::Device> own;
   runtime::Device *device = &open_device_for(o.served, &own, o.device, target ? target_api(*target) : "");
   if (o.served) options.cache = &o.served->cache;

@@ -71,7 +71,9 @@ TEST_F(Isolated, ACrashingKernelBecomesAFailedRecord) {
   IsolatedRun r = run_isolated(KS_KSMITH, {softmax, "--no-time", "--target", "opencl", "--kernel", path}, 60);
   std::filesystem::remove(path);
   EXPECT_FALSE(r.ok);
-  EXPECT_EQ(r.failure.rfind("the evaluation died of ", 0), 0u) << r.failure;
+  // `ksmith run` ran the body in a child of its own, which the signal ended: it says so.
+  EXPECT_NE(r.failure.find("crashed the process that ran it (Segmentation fault, signal 11)"), std::string::npos)
+      << r.failure;
 }
 
 }  // namespace

@@ -416,6 +416,62 @@ TEST(Rewrite, OnlineSoftmaxOfLargeAndTinyValuesHasNoOverflowOrNaN) {
 
 // ---- the schedule text and the pipeline ------------------------------------------------
 
+TEST(Rewrite, StridePhasesGathersOnlyTheOffsetsOnTheStrideGrid) {
+  // A 1-D transposed convolution, stride 2, padding 1, kernel 3: at each output two
+  // of the three offsets (or one) land on the stride grid.
+  Graph g = check_graph(R"(kernel t(x: f32[C, H], w: f32[C, K]) -> y: f32[(H - 1) * S - 2 * P + K]
+  where C = 2, H = 5, K = 3, S = 2, P = 1 {
+  y[oh] = sum(c, kh) select((oh + P - kh) % S == 0, x[c, (oh + P - kh) / S] else 0.0, 0.0) * w[c, kh]
+})");
+  Graph out = rewritten(g, RewriteKind::StridePhases, "y");
+  EXPECT_EQ(stages_of(out),
+            "y[oh: 9] = sum(c: 2, kh_t: 2) select((oh + 1) % 2 + kh_t * 2 < 3, x[c, (oh + 1) / 2 - kh_t] else 0.0, "
+            "0.0) * w[c, min((oh + 1) % 2 + kh_t * 2, 2)]\n");
+  EXPECT_LT(output_error(g, out, 3), 1e-12);
+  EXPECT_LT(graph_work(out), graph_work(g));
+  // Stride 3 and padding past the stride, the test written with its sides swapped,
+  // in two dimensions at once: each split.
+  Graph h =
+      check_graph(R"(kernel t(x: f32[H, H], w: f32[K, K]) -> y: f32[(H - 1) * S - 2 * P + K, (H - 1) * S - 2 * P + K]
+  where H = 4, K = 5, S = 3, P = 4 {
+  y[oh, ow] = sum(kh, kw) select((kh - oh - P) % S == 0 && (ow + P - kw) % S == 0,
+                                 x[(oh + P - kh) / S, (ow + P - kw) / S] else 0.0, 0.0) * w[kh, kw]
+})");
+  Graph both = rewritten(h, RewriteKind::StridePhases, "y");
+  EXPECT_EQ(stages_of(both),
+            "y[oh: 6, ow: 6] = sum(kh_t: 2, kw_t: 2) select((oh + 1) % 3 + kh_t * 3 < 5 && (ow + 1) % 3 + kw_t * 3 < "
+            "5, x[(oh + 1) / 3 - kh_t + 1, (ow + 1) / 3 - kw_t + 1] else 0.0, 0.0) * w[min((oh + 1) % 3 + kh_t * 3, "
+            "4), min((ow + 1) % 3 + kw_t * 3, 4)]\n");
+  EXPECT_LT(output_error(h, both, 5), 1e-12);
+}
+
+TEST(Rewrite, StridePhasesRefusals) {
+  auto graph = [](const std::string &body, const std::string &op = "sum") {
+    return check_graph(
+        "kernel t(x: f32[C, H], w: f32[C, K]) -> y: f32[(H - 1) * S - 2 * P + K] where C = 2, H = 5, "
+        "K = 3, S = 2, P = 1 {\n  y[oh] = " +
+        op + "(c, kh: K) " + body + "\n}\n");
+  };
+  const std::string masked = "select((oh + P - kh) % S == 0, x[c, (oh + P - kh) / S] else 0.0, 0.0)";
+  EXPECT_NE(refusal(graph(masked + " * w[c, kh]", "max"), RewriteKind::StridePhases, "y").find("only a sum"),
+            std::string::npos);
+  // Where the test fails the body is not 0: skipping those points would change the sum.
+  const std::string why = "is not masked by a stride test";
+  EXPECT_NE(refusal(graph(masked + " + w[c, kh]"), RewriteKind::StridePhases, "y").find(why), std::string::npos);
+  EXPECT_NE(refusal(graph("select((oh + P - kh) % S == 0, x[c, (oh + P - kh) / S] else 0.0, 1.0) * w[c, kh]"),
+                    RewriteKind::StridePhases, "y")
+                .find(why),
+            std::string::npos);
+  // A stride of 1 tests nothing; a test of two reduction variables is not a stride's.
+  EXPECT_NE(refusal(graph("select((oh + 1 - kh) % 1 == 0, x[c, oh / 2] else 0.0, 0.0)"), RewriteKind::StridePhases, "y")
+                .find(why),
+            std::string::npos);
+  EXPECT_NE(refusal(graph("select((c + 1 - kh) % 2 == 0, x[c, oh / 2] else 0.0, 0.0)"), RewriteKind::StridePhases, "y")
+                .find(why),
+            std::string::npos);
+  EXPECT_EQ(refusal(graph(masked), RewriteKind::StridePhases, "z"), "no stage defines 'z'");
+}
+
 TEST(Rewrite, StepsPrintAndParseBackBeforeThePrimitives) {
   const std::string text =
       "rewrite push_sum y\nrewrite fold_constants y\nrewrite rfactor y.k 64 -> y_rf ko ki\nsplit y.m 4 -> mo mi\n";
@@ -517,17 +573,20 @@ std::string random_spec(std::mt19937 &rng) {
     case 1:
     case 2: {  // a convolution, plain or transposed, under a global or windowed average
       const bool transposed = pick(2), window = pick(2);
-      const int n = size(1, 2), c = size(1, 3), o = size(1, 3), kk = size(1, 3), h = size(kk + 1, 6);
-      const int stride = transposed ? size(1, 2) : 1, pad = transposed ? pick(std::min(kk, 2)) : 0;
+      const int n = size(1, 2), c = size(1, 3), o = size(1, 3), kk = transposed ? size(2, 4) : size(1, 3),
+                h = size(kk + 1, 6);
+      const int stride = transposed ? size(1, 3) : 1, pad = transposed ? pick(std::min(kk, 2)) : 0;
+      // The stride test as the importer writes it, or with its sides swapped (stride_phases' other sign).
+      const std::string test_h = pick(2) ? "(oh + P - kh) % S == 0" : "(kh - oh - P) % S == 0";
       const std::string sizes = "N = " + std::to_string(n) + ", C = " + std::to_string(c) +
                                 ", O = " + std::to_string(o) + ", H = " + std::to_string(h) +
                                 ", K = " + std::to_string(kk) + ", S = " + std::to_string(stride) +
                                 ", P = " + std::to_string(pad);
       const std::string out_h = transposed ? "(H - 1) * S - 2 * P + K" : "H - K + 1";
-      const std::string body =
-          transposed ? "select((oh + P - kh) % S == 0 && (ow + P - kw) % S == 0, x[n, c, (oh + P - kh) / S, (ow + P - "
-                       "kw) / S] else 0.0, 0.0) * w[c, o, kh, kw]"
-                     : "x[n, c, oh + kh, ow + kw] * w[o, c, kh, kw]";
+      const std::string body = transposed ? "select(" + test_h +
+                                                " && (ow + P - kw) % S == 0, x[n, c, (oh + P - kh) / S, (ow + P - "
+                                                "kw) / S] else 0.0, 0.0) * w[c, o, kh, kw]"
+                                          : "x[n, c, oh + kh, ow + kw] * w[o, c, kh, kw]";
       text = "kernel c(x: f32[N, C, H, H], w: " + std::string(transposed ? "f32[C, O, K, K]" : "f32[O, C, K, K]") +
              ", b: f32[O]) -> y: f32[N, O" + (window ? ", (" + out_h + ") / 2, (" + out_h + ") / 2" : std::string()) +
              "] where " + sizes + " {\n  t[n, o, oh: " + out_h + ", ow: " + out_h + "] = sum(c, kh, kw) " + body +

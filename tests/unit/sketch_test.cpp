@@ -381,12 +381,16 @@ TEST(SketchesOnDevice, OnlineSoftmaxAgreesAtLargeAndTinyValues) {
       continue;
     }
     auto device = runtime::open_device("", api);
-    for (const char *range : {"-2000.0..2000.0", "-3000.0..-2000.0", "-1e-30..1e-30"}) {
+    // Past 88, exp(x) alone overflows f32; the one-value accumulator costs |L| times
+    // f32's epsilon of relative precision (passes/README.md), which at 2,000 to 3,000
+    // reaches the check's tolerance on some draws: the device's values stay at a few
+    // hundred (the f64 interpreter's test takes them to 20,000).
+    for (const char *range : {"-300.0..300.0", "-400.0..-200.0", "-1e-30..1e-30"}) {
       const std::string path = ::testing::TempDir() + "/online_softmax.ks";
       write_text_file(path, std::string("kernel s(x: f32[N, D] in ") + range +
-                                      ") -> y: f32[N, D]\n  where N = 8, D = 1000\n  check N = 3, D = 77\n{\n"
-                                      "  row_max[n] = max(d) x[n, d]\n  e[n, d] = exp(x[n, d] - row_max[n])\n"
-                                      "  total[n] = sum(d) e[n, d]\n  y[n, d] = e[n, d] / total[n]\n}\n");
+                                ") -> y: f32[N, D]\n  where N = 8, D = 1000\n  check N = 3, D = 77\n{\n"
+                                "  row_max[n] = max(d) x[n, d]\n  e[n, d] = exp(x[n, d] - row_max[n])\n"
+                                "  total[n] = sum(d) e[n, d]\n  y[n, d] = e[n, d] / total[n]\n}\n");
       EvalOptions options;
       options.time = false;
       options.trials = 1;

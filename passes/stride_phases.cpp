@@ -1,0 +1,255 @@
+// stride_phases: a transposed convolution gathers, for each output position, only
+// the kernel offsets whose stride grid lands on it, instead of testing every offset.
+//
+// A strided transposed convolution written as a gather (what `ksmith import` emits
+// and examples/conv_transpose2d.ks writes),
+//
+//   y[.., oh, ..] = sum(.., kh, ..) select((oh + P - kh) % S == 0 && .., x[.., (oh + P - kh) / S, ..] else 0, 0) *
+//   w[.., kh, ..]
+//
+// tests all K offsets kh where about K / S of them contribute: at stride 2, 3 in 4
+// of a 3x3 kernel's products are zeros. The offsets that contribute at oh are
+// kh = (oh + P) % S + S t (those with oh + P - kh a multiple of S), so
+//
+//   rewrite stride_phases y   becomes
+//   y[.., oh, ..] = sum(.., kh_t: ceil(K / S), ..) select(kh < K && .., x[.., (oh + P) / S - kh_t, ..] else 0, 0) *
+//   w[.., kh, ..]
+//
+// with kh = (oh + P) % S + S kh_t: the test is kh < K and the division is exact by
+// construction (P stands for P mod S here, plus floor(P / S) outside the division).
+// The stage keeps its shape, names and spatial loops, so it tiles as a convolution
+// does; the phase of an output is its position mod S, and neighbouring outputs run
+// the same number of offsets. Every pair (spatial v, reduction k, stride S >= 2) of
+// a conjunct `(v - k + c) % S == 0` (or `(k - v + c) % S == 0`) that masks the whole
+// body (where it is false the body is 0: it is the condition of a select whose other
+// value is 0, in a factor of a product) is taken. Offsets past K take the select's
+// zero; their reads are clamped into the buffer where the read has no pad value:
+// values that the zero discards.
+#include "ir/affine.h"
+#include "ir/bounds.h"
+#include "ir/simplify.h"
+#include "ir/visitor.h"
+#include "passes/graph_edit.h"
+#include "passes/rewrite.h"
+
+namespace ks {
+
+namespace {
+
+// One pair: spatial v and reduction k with the test (v - k + c) % S == 0, written
+// with either sign.
+struct Phase {
+  std::string v, k;
+  int64_t stride = 0, c = 0;
+  IterVar t;    // k's new variable: the offsets on the grid
+  Affine form;  // v - k + c
+};
+
+std::vector<Expr> conjuncts(const Expr &cond) {
+  if (const Binary *b = cond.as<Binary>(); b && b->op == BinaryOp::And) {
+    std::vector<Expr> out = conjuncts(b->a);
+    for (const Expr &e : conjuncts(b->b)) out.push_back(e);
+    return out;
+  }
+  return {cond};
+}
+
+bool is_zero(const Expr &e) {
+  std::optional<double> v = as_const_number(e);
+  return v && *v == 0;
+}
+
+// The (numerator, stride) of a conjunct `E % S == 0`, S a constant.
+std::optional<std::pair<Expr, int64_t>> modulo_test(const Expr &conjunct) {
+  const Binary *eq = conjunct.as<Binary>();
+  if (!eq || eq->op != BinaryOp::Eq) return std::nullopt;
+  Expr mod = eq->a, zero = eq->b;
+  if (is_zero(mod)) std::swap(mod, zero);
+  const Binary *m = mod.as<Binary>();
+  if (!is_zero(zero) || !m || m->op != BinaryOp::Mod) return std::nullopt;
+  std::optional<int64_t> s = as_const_int(m->b);
+  if (!s) return std::nullopt;
+  return std::make_pair(m->a, *s);
+}
+
+bool same_form(const Affine &a, const Affine &b) { return a.coeffs == b.coeffs && a.constant == b.constant; }
+
+// The conjuncts of selects that make body zero wherever one of them is false: body
+// is select(cond, a, 0), or a product, negation, cast or quotient of such a value.
+std::vector<Expr> masking_conjuncts(const Expr &body) {
+  if (const Select *s = body.as<Select>(); s && is_zero(s->false_value)) return conjuncts(s->condition);
+  if (const Binary *b = body.as<Binary>()) {
+    if (b->op == BinaryOp::Mul) {
+      std::vector<Expr> out = masking_conjuncts(b->a);
+      for (const Expr &e : masking_conjuncts(b->b)) out.push_back(e);
+      return out;
+    }
+    if (b->op == BinaryOp::Div) return masking_conjuncts(b->a);
+  }
+  if (const Unary *u = body.as<Unary>(); u && u->op == UnaryOp::Neg) return masking_conjuncts(u->a);
+  if (const Cast *c = body.as<Cast>()) return masking_conjuncts(c->value);
+  return {};
+}
+
+std::string list_vars(const std::vector<IterVar> &vars) {
+  std::string out;
+  for (const IterVar &v : vars) out += (out.empty() ? "" : ", ") + v.name;
+  return out;
+}
+
+// The body at the new variables: each phase's condition becomes `k < K`, its exact
+// divisions their value in q, r and t, its remainders 0, v and k elsewhere their
+// values; reads whose indices change and that have no pad value are clamped into
+// their buffer (the points where the clamp acts are the ones the condition zeroes).
+struct PhaseBody : IRMutator {
+  const Graph &graph;
+  const std::vector<Phase> &phases;
+  std::map<std::string, Expr> values;   // each k in v and its t
+  std::map<std::string, Expr> spatial;  // the stage's spatial variables
+  std::map<std::string, int64_t> k_extents;
+  BoundsScope scope;  // the new stage's variables
+  explicit PhaseBody(const Graph &graph, const std::vector<Phase> &phases) : graph(graph), phases(phases) {}
+
+  // The pair whose v - k + c the numerator is, with the sign it is written with.
+  std::pair<const Phase *, int64_t> phase_of(const Expr &numerator, int64_t stride) const {
+    std::optional<Affine> form = affine_of(numerator, {});
+    if (!form) return {nullptr, 0};
+    Affine negated = *form;
+    negated.constant = -negated.constant;
+    for (auto &[var, coeff] : negated.coeffs) coeff = -coeff;
+    for (const Phase &p : phases) {
+      if (p.stride != stride) continue;
+      if (same_form(*form, p.form)) return {&p, 1};
+      if (same_form(negated, p.form)) return {&p, -1};
+    }
+    return {nullptr, 0};
+  }
+
+  using IRMutator::visit;
+  Expr visit(const Var *n, const Expr &self) override {
+    auto it = values.find(n->name);
+    return it == values.end() ? self : cast_to(n->type, it->second);
+  }
+  Expr visit(const Binary *n, const Expr &self) override {
+    if (n->op == BinaryOp::Eq)
+      if (auto test = modulo_test(self))
+        if (const Phase *p = phase_of(test->first, test->second).first) {
+          const Expr &k = values.at(p->k);
+          return k < make_int(k_extents.at(p->k), k.type());
+        }
+    if (n->op == BinaryOp::Div || n->op == BinaryOp::Mod)
+      if (std::optional<int64_t> s = as_const_int(n->b))
+        if (auto [p, sign] = phase_of(n->a, *s); p) {
+          if (n->op == BinaryOp::Mod) return make_int(0, n->type);
+          // v - k + c = S ((v + c mod S) / S - t + floor(c / S)); the numerator is sign times it.
+          const int64_t c_low = ((p->c % p->stride) + p->stride) % p->stride;
+          Expr v = spatial.at(p->v), stride = make_int(p->stride, v.type());
+          Expr quotient = (v + make_int(c_low, v.type())) / stride - cast_to(v.type(), iter_var(p->t)) +
+                          make_int((p->c - c_low) / p->stride, v.type());
+          if (sign < 0) quotient = make_int(0, quotient.type()) - quotient;
+          return cast_to(n->type, quotient);
+        }
+    return IRMutator::visit(n, self);
+  }
+  Expr visit(const Load *n, const Expr &self) override {
+    Expr inner = IRMutator::visit(n, self);
+    const Load *load = inner.as<Load>();
+    if (load->pad || inner.same_as(self)) return inner;
+    const TensorDecl *t = graph.find_tensor(load->buffer);
+    std::vector<Expr> indices;
+    for (size_t d = 0; d < load->indices.size(); ++d) {
+      const Expr &index = load->indices[d];
+      if (index.same_as(n->indices[d])) {
+        indices.push_back(index);
+        continue;
+      }
+      const DType type = index.type();
+      const Interval range = bounds_of(index, scope);
+      Expr clamped = index;
+      if (!range.bounded || range.hi > t->shape[d] - 1)
+        clamped = Binary::make(BinaryOp::Min, clamped, make_int(t->shape[d] - 1, type));
+      if (!range.bounded || range.lo < 0) clamped = Binary::make(BinaryOp::Max, make_int(0, type), clamped);
+      indices.push_back(clamped);
+    }
+    return Load::make(load->type, load->buffer, indices, load->pad);
+  }
+};
+
+}  // namespace
+
+std::optional<Graph> stride_phases(const Graph &graph, const std::string &name, std::string *reason) {
+  std::optional<size_t> at = stage_index(graph, name);
+  if (!at) return *reason = "no stage defines '" + name + "'", std::nullopt;
+  const Stage &stage = graph.stages[*at];
+  if (stage.reduce == ReduceOp::None) return *reason = name + " is elementwise: it has no reduction", std::nullopt;
+  if (stage.reduce != ReduceOp::Sum)
+    return *reason = name + " is a " + reduce_op_name(stage.reduce) +
+                     " reduction: only a sum may skip the points its condition masks",
+           std::nullopt;
+
+  std::map<std::string, int64_t> spatial, reduced;
+  for (const IterVar &v : stage.spatial) spatial[v.name] = v.extent;
+  for (const IterVar &v : stage.reduce_vars) reduced[v.name] = v.extent;
+
+  NameSet names = graph_names(graph);
+  reserve_vars(stage, &names);
+  std::vector<Phase> phases;
+  std::set<std::string> taken;
+  for (const Expr &conjunct : masking_conjuncts(stage.body)) {
+    std::optional<std::pair<Expr, int64_t>> test = modulo_test(conjunct);
+    if (!test || test->second < 2) continue;
+    std::optional<Affine> form = affine_of(test->first, {});
+    if (!form || form->coeffs.size() != 2) continue;
+    Phase p;
+    p.stride = test->second;
+    int64_t sign = 0;
+    for (const auto &[var, coeff] : form->coeffs) {
+      if (spatial.count(var) && (coeff == 1 || coeff == -1)) p.v = var, sign = coeff;
+      if (reduced.count(var)) p.k = var;
+    }
+    if (p.v.empty() || p.k.empty() || form->coeffs.at(p.k) != -sign) continue;
+    if (taken.count(p.v) || taken.count(p.k)) continue;  // one pair a variable
+    p.c = sign * form->constant;                         // sign (v - k) + constant = sign (v - k + c)
+    p.form.coeffs = {{p.v, 1}, {p.k, -1}};
+    p.form.constant = p.c;
+    const int64_t K = reduced.at(p.k);
+    if ((K + p.stride - 1) / p.stride >= K) continue;  // no offset to skip
+    p.t = {names.fresh(p.k + "_t"), (K + p.stride - 1) / p.stride};
+    taken.insert(p.v);
+    taken.insert(p.k);
+    phases.push_back(p);
+  }
+  if (phases.empty())
+    return *reason = name + "'s body is not masked by a stride test (v - k + c) % S == 0 of a spatial variable (" +
+                     list_vars(stage.spatial) + ") and a reduction variable (" + list_vars(stage.reduce_vars) +
+                     ") with S >= 2 and more than S offsets",
+           std::nullopt;
+
+  PhaseBody rewrite(graph, phases);
+  for (const IterVar &v : stage.spatial) {
+    rewrite.spatial[v.name] = iter_var(v);
+    rewrite.scope.vars[v.name] = Interval::of(0, v.extent - 1);
+  }
+  Stage out = stage;
+  out.reduce_vars.clear();
+  for (const IterVar &k : stage.reduce_vars) {
+    auto p = std::find_if(phases.begin(), phases.end(), [&](const Phase &q) { return q.k == k.name; });
+    const IterVar &now = p == phases.end() ? k : p->t;
+    out.reduce_vars.push_back(now);
+    rewrite.scope.vars[now.name] = Interval::of(0, now.extent - 1);
+    if (p == phases.end()) continue;
+    Expr v = iter_var(
+        *std::find_if(stage.spatial.begin(), stage.spatial.end(), [&](const IterVar &s) { return s.name == p->v; }));
+    const int64_t c_low = ((p->c % p->stride) + p->stride) % p->stride;
+    const DType kt = index_type_for(k.extent);
+    rewrite.values[k.name] = cast_to(kt, (v + make_int(c_low, v.type())) % make_int(p->stride, v.type())) +
+                             cast_to(kt, iter_var(p->t)) * make_int(p->stride, kt);
+    rewrite.k_extents[k.name] = k.extent;
+  }
+  out.body = simplify(rewrite.mutate(stage.body));
+  Graph result = graph;
+  result.stages[*at] = out;
+  return finish_rewrite(std::move(result));
+}
+
+}  // namespace ks
