@@ -429,6 +429,15 @@ TEST(Rewrite, StridePhasesGathersOnlyTheOffsetsOnTheStrideGrid) {
             "0.0) * w[c, min((oh + 1) % 2 + kh_t * 2, 2)]\n");
   EXPECT_LT(output_error(g, out, 3), 1e-12);
   EXPECT_LT(graph_work(out), graph_work(g));
+  // Where the stride divides the kernel every offset on the grid is inside it: no test, no clamp.
+  Graph even = check_graph(R"(kernel t(x: f32[C, H], w: f32[C, K]) -> y: f32[(H - 1) * S - 2 * P + K]
+  where C = 2, H = 5, K = 4, S = 2, P = 1 {
+  y[oh] = sum(c, kh) select((oh + P - kh) % S == 0, x[c, (oh + P - kh) / S] else 0.0, 0.0) * w[c, kh]
+})");
+  Graph unmasked = rewritten(even, RewriteKind::StridePhases, "y");
+  EXPECT_EQ(stages_of(unmasked),
+            "y[oh: 10] = sum(c: 2, kh_t: 2) (x[c, (oh + 1) / 2 - kh_t] else 0.0) * w[c, (oh + 1) % 2 + kh_t * 2]\n");
+  EXPECT_LT(output_error(even, unmasked, 3), 1e-12);
   // Stride 3 and padding past the stride, the test written with its sides swapped,
   // in two dimensions at once: each split.
   Graph h =
