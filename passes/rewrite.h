@@ -122,7 +122,8 @@ std::optional<Graph> rfactor(const Graph &graph, const std::string &stage, const
 /// stride_phases s: a transposed convolution's gather, a sum masked by `(v - k + c) % S
 /// == 0` (v spatial, k reduced, S >= 2), runs only the offsets k on v's stride grid:
 /// k = (v + c) % S + S t over ceil(K / S) values of a new variable t (those past K
-/// masked), and the division (v - k + c) / S becomes (v + c) / S - t. Every such pair
+/// masked, reads past the buffer padded with 0), and the division (v - k + c) / S becomes
+/// (v + c) / S - t. Every such pair
 /// of the body is taken; the stage keeps its shape and spatial variables. Refused where
 /// no such test masks the whole body (where it fails the body must be 0) and for
 /// reductions other than sum.

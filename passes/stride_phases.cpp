@@ -23,8 +23,8 @@
 // a conjunct `(v - k + c) % S == 0` (or `(k - v + c) % S == 0`) that masks the whole
 // body (where it is false the body is 0: it is the condition of a select whose other
 // value is 0, in a factor of a product) is taken. Offsets past K take the select's
-// zero; their reads are clamped into the buffer where the read has no pad value:
-// values that the zero discards.
+// zero; their reads that may leave the buffer read 0 there (a pad value): values that
+// the zero discards.
 #include "ir/affine.h"
 #include "ir/bounds.h"
 #include "ir/simplify.h"
@@ -99,8 +99,8 @@ std::string list_vars(const std::vector<IterVar> &vars) {
 
 // The body at the new variables: each phase's condition becomes `k < K`, its exact
 // divisions their value in q, r and t, its remainders 0, v and k elsewhere their
-// values; reads whose indices change and that have no pad value are clamped into
-// their buffer (the points where the clamp acts are the ones the condition zeroes).
+// values; reads whose indices change and that may leave their buffer read 0 there
+// (the points where that happens are the ones the condition zeroes).
 struct PhaseBody : IRMutator {
   const Graph &graph;
   const std::vector<Phase> &phases;
@@ -158,23 +158,16 @@ struct PhaseBody : IRMutator {
     Expr inner = IRMutator::visit(n, self);
     const Load *load = inner.as<Load>();
     if (load->pad || inner.same_as(self)) return inner;
-    const TensorDecl *t = graph.find_tensor(load->buffer);
-    std::vector<Expr> indices;
+    // A read at a changed index that may leave its buffer (an offset past K) reads 0
+    // there, a value the mask discards: a pad rather than a clamp keeps the index
+    // affine in the offsets, which cache_read needs.
     for (size_t d = 0; d < load->indices.size(); ++d) {
-      const Expr &index = load->indices[d];
-      if (index.same_as(n->indices[d])) {
-        indices.push_back(index);
-        continue;
-      }
-      const DType type = index.type();
-      const Interval range = bounds_of(index, scope);
-      Expr clamped = index;
-      if (!range.bounded || range.hi > t->shape[d] - 1)
-        clamped = Binary::make(BinaryOp::Min, clamped, make_int(t->shape[d] - 1, type));
-      if (!range.bounded || range.lo < 0) clamped = Binary::make(BinaryOp::Max, make_int(0, type), clamped);
-      indices.push_back(clamped);
+      if (load->indices[d].same_as(n->indices[d])) continue;
+      const Interval range = bounds_of(load->indices[d], scope);
+      if (!range.bounded || range.lo < 0 || range.hi > graph.find_tensor(load->buffer)->shape[d] - 1)
+        return Load::make(load->type, load->buffer, load->indices, 0.0);
     }
-    return Load::make(load->type, load->buffer, indices, load->pad);
+    return inner;
   }
 };
 

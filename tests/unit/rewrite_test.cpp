@@ -426,7 +426,7 @@ TEST(Rewrite, StridePhasesGathersOnlyTheOffsetsOnTheStrideGrid) {
   Graph out = rewritten(g, RewriteKind::StridePhases, "y");
   EXPECT_EQ(stages_of(out),
             "y[oh: 9] = sum(c: 2, kh_t: 2) select((oh + 1) % 2 + kh_t * 2 < 3, x[c, (oh + 1) / 2 - kh_t] else 0.0, "
-            "0.0) * w[c, min((oh + 1) % 2 + kh_t * 2, 2)]\n");
+            "0.0) * (w[c, (oh + 1) % 2 + kh_t * 2] else 0.0)\n");
   EXPECT_LT(output_error(g, out, 3), 1e-12);
   EXPECT_LT(graph_work(out), graph_work(g));
   // Where the stride divides the kernel every offset on the grid is inside it: no test, no clamp.
@@ -449,8 +449,8 @@ TEST(Rewrite, StridePhasesGathersOnlyTheOffsetsOnTheStrideGrid) {
   Graph both = rewritten(h, RewriteKind::StridePhases, "y");
   EXPECT_EQ(stages_of(both),
             "y[oh: 6, ow: 6] = sum(kh_t: 2, kw_t: 2) select((oh + 1) % 3 + kh_t * 3 < 5 && (ow + 1) % 3 + kw_t * 3 < "
-            "5, x[(oh + 1) / 3 - kh_t + 1, (ow + 1) / 3 - kw_t + 1] else 0.0, 0.0) * w[min((oh + 1) % 3 + kh_t * 3, "
-            "4), min((ow + 1) % 3 + kw_t * 3, 4)]\n");
+            "5, x[(oh + 1) / 3 - kh_t + 1, (ow + 1) / 3 - kw_t + 1] else 0.0, 0.0) * (w[(oh + 1) % 3 + kh_t * 3, (ow "
+            "+ 1) % 3 + kw_t * 3] else 0.0)\n");
   EXPECT_LT(output_error(h, both, 5), 1e-12);
 }
 
