@@ -218,7 +218,7 @@ std::optional<Graph> stride_phases(const Graph &graph, const std::string &name, 
   if (phases.empty())
     return *reason = name + "'s body is not masked by a stride test (v - k + c) % S == 0 of a spatial variable (" +
                      list_vars(stage.spatial) + ") and a reduction variable (" + list_vars(stage.reduce_vars) +
-                     ") with S >= 2 and more than S offsets",
+                     ") with S >= 2, k over 2 or more offsets",
            std::nullopt;
 
   PhaseBody rewrite(graph, phases);
