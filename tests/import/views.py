@@ -14,7 +14,9 @@ class Model(nn.Module):
         w = torch.flatten(x, 1) + y + z                  # (B, C*D)
         u = self.fc(w).unsqueeze(1)                       # (B, 1, E)
         v = u.squeeze(1).T                                # (E, B)
-        return v, x[:, 1:4, ::2], x[..., 0], x[:, None, -1]
+        b, c, d = x.shape                                 # unpacked (KernelBench level 2, 38)
+        s = x.view(b, c * d) * 2.0
+        return v, x[:, 1:4, ::2], x[..., 0], x[:, None, -1], s
 def get_inputs():
     return [torch.randn(B, C, D)]
 def get_init_inputs():

@@ -3,6 +3,8 @@ Model with torch.fx, propagating shapes (Build), and the integer slots a build h
 what bench/torch_peer.py builds modules with."""
 import ast
 import contextlib
+import dis
+import inspect
 import operator
 import os
 import sys
@@ -141,6 +143,32 @@ def factories_on_meta():
             setattr(torch, name, factory)
 
 
+
+def _unpacking_iter(self):
+    """Proxy.__iter__ that finds the unpacking instruction (`b, c, h, w = x.shape`) by its
+    offset. torch.fx (Debian's 1.13) looks it up at index f_lasti // 2 of the calling code's
+    instructions, which Python 3.11's inline caches shift: an IndexError, or the wrong
+    instruction."""
+    frame = inspect.currentframe().f_back
+    for inst in dis.get_instructions(frame.f_code):
+        if inst.offset == frame.f_lasti:
+            if inst.opname == "UNPACK_SEQUENCE":
+                return (self[i] for i in range(inst.argval))
+            break
+    return self.tracer.iter(self)
+
+
+@contextlib.contextmanager
+def unpacking_proxies():
+    """Proxy.__iter__ (and so its subclasses', x.shape's Attribute among them) as
+    _unpacking_iter while tracing."""
+    saved = torch.fx.proxy.Proxy.__iter__
+    torch.fx.proxy.Proxy.__iter__ = _unpacking_iter
+    try:
+        yield
+    finally:
+        torch.fx.proxy.Proxy.__iter__ = saved
+
 class Build:
     """The module at one set of sizes: model, inputs, its fx graph, and every integer slot.
     meta: tensors without data (what the analysis needs), else real ones."""
@@ -160,7 +188,8 @@ class Build:
         try:
             tracer = torch.fx.Tracer()
             tracer.proxy_buffer_attributes = True  # buffers read in forward stay inputs, not folded constants
-            self.graph_module = torch.fx.GraphModule(self.model, tracer.trace(self.model))
+            with unpacking_proxies():
+                self.graph_module = torch.fx.GraphModule(self.model, tracer.trace(self.model))
         except Exception as e:
             raise ImportFailure(f"torch.fx cannot trace Model.forward: {describe(e)}")
         nodes = list(self.graph_module.graph.nodes)
