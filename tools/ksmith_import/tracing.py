@@ -143,7 +143,6 @@ def factories_on_meta():
             setattr(torch, name, factory)
 
 
-
 def _unpacking_iter(self):
     """Proxy.__iter__ that finds the unpacking instruction (`b, c, h, w = x.shape`) by its
     offset. torch.fx (Debian's 1.13) looks it up at index f_lasti // 2 of the calling code's
