@@ -60,8 +60,8 @@ std::optional<Mask> mask_of(const Expr &body, ReduceOp op) {
   for (int side = 0; side < 2; ++side) {
     const Expr &m = side ? product->a : product->b, &v = side ? product->b : product->a;
     if (const Cast *c = m.as<Cast>(); c && c->value.type() == DType::Bool) return Mask{c->value, v};
-    if (const Select *s = m.as<Select>(); s && as_const_number(s->true_value) == 1.0 &&
-                                          as_const_number(s->false_value) == 0.0)
+    if (const Select *s = m.as<Select>();
+        s && as_const_number(s->true_value) == 1.0 && as_const_number(s->false_value) == 0.0)
       return Mask{s->condition, v};
   }
   return std::nullopt;

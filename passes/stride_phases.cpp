@@ -39,10 +39,11 @@ namespace {
 // One pair: spatial v and reduction k with the test (v - k + c) % S == 0, written
 // with either sign.
 struct Phase {
-  std::string v, k;
+  IterVar v, k;
+  IterVar t;  // k's new variable: the offsets on the grid
   int64_t stride = 0, c = 0;
-  IterVar t;    // k's new variable: the offsets on the grid
-  Affine form;  // v - k + c
+  int64_t c_low = 0;  // c mod S, in [0, S)
+  Affine form;        // v - k + c
 };
 
 std::vector<Expr> conjuncts(const Expr &cond) {
@@ -98,16 +99,13 @@ std::string list_vars(const std::vector<IterVar> &vars) {
 }
 
 // The body at the new variables: each phase's condition becomes `k < K`, its exact
-// divisions their value in q, r and t, its remainders 0, v and k elsewhere their
-// values; reads whose indices change and that may leave their buffer read 0 there
-// (the points where that happens are the ones the condition zeroes).
+// divisions their value in v and t, its remainders 0, k elsewhere its value; reads whose indices change and that may
+// leave their buffer read 0 there (the points where that happens are the ones the condition zeroes).
 struct PhaseBody : IRMutator {
   const Graph &graph;
   const std::vector<Phase> &phases;
-  std::map<std::string, Expr> values;   // each k in v and its t
-  std::map<std::string, Expr> spatial;  // the stage's spatial variables
-  std::map<std::string, int64_t> k_extents;
-  BoundsScope scope;  // the new stage's variables
+  std::map<std::string, Expr> values;  // each k in v and its t
+  BoundsScope scope;                   // the new stage's variables
   explicit PhaseBody(const Graph &graph, const std::vector<Phase> &phases) : graph(graph), phases(phases) {}
 
   // The pair whose v - k + c the numerator is, with the sign it is written with.
@@ -135,20 +133,19 @@ struct PhaseBody : IRMutator {
       if (auto test = modulo_test(self))
         if (const Phase *p = phase_of(test->first, test->second).first) {
           // Where S divides K every offset on the grid is inside the kernel: no test.
-          const Expr &k = values.at(p->k);
+          const Expr &k = values.at(p->k.name);
           const Interval range = bounds_of(k, scope);
-          if (range.bounded && range.hi < k_extents.at(p->k)) return make_int(0) < make_int(1);  // true, folded
-          return k < make_int(k_extents.at(p->k), k.type());
+          if (range.bounded && range.hi < p->k.extent) return make_int(0) < make_int(1);  // true, folded
+          return k < make_int(p->k.extent, k.type());
         }
     if (n->op == BinaryOp::Div || n->op == BinaryOp::Mod)
       if (std::optional<int64_t> s = as_const_int(n->b))
         if (auto [p, sign] = phase_of(n->a, *s); p) {
           if (n->op == BinaryOp::Mod) return make_int(0, n->type);
           // v - k + c = S ((v + c mod S) / S - t + floor(c / S)); the numerator is sign times it.
-          const int64_t c_low = ((p->c % p->stride) + p->stride) % p->stride;
-          Expr v = spatial.at(p->v), stride = make_int(p->stride, v.type());
-          Expr quotient = (v + make_int(c_low, v.type())) / stride - cast_to(v.type(), iter_var(p->t)) +
-                          make_int((p->c - c_low) / p->stride, v.type());
+          Expr v = iter_var(p->v), stride = make_int(p->stride, v.type());
+          Expr quotient = (v + make_int(p->c_low, v.type())) / stride - cast_to(v.type(), iter_var(p->t)) +
+                          make_int((p->c - p->c_low) / p->stride, v.type());
           if (sign < 0) quotient = make_int(0, quotient.type()) - quotient;
           return cast_to(n->type, quotient);
         }
@@ -200,19 +197,20 @@ std::optional<Graph> stride_phases(const Graph &graph, const std::string &name, 
     p.stride = test->second;
     int64_t sign = 0;
     for (const auto &[var, coeff] : form->coeffs) {
-      if (spatial.count(var) && (coeff == 1 || coeff == -1)) p.v = var, sign = coeff;
-      if (reduced.count(var)) p.k = var;
+      if (spatial.count(var) && (coeff == 1 || coeff == -1)) p.v = {var, spatial.at(var)}, sign = coeff;
+      if (reduced.count(var)) p.k = {var, reduced.at(var)};
     }
-    if (p.v.empty() || p.k.empty() || form->coeffs.at(p.k) != -sign) continue;
-    if (taken.count(p.v) || taken.count(p.k)) continue;  // one pair a variable
-    p.c = sign * form->constant;                         // sign (v - k) + constant = sign (v - k + c)
-    p.form.coeffs = {{p.v, 1}, {p.k, -1}};
+    if (p.v.name.empty() || p.k.name.empty() || form->coeffs.at(p.k.name) != -sign) continue;
+    if (taken.count(p.v.name) || taken.count(p.k.name)) continue;  // one pair a variable
+    p.c = sign * form->constant;                                   // sign (v - k) + constant = sign (v - k + c)
+    p.c_low = ((p.c % p.stride) + p.stride) % p.stride;
+    p.form.coeffs = {{p.v.name, 1}, {p.k.name, -1}};
     p.form.constant = p.c;
-    const int64_t K = reduced.at(p.k);
+    const int64_t K = p.k.extent;
     if ((K + p.stride - 1) / p.stride >= K) continue;  // no offset to skip
-    p.t = {names.fresh(p.k + "_t"), (K + p.stride - 1) / p.stride};
-    taken.insert(p.v);
-    taken.insert(p.k);
+    p.t = {names.fresh(p.k.name + "_t"), (K + p.stride - 1) / p.stride};
+    taken.insert(p.v.name);
+    taken.insert(p.k.name);
     phases.push_back(p);
   }
   if (phases.empty())
@@ -222,25 +220,19 @@ std::optional<Graph> stride_phases(const Graph &graph, const std::string &name, 
            std::nullopt;
 
   PhaseBody rewrite(graph, phases);
-  for (const IterVar &v : stage.spatial) {
-    rewrite.spatial[v.name] = iter_var(v);
-    rewrite.scope.vars[v.name] = Interval::of(0, v.extent - 1);
-  }
+  for (const IterVar &v : stage.spatial) rewrite.scope.vars[v.name] = Interval::of(0, v.extent - 1);
   Stage out = stage;
   out.reduce_vars.clear();
   for (const IterVar &k : stage.reduce_vars) {
-    auto p = std::find_if(phases.begin(), phases.end(), [&](const Phase &q) { return q.k == k.name; });
+    auto p = std::find_if(phases.begin(), phases.end(), [&](const Phase &q) { return q.k.name == k.name; });
     const IterVar &now = p == phases.end() ? k : p->t;
     out.reduce_vars.push_back(now);
     rewrite.scope.vars[now.name] = Interval::of(0, now.extent - 1);
     if (p == phases.end()) continue;
-    Expr v = iter_var(
-        *std::find_if(stage.spatial.begin(), stage.spatial.end(), [&](const IterVar &s) { return s.name == p->v; }));
-    const int64_t c_low = ((p->c % p->stride) + p->stride) % p->stride;
+    Expr v = iter_var(p->v);
     const DType kt = index_type_for(k.extent);
-    rewrite.values[k.name] = cast_to(kt, (v + make_int(c_low, v.type())) % make_int(p->stride, v.type())) +
+    rewrite.values[k.name] = cast_to(kt, (v + make_int(p->c_low, v.type())) % make_int(p->stride, v.type())) +
                              cast_to(kt, iter_var(p->t)) * make_int(p->stride, kt);
-    rewrite.k_extents[k.name] = k.extent;
   }
   out.body = simplify(rewrite.mutate(stage.body));
   Graph result = graph;

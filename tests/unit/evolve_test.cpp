@@ -223,6 +223,13 @@ bind c_rf.ko group.z
   EXPECT_TRUE(hand.program) << hand.refusal;
 }
 
+// A mutator that draws one edit alone.
+Mutator only_edit(const std::string &edit) {
+  std::map<std::string, double> weights = default_mutation_weights();
+  for (auto &[kind, weight] : weights) weight = kind == edit ? 1.0 : 0.0;
+  return Mutator(weights);
+}
+
 // The factor mutation doubles or halves an rfactor's factor too: the same loops,
 // longer or shorter.
 TEST(Mutator, RedrawsASplitReductionsFactor) {
@@ -233,18 +240,7 @@ TEST(Mutator, RedrawsASplitReductionsFactor) {
   parent.schedule =
       parse_schedule(test::source("rewrite rfactor c.k 1024 -> c_rf ko ki\nbind c_rf.ko group.x\n", "p.sched"));
   parent.speedup = 1;
-  Mutator factor_only({{"insert", 0},
-                       {"threads", 0},
-                       {"toggle", 0},
-                       {"unroll", 0},
-                       {"vectorize", 0},
-                       {"remove", 0},
-                       {"swap", 0},
-                       {"crossover", 0},
-                       {"sketch", 0},
-                       {"compute_at", 0},
-                       {"transfer", 0},
-                       {"rewrite", 0}});
+  Mutator factor_only = only_edit("factor");
   ProposalContext context{g, device, parent, {}, {}, nullptr};
   Rng rng(4);
   std::set<int64_t> factors;
@@ -270,17 +266,7 @@ TEST(Mutator, MovesAComputeAtToAnotherConsumer) {
                    "compute_at row_max total.n\n",
                    "parent.sched"));
   parent.speedup = 1;
-  Mutator mutator({{"compute_at", 1.0},
-                   {"insert", 0},
-                   {"factor", 0},
-                   {"threads", 0},
-                   {"toggle", 0},
-                   {"unroll", 0},
-                   {"vectorize", 0},
-                   {"remove", 0},
-                   {"swap", 0},
-                   {"crossover", 0},
-                   {"sketch", 0}});
+  Mutator mutator = only_edit("compute_at");
   Rng rng(1);
   std::optional<Proposal> p = mutator.propose({graph, device, parent, {}, {}, nullptr}, rng);
   ASSERT_TRUE(p);

@@ -287,9 +287,10 @@ TEST(CrossReduce, Refusals) {
   EXPECT_EQ(first_line(refusal(kSoftmax, "bind total.n group.x\ncross_reduce total.d 4 -> n")),
             "s.sched:2:1: error: cross_reduce total.d: name n is already used in kernel total");
   const char *arg = "kernel a(x: f32[N, M]) -> y: i64[N] where N = 2, M = 8 { y[i] = argmax(j) x[i, j] }";
-  EXPECT_EQ(first_line(refusal(arg, "bind y.i group.x\ncross_reduce y.j 4 -> t")),
-            "s.sched:2:1: error: cross_reduce y.j: y is not a sum, prod, max, min or logsumexp reduction into a private "
-            "accumulator");
+  EXPECT_EQ(
+      first_line(refusal(arg, "bind y.i group.x\ncross_reduce y.j 4 -> t")),
+      "s.sched:2:1: error: cross_reduce y.j: y is not a sum, prod, max, min or logsumexp reduction into a private "
+      "accumulator");
   EXPECT_EQ(first_line(refusal(kSoftmax, "bind total.n group.x\nbind total.n local.x")),
             "s.sched:2:1: error: bind total.n: loop n is already group.x");
 }
