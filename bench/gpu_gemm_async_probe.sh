@@ -6,28 +6,16 @@
 # the same call. Checksums must equal the register-staged kernel's of the same shape.
 #   bash bench/gpu_gemm_async_probe.sh         (through the device tool, nothing carried)
 #   bash bench/gpu_gemm_async_probe.sh copies  (4-byte against 16-byte copies of b's panel)
+#   bash bench/gpu_gemm_async_probe.sh tiles   (8 x 16 outputs a work-item, warp-shaped lanes)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source bench/cl_probe_setup.sh
-python3 - <<'PY'
-import torch
-torch.backends.cuda.matmul.allow_tf32 = False
-for (m, n, k) in [(4096, 4096, 4096), (1024, 8192, 8192)]:
-    for t in (False, True):
-        a = torch.randn(m, k, device='cuda'); b = torch.randn(n, k, device='cuda') if t else torch.randn(k, n, device='cuda')
-        f = (lambda: a @ b.T) if t else (lambda: a @ b)
-        for _ in range(3): f()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        ts = []
-        for _ in range(25):
-            s.record(); f(); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
-        ts.sort(); print(f"torch {m}x{n}x{k} T={int(t)}: {ts[12]:.4f} ms = {2*m*n*k/ts[12]/1e9:.1f} TFLOP/s")
-PY
+python3 bench/cublas_gemm.py
 probe() {  # FILE M N K TRANS_B options...
   local file=$1 m=$2 n=$3 k=$4 t=$5
   shift 5
   local r ms
-  r=$(/tmp/cl_probe "$file" gemm $((n / 8)),$((m / 8)),1 16,16,1 $((m * k)) $((n * k)) $((m * n)) \
+  r=$(/tmp/cl_probe "$file" gemm $((n / ${PROBE_TN:-8})),$((m / 8)),1 16,16,1 $((m * k)) $((n * k)) $((m * n)) \
     -D M=$m -D N=$n -D K=$k -D TRANS_B=$t "$@" 2>&1)
   ms=$(echo "$r" | sed -n 's/.*: \([0-9.]*\) ms.*/\1/p')
   if [ -n "$ms" ]; then
@@ -37,6 +25,27 @@ probe() {  # FILE M N K TRANS_B options...
   fi
 }
 S="4096 4096 4096"
+if [ "${1:-}" = tiles ]; then
+  for t in 0 1; do
+    probe bench/probe_gemm.cl $S $t -D KT=8 -D PREFETCH=1 -D UNROLL_K=8
+    for tn in 8 16; do
+      for ws in 0 1; do
+        for st in 2 3; do
+          PROBE_TN=$tn probe bench/probe_gemm_async.cl $S $t -D KT=8 -D NSTAGE=$st -D TN=$tn -D WARP_SHAPE=$ws
+        done
+        PROBE_TN=$tn probe bench/probe_gemm_async.cl $S $t -D KT=8 -D NSTAGE=2 -D TN=$tn -D WARP_SHAPE=$ws -D ASYNC=0
+      done
+    done
+  done
+  for t in 0 1; do
+    for tn in 8 16; do
+      PROBE_TN=$tn probe bench/probe_gemm_async.cl 1024 8192 8192 $t -D KT=8 -D NSTAGE=3 -D TN=$tn -D WARP_SHAPE=1
+    done
+  done
+  CL_PROBE_LOG=1 /tmp/cl_probe bench/probe_gemm_async.cl gemm 256,512,1 16,16,1 16777216 16777216 16777216 \
+    -D M=4096 -D N=4096 -D K=4096 -D TN=16 -D WARP_SHAPE=1 -O -cl-nv-verbose 2>&1 | grep -E "Used|spill" | tail -2
+  exit 0
+fi
 if [ "${1:-}" = copies ]; then
   for shape in "8 2" "8 3" "8 4" "16 2"; do
     set -- $shape

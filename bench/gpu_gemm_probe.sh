@@ -8,18 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source bench/cl_probe_setup.sh
-python3 - <<'PY'
-import torch
-torch.backends.cuda.matmul.allow_tf32 = False
-for (m, n, k) in [(4096, 4096, 4096), (1024, 8192, 8192)]:
-    a = torch.randn(m, k, device='cuda'); b = torch.randn(n, k, device='cuda')
-    for _ in range(3): a @ b.T
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    ts = []
-    for _ in range(20):
-        s.record(); a @ b.T; e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
-    ts.sort(); print(f"torch {m}x{n}x{k} x@w.T: {ts[10]:.4f} ms = {2*m*n*k/ts[10]/1e9:.1f} TFLOP/s")
-PY
+python3 bench/cublas_gemm.py
 probe() {  # M N K TRANS_B options...
   local m=$1 n=$2 k=$3 t=$4
   shift 4

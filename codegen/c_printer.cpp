@@ -24,6 +24,12 @@
 
 namespace ks {
 
+std::string async_copy_refusal(const std::string &why_not) {
+  return "error: the schedule's async_copy needs asynchronous global-to-local copies (PTX cp.async through "
+         "NVIDIA's OpenCL, compute capability 8.0 or later), which " +
+         why_not;
+}
+
 namespace {
 
 // C precedence levels (higher binds tighter).
@@ -69,6 +75,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
   std::ostringstream out;
   int indent = 0;
   BoundsScope scope;
+  bool in_async_copy = false;             // printing an AsyncCopy's stores as cp.async
   std::map<std::string, DType> unrolled;  // the unrolled and vectorized loops' variables
   // Buffers visible in the body: globals from the program, allocations as met.
   std::map<std::string, TensorDecl> buffers;
@@ -78,6 +85,31 @@ struct CPrinter::Impl : public IRVisitorStrict {
   int precedence = kPrimary;
   // Affine forms of the integer lets in scope, for the alignment of vector accesses.
   std::map<std::string, Affine> affine_lets;
+  // The power of two (up to 64) that each integer let is known to be a multiple of,
+  // where more than 1: `g % 32 * 4` is a multiple of 4 though not affine.
+  std::map<std::string, int64_t> let_multiples;
+  int64_t multiple_of(const Expr &e) const {
+    auto pow2 = [](int64_t v) {
+      int64_t m = 1;
+      while (v != 0 && v % (m * 2) == 0 && m < 64) m *= 2;
+      return v == 0 ? int64_t{64} : m;
+    };
+    if (auto c = as_const_int(e)) return pow2(*c);
+    if (const Var *v = e.as<Var>()) {
+      auto it = let_multiples.find(v->name);
+      return it == let_multiples.end() ? 1 : it->second;
+    }
+    if (const Binary *b = e.as<Binary>()) {
+      switch (b->op) {
+        case BinaryOp::Mul: return std::min<int64_t>(64, multiple_of(b->a) * multiple_of(b->b));
+        case BinaryOp::Add:
+        case BinaryOp::Sub: return std::min(multiple_of(b->a), multiple_of(b->b));
+        case BinaryOp::Mod: return std::min(multiple_of(b->a), multiple_of(b->b));
+        default: return 1;
+      }
+    }
+    return 1;
+  }
   // The vectorized loop being printed, if any; index expressions inside it are
   // scalars (in_index counts the indices being printed).
   struct VectorLoop {
@@ -198,10 +230,18 @@ struct CPrinter::Impl : public IRVisitorStrict {
     const TensorDecl &b = buffers.at(buffer);
     int64_t stride = 1;
     for (size_t d = indices.size(); d-- > 0;) {
+      // An index the same in every lane need only be a multiple (a ring's slot, ko % 3).
+      if (!lanes_vary(std::vector<Expr>{indices[d]}) && (multiple_of(indices[d]) * stride) % lanes() == 0) {
+        stride *= b.shape[d];
+        continue;
+      }
       auto form = affine_of(indices[d], affine_lets);
       if (!form || (form->constant * stride) % lanes() != 0) return false;
-      for (const auto &[var, c] : form->coeffs)
-        if (var != vector_loop->loop->var && (c * stride) % lanes() != 0) return false;
+      for (const auto &[var, c] : form->coeffs) {
+        auto known = let_multiples.find(var);
+        const int64_t m = known == let_multiples.end() ? 1 : known->second;
+        if (var != vector_loop->loop->var && (c * stride * m) % lanes() != 0) return false;
+      }
       stride *= b.shape[d];
     }
     return true;
@@ -350,11 +390,18 @@ struct CPrinter::Impl : public IRVisitorStrict {
       return;
     }
     std::string read = access(n->buffer, n->indices);
-    if (!n->pad) {
+    std::string condition = inside_test(n);
+    if (condition.empty()) {
       set(read, kPrimary);
       return;
     }
-    // Test only the dimensions the index may leave.
+    std::string pad = is_int(n->type) ? std::to_string(static_cast<int64_t>(*n->pad)) : format_f32(*n->pad, p.target_);
+    set("(" + condition + ") ? " + read + " : " + pad, kTernary);
+  }
+  // The test that a padded load's index is inside its buffer, over the dimensions the
+  // index may leave; empty when it cannot leave (or the load is not padded).
+  std::string inside_test(const Load *n) {
+    if (!n->pad) return "";
     const TensorDecl &b = buffers.at(n->buffer);
     std::vector<std::string> tests;
     for (size_t d = 0; d < n->indices.size(); ++d) {
@@ -363,14 +410,9 @@ struct CPrinter::Impl : public IRVisitorStrict {
       if (!range.bounded || range.lo < 0) tests.push_back(index + " >= 0");
       if (!range.bounded || range.hi > b.shape[d] - 1) tests.push_back(index + " < " + std::to_string(b.shape[d]));
     }
-    if (tests.empty()) {
-      set(read, kPrimary);
-      return;
-    }
     std::string condition;
     for (size_t i = 0; i < tests.size(); ++i) condition += (i ? " && " : "") + tests[i];
-    std::string pad = is_int(n->type) ? std::to_string(static_cast<int64_t>(*n->pad)) : format_f32(*n->pad, p.target_);
-    set("(" + condition + ") ? " + read + " : " + pad, kTernary);
+    return condition;
   }
 
   // A remainder that each copy of the unrolled loops fixes: `(oh + 1) % 2` with
@@ -477,7 +519,73 @@ struct CPrinter::Impl : public IRVisitorStrict {
     body(n->body);
   }
   void visit(const Barrier *n) override {
+    if (n->wait_copies >= 0 && p.target_.async_copies == AsyncCopies::Ptx)
+      out << line()
+          << ptx_helper("ks_copies_wait" + std::to_string(n->wait_copies),
+                        "cp.async.wait_group " + std::to_string(n->wait_copies) + ";", "")
+          << "();\n";
     out << line() << (n->scope == MemoryScope::Local ? p.target_.local_barrier : p.target_.global_barrier) << "\n";
+  }
+  void visit(const AsyncCopy *n) override {
+    if (p.target_.async_copies == AsyncCopies::Refused) throw UserError(p.target_.async_copy_refusal);
+    if (p.target_.async_copies == AsyncCopies::InOrder) {
+      body(n->body);
+      return;
+    }
+    in_async_copy = true;
+    body(n->body);
+    in_async_copy = false;
+    out << line() << ptx_helper("ks_copies_commit", "cp.async.commit_group;", "") << "();\n";
+  }
+  // A helper function of one PTX instruction (params: its C parameters, bound to
+  // %0, %1, ... in order by the operands the instruction names), defined once.
+  std::string ptx_helper(const std::string &name, const std::string &instruction, const std::string &params,
+                         const std::string &operands = "") {
+    p.helpers_used_[name] = "void " + name + "(" + (params.empty() ? "void" : params) + ") {\n  asm volatile(\"" +
+                            instruction + "\" :: " + operands + " : \"memory\");\n}\n";
+    return name;
+  }
+  // One store of an asynchronous copy: `cp.async` of 4 or 8 bytes (a padded read
+  // outside its buffer copies 0 bytes and fills with zeros), or of 16 where a
+  // vector's four lanes are contiguous and aligned at both ends.
+  void async_store(const Store *n) {
+    const Load *from = n->value.as<Load>();  // the verifier holds the copies to this form
+    const int bytes = dtype_bytes(n->value.type());
+    if (bytes != 4 && bytes != 8)
+      throw UserError("an asynchronous copy of " + std::string(dtype_name(n->value.type())) +
+                      " elements: cp.async copies 4, 8 or 16 bytes");
+    // The local pointer as an integer is its address in the shared window, which
+    // cp.async takes (checked on the H100: bench/probe_gemm_async.cl, CVTA=0).
+    const std::string operands = "\"r\"((uint)(ulong)dst), \"l\"((ulong)src)";
+    const std::string pointers =
+        p.target_.local_qualifier + " void *dst, " + p.target_.global_qualifier + " const void *src";
+    auto copy = [&](const std::string &dst, const std::string &src, const std::string &inside) {
+      const std::string size = std::to_string(bytes);
+      if (inside.empty()) {
+        out << line()
+            << ptx_helper("ks_copy_async" + size, "cp.async.ca.shared.global [%0], [%1], " + size + ";", pointers,
+                          operands)
+            << "(&" << dst << ", &" << src << ");\n";
+        return;
+      }
+      // Bytes past src_bytes are filled with zeros; at 0 nothing is read from src.
+      out << line()
+          << ptx_helper("ks_copy_async" + size + "_fill", "cp.async.ca.shared.global [%0], [%1], " + size + ", %2;",
+                        pointers + ", uint src_bytes", operands + ", \"r\"(src_bytes)")
+          << "(&" << dst << ", (" << inside << ") ? &" << src << " : " << p.c_name(from->buffer) << ", (" << inside
+          << ") ? " << size << " : 0);\n";
+    };
+    if (!lanes_vary(n->indices)) {
+      copy(access(n->buffer, n->indices), access(from->buffer, from->indices), inside_test(from));
+      return;
+    }
+    if (lanes() * bytes == 16 && aligned(n->buffer, n->indices) && aligned(from->buffer, from->indices)) {
+      out << line() << ptx_helper("ks_copy_async16", "cp.async.cg.shared.global [%0], [%1], 16;", pointers, operands)
+          << "(&" << access(n->buffer, n->indices) << ", &" << access(from->buffer, from->indices) << ");\n";
+      return;
+    }
+    for (int64_t k = 0; k < lanes(); ++k)
+      copy(lane_access(n->buffer, n->indices, k), lane_access(from->buffer, from->indices, k), "");
   }
   void visit(const IfThenElse *n) override {
     if (lanes_vary(n->condition)) {  // a tail guard, which every lane passes here
@@ -506,12 +614,15 @@ struct CPrinter::Impl : public IRVisitorStrict {
     if (is_int(n->value.type()) && !vector) {
       scope.vars[n->var] = bounds_of(n->value, scope);
       if (auto form = affine_of(n->value, affine_lets)) affine_lets[n->var] = *form;
+      if (int64_t m = multiple_of(n->value); m > 1) let_multiples[n->var] = m;
     }
     body(n->body);
     scope.vars.erase(n->var);
     affine_lets.erase(n->var);
+    let_multiples.erase(n->var);
   }
   void visit(const Store *n) override {
+    if (in_async_copy) return async_store(n);
     if (!lanes_vary(n->indices)) {
       out << line() << access(n->buffer, n->indices) << " = " << sub(n->value, 0) << ";\n";
     } else if (scopes.at(n->buffer) == MemoryScope::Private) {

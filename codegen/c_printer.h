@@ -26,6 +26,13 @@ struct BuiltinSpelling {
   std::vector<std::string> needs;  // the target's base helpers the definition calls
 };
 
+/// How a target writes an AsyncCopy (passes/async_copy.cpp): as NVIDIA's PTX cp.async
+/// (sm_80 and later, through OpenCL C's inline assembly); in order, as plain stores
+/// (the same results without the overlap: how the tests check a ring of copies on a
+/// device that has no asynchronous copies); or not at all, the code generator then
+/// refusing with CTarget::async_copy_refusal.
+enum class AsyncCopies { Refused, InOrder, Ptx };
+
 /// What differs between C-like targets.
 struct CTarget {
   std::string f32_type = "float", i32_type = "int", i64_type = "long", bool_type = "int", f64_type = "double";
@@ -61,6 +68,8 @@ struct CTarget {
   // trees in local memory.
   std::map<BinaryOp, std::string> subgroup_reduce;
   std::string subgroup_id, subgroup_lane, subgroup_count, subgroup_size, subgroup_elect;
+  AsyncCopies async_copies = AsyncCopies::Refused;
+  std::string async_copy_refusal;  // why, where async_copies is Refused
   std::string unroll_pragma = "#pragma unroll";
   std::string helper_qualifier = "inline";
   std::map<Builtin, BuiltinSpelling> builtins;
@@ -68,6 +77,10 @@ struct CTarget {
   // Prefixes a name may not start with: the printer's own (ks_) and the target's.
   std::vector<std::string> reserved_prefixes{"ks_", "__"};
 };
+
+/// The refusal of an AsyncCopy on a target without asynchronous copies: what it needs,
+/// then ", which " + why_not ("opencl:0 (PoCL) does not offer").
+std::string async_copy_refusal(const std::string &why_not);
 
 /// Spells each builtin as the target's function of the builtin's own name (exp,
 /// tanh, ...), which C and GLSL share.

@@ -141,9 +141,12 @@ const CTarget &glsl_target() {
 
 }  // namespace
 
-GeneratedProgram generate_glsl(const Program &program, bool subgroups) {
+GeneratedProgram generate_glsl(const Program &program, bool subgroups, AsyncCopies async_copies) {
   CTarget target = glsl_target();
   if (!subgroups) target.subgroup_reduce.clear();
+  // No cp.async in SPIR-V: the copies run in order where asked, else are refused.
+  if (async_copies == AsyncCopies::InOrder) target.async_copies = async_copies;
+  target.async_copy_refusal = async_copy_refusal("kernelsmith's SPIR-V target (Vulkan) does not offer");
   for (const TensorDecl &b : program.buffers)
     if (b.numel() > INT32_MAX)
       throw UserError("error: buffer " + b.name + " has " + std::to_string(b.numel()) +

@@ -13,6 +13,8 @@ namespace ks {
 /// With subgroups, group trees become subgroup reductions (the device must offer
 /// subgroup arithmetic in compute shaders). Throws UserError when a buffer is too
 /// large for a storage buffer's 32-bit index.
-GeneratedProgram generate_glsl(const Program &program, bool subgroups = true);
+/// async_copy's copies print in order where async_copies says so; else refused.
+GeneratedProgram generate_glsl(const Program &program, bool subgroups = true,
+                               AsyncCopies async_copies = AsyncCopies::Refused);
 
 }  // namespace ks

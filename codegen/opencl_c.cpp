@@ -73,8 +73,10 @@ struct FindGlobalBarrier : IRVisitor {
 
 }  // namespace
 
-GeneratedProgram generate_opencl_c(const Program &program) {
-  const CTarget &target = opencl_target();
+GeneratedProgram generate_opencl_c(const Program &program, AsyncCopies async_copies, const std::string &why_not) {
+  CTarget target = opencl_target();
+  target.async_copies = async_copies;
+  target.async_copy_refusal = async_copy_refusal(why_not);
   CPrinter printer(target, program);
   GeneratedProgram generated;
   std::ostringstream kernels;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/c_printer.h"
 #include "ir/loop_ir.h"
 
 namespace ks {
@@ -22,7 +23,10 @@ struct GeneratedProgram {
   std::vector<GeneratedKernel> kernels;  // in launch order
 };
 
-/// Generates OpenCL C for a verified program.
-GeneratedProgram generate_opencl_c(const Program &program);
+/// Generates OpenCL C for a verified program. Its asynchronous copies (async_copy)
+/// print as async_copies says; where Refused, a UserError says why: "the schedule's
+/// async_copy needs ... , which " + why_not.
+GeneratedProgram generate_opencl_c(const Program &program, AsyncCopies async_copies = AsyncCopies::Refused,
+                                   const std::string &why_not = "this target does not offer");
 
 }  // namespace ks

@@ -215,9 +215,15 @@ Stmt Allocate::make(const std::string &buffer, DType type, std::vector<int64_t> 
   return Stmt(std::make_shared<Allocate>(buffer, type, std::move(shape), scope, std::move(body)));
 }
 
-Stmt Barrier::make(MemoryScope scope) {
+Stmt Barrier::make(MemoryScope scope, int64_t wait_copies) {
   if (scope == MemoryScope::Private) type_error("a barrier on private memory");
-  return Stmt(std::make_shared<Barrier>(scope));
+  if (wait_copies < -1) type_error("a barrier waiting for a negative count of copies");
+  return Stmt(std::make_shared<Barrier>(scope, wait_copies));
+}
+
+Stmt AsyncCopy::make(Stmt body) {
+  if (!body.defined()) type_error("an asynchronous copy without a body");
+  return Stmt(std::make_shared<AsyncCopy>(std::move(body)));
 }
 
 Stmt IfThenElse::make(Expr condition, Stmt then_case, Stmt else_case) {

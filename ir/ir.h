@@ -253,11 +253,25 @@ struct Allocate : BaseStmtNode {
 };
 
 /// Work-items of a group wait here; memory of the given scope is made consistent.
+/// With wait_copies = N >= 0, each work-item first waits until at most N of the
+/// asynchronous copies it started (AsyncCopy groups, oldest first) are still under way.
 struct Barrier : BaseStmtNode {
   static constexpr NodeKind kKind = NodeKind::Barrier;
-  explicit Barrier(MemoryScope scope) : BaseStmtNode(kKind), scope(scope) {}
+  Barrier(MemoryScope scope, int64_t wait_copies) : BaseStmtNode(kKind), scope(scope), wait_copies(wait_copies) {}
   const MemoryScope scope;
-  static Stmt make(MemoryScope scope);
+  const int64_t wait_copies;  // -1: no wait
+  static Stmt make(MemoryScope scope, int64_t wait_copies = -1);
+};
+
+/// One group of asynchronous copies: body's stores (global values into local
+/// buffers) may land at any time until a barrier that waits for the group. Run in
+/// order, it is the same program: what makes it asynchronous is that nothing reads
+/// what it writes before such a barrier (passes/async_copy.cpp builds it so).
+struct AsyncCopy : BaseStmtNode {
+  static constexpr NodeKind kKind = NodeKind::AsyncCopy;
+  explicit AsyncCopy(Stmt body) : BaseStmtNode(kKind), body(std::move(body)) {}
+  const Stmt body;
+  static Stmt make(Stmt body);
 };
 
 struct IfThenElse : BaseStmtNode {

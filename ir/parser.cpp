@@ -480,7 +480,14 @@ class IRParser {
       const Token &scope_name = ts_.expect_identifier("a memory scope");
       auto scope = parse_memory_scope(scope_name.text);
       if (!scope) error_at(scope_name.loc, "unknown memory scope '" + scope_name.text + "'");
-      return checked(t.loc, [&] { return Barrier::make(*scope); });
+      int64_t wait_copies = -1;
+      if (ts_.accept("after_copies")) wait_copies = integer();
+      return checked(t.loc, [&] { return Barrier::make(*scope, wait_copies); });
+    }
+    if (t.is("async_copy")) {
+      ts_.next();
+      Stmt body = block_body();
+      return checked(t.loc, [&] { return AsyncCopy::make(body); });
     }
     if (t.is("if")) {
       ts_.next();

@@ -203,7 +203,15 @@ class Printer : public IRVisitorStrict {
   void visit(const Allocate *) override { throw InternalError("allocate printed out of a body"); }
   void visit(const Barrier *n) override {
     line_start();
-    out << "barrier " << memory_scope_name(n->scope) << "\n";
+    out << "barrier " << memory_scope_name(n->scope);
+    if (n->wait_copies >= 0) out << " after_copies " << n->wait_copies;
+    out << "\n";
+  }
+  void visit(const AsyncCopy *n) override {
+    line_start();
+    out << "async_copy";
+    braced(n->body);
+    out << "\n";
   }
   void visit(const IfThenElse *n) override {
     line_start();

@@ -78,6 +78,7 @@ class ProgramChecker : public IRVisitor {
   ProgramChecker(const Program &program, std::string *problem) : problem_(problem) {
     for (const TensorDecl &b : program.buffers) {
       tensors_[b.name] = &b;
+      globals_.insert(b.name);
       if (is_int(b.type)) scope_.buffer_values[b.name] = tensor_value_interval(b);
     }
   }
@@ -162,6 +163,15 @@ class ProgramChecker : public IRVisitor {
   void visit(const Barrier *) override {
     // Work-items that skip a barrier others wait at deadlock the group.
     if (conditional_depth_ > 0) fail("barrier inside a conditional");
+    if (async_depth_ > 0) fail("barrier inside an asynchronous copy");
+  }
+  // An asynchronous copy's stores are what the hardware copies by itself: a global
+  // value (read as it is, or 0 outside its buffer) into a local buffer.
+  void visit(const AsyncCopy *n) override {
+    if (async_depth_ > 0) fail("asynchronous copy inside another");
+    ++async_depth_;
+    dispatch(n->body);
+    --async_depth_;
   }
   void visit(const LetStmt *n) override {
     check(n->value);
@@ -174,6 +184,14 @@ class ProgramChecker : public IRVisitor {
     if (it == tensors_.end()) return fail("store to unknown buffer '" + n->buffer + "'");
     const TensorDecl &t = *it->second;
     if (t.role == TensorRole::Input) fail("store to input " + n->buffer);
+    if (async_depth_ > 0) {
+      const Load *from = n->value.as<Load>();
+      if (!locals_.count(n->buffer) || globals_.count(n->buffer))
+        fail("asynchronous copy into " + n->buffer + ", which is not local memory");
+      if (!from || !globals_.count(from->buffer) || (from->pad && *from->pad != 0.0))
+        fail("asynchronous copy into " + n->buffer + " of " + print_expr(n->value) +
+             ", not a global buffer's element (0 outside it)");
+    }
     if (t.type != n->value.type()) fail("store of the wrong type to " + n->buffer);
     if (t.shape.size() != n->indices.size()) fail("store to " + n->buffer + " has the wrong rank");
     for (size_t d = 0; d < n->indices.size() && d < t.shape.size(); ++d) {
@@ -189,8 +207,8 @@ class ProgramChecker : public IRVisitor {
   std::map<std::string, const TensorDecl *> tensors_;
   BoundsScope scope_;
   std::set<ForKind> bound_;
-  std::set<std::string> loops_, locals_;
-  int serial_depth_ = 0, local_seen_ = 0, conditional_depth_ = 0;
+  std::set<std::string> loops_, locals_, globals_;
+  int serial_depth_ = 0, local_seen_ = 0, conditional_depth_ = 0, async_depth_ = 0;
   std::string *problem_;
 };
 

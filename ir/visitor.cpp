@@ -61,6 +61,7 @@ void IRVisitor::visit(const Block *n) {
 }
 void IRVisitor::visit(const Allocate *n) { dispatch(n->body); }
 void IRVisitor::visit(const Barrier *) {}
+void IRVisitor::visit(const AsyncCopy *n) { dispatch(n->body); }
 void IRVisitor::visit(const IfThenElse *n) {
   dispatch(n->condition);
   dispatch(n->then_case);
@@ -173,6 +174,10 @@ Stmt IRMutator::visit(const Allocate *n, const Stmt &self) {
   return body.same_as(n->body) ? self : Allocate::make(n->buffer, n->type, n->shape, n->scope, body);
 }
 Stmt IRMutator::visit(const Barrier *, const Stmt &self) { return self; }
+Stmt IRMutator::visit(const AsyncCopy *n, const Stmt &self) {
+  Stmt body = mutate(n->body);
+  return body.same_as(n->body) ? self : AsyncCopy::make(body);
+}
 Stmt IRMutator::visit(const IfThenElse *n, const Stmt &self) {
   Expr c = mutate(n->condition);
   Stmt t = mutate(n->then_case), f = mutate(n->else_case);

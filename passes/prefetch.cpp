@@ -82,6 +82,11 @@ std::optional<Program> prefetch(const Program &program, const std::string &stage
     return std::nullopt;
   }
   const std::string only = "; only a local cache copied in a serial loop (cache_read at that loop) is prefetched";
+  for (const AsyncCopy *copy : collect<AsyncCopy>(kernel.body))
+    if (buffers_used(copy->body).written.count(buffer)) {
+      *reason = buffer + " is copied ahead already, by async_copy";
+      return std::nullopt;
+    }
   if (find.cache->scope != MemoryScope::Local) {
     *reason = buffer + " is in " + std::string(memory_scope_name(find.cache->scope)) + " memory" + only;
     return std::nullopt;

@@ -155,4 +155,12 @@ std::optional<Program> prefetch(const Program &program, const std::string &stage
                                 std::string *reason);
 constexpr int64_t kMaxPrefetchElements = 32;
 
+/// async_copy y.L S: the local caches copied at the start of each iteration of y's
+/// serial loop L become rings of S slots, filled by asynchronous copies S - 1
+/// iterations ahead (in 16-byte pieces where a copy's lanes are contiguous), one
+/// barrier an iteration. The code generator writes them as PTX cp.async where the
+/// device has it (NVIDIA's OpenCL, 8.0+) and refuses the program elsewhere.
+std::optional<Program> async_copy(const Program &program, const std::string &stage, const std::string &loop,
+                                  int64_t slots, std::string *reason);
+
 }  // namespace ks

@@ -25,6 +25,7 @@ const char *primitive_name(PrimitiveKind kind) {
     case PrimitiveKind::Pad: return "pad";
     case PrimitiveKind::Transpose: return "transpose";
     case PrimitiveKind::Prefetch: return "prefetch";
+    case PrimitiveKind::AsyncCopy: return "async_copy";
   }
   return "?";
 }
@@ -32,11 +33,11 @@ const char *primitive_name(PrimitiveKind kind) {
 namespace {
 
 constexpr PrimitiveKind kPrimitives[] = {
-    PrimitiveKind::Split,        PrimitiveKind::Tile,      PrimitiveKind::Reorder,    PrimitiveKind::Fuse,
-    PrimitiveKind::Bind,         PrimitiveKind::Unroll,    PrimitiveKind::Vectorize,  PrimitiveKind::Inline,
-    PrimitiveKind::CrossReduce,  PrimitiveKind::ComputeAt, PrimitiveKind::CacheWrite, PrimitiveKind::CacheRead,
-    PrimitiveKind::Pad,          PrimitiveKind::Transpose, PrimitiveKind::Prefetch,   PrimitiveKind::Scan,
-    PrimitiveKind::ReverseInline};
+    PrimitiveKind::Split,         PrimitiveKind::Tile,      PrimitiveKind::Reorder,    PrimitiveKind::Fuse,
+    PrimitiveKind::Bind,          PrimitiveKind::Unroll,    PrimitiveKind::Vectorize,  PrimitiveKind::Inline,
+    PrimitiveKind::CrossReduce,   PrimitiveKind::ComputeAt, PrimitiveKind::CacheWrite, PrimitiveKind::CacheRead,
+    PrimitiveKind::Pad,           PrimitiveKind::Transpose, PrimitiveKind::Prefetch,   PrimitiveKind::Scan,
+    PrimitiveKind::ReverseInline, PrimitiveKind::AsyncCopy};
 
 // "split, tile, ..., pad"
 std::string primitive_names() {
@@ -212,6 +213,10 @@ class ScheduleParser {
       p.stage = name("a stage name");
       ts_.expect(".", "between the stage and the buffer (stage.buffer)");
       p.buffer = name("a local buffer's name");
+    } else if (kind == "async_copy") {
+      p.kind = PrimitiveKind::AsyncCopy;
+      loop_ref(p);
+      p.factors.push_back(factor());
     } else if (kind == "inline" || kind == "reverse_inline") {
       p.kind = kind == "inline" ? PrimitiveKind::Inline : PrimitiveKind::ReverseInline;
       p.stage = name("a stage name");
@@ -278,6 +283,7 @@ std::string print_primitive(const Primitive &p) {
     case PrimitiveKind::Pad: return out + " " + p.stage + "." + p.buffer + " " + std::to_string(p.factors[0]);
     case PrimitiveKind::Transpose:
     case PrimitiveKind::Prefetch: return out + " " + p.stage + "." + p.buffer;
+    case PrimitiveKind::AsyncCopy: return out + " " + p.stage + "." + p.loops[0] + " " + std::to_string(p.factors[0]);
   }
   return out;
 }
@@ -324,6 +330,7 @@ Program apply_primitive(const Program &program, const Primitive &p) {
     case PrimitiveKind::Pad: out = pad(program, p.stage, p.buffer, p.factors[0], &reason); break;
     case PrimitiveKind::Transpose: out = transpose(program, p.stage, p.buffer, &reason); break;
     case PrimitiveKind::Prefetch: out = prefetch(program, p.stage, p.buffer, &reason); break;
+    case PrimitiveKind::AsyncCopy: out = async_copy(program, p.stage, p.loops[0], p.factors[0], &reason); break;
   }
   if (!out) {
     error_at(p.loc, target_of(p) + ": " + reason);

@@ -53,7 +53,8 @@ enum class PrimitiveKind {
   Transpose,
   Prefetch,
   Scan,
-  ReverseInline
+  ReverseInline,
+  AsyncCopy
 };
 const char *primitive_name(PrimitiveKind kind);
 

@@ -40,6 +40,9 @@ struct DeviceInfo {
   uint32_t subgroup_size = 0;        // 0 where the API does not say (OpenCL 1.2)
   bool subgroup_arithmetic = false;  // compute shaders may reduce across a subgroup (Vulkan)
   bool fp64 = false;                 // kernels may compute in double precision
+  // Asynchronous global-to-local copies (PTX cp.async) through OpenCL C's inline
+  // assembly: NVIDIA's OpenCL on a device of compute capability 8.0 or later.
+  bool async_copies = false;
   // Loop iterations a work-item may run, summed over all loops of a kernel; 0 for
   // no limit. lavapipe ends a shader's loops silently after 65535 (a Mesa constant).
   uint64_t max_loop_iterations = 0;

@@ -1,5 +1,5 @@
 // ksmith compile SPEC [--target opencl|spirv] [--schedule FILE] [--size N=V]...
-//                     [--emit=graph|loops|opencl|glsl|spirv] [-o FILE]
+//                     [--emit=graph|loops|opencl|glsl|spirv] [--async-copies] [-o FILE]
 #include <filesystem>
 #include <iostream>
 
@@ -15,6 +15,7 @@ namespace {
 struct CompileOptions {
   std::string spec, schedule, emit, output, target;
   std::vector<std::string> sizes;
+  bool async_copies = false;
 };
 
 // SPIR-V: the disassembly of each kernel's module on standard output, or the
@@ -47,11 +48,15 @@ int compile(const CompileOptions &o) {
   std::string text;
   if (emit == "graph") {
     // After the schedule's rewrites, if it has any: the graph that is lowered.
-    text = print_graph(rewritten_graph(frontend::elaborate(spec, frontend::SizeSet::Default, sizes),
-                                       schedule_from(o.schedule)));
+    text = print_graph(
+        rewritten_graph(frontend::elaborate(spec, frontend::SizeSet::Default, sizes), schedule_from(o.schedule)));
   } else {
+    CodeFeatures features;  // no device here: what the flags say
+    if (o.async_copies) features.async_copies = AsyncCopies::Ptx;
+    if (emit == "loops") features.async_copies = AsyncCopies::InOrder;  // the code is not printed
+    features.async_copies_missing = "ksmith compile writes only with --async-copies";
     Compiled c = compile_spec(spec, frontend::SizeSet::Default, sizes, schedule_from(o.schedule),
-                              spirv_stage ? Target::SPIRV : Target::OpenCL);
+                              spirv_stage ? Target::SPIRV : Target::OpenCL, features);
     if (emit == "spirv") return emit_spirv(c, o.output);
     text = emit == "loops" ? print_program(c.program) : c.code.source;
   }
@@ -69,6 +74,8 @@ Command add_compile(CLI::App &app) {
   command
       ->add_option("--emit", o->emit, "What to print: graph, loops, opencl, glsl or spirv (default: the target's code)")
       ->check(CLI::IsMember({"graph", "loops", "opencl", "glsl", "spirv"}));
+  command->add_flag("--async-copies", o->async_copies,
+                    "Write async_copy's copies as PTX cp.async (NVIDIA's OpenCL, compute capability 8.0 or later)");
   command->add_option("-o,--output", o->output, "Write to FILE instead of standard output");
   return {command, [o] { return compile(*o); }};
 }

@@ -4,6 +4,7 @@
 
 #include "codegen/glsl.h"
 #include "codegen/spirv.h"
+#include "evolve/evaluation/device_limits.h"
 #include "passes/pipeline.h"
 
 namespace ks {
@@ -14,17 +15,25 @@ const char *target_api(Target target) { return target == Target::SPIRV ? "vulkan
 
 Target target_for(const runtime::DeviceInfo &device) { return device.api == "vulkan" ? Target::SPIRV : Target::OpenCL; }
 
+CodeFeatures code_features(const runtime::DeviceInfo &device) {
+  CodeFeatures f;
+  f.subgroups = device.subgroup_arithmetic;
+  f.async_copies = device.async_copies ? AsyncCopies::Ptx : AsyncCopies::Refused;
+  f.async_copies_missing = async_copies_missing(device);
+  return f;
+}
+
 namespace {
 
 // The code of c.program for target.
-void generate(Compiled &c, Target target, bool subgroups) {
+void generate(Compiled &c, Target target, const CodeFeatures &features) {
   c.target = target;
   if (target == Target::OpenCL) {
-    c.code = generate_opencl_c(c.program);
+    c.code = generate_opencl_c(c.program, features.async_copies, features.async_copies_missing);
     c.binary.opencl_c = c.code.source;
     return;
   }
-  c.code = generate_glsl(c.program, subgroups);
+  c.code = generate_glsl(c.program, features.subgroups, features.async_copies);
   for (const GeneratedKernel &k : c.code.kernels)
     c.binary.spirv.push_back({k.name, compile_glsl_to_spirv(k.source, k.name), k.buffers.size()});
 }
@@ -32,11 +41,11 @@ void generate(Compiled &c, Target target, bool subgroups) {
 }  // namespace
 
 Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const frontend::SizeOverrides &overrides,
-                      const Schedule &schedule, Target target, bool subgroups) {
+                      const Schedule &schedule, Target target, const CodeFeatures &features) {
   Compiled c;
   c.graph = frontend::elaborate(spec, sizes, overrides);
   c.program = run_pipeline(c.graph, schedule);
-  generate(c, target, subgroups);
+  generate(c, target, features);
   return c;
 }
 
@@ -44,7 +53,9 @@ Compiled compile_reference(const frontend::Spec &spec, const frontend::SizeOverr
   Compiled c;
   c.graph = frontend::elaborate(spec, frontend::SizeSet::Default, overrides);
   c.program = reference_program(c.graph);
-  generate(c, target, false);
+  CodeFeatures features;
+  features.subgroups = false;
+  generate(c, target, features);
   return c;
 }
 

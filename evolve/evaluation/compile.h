@@ -25,6 +25,16 @@ const char *target_name(Target target);  // "opencl", "spirv"
 const char *target_api(Target target);   // the api of the devices that run it: "opencl", "vulkan"
 Target target_for(const runtime::DeviceInfo &device);
 
+/// What a device offers the generated code beyond its API's core.
+struct CodeFeatures {
+  bool subgroups = true;  // SPIR-V may use subgroup reductions
+  // How OpenCL C writes async_copy's copies, and why not where Refused.
+  AsyncCopies async_copies = AsyncCopies::Refused;
+  std::string async_copies_missing = "this target does not offer";
+};
+/// The device's: subgroup arithmetic (Vulkan), cp.async (NVIDIA's OpenCL, 8.0+).
+CodeFeatures code_features(const runtime::DeviceInfo &device);
+
 /// A spec taken through the whole compiler at one set of sizes.
 struct Compiled {
   Graph graph;
@@ -39,9 +49,9 @@ struct Compiled {
 };
 
 /// Throws UserError for a bad spec, schedule or sizes, or code the target refuses.
-/// subgroups: SPIR-V may use subgroup reductions (evaluate() asks the device).
+/// features: what the device offers (evaluate() asks it: code_features).
 Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const frontend::SizeOverrides &overrides,
-                      const Schedule &schedule = {}, Target target = Target::OpenCL, bool subgroups = true);
+                      const Schedule &schedule = {}, Target target = Target::OpenCL, const CodeFeatures &features = {});
 
 /// The reference at the timed sizes (passes/pipeline.h's reference_program: the
 /// naive program with f64 sums), compiled for target.

@@ -27,6 +27,10 @@ void check_group_shape(const std::string &kernel, const std::array<int64_t, 3> &
 }  // namespace
 
 // A kernel the device cannot launch is the schedule's error, said before launching.
+std::string async_copies_missing(const runtime::DeviceInfo &device) {
+  return device.selector() + " (" + device.name + ", " + device.platform + ") does not offer";
+}
+
 void check_device_limits(const Program &program, const runtime::DeviceInfo &device) {
   for (const Kernel &kernel : program.kernels) {
     LaunchShape shape = launch_shape(kernel);

@@ -20,4 +20,8 @@ void check_plan_limits(const frontend::ResolvedPlan &plan, const runtime::Device
 /// lavapipe, local memory), naming the limit.
 void check_device_limits(const Program &program, const runtime::DeviceInfo &device);
 
+/// Why the device runs no asynchronous copies, as the end of codegen's refusal
+/// (async_copy_refusal): "opencl:0 (NAME, PLATFORM) does not offer".
+std::string async_copies_missing(const runtime::DeviceInfo &device);
+
 }  // namespace ks

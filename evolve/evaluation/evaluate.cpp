@@ -557,8 +557,7 @@ void time_candidate(const frontend::Spec &spec, DeviceClock &device, const EvalO
   time->cost = graph_cost(c.graph);
   auto naive = [&] {
     return at_stage("timed", "compile", [&] {
-      return compile_spec(spec, frontend::SizeSet::Default, options.sizes, {}, c.target,
-                          device.info().subgroup_arithmetic);
+      return compile_spec(spec, frontend::SizeSet::Default, options.sizes, {}, c.target, code_features(device.info()));
     });
   };
   // A failure of the reference's or the naive kernel's, not the candidate's, says so.
@@ -855,7 +854,9 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   DeviceClock clock(device, &record.phases.device);
   const uint64_t base_seed = options.seed ? *options.seed : fresh_seed();
   const Target target = target_for(device.info());
-  const bool subgroups = device.info().subgroup_arithmetic;
+  CodeFeatures features = code_features(device.info());
+  if (options.async_copies_in_order && features.async_copies == AsyncCopies::Refused)
+    features.async_copies = AsyncCopies::InOrder;
   const bool body = !options.kernel_source.empty();
   if (body && target != Target::OpenCL)
     throw UserError("error: a kernel body is OpenCL C; run it on an OpenCL device (--target opencl)");
@@ -873,7 +874,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   std::optional<frontend::BodyFeatures> ast;
   auto candidate = [&](const char *phase, frontend::SizeSet set, const frontend::SizeOverrides &sizes) {
     Compiled c =
-        at_stage(phase, "compile", [&] { return compile_spec(spec, set, sizes, options.schedule, target, subgroups); });
+        at_stage(phase, "compile", [&] { return compile_spec(spec, set, sizes, options.schedule, target, features); });
     if (body) {
       if (!ast) record.features = body_features(c.graph, options.kernel_source, nullptr, nullptr);  // if refused
       record.features = at_stage(phase, "compile", [&] { return attach_body(&c, options, &ast); });
@@ -976,8 +977,7 @@ std::vector<runtime::Timing> time_side_by_side(const frontend::Spec &spec, const
   const Target target = target_for(device.info());
   std::vector<Compiled> compiled;
   for (const Schedule &s : schedules)
-    compiled.push_back(
-        compile_spec(spec, frontend::SizeSet::Default, sizes, s, target, device.info().subgroup_arithmetic));
+    compiled.push_back(compile_spec(spec, frontend::SizeSet::Default, sizes, s, target, code_features(device.info())));
   std::vector<std::vector<double>> medians(schedules.size());
   // The inputs drawn once for every candidate and round: at KernelBench's sizes a
   // draw is gigabytes (sum_dim's 8.6 GB took a minute a retime when each candidate

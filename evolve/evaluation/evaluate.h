@@ -78,6 +78,10 @@ struct EvalOptions {
   // Kept between evaluations on the same device (a persistent worker's); none: this
   // evaluation draws its inputs and runs the reference and the naive kernel itself.
   EvalCache *cache = nullptr;
+  // async_copy's copies on a device without cp.async: refused with the reason (what a
+  // user gets), or, with this, run in order as plain stores: the same results, how
+  // the tests check the rings of copies on PoCL and lavapipe.
+  bool async_copies_in_order = false;
 };
 
 /// Evaluates spec on device. A candidate that does not compile, or that the device

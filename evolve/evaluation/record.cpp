@@ -33,6 +33,7 @@ nlohmann::json device_json(const runtime::DeviceInfo &d) {
   if (d.compute_units) j["compute_units"] = d.compute_units;
   if (d.subgroup_size) j["subgroup_size"] = d.subgroup_size;
   if (d.api == "vulkan") j["subgroup_arithmetic"] = d.subgroup_arithmetic;
+  if (d.async_copies) j["async_copies"] = true;
   return j;
 }
 

@@ -4,10 +4,12 @@
 #include <cmath>
 #include <cstdio>
 
+#include "codegen/c_printer.h"
 #include "evolve/evaluation/device_limits.h"
 #include "ir/cost.h"
 #include "ir/diagnostic.h"
 #include "ir/printer.h"
+#include "ir/visitor.h"
 #include "passes/lower.h"
 #include "passes/pipeline.h"
 #include "passes/primitives.h"
@@ -66,6 +68,10 @@ Replayed replay(const Graph &graph, const Schedule &schedule, const runtime::Dev
     Program program = run_pipeline(graph, schedule);
     if (device) {
       check_device_limits(program, *device);
+      // Before any device time: a ring of asynchronous copies needs cp.async.
+      if (!device->async_copies)
+        for (const Kernel &k : program.kernels)
+          if (!collect<AsyncCopy>(k.body).empty()) throw UserError(async_copy_refusal(async_copies_missing(*device)));
       for (const Kernel &k : program.kernels)
         if (const int64_t copies = nested_iterations(k.body, true); copies > unroll_budget(*device))
           throw UserError("error: kernel '" + k.name + "' unrolls " + std::to_string(copies) +

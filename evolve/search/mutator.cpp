@@ -239,6 +239,59 @@ std::optional<std::string> toggle_kinds(const Graph &graph, Schedule &s, const r
   return std::string(label) + ": added " + print_primitive(s.steps.back());  // the step asked for comes last
 }
 
+// The panels of one loop copied ahead the other way: its caches' prefetches (into
+// registers) become one async_copy of 2 or 3 slots, an async_copy's slots change, or
+// it becomes prefetches again. Drawn within toggle where the device has cp.async.
+std::optional<std::string> toggle_copies_ahead(const Graph &graph, Schedule &s, Rng &rng) {
+  // The loop each cache is copied at (its cache_read).
+  std::map<std::string, std::pair<std::string, std::string>> copied_at;  // cache -> (stage, loop)
+  for (const Primitive &p : s.steps)
+    if (p.kind == PrimitiveKind::CacheRead && p.memory == MemoryScope::Local)
+      copied_at[p.results[0]] = {p.stage, p.loops[0]};
+  std::vector<size_t> rings = steps_of(s, {PrimitiveKind::AsyncCopy}),
+                      prefetches = steps_of(s, {PrimitiveKind::Prefetch});
+  std::string note;
+  if (!rings.empty()) {
+    Primitive &ring = s.steps[pick(rings, rng)];
+    const std::string before = print_primitive(ring);
+    if (coin(rng)) {
+      ring.factors[0] = ring.factors[0] == 2 ? 3 : 2;
+      note = before + " -> " + print_primitive(ring);
+    } else {  // back to registers
+      const Primitive gone = ring;
+      s.steps.erase(s.steps.begin() + static_cast<long>(&ring - s.steps.data()));
+      for (const auto &[cache, where] : copied_at)
+        if (where.first == gone.stage && where.second == gone.loops[0]) {
+          Primitive p;
+          p.kind = PrimitiveKind::Prefetch;
+          p.stage = gone.stage;
+          p.buffer = cache;
+          s.steps.push_back(p);
+        }
+      note = before + " -> prefetch";
+    }
+  } else if (!prefetches.empty()) {
+    auto at = copied_at.find(s.steps[pick(prefetches, rng)].buffer);
+    if (at == copied_at.end()) return std::nullopt;
+    const auto [stage, loop] = at->second;
+    std::vector<Primitive> kept;
+    for (const Primitive &p : s.steps)
+      if (p.kind != PrimitiveKind::Prefetch || copied_at[p.buffer] != at->second) kept.push_back(p);
+    s.steps = kept;
+    Primitive ring;
+    ring.kind = PrimitiveKind::AsyncCopy;
+    ring.stage = stage;
+    ring.loops = {loop};
+    ring.factors = {coin(rng) ? 2 : 3};
+    s.steps.push_back(ring);
+    note = "prefetch -> " + print_primitive(ring);
+  } else {
+    return std::nullopt;
+  }
+  s = repaired(graph, s);
+  return "toggle: " + note;
+}
+
 // compute_at: one compute_at moved into another consumer's kernel (softmax's row
 // maximum into the kernel of the sum rather than of the output), at that consumer's
 // innermost bound loop, the only loop compute_at accepts.
@@ -433,6 +486,10 @@ std::optional<Proposal> Mutator::propose(const ProposalContext &context, Rng &rn
       note = toggle_kinds(context.graph, s, context.device, rng, {PrimitiveKind::Unroll}, "unroll");
     } else if (kind == "vectorize") {
       note = toggle_kinds(context.graph, s, context.device, rng, {PrimitiveKind::Vectorize}, "vectorize");
+    } else if (kind == "toggle" && context.device.async_copies &&
+               std::uniform_real_distribution<double>(0, 1)(rng) < 0.3 &&
+               !steps_of(s, {PrimitiveKind::Prefetch, PrimitiveKind::AsyncCopy}).empty()) {
+      note = toggle_copies_ahead(context.graph, s, rng);
     } else if (kind == "toggle") {
       note = toggle_kinds(context.graph, s, context.device, rng,
                           {PrimitiveKind::Inline, PrimitiveKind::ReverseInline, PrimitiveKind::ComputeAt,

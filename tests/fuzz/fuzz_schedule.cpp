@@ -77,6 +77,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz::round_trip("schedule", print_schedule(*schedule), parse_schedule, print_schedule);
   std::optional<Program> program;
   fuzz::guarded(file->name, true, [&] { program = run_pipeline(graph, *schedule); });
-  if (program) fuzz::must("code generation failed on a replayed schedule", [&] { generate_opencl_c(*program); });
+  // As for a device with cp.async, so that async_copy's printing is fuzzed too (on any
+  // other its refusal is the answer, tested in tests/unit).
+  if (program)
+    fuzz::must("code generation failed on a replayed schedule",
+               [&] { generate_opencl_c(*program, AsyncCopies::Ptx); });
   return 0;
 }

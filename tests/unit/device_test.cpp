@@ -201,6 +201,38 @@ TEST_P(Evaluate, ScanMatchesTheInterpreter) {
   }
 }
 
+// The hand-written GEMM with its panels in a ring of two slots (async_copy): refused
+// with its reason where the device has no cp.async (PoCL, lavapipe), and, copied in
+// order there, the same product as the interpreter's, at the check sizes (tails) and
+// at sizes of several groups and k steps.
+TEST_P(Evaluate, AsyncCopiesNeedTheirDeviceAndKeepTheResult) {
+  KS_REQUIRE_DEVICE(device, GetParam());
+  const std::string matmul = std::string(KS_SOURCE_DIR) + "/examples/matmul.ks";
+  EvalOptions options;
+  options.time = false;
+  options.trials = 1;
+  frontend::parse_size_assignments("N=160", &options.sizes);
+  std::ifstream in(schedule_path(matmul));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  options.schedule = parse_schedule(test::source(text + "async_copy c.ko 2\n", "ring.sched"));
+  if (device->info().async_copies) GTEST_SKIP() << device->info().name << " has cp.async: the refusal is not asked";
+  EvalRecord refused = evaluate(frontend::load_spec(matmul), matmul, *device, options);
+  ASSERT_TRUE(refused.failure) << refused.to_json().dump(2);
+  EXPECT_EQ(refused.failure->stage, "compile");
+  EXPECT_NE(refused.failure->message.find("async_copy needs asynchronous global-to-local copies (PTX cp.async"),
+            std::string::npos)
+      << refused.failure->message;
+  const runtime::DeviceInfo &d = device->info();
+  const std::string which = GetParam() == "opencl" ? d.selector() + " (" + d.name + ", " + d.platform + ")"
+                                                   : "kernelsmith's SPIR-V target (Vulkan)";
+  EXPECT_NE(refused.failure->message.find("which " + which + " does not offer"), std::string::npos)
+      << refused.failure->message;
+  options.async_copies_in_order = true;
+  EvalRecord r = evaluate(frontend::load_spec(matmul), matmul, *device, options);
+  ASSERT_FALSE(r.failure) << r.to_json().dump(2);
+  EXPECT_TRUE(r.check.passed) << r.to_json().dump(2);
+}
+
 INSTANTIATE_TEST_SUITE_P(Apis, Evaluate, testing::ValuesIn(kApis));
 
 // A hand-written kernel for either API: OpenCL C, or GLSL compiled to SPIR-V.

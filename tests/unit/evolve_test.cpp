@@ -188,6 +188,7 @@ TEST(Replay, RefusesProgramsThatLeaveTheDeviceIdle) {
   runtime::DeviceInfo h100 = test::simulated_device();
   h100.gpu = true;
   h100.compute_units = 132;
+  h100.async_copies = true;  // NVIDIA's OpenCL on 9.0: the tuned GEMMs' rings of copies
   const std::map<std::string, std::string> sizes =
       frontend::read_sizes_file(std::string(KS_SOURCE_DIR) + "/bench/sizes_gpu.txt");
   auto graph_of = [&](const std::string &name) {
@@ -219,6 +220,15 @@ bind c_rf.ko group.z
     ++tuned;
   }
   EXPECT_GE(tuned, 20);
+  // Without cp.async, a ring of copies is refused before any device time.
+  runtime::DeviceInfo no_async = h100;
+  no_async.async_copies = false;
+  Replayed ring =
+      replay(graph_of("matmul"), load_schedule(std::string(KS_SOURCE_DIR) + "/bench/tuned/h100-opencl/matmul.sched"),
+             &no_async);
+  EXPECT_FALSE(ring.program);
+  EXPECT_NE(ring.refusal.find("async_copy needs asynchronous global-to-local copies"), std::string::npos)
+      << ring.refusal;
   Replayed hand = replay(long_k, load_schedule(std::string(KS_SOURCE_DIR) + "/examples/matmul_long_k.sched"), &h100);
   EXPECT_TRUE(hand.program) << hand.refusal;
 }
@@ -251,6 +261,57 @@ TEST(Mutator, RedrawsASplitReductionsFactor) {
       EXPECT_EQ(p->schedule.steps.size(), 1u) << p->note;
     }
   EXPECT_EQ(factors, (std::set<int64_t>{512, 2048}));
+}
+
+// Where the device has cp.async, toggle turns a loop's prefetched panels into one
+// async_copy (2 or 3 slots), changes its slots, or turns it back; every proposal
+// replays on that device. Without cp.async it never draws one.
+TEST(Mutator, CopiesPanelsAheadWhereTheDeviceCan) {
+  runtime::DeviceInfo device = test::simulated_device();
+  device.gpu = true;
+  device.max_work_group_size = 1024;
+  device.local_memory_bytes = 48 * 1024;
+  device.async_copies = true;
+  frontend::SizeOverrides sizes;
+  frontend::parse_size_assignments("N=512", &sizes);
+  Graph g = frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/matmul.ks"),
+                                frontend::SizeSet::Default, sizes);
+  CandidateView parent;
+  parent.schedule = load_schedule(std::string(KS_SOURCE_DIR) + "/bench/async/matmul_128x128_k8_prefetch.sched");
+  parent.speedup = 1;
+  Mutator toggle = only_edit("toggle");
+  Rng rng(7);
+  std::set<std::string> notes;
+  for (int i = 0; i < 60; ++i) {
+    ProposalContext context{g, device, parent, {}, {}, nullptr};
+    std::optional<Proposal> p = toggle.propose(context, rng);
+    if (!p) continue;
+    EXPECT_TRUE(replay(g, p->schedule, &device).program) << p->note;
+    if (p->note.rfind("toggle: prefetch -> async_copy c.ko", 0) == 0) {
+      notes.insert(p->note);
+      EXPECT_EQ(print_schedule(p->schedule).find("prefetch"), std::string::npos) << p->note;
+      parent.schedule = p->schedule;  // go on from the ring
+    } else if (p->note.rfind("toggle: async_copy c.ko", 0) == 0) {
+      notes.insert(p->note.substr(0, p->note.find(" -> ")) + " -> " +
+                   (p->note.find("-> prefetch") != std::string::npos ? "prefetch" : "slots"));
+    }
+  }
+  EXPECT_TRUE(notes.count("toggle: prefetch -> async_copy c.ko 2") +
+              notes.count("toggle: prefetch -> async_copy c.ko 3"))
+      << "prefetches made a ring";
+  bool resized = false, undone = false;
+  for (const std::string &n : notes) {
+    resized = resized || n.find("-> slots") != std::string::npos;
+    undone = undone || n.find("-> prefetch") != std::string::npos;
+  }
+  EXPECT_TRUE(resized && undone);
+  device.async_copies = false;
+  parent.schedule = load_schedule(std::string(KS_SOURCE_DIR) + "/bench/async/matmul_128x128_k8_prefetch.sched");
+  for (int i = 0; i < 30; ++i) {
+    ProposalContext context{g, device, parent, {}, {}, nullptr};
+    if (std::optional<Proposal> p = toggle.propose(context, rng))
+      EXPECT_EQ(print_schedule(p->schedule).find("async_copy"), std::string::npos) << p->note;
+  }
 }
 
 // A producer computed in one consumer's kernel moves to another's, at that

@@ -2,6 +2,7 @@
 // indices; and the OpenCL C it becomes.
 #include "passes/lower.h"
 
+#include "codegen/glsl.h"
 #include "codegen/opencl_c.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
@@ -130,6 +131,41 @@ TEST(Codegen, BuffersSharedAcrossAGlobalBarrierAreVolatile) {
 TEST(Codegen, IsDeterministic) {
   const char *spec = "kernel k(x: f32[N]) -> y: f32[N] where N = 9 { y[i] = gelu(x[i]) + sigmoid(x[i]) }";
   EXPECT_EQ(generate_opencl_c(lowered(spec)).source, generate_opencl_c(lowered(spec)).source);
+}
+
+// async_copy's copies as PTX: 16-byte cp.async where a copy's four lanes are
+// contiguous and aligned at both ends, a commit after each group, a wait before the
+// barrier; refused with the reason where the target has none, plain stores in order.
+TEST(Codegen, AsyncCopiesArePtxWhereAsked) {
+  const Graph g = test::graph_of(
+      "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 64, N = 64, K = 64 "
+      "{ c[i, j] = sum(k) a[i, k] * b[k, j] }");
+  const Schedule s = parse_schedule(test::source(
+      "tile c i j 32 32 -> io jo ii ji\nsplit c.ii 8 -> ri ty\nsplit c.ji 8 -> rj tx\nreorder c ty tx ri rj\n"
+      "bind c.io group.y\nbind c.jo group.x\nbind c.ty local.y\nbind c.tx local.x\ncache_write c.tx private\n"
+      "split c.k 8 -> ko ki\ncache_read c.ko a local -> a_s\ntranspose c.a_s\ncache_read c.ko b local -> b_s\n"
+      "async_copy c.ko 2\n",
+      "ring.sched"));
+  const Program p = run_pipeline(g, s);
+  const std::string ptx = generate_opencl_c(p, AsyncCopies::Ptx).source;
+  // b's rows: one 16-byte copy a work-item a step; a's transposed panel: 4-byte ones.
+  EXPECT_NE(ptx.find("asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\""), std::string::npos) << ptx;
+  EXPECT_NE(ptx.find("asm volatile(\"cp.async.ca.shared.global [%0], [%1], 4;\""), std::string::npos) << ptx;
+  EXPECT_EQ(test::count(ptx, "  ks_copy_async16(&b_s["), 2) << ptx;  // before the loop, and ahead in it
+  EXPECT_EQ(test::count(ptx, "ks_copies_commit();"), 2) << ptx;
+  const size_t wait = ptx.find("ks_copies_wait0();\n      barrier(CLK_LOCAL_MEM_FENCE);");
+  EXPECT_NE(wait, std::string::npos) << ptx;  // two slots: wait for all but none, in the loop
+  EXPECT_LT(wait, ptx.find("ks_copy_async16(&b_s[(ko + 1) % 2")) << ptx;
+  // Nowhere else.
+  EXPECT_EQ(test::user_error([&] { generate_opencl_c(p, AsyncCopies::Refused, "opencl:0 (pocl) does not offer"); }),
+            "error: the schedule's async_copy needs asynchronous global-to-local copies (PTX cp.async through "
+            "NVIDIA's OpenCL, compute capability 8.0 or later), which opencl:0 (pocl) does not offer");
+  EXPECT_NE(
+      test::user_error([&] { generate_glsl(p); }).find("which kernelsmith's SPIR-V target (Vulkan) does not offer"),
+      std::string::npos);
+  const std::string in_order = generate_opencl_c(p, AsyncCopies::InOrder).source;
+  EXPECT_EQ(in_order.find("cp.async"), std::string::npos);
+  EXPECT_NE(in_order.find("b_s[((ko + 1) % 2"), std::string::npos) << in_order;
 }
 
 }  // namespace

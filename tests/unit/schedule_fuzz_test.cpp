@@ -10,6 +10,7 @@
 #include "evolve/evaluation/evaluate.h"
 #include "evolve/search/space.h"
 #include "passes/lower.h"
+#include "passes/pipeline.h"
 #include "passes/rewrite.h"
 #include "runtime/device.h"
 #include "test_util.h"
@@ -62,6 +63,28 @@ std::optional<Rewrite> first_online_softmax(const Graph &graph) {
   return std::nullopt;
 }
 
+// s with `async_copy` (2 or 3 slots, by n) at the first loop where s copies a local
+// cache and the ring takes, or as it was. PoCL and lavapipe have no cp.async: the test
+// runs the copies in order, which checks the rings' indices and slots.
+Schedule with_async_copy(const Graph &graph, Schedule s, int n) {
+  for (const Primitive &p : s.steps) {
+    if (p.kind != PrimitiveKind::CacheRead || p.memory != MemoryScope::Local) continue;
+    Schedule t = s;
+    Primitive a;
+    a.kind = PrimitiveKind::AsyncCopy;
+    a.stage = p.stage;
+    a.loops = {p.loops[0]};
+    a.factors = {2 + n % 2};
+    t.steps.push_back(a);
+    try {
+      run_pipeline(graph, t);
+      return t;
+    } catch (const UserError &) {
+    }
+  }
+  return s;
+}
+
 // The schedules the equivalence test runs for a spec: the same seed, the same list.
 // One in four starts by splitting a reduction (rfactor), one in four of a softmax's
 // by its online form (logsumexp), then schedules the graph that leaves.
@@ -76,12 +99,12 @@ std::vector<Schedule> schedules_for(const frontend::Spec &spec) {
                                                 : std::nullopt;
     const int steps = std::uniform_int_distribution<int>(1, 6)(rng);
     if (!split) {
-      out.push_back(random_schedule(lowered, rng, steps));
+      out.push_back(with_async_copy(graph, random_schedule(lowered, rng, steps), n));
       continue;
     }
     Schedule s = random_schedule(lower(apply_rewrite(graph, *split)), rng, steps);
     s.rewrites = {*split};
-    out.push_back(s);
+    out.push_back(with_async_copy(graph, s, n));
   }
   return out;
 }
@@ -101,6 +124,7 @@ TEST(RandomSchedules, UseEveryPrimitive) {
   EXPECT_GT(rewrites[RewriteKind::OnlineSoftmax], 30) << "online_softmax, on the examples with a softmax";
   for (int k = 0; k <= static_cast<int>(PrimitiveKind::Prefetch); ++k)
     EXPECT_GT(used[static_cast<PrimitiveKind>(k)], 0) << primitive_name(static_cast<PrimitiveKind>(k));
+  EXPECT_GT(used[PrimitiveKind::AsyncCopy], 4) << "async_copy, where a schedule copies a local cache in a loop";
 }
 
 using ApiAndPath = std::tuple<std::string, std::string>;
@@ -124,6 +148,7 @@ TEST_P(RandomSchedules, AgreeWithTheInterpreter) {
     options.trials = 1;
     options.seed = static_cast<uint64_t>(n);
     options.schedule = schedules[static_cast<size_t>(n)];
+    options.async_copies_in_order = true;
     nonempty += !options.schedule.steps.empty();
     EvalRecord r;
     try {

@@ -41,7 +41,7 @@ TEST(ScheduleText, RoundTripIsExact) {
       "inline e\nsplit y.m 64 -> mo mi\ntile y m n 64 32 -> mo no mi ni\nreorder y mo no mi ni\n"
       "fuse y m n -> mn\nbind y.mo group.y\nbind y.mi local.x\nunroll y.ki\nvectorize y.v\ncross_reduce y.k 256 -> t\n"
       "compute_at total y.t\ncache_write c.tx private\ncache_read c.ko a local -> a_s\npad c.a_s 1\n"
-      "transpose c.a_s\nprefetch c.a_s\nreverse_inline y\n";
+      "transpose c.a_s\nprefetch c.a_s\nreverse_inline y\nasync_copy c.ko 3\n";
   EXPECT_EQ(print_schedule(schedule_of(text)), text);
   // Comments and spacing are not part of the data.
   EXPECT_EQ(print_schedule(schedule_of("# tiles\nsplit   y.m  64->mo mi  # outer first\n")), "split y.m 64 -> mo mi\n");
@@ -51,7 +51,7 @@ TEST(ScheduleText, ErrorsPointAtTheText) {
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 64 -> mo mi\nshuffle y.m\n"); })),
             "s.sched:2:1: error: unknown primitive 'shuffle'; primitives are split, tile, reorder, fuse, bind, "
             "unroll, vectorize, inline, cross_reduce, compute_at, cache_write, cache_read, pad, transpose, prefetch, "
-            "scan, reverse_inline");
+            "scan, reverse_inline, async_copy");
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("cache_write c.tx global"); })),
             "s.sched:1:18: error: unknown memory 'global'; caches are local or private");
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 0 -> mo mi"); })),
@@ -305,11 +305,7 @@ Program scheduled(const char *spec, const std::string &text) {
   return p;
 }
 
-int count(const std::string &text, const std::string &what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+using test::count;
 
 const char *kScale = "kernel s(x: f32[N, D]) -> y: f32[N, D] where N = 3, D = 8 { y[n, d] = x[n, d] * 2.0 }";
 
@@ -751,6 +747,100 @@ TEST(Prefetch, Refusals) {
                                     "prefetch c.b_s")),
             "s.sched:12:1: error: prefetch c.b_s: the copy into b_s takes 64 steps a work-item; at most 32 fit in "
             "registers");
+}
+
+// The loops of kTiled with both panels copied per 8 steps of k (8 x 8 each, 4 elements
+// a work-item): K = 64 gives 8 copies.
+const char *kLongerK =
+    "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 16, N = 16, K = 64 "
+    "{ c[i, j] = sum(k) a[i, k] * b[k, j] }";
+const std::string kPanels = std::string(kTiled) +
+                            "cache_write c.tx private\nsplit c.k 8 -> ko ki\ncache_read c.ko a local -> a_s\n"
+                            "cache_read c.ko b local -> b_s\n";
+
+TEST(AsyncCopy, FillsARingOfSlotsAhead) {
+  Program p = scheduled(kLongerK, kPanels + "async_copy c.ko 3\n");
+  const std::string text = print_stmt(p.kernels[0].body);
+  // Both panels get 3 slots, allocated around the loop.
+  EXPECT_EQ(count(text, "allocate a_s: f32[3, 8, 8] local"), 1) << text;
+  EXPECT_EQ(count(text, "allocate b_s: f32[3, 8, 8] local"), 1) << text;
+  // Iterations 0 and 1 before the loop, each its own group of copies into its slot.
+  EXPECT_EQ(count(text, "async_copy {"), 3) << text;
+  EXPECT_EQ(count(text, "a_s[0, "), 1) << text;
+  EXPECT_EQ(count(text, "a_s[1, "), 1) << text;
+  // In the loop: one barrier, after this iteration's slot has landed; the copies of
+  // iteration ko + 2 into slot (ko + 2) % 3, clamped rather than branched around.
+  EXPECT_EQ(count(text, "barrier local after_copies 1"), 1) << text;
+  EXPECT_EQ(count(text, "a_s[(ko + 2) % 3, "), 1) << text;
+  EXPECT_EQ(count(text, "let ko_ahead = min(ko + 2, 7)"), 1) << text;
+  EXPECT_EQ(count(text, "ko_ahead * 8 + "), 2) << text;
+  EXPECT_EQ(count(text, "if ko"), 0) << text;
+  // The work reads slot ko % 3 of each.
+  EXPECT_EQ(count(text, "a_s[ko % 3, "), 1) << text;
+  EXPECT_EQ(count(text, "b_s[ko % 3, "), 1) << text;
+  // After the loop every copy has landed before the slots are used again.
+  EXPECT_EQ(count(text, "barrier local after_copies 0"), 1) << text;
+  EXPECT_EQ(count(text, "barrier local\n"), 0) << text;
+  // Both panels' rows of 8 in lanes of 4 (16-byte pieces), a step a work-item; none
+  // padded (every read is inside its buffer).
+  EXPECT_EQ(count(text, "vectorized"), 6) << text;
+  EXPECT_EQ(count(text, "else 0.0"), 0) << text;
+}
+
+TEST(AsyncCopy, TakesNoMoreSlotsThanIterations) {
+  // 8 iterations: 9 slots are 8; at the check sizes' single iteration, 2 (the ring's least).
+  const std::string eight = print_stmt(scheduled(kLongerK, kPanels + "async_copy c.ko 9\n").kernels[0].body);
+  EXPECT_EQ(count(eight, "allocate a_s: f32[8, 8, 8] local"), 1) << eight;
+  EXPECT_EQ(count(eight, "barrier local after_copies 6"), 1) << eight;
+  const char *one =
+      "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 16, N = 16, K = 5 "
+      "{ c[i, j] = sum(k) a[i, k] * b[k, j] }";
+  const std::string two = print_stmt(scheduled(one, kPanels + "async_copy c.ko 3\n").kernels[0].body);
+  EXPECT_EQ(count(two, "allocate a_s: f32[2, 8, 8] local"), 1) << two;
+  EXPECT_EQ(count(two, "barrier local after_copies 0"), 2) << two;
+  EXPECT_EQ(count(two, "let ko_ahead = min(ko + 1, 0)"), 1) << two;
+}
+
+TEST(AsyncCopy, KeepsElementCopiesThatAreNotContiguous) {
+  // Transposed, a's panel is written down its columns: one element a step, padded.
+  Program p = scheduled(kLongerK, kPanels + "transpose c.a_s\nasync_copy c.ko 2\n");
+  const std::string text = print_stmt(p.kernels[0].body);
+  EXPECT_EQ(count(text, "vectorized"), 2) << text;  // b's copies only (prologue, ahead)
+  EXPECT_EQ(count(text, "a_s[ko % 2, "), 1) << text;
+  EXPECT_EQ(count(text, "barrier local after_copies 0"), 2) << text;  // in the loop and after it
+}
+
+TEST(AsyncCopy, Refusals) {
+  EXPECT_EQ(first_line(refusal(kLongerK, kPanels + "async_copy c.ko 1")),
+            "s.sched:13:1: error: async_copy c.ko: 1 slot: a ring needs at least 2 (one read while the next lands)");
+  EXPECT_EQ(first_line(refusal(kLongerK, kPanels + "async_copy c.tx 2")),
+            "s.sched:13:1: error: async_copy c.tx: loop tx is local.x; async_copy takes a serial loop whose iterations "
+            "start by copying local caches (cache_read c.tx BUFFER local -> CACHE first)");
+  EXPECT_EQ(first_line(refusal(kLongerK, std::string(kTiled) + "cache_write c.tx private\nsplit c.k 4 -> ko ki\n"
+                                                               "async_copy c.ko 2")),
+            "s.sched:11:1: error: async_copy c.ko: no local cache is copied at the start of each iteration of ko; "
+            "async_copy takes a serial loop whose iterations start by copying local caches (cache_read c.ko BUFFER "
+            "local -> CACHE first)");
+  EXPECT_EQ(first_line(refusal(kLongerK, kPanels + "prefetch c.a_s\nasync_copy c.ko 2")),
+            "s.sched:14:1: error: async_copy c.ko: a_s is copied from a_s_next, not from a global buffer (prefetch "
+            "stages it in registers; async_copy copies from global memory itself)");
+  EXPECT_EQ(first_line(refusal(kLongerK, kPanels + "async_copy c.ko 2\nasync_copy c.ko 2")),
+            "s.sched:14:1: error: async_copy c.ko: no local cache is copied at the start of each iteration of ko; "
+            "async_copy takes a serial loop whose iterations start by copying local caches (cache_read c.ko BUFFER "
+            "local -> CACHE first)");
+  EXPECT_EQ(first_line(refusal(kLongerK, kPanels + "async_copy c.ko 2\nprefetch c.a_s")),
+            "s.sched:14:1: error: prefetch c.a_s: a_s is copied ahead already, by async_copy");
+  // 6 slots of a 64 x 64 panel of k by 16: 6 x 2 x 4 KiB over the 32 KiB a group may take.
+  const char *big =
+      "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 64, N = 64, K = 96 "
+      "{ c[i, j] = sum(k) a[i, k] * b[k, j] }";
+  EXPECT_EQ(first_line(refusal(big,
+                               "tile c i j 64 64 -> io jo ii ji\nsplit c.ii 16 -> ri ty\nsplit c.ji 16 -> rj tx\n"
+                               "reorder c ty tx ri rj\nbind c.io group.y\nbind c.jo group.x\nbind c.ty local.y\n"
+                               "bind c.tx local.x\ncache_write c.tx private\nsplit c.k 16 -> ko ki\n"
+                               "cache_read c.ko a local -> a_s\ncache_read c.ko b local -> b_s\nasync_copy c.ko 6")),
+            "s.sched:13:1: error: async_copy c.ko: 6 slots of ko's caches take 49152 bytes of local memory; at most "
+            "32768");
 }
 
 TEST(UnguardAccumulators, ATileReadFromPanelsComputesPastTheEdge) {

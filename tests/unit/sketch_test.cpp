@@ -28,6 +28,13 @@ Graph example(const std::string &name, frontend::SizeSet sizes = frontend::SizeS
   return frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks"), sizes, {});
 }
 
+Graph example_at(const std::string &name, const std::string &sizes) {
+  frontend::SizeOverrides overrides;
+  frontend::parse_size_assignments(sizes, &overrides);
+  return frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks"),
+                             frontend::SizeSet::Default, overrides);
+}
+
 std::map<std::string, std::string> patterns(const Graph &g) {
   std::map<std::string, std::string> out;
   for (const Stage &s : g.stages) out[s.output] = stage_pattern_name(classify_stage(s));
@@ -66,10 +73,11 @@ struct Draws {
   }
 };
 
-Draws draw(const Graph &g, int n, uint64_t seed = 1) {
+Draws draw(const Graph &g, int n, uint64_t seed = 1, bool async_copies = false) {
   Draws d;
   Rng rng(seed);
   runtime::DeviceInfo device = gpu_limits();
+  device.async_copies = async_copies;
   for (int i = 0; i < n; ++i) {
     std::optional<Sketch> s = sample_sketch(g, device, rng);
     EXPECT_TRUE(s) << g.name << ": no sketch replays, draw " << i;
@@ -95,6 +103,20 @@ TEST(Sketches, TileContractions) {
       << "a work-item's chunk of outputs as vector lanes";
   EXPECT_GE(d.with([](const Schedule &s) { return count(s, PrimitiveKind::Prefetch) >= 1; }), 3)
       << "the next panels prefetched into registers";
+  EXPECT_EQ(d.with([](const Schedule &s) { return count(s, PrimitiveKind::AsyncCopy) >= 1; }), 0)
+      << "no ring of asynchronous copies on a device without cp.async";
+  // With cp.async (NVIDIA's OpenCL, 8.0+), rings of 2 or 3 slots in place of some
+  // prefetches, each replayed (the ring fits the group's local memory).
+  Draws ring = draw(example_at("matmul", "N=4096"), 30, 1, true);
+  EXPECT_GE(ring.with([](const Schedule &s) { return count(s, PrimitiveKind::AsyncCopy) == 1; }), 3)
+      << "the panels copied ahead asynchronously";
+  EXPECT_GE(ring.with([](const Schedule &s) { return count(s, PrimitiveKind::Prefetch) >= 1; }), 2)
+      << "and prefetched into registers in others";
+  EXPECT_EQ(ring.with([](const Schedule &s) {
+    return count(s, PrimitiveKind::AsyncCopy) >= 1 && count(s, PrimitiveKind::Prefetch) >= 1;
+  }),
+            0)
+      << "never both";
   Draws conv = draw(example("conv_relu_bias"), 20);
   EXPECT_GE(conv.with([](const Schedule &s) { return count(s, PrimitiveKind::Bind) >= 5; }), 8)
       << "the conv tiled (group.z for the loops left)";
@@ -223,13 +245,6 @@ std::vector<Rewrite> splits_of(const Schedule &s) {
   for (const Rewrite &r : s.rewrites)
     if (r.kind == RewriteKind::Rfactor) out.push_back(r);
   return out;
-}
-
-Graph example_at(const std::string &name, const std::string &sizes) {
-  frontend::SizeOverrides overrides;
-  frontend::parse_size_assignments(sizes, &overrides);
-  return frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks"),
-                             frontend::SizeSet::Default, overrides);
 }
 
 // A reduction whose outputs are too few for the device's compute units is split

@@ -126,7 +126,9 @@ TEST(Glsl, GroupTreesBecomeSubgroupReductions) {
   EXPECT_EQ(spirv.code.source.find("row_max_part[t + 256]"), std::string::npos) << "no tree left";
   EXPECT_NE(disassemble_spirv(spirv.binary.spirv[0].words).find("OpGroupNonUniformFMax"), std::string::npos);
   // A device without subgroup arithmetic gets the tree.
-  Compiled plain = compile_spec(spec, frontend::SizeSet::Check, {}, schedule, Target::SPIRV, false);
+  CodeFeatures no_subgroups;
+  no_subgroups.subgroups = false;
+  Compiled plain = compile_spec(spec, frontend::SizeSet::Check, {}, schedule, Target::SPIRV, no_subgroups);
   EXPECT_EQ(plain.code.source.find("subgroup"), std::string::npos);
   EXPECT_NE(plain.code.source.find("row_max_part[t + 256]"), std::string::npos);
   Compiled opencl = compile_spec(spec, frontend::SizeSet::Check, {}, schedule, Target::OpenCL);

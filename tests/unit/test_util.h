@@ -36,6 +36,13 @@ std::string user_error(F &&f) {
   return "";
 }
 
+/// How often `what` occurs in text (overlaps counted).
+inline int count(const std::string &text, const std::string &what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 /// Whether this machine has a device of api ("opencl", "vulkan").
 inline bool has_device(const std::string &api) {
   for (const runtime::DeviceInfo &d : runtime::list_devices())

@@ -1,0 +1,23 @@
+"""cuBLAS's fp32 GEMM (PyTorch, TF32 off) at the GEMM probes' shapes, a @ b (T=0) and
+x @ w.T (T=1): the median of 25 timed runs. Used by bench/gpu_gemm_probe.sh and
+bench/gpu_gemm_async_probe.sh on the H100."""
+import torch
+
+torch.backends.cuda.matmul.allow_tf32 = False
+for (m, n, k) in [(4096, 4096, 4096), (1024, 8192, 8192)]:
+    for t in (False, True):
+        a = torch.randn(m, k, device='cuda')
+        b = torch.randn(n, k, device='cuda') if t else torch.randn(k, n, device='cuda')
+        f = (lambda: a @ b.T) if t else (lambda: a @ b)
+        for _ in range(3):
+            f()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        ts = []
+        for _ in range(25):
+            s.record()
+            f()
+            e.record()
+            torch.cuda.synchronize()
+            ts.append(s.elapsed_time(e))
+        ts.sort()
+        print(f"torch {m}x{n}x{k} T={int(t)}: {ts[12]:.4f} ms = {2 * m * n * k / ts[12] / 1e9:.1f} TFLOP/s")

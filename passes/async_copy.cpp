@@ -1,0 +1,293 @@
+// async_copy: the local caches copied at the start of each iteration of a serial loop
+// become a ring of S slots filled by asynchronous copies S - 1 iterations ahead, so
+// the copies run while the group computes (CUTLASS's multistage main loop; PTX
+// cp.async on NVIDIA's OpenCL, bench/results.md "fp32 GEMM"). Where `prefetch` stages
+// the next iteration in registers, this needs none, and one barrier an iteration.
+//
+// Algorithm, for `async_copy y.L S`, L a serial loop of E iterations whose body is
+// cache_read's: allocations of local caches, then `copies; barrier; work; barrier`:
+//  1. Each cache X gets a leading dimension of S (its slots), allocated around L.
+//  2. A copy becomes 4 lanes of consecutive elements a work-item where that is the
+//     same copy in 16-byte pieces: its flat index f used only as f / K and f % K with
+//     K a multiple of 4, the elements a multiple of 4 a step for every work-item, the
+//     lanes contiguous at both ends (the vector form says so) and the read inside
+//     its buffer (its pad of 0 then dropped). Else it stays one element a step.
+//  3. Before L: async_copy { the copies of iteration s into slot s } for s < S - 1.
+//  4. L's body: `barrier local after_copies S - 2` (this iteration's slot has
+//     landed, every work-item is past the previous iteration's work), then
+//     async_copy { the copies of iteration L_ahead = min(L + S - 1, E - 1) (a let)
+//     into slot (L + S - 1) % S }, then the work reading slot L % S. The slot written is the
+//     one the previous iteration read; past the end it repeats the last iteration
+//     into slots never read again (no branch: see prefetch.cpp on ptxas).
+//  5. After L: `barrier local after_copies 0`, so no copy is under way when the
+//     slots are filled again (L inside another loop) or the kernel ends.
+// Run in order, the program computes what it did: each copy lands before the
+// barrier that precedes the reads of its slot, and no slot is written while read.
+#include "ir/bounds.h"
+#include "ir/vector_form.h"
+#include "ir/visitor.h"
+#include "passes/loops.h"
+#include "passes/names.h"
+#include "passes/primitives.h"
+
+namespace ks {
+namespace {
+
+// The loops and lets from the kernel's root to the loop named `loop`, as ranges.
+struct ScopeTo : IRVisitor {
+  const std::string &loop;
+  BoundsScope scope, found;
+  bool done = false;
+  explicit ScopeTo(const std::string &loop) : loop(loop) {}
+  using IRVisitor::visit;
+  void visit(const For *n) override {
+    if (done) return;
+    scope.vars[n->var] = Interval::of(0, n->extent - 1);
+    if (n->var == loop) {
+      found = scope;
+      done = true;
+      return;
+    }
+    IRVisitor::visit(n);
+    scope.vars.erase(n->var);
+  }
+  void visit(const LetStmt *n) override {
+    if (done) return;
+    scope.vars[n->var] = bounds_of(n->value, scope);
+    IRVisitor::visit(n);
+    scope.vars.erase(n->var);
+  }
+};
+
+// Loads and stores of the caches get the slot as a new first index.
+struct Slotted : IRMutator {
+  const std::set<std::string> &caches;
+  Expr slot;
+  Slotted(const std::set<std::string> &caches, Expr slot) : caches(caches), slot(std::move(slot)) {}
+  using IRMutator::visit;
+  std::vector<Expr> with_slot(const std::vector<Expr> &indices) {
+    std::vector<Expr> out{slot};
+    for (const Expr &i : indices) out.push_back(mutate(i));
+    return out;
+  }
+  Expr visit(const Load *n, const Expr &self) override {
+    if (!caches.count(n->buffer)) return IRMutator::visit(n, self);
+    return Load::make(n->type, n->buffer, with_slot(n->indices), n->pad);
+  }
+  Stmt visit(const Store *n, const Stmt &self) override {
+    if (!caches.count(n->buffer)) return IRMutator::visit(n, self);
+    return Store::make(n->buffer, with_slot(n->indices), mutate(n->value));
+  }
+};
+
+// f / K and f % K of the flat index f = 4 g + v, v < 4 and K a multiple of 4, in g
+// and v: g / (K / 4) and 4 (g % (K / 4)) + v, the parts in g as lets (`lets`, in order) so
+// that an index is affine in v; other_use where f is used otherwise.
+struct Lanes : IRMutator {
+  std::string f;
+  Expr g, v;
+  NameSet *names = nullptr;
+  std::vector<std::pair<std::string, Expr>> lets;
+  std::map<std::pair<BinaryOp, int64_t>, Expr> made;
+  bool other_use = false;
+  using IRMutator::visit;
+  Expr part(BinaryOp op, int64_t k, const Expr &divisor) {
+    auto [it, fresh] = made.try_emplace({op, k});
+    if (fresh) {
+      const std::string name = names->fresh(f + (op == BinaryOp::Div ? "_q" : "_r") + std::to_string(k));
+      // (4 g) / K = g / (K / 4) and (4 g) % K = 4 (g % (K / 4)): bounds the verifier sees.
+      const Expr quarter = make_int(k / 4, divisor.type());
+      lets.push_back({name, op == BinaryOp::Div ? Binary::make(BinaryOp::Div, g, quarter)
+                                                : Binary::make(BinaryOp::Mod, g, quarter) * make_int(4, g.type())});
+      it->second = Var::make(g.type(), name);
+    }
+    return it->second;
+  }
+  Expr visit(const Binary *n, const Expr &self) override {
+    const Var *var = n->a.as<Var>();
+    std::optional<int64_t> k = as_const_int(n->b);
+    if (var && var->name == f && k && *k > 0 && *k % 4 == 0) {
+      if (n->op == BinaryOp::Div) return part(BinaryOp::Div, *k, n->b);
+      if (n->op == BinaryOp::Mod) return part(BinaryOp::Mod, *k, n->b) + v;
+    }
+    return IRMutator::visit(n, self);
+  }
+  Expr visit(const Var *n, const Expr &self) override {
+    if (n->name == f) other_use = true;
+    return self;
+  }
+};
+
+// The copy `for i unrolled { let f = i * W + w; X[c(f)] = src[s(f)] }` as 4 lanes a
+// step (`for i unrolled { let g = i * W + w; for v vectorized { X[..] = src[..] } }`
+// over a quarter of the steps, f = 4 g + v), or nullopt where that is not the same
+// copy in 16-byte pieces.
+std::optional<Stmt> in_lanes(const Program &program, const For &copy, const BoundsScope &outside, NameSet &names) {
+  const LetStmt *let = copy.body.as<LetStmt>();
+  const Store *store = let ? let->body.as<Store>() : nullptr;
+  const Load *load = store ? store->value.as<Load>() : nullptr;
+  const TensorDecl *source = load ? program.find_buffer(load->buffer) : nullptr;
+  if (!source || copy.extent % 4 != 0 || dtype_bytes(load->type) != 4) return std::nullopt;
+  // Inside its buffer at every step, so that the pad (which a vector read cannot
+  // have) never applies.
+  BoundsScope scope = outside;
+  scope.vars[copy.var] = Interval::of(0, copy.extent - 1);
+  scope.vars[let->var] = bounds_of(let->value, scope);
+  for (size_t d = 0; d < load->indices.size(); ++d)
+    if (!bounds_of(load->indices[d], scope).within(0, source->shape[d] - 1)) return std::nullopt;
+  const std::string g = names.fresh(let->var + "_g"), lane = names.fresh(copy.var + "_v");
+  Lanes lanes;
+  lanes.names = &names;
+  lanes.f = let->var;
+  lanes.v = Var::make(let->value.type(), lane);
+  lanes.g = Var::make(let->value.type(), g);
+  Stmt body = lanes.mutate(Stmt(std::make_shared<Store>(*store)));
+  if (lanes.other_use) return std::nullopt;
+  const Store *lane_store = body.as<Store>();
+  const Load *lane_load = lane_store->value.as<Load>();
+  Stmt vector = For::make(lane, 4, ForKind::Vectorized,
+                          Store::make(lane_store->buffer, lane_store->indices,
+                                      Load::make(lane_load->type, lane_load->buffer, lane_load->indices)));
+  std::string why;
+  if (!vector_form(*vector.as<For>(), &why)) return std::nullopt;  // the lanes are not contiguous
+  for (auto l = lanes.lets.rbegin(); l != lanes.lets.rend(); ++l) vector = LetStmt::make(l->first, l->second, vector);
+  // g = i * W + w is f's value with a quarter of the steps.
+  return For::make(copy.var, copy.extent / 4, ForKind::Unrolled, LetStmt::make(g, let->value, vector));
+}
+
+// e (a statement) with variable `name` replaced by value.
+struct ReplaceVar : IRMutator {
+  std::string name;
+  Expr value;
+  using IRMutator::visit;
+  Expr visit(const Var *n, const Expr &self) override { return n->name == name ? value : self; }
+};
+
+}  // namespace
+
+std::optional<Program> async_copy(const Program &program, const std::string &stage, const std::string &loop,
+                                  int64_t slots, std::string *reason) {
+  StageLoops where;
+  const For *l = find_loop(program, stage, loop, &where, reason);
+  if (!l) return std::nullopt;
+  const Kernel &kernel = program.kernels[where.kernel];
+  const std::string only =
+      "; async_copy takes a serial loop whose iterations start by copying local caches "
+      "(cache_read " +
+      stage + "." + loop + " BUFFER local -> CACHE first)";
+  if (l->kind != ForKind::Serial) {
+    *reason = "loop " + loop + " is " + for_kind_name(l->kind) + only;
+    return std::nullopt;
+  }
+  if (slots < 2) {
+    *reason = std::to_string(slots) + " slot: a ring needs at least 2 (one read while the next lands)";
+    return std::nullopt;
+  }
+  // More slots than iterations copy nothing more: as many as the iterations (at least
+  // 2, so that a schedule drawn at large sizes holds at the check sizes' short loops).
+  slots = std::max<int64_t>(2, std::min(slots, l->extent));
+  // L's body: local allocations around `copies; barrier; work; barrier`.
+  std::vector<const Allocate *> allocations;
+  Stmt inner = l->body;
+  while (const Allocate *a = inner.as<Allocate>()) allocations.push_back(a), inner = a->body;
+  const Seq *seq = inner.as<Seq>();
+  size_t barrier = 0;
+  while (seq && barrier < seq->stmts.size() && !seq->stmts[barrier].as<Barrier>()) ++barrier;
+  std::set<std::string> caches;
+  for (const Allocate *a : allocations)
+    if (a->scope == MemoryScope::Local) caches.insert(a->buffer);
+  if (!seq || barrier == 0 || barrier == seq->stmts.size() || !seq->stmts.back().as<Barrier>() || caches.empty()) {
+    *reason = "no local cache is copied at the start of each iteration of " + loop + only;
+    return std::nullopt;
+  }
+  std::vector<const For *> copies;
+  for (size_t s = 0; s < barrier; ++s) {
+    const For *copy = seq->stmts[s].as<For>();
+    const BufferUse use = copy ? buffers_used(seq->stmts[s]) : BufferUse{};
+    if (!copy || use.written.size() != 1 || !caches.count(*use.written.begin())) {
+      *reason = "the statements before " + loop + "'s first barrier are not copies into its local caches" + only;
+      return std::nullopt;
+    }
+    for (const std::string &source : use.read)
+      if (!program.find_buffer(source)) {
+        *reason = *use.written.begin() + " is copied from " + source +
+                  ", not from a global buffer (prefetch stages it in registers; async_copy copies from global "
+                  "memory itself)";
+        return std::nullopt;
+      }
+    copies.push_back(copy);
+  }
+  int64_t bytes = 0;
+  for (const Allocate *a : allocations) {
+    if (!caches.count(a->buffer)) continue;
+    int64_t n = dtype_bytes(a->type) * slots;
+    for (int64_t e : a->shape) n *= e;
+    bytes += n;
+  }
+  if (bytes > kMaxLocalBytes) {
+    *reason = std::to_string(slots) + " slots of " + loop + "'s caches take " + std::to_string(bytes) +
+              " bytes of local memory; at most " + std::to_string(kMaxLocalBytes);
+    return std::nullopt;
+  }
+
+  NameSet names;
+  for (const TensorDecl &b : program.buffers) names.reserve(b.name);
+  for (const std::string &n : names_in_kernel(kernel)) names.reserve(n);
+  ScopeTo to(loop);
+  to.dispatch(kernel.body);
+  // 2. Each copy in lanes where it can be.
+  std::vector<Stmt> copy_stmts;
+  for (const For *copy : copies) {
+    std::optional<Stmt> wide = in_lanes(program, *copy, to.found, names);
+    copy_stmts.push_back(wide ? *wide : Stmt(std::make_shared<For>(*copy)));
+  }
+  // The copies of iteration `at` into slot `slot`, under fresh names.
+  const Expr lv = l->loop_var();
+  auto copies_of = [&](const std::string &suffix, Expr at, Expr slot) {
+    std::vector<Stmt> out;
+    for (const Stmt &c : copy_stmts) {
+      std::map<std::string, std::string> renamed;
+      for (const std::string &n : names_in_kernel(Kernel{"", c})) renamed[n] = names.fresh(n + suffix);
+      Slotted slotted(caches, slot);
+      ReplaceVar iteration;
+      iteration.name = loop;
+      iteration.value = at;
+      out.push_back(rename(slotted.mutate(iteration.mutate(c)), renamed));
+    }
+    return AsyncCopy::make(Seq::make(out));
+  };
+  const DType it = lv.type();
+  std::vector<Stmt> before;
+  for (int64_t s = 0; s + 1 < slots; ++s)
+    before.push_back(copies_of("_s" + std::to_string(s), make_int(std::min(s, l->extent - 1), it), make_int(s, it)));
+  // The iteration copied ahead, clamped, as a let: an index that reads it stays affine
+  // in the copy's lanes.
+  const Expr ahead = lv + make_int(slots - 1, it);
+  const std::string ahead_var = names.fresh(loop + "_ahead");
+  std::vector<Stmt> body{Barrier::make(MemoryScope::Local, slots - 2),
+                         LetStmt::make(ahead_var, Binary::make(BinaryOp::Min, ahead, make_int(l->extent - 1, it)),
+                                       copies_of("_ahead", Var::make(it, ahead_var), ahead % make_int(slots, it)))};
+  Slotted reads(caches, lv % make_int(slots, it));
+  for (size_t s = barrier + 1; s + 1 < seq->stmts.size(); ++s) body.push_back(reads.mutate(seq->stmts[s]));
+  Stmt loop_body = Seq::make(body);
+  for (auto a = allocations.rbegin(); a != allocations.rend(); ++a)
+    if (!caches.count((*a)->buffer))
+      loop_body = Allocate::make((*a)->buffer, (*a)->type, (*a)->shape, (*a)->scope, loop_body);
+  Program out = replace_loop(program, where.kernel, loop, [&](const For *f) {
+    std::vector<Stmt> all = before;
+    all.push_back(For::make(f->var, f->extent, f->kind, loop_body));
+    all.push_back(Barrier::make(MemoryScope::Local, 0));
+    Stmt ring = Seq::make(all);
+    for (auto a = allocations.rbegin(); a != allocations.rend(); ++a) {
+      if (!caches.count((*a)->buffer)) continue;
+      std::vector<int64_t> shape{slots};
+      shape.insert(shape.end(), (*a)->shape.begin(), (*a)->shape.end());
+      ring = Allocate::make((*a)->buffer, (*a)->type, shape, MemoryScope::Local, ring);
+    }
+    return ring;
+  });
+  if (!verified(out, reason)) return std::nullopt;
+  return out;
+}
+
+}  // namespace ks
