@@ -53,8 +53,8 @@ struct Rewrite {
 /// Whether the rule takes a variable, a factor and names (rfactor).
 bool rewrite_takes_arguments(RewriteKind kind);
 /// Whether applicable_rewrites lists the rule (what the search's mutator adds): not
-/// rfactor (its arguments are drawn by the sketches) nor online_softmax (correct, but
-/// slower than the two passes until its accumulator is the pair: bench/results.md).
+/// rfactor (its arguments are drawn by the sketches) nor online_softmax (slower than
+/// the two passes on a CPU, faster on a GPU: the mutator adds it there itself).
 bool rewrite_listed(RewriteKind kind);
 
 std::string print_rewrite(const Rewrite &step);  // "rewrite push_sum total"

@@ -314,6 +314,31 @@ TEST(Mutator, CopiesPanelsAheadWhereTheDeviceCan) {
   }
 }
 
+// The rewrite edit adds a softmax's online form on a GPU (its statistics are passes over
+// memory there: one beats two) and never on a CPU (its logaddexp an element loses).
+TEST(Mutator, AddsTheOnlineSoftmaxOnAGpuOnly) {
+  Graph g = frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/softmax.ks"),
+                                frontend::SizeSet::Default, {});
+  CandidateView parent;  // not the naive kernel, whose children are all sketches
+  parent.schedule = load_schedule(std::string(KS_SOURCE_DIR) + "/examples/softmax.sched");
+  parent.speedup = 1;
+  Mutator rewrite = only_edit("rewrite");
+  auto online_drawn = [&](bool gpu) {
+    runtime::DeviceInfo device = test::simulated_device();
+    device.gpu = gpu;
+    Rng rng(3);
+    int online = 0;
+    for (int i = 0; i < 40; ++i)
+      if (std::optional<Proposal> p = rewrite.propose({g, device, parent, {}, {}, nullptr}, rng)) {
+        EXPECT_TRUE(replay(g, p->schedule, &device).program) << p->note;
+        online += p->note.find("rewrite: added rewrite online_softmax total") != std::string::npos;
+      }
+    return online;
+  };
+  EXPECT_GT(online_drawn(true), 0);
+  EXPECT_EQ(online_drawn(false), 0);
+}
+
 // A producer computed in one consumer's kernel moves to another's, at that
 // consumer's innermost bound loop (softmax's row maximum from the sum's place in the
 // output's kernel to the output's own loop), and the schedule still replays.
