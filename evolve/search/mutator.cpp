@@ -477,8 +477,9 @@ std::optional<Proposal> Mutator::propose(const ProposalContext &context, Rng &rn
   std::vector<double> weights;
   const bool library = context.library && !context.library->empty();
   // A graph no rewrite applies to (and a parent without one) never draws "rewrite".
-  const bool rewrites = context.rewrites && (!context.parent.schedule.rewrites.empty() || rewrites_apply(context.graph) ||
-                                             (context.device.gpu && !online_softmaxes(context.graph).empty()));
+  const bool rewrites =
+      context.rewrites && (!context.parent.schedule.rewrites.empty() || rewrites_apply(context.graph) ||
+                           (context.device.gpu && !online_softmaxes(context.graph).empty()));
   for (const auto &[kind, weight] : weights_)
     if (weight > 0 && (kind != "transfer" || library) && (kind != "rewrite" || rewrites))
       kinds.push_back(kind), weights.push_back(weight);
