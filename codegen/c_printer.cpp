@@ -88,26 +88,22 @@ struct CPrinter::Impl : public IRVisitorStrict {
   // The power of two (up to 64) that each integer let is known to be a multiple of,
   // where more than 1: `g % 32 * 4` is a multiple of 4 though not affine.
   std::map<std::string, int64_t> let_multiples;
+  int64_t let_multiple(const std::string &name) const {
+    auto it = let_multiples.find(name);
+    return it == let_multiples.end() ? 1 : it->second;
+  }
   int64_t multiple_of(const Expr &e) const {
-    auto pow2 = [](int64_t v) {
+    if (auto c = as_const_int(e)) {
       int64_t m = 1;
-      while (v != 0 && v % (m * 2) == 0 && m < 64) m *= 2;
-      return v == 0 ? int64_t{64} : m;
-    };
-    if (auto c = as_const_int(e)) return pow2(*c);
-    if (const Var *v = e.as<Var>()) {
-      auto it = let_multiples.find(v->name);
-      return it == let_multiples.end() ? 1 : it->second;
+      while (*c % (m * 2) == 0 && m < 64) m *= 2;  // 0 is a multiple of everything: 64
+      return m;
     }
-    if (const Binary *b = e.as<Binary>()) {
-      switch (b->op) {
-        case BinaryOp::Mul: return std::min<int64_t>(64, multiple_of(b->a) * multiple_of(b->b));
-        case BinaryOp::Add:
-        case BinaryOp::Sub: return std::min(multiple_of(b->a), multiple_of(b->b));
-        case BinaryOp::Mod: return std::min(multiple_of(b->a), multiple_of(b->b));
-        default: return 1;
-      }
-    }
+    if (const Var *v = e.as<Var>()) return let_multiple(v->name);
+    const Binary *b = e.as<Binary>();
+    if (!b) return 1;
+    if (b->op == BinaryOp::Mul) return std::min<int64_t>(64, multiple_of(b->a) * multiple_of(b->b));
+    if (b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mod)
+      return std::min(multiple_of(b->a), multiple_of(b->b));
     return 1;
   }
   // The vectorized loop being printed, if any; index expressions inside it are
@@ -237,11 +233,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
       }
       auto form = affine_of(indices[d], affine_lets);
       if (!form || (form->constant * stride) % lanes() != 0) return false;
-      for (const auto &[var, c] : form->coeffs) {
-        auto known = let_multiples.find(var);
-        const int64_t m = known == let_multiples.end() ? 1 : known->second;
-        if (var != vector_loop->loop->var && (c * stride * m) % lanes() != 0) return false;
-      }
+      for (const auto &[var, c] : form->coeffs)
+        if (var != vector_loop->loop->var && (c * stride * let_multiple(var)) % lanes() != 0) return false;
       stride *= b.shape[d];
     }
     return true;

@@ -186,7 +186,7 @@ class ProgramChecker : public IRVisitor {
     if (t.role == TensorRole::Input) fail("store to input " + n->buffer);
     if (async_depth_ > 0) {
       const Load *from = n->value.as<Load>();
-      if (!locals_.count(n->buffer) || globals_.count(n->buffer))
+      if (!locals_.count(n->buffer))  // (an allocation never shadows a global buffer)
         fail("asynchronous copy into " + n->buffer + ", which is not local memory");
       if (!from || !globals_.count(from->buffer) || (from->pad && *from->pad != 0.0))
         fail("asynchronous copy into " + n->buffer + " of " + print_expr(n->value) +

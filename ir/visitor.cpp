@@ -222,17 +222,22 @@ bool mentions(const Expr &e, const std::set<std::string> &vars) {
   return false;
 }
 
-Expr substitute(const Expr &e, const std::map<std::string, Expr> &values) {
-  struct Substitute : IRMutator {
-    const std::map<std::string, Expr> &values;
-    explicit Substitute(const std::map<std::string, Expr> &values) : values(values) {}
-    using IRMutator::visit;
-    Expr visit(const Var *n, const Expr &self) override {
-      auto it = values.find(n->name);
-      return it == values.end() ? self : it->second;
-    }
-  } substitute(values);
-  return substitute.mutate(e);
-}
+namespace {
+
+struct Substitute : IRMutator {
+  const std::map<std::string, Expr> &values;
+  explicit Substitute(const std::map<std::string, Expr> &values) : values(values) {}
+  using IRMutator::visit;
+  Expr visit(const Var *n, const Expr &self) override {
+    auto it = values.find(n->name);
+    return it == values.end() ? self : it->second;
+  }
+};
+
+}  // namespace
+
+Expr substitute(const Expr &e, const std::map<std::string, Expr> &values) { return Substitute(values).mutate(e); }
+
+Stmt substitute(const Stmt &s, const std::map<std::string, Expr> &values) { return Substitute(values).mutate(s); }
 
 }  // namespace ks

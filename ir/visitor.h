@@ -70,5 +70,7 @@ std::set<std::string> vars_in(const Expr &e);
 bool mentions(const Expr &e, const std::set<std::string> &vars);
 /// e with each variable named in `values` replaced by its value.
 Expr substitute(const Expr &e, const std::map<std::string, Expr> &values);
+/// s with each use of a variable named in `values` replaced by its value.
+Stmt substitute(const Stmt &s, const std::map<std::string, Expr> &values);
 
 }  // namespace ks

@@ -33,32 +33,6 @@
 namespace ks {
 namespace {
 
-// The loops and lets from the kernel's root to the loop named `loop`, as ranges.
-struct ScopeTo : IRVisitor {
-  const std::string &loop;
-  BoundsScope scope, found;
-  bool done = false;
-  explicit ScopeTo(const std::string &loop) : loop(loop) {}
-  using IRVisitor::visit;
-  void visit(const For *n) override {
-    if (done) return;
-    scope.vars[n->var] = Interval::of(0, n->extent - 1);
-    if (n->var == loop) {
-      found = scope;
-      done = true;
-      return;
-    }
-    IRVisitor::visit(n);
-    scope.vars.erase(n->var);
-  }
-  void visit(const LetStmt *n) override {
-    if (done) return;
-    scope.vars[n->var] = bounds_of(n->value, scope);
-    IRVisitor::visit(n);
-    scope.vars.erase(n->var);
-  }
-};
-
 // Loads and stores of the caches get the slot as a new first index.
 struct Slotted : IRMutator {
   const std::set<std::string> &caches;
@@ -155,14 +129,6 @@ std::optional<Stmt> in_lanes(const Program &program, const For &copy, const Boun
   return For::make(copy.var, copy.extent / 4, ForKind::Unrolled, LetStmt::make(g, let->value, vector));
 }
 
-// e (a statement) with variable `name` replaced by value.
-struct ReplaceVar : IRMutator {
-  std::string name;
-  Expr value;
-  using IRMutator::visit;
-  Expr visit(const Var *n, const Expr &self) override { return n->name == name ? value : self; }
-};
-
 }  // namespace
 
 std::optional<Program> async_copy(const Program &program, const std::string &stage, const std::string &loop,
@@ -233,12 +199,16 @@ std::optional<Program> async_copy(const Program &program, const std::string &sta
   NameSet names;
   for (const TensorDecl &b : program.buffers) names.reserve(b.name);
   for (const std::string &n : names_in_kernel(kernel)) names.reserve(n);
-  ScopeTo to(loop);
-  to.dispatch(kernel.body);
+  // The ranges of the loops and lets from the kernel's root to L (L's own included).
+  BoundsScope to_loop;
+  for (const Stmt &s : path_to(kernel.body, loop)) {
+    if (const For *f = s.as<For>()) to_loop.vars[f->var] = Interval::of(0, f->extent - 1);
+    if (const LetStmt *let = s.as<LetStmt>()) to_loop.vars[let->var] = bounds_of(let->value, to_loop);
+  }
   // 2. Each copy in lanes where it can be.
   std::vector<Stmt> copy_stmts;
   for (const For *copy : copies) {
-    std::optional<Stmt> wide = in_lanes(program, *copy, to.found, names);
+    std::optional<Stmt> wide = in_lanes(program, *copy, to_loop, names);
     copy_stmts.push_back(wide ? *wide : Stmt(std::make_shared<For>(*copy)));
   }
   // The copies of iteration `at` into slot `slot`, under fresh names.
@@ -249,10 +219,7 @@ std::optional<Program> async_copy(const Program &program, const std::string &sta
       std::map<std::string, std::string> renamed;
       for (const std::string &n : names_in_kernel(Kernel{"", c})) renamed[n] = names.fresh(n + suffix);
       Slotted slotted(caches, slot);
-      ReplaceVar iteration;
-      iteration.name = loop;
-      iteration.value = at;
-      out.push_back(rename(slotted.mutate(iteration.mutate(c)), renamed));
+      out.push_back(rename(slotted.mutate(substitute(c, {{loop, at}})), renamed));
     }
     return AsyncCopy::make(Seq::make(out));
   };

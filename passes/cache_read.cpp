@@ -31,30 +31,6 @@ namespace ks {
 
 namespace {
 
-// The loops and lets around the loop named `loop`, outermost first.
-struct PathTo : IRVisitor {
-  const std::string &loop;
-  std::vector<Stmt> path, found;
-  const For *target = nullptr;
-  explicit PathTo(const std::string &loop) : loop(loop) {}
-  using IRVisitor::visit;
-  void visit(const For *n) override {
-    if (n->var == loop) {
-      target = n;
-      found = path;
-      return;
-    }
-    path.push_back(Stmt(std::make_shared<For>(*n)));
-    IRVisitor::visit(n);
-    path.pop_back();
-  }
-  void visit(const LetStmt *n) override {
-    path.push_back(Stmt(std::make_shared<LetStmt>(*n)));
-    IRVisitor::visit(n);
-    path.pop_back();
-  }
-};
-
 struct Read {
   const Load *load;
   std::vector<Affine> index;
@@ -141,15 +117,13 @@ std::optional<Program> cache_read(const Program &program, const std::string &sta
   if (!name_is_free(program, kernel, cache, reason)) return std::nullopt;
 
   // 1. The box.
-  PathTo path(loop);
-  path.dispatch(kernel.body);
-  path.found.push_back(Stmt(std::make_shared<For>(*at)));
+  const std::vector<Stmt> path = path_to(kernel.body, loop);
   std::map<std::string, Affine> lets;
   std::map<std::string, int64_t> extents;  // loops
   std::map<std::string, DType> types;      // loops, and lets outside L that are not affine but fixed
   std::set<std::string> ranging;
   std::vector<std::pair<std::string, int64_t>> local_loops[3];  // by dimension
-  for (const Stmt &s : path.found) {
+  for (const Stmt &s : path) {
     if (const For *f = s.as<For>()) {
       extents[f->var] = f->extent;
       types[f->var] = index_type_for(f->extent);

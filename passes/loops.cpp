@@ -254,6 +254,30 @@ Stmt wrap(const std::vector<Stmt> &layers, Stmt body) {
   return body;
 }
 
+std::vector<Stmt> path_to(const Stmt &body, const std::string &loop) {
+  struct PathTo : IRVisitor {
+    const std::string &loop;
+    std::vector<Stmt> path, found;
+    explicit PathTo(const std::string &loop) : loop(loop) {}
+    using IRVisitor::visit;
+    void visit(const For *n) override {
+      path.push_back(Stmt(std::make_shared<For>(*n)));
+      if (n->var == loop)
+        found = path;
+      else
+        IRVisitor::visit(n);
+      path.pop_back();
+    }
+    void visit(const LetStmt *n) override {
+      path.push_back(Stmt(std::make_shared<LetStmt>(*n)));
+      IRVisitor::visit(n);
+      path.pop_back();
+    }
+  } walk(loop);
+  walk.dispatch(body);
+  return walk.found;
+}
+
 Stmt peel(Stmt s, std::vector<Stmt> *layers) {
   for (;;) {
     if (const For *f = s.as<For>()) {

@@ -63,6 +63,10 @@ Program replace_block(const Program &program, const std::string &stage,
 /// and stores) by `names`; names not in the map stay.
 Stmt rename(const Stmt &s, const std::map<std::string, std::string> &names);
 
+/// The loops and lets around the loop named `loop` in body, outermost first, and that
+/// loop last; empty when body has no such loop.
+std::vector<Stmt> path_to(const Stmt &body, const std::string &loop);
+
 /// Peels the loops, lets and guards (without else) enclosing one another at the top
 /// of s into *layers, outermost first; returns what the innermost encloses.
 Stmt peel(Stmt s, std::vector<Stmt> *layers);

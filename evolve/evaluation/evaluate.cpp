@@ -975,9 +975,10 @@ std::vector<runtime::Timing> time_side_by_side(const frontend::Spec &spec, const
   } held{lock};
   if (lock) lock->own();
   const Target target = target_for(device.info());
+  const CodeFeatures features = code_features(device.info());
   std::vector<Compiled> compiled;
   for (const Schedule &s : schedules)
-    compiled.push_back(compile_spec(spec, frontend::SizeSet::Default, sizes, s, target, code_features(device.info())));
+    compiled.push_back(compile_spec(spec, frontend::SizeSet::Default, sizes, s, target, features));
   std::vector<std::vector<double>> medians(schedules.size());
   // The inputs drawn once for every candidate and round: at KernelBench's sizes a
   // draw is gigabytes (sum_dim's 8.6 GB took a minute a retime when each candidate

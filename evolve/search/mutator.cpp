@@ -252,14 +252,14 @@ std::optional<std::string> toggle_copies_ahead(const Graph &graph, Schedule &s, 
                       prefetches = steps_of(s, {PrimitiveKind::Prefetch});
   std::string note;
   if (!rings.empty()) {
-    Primitive &ring = s.steps[pick(rings, rng)];
-    const std::string before = print_primitive(ring);
+    const size_t i = pick(rings, rng);
+    const Primitive gone = s.steps[i];
+    const std::string before = print_primitive(gone);
     if (coin(rng)) {
-      ring.factors[0] = ring.factors[0] == 2 ? 3 : 2;
-      note = before + " -> " + print_primitive(ring);
+      s.steps[i].factors[0] = gone.factors[0] == 2 ? 3 : 2;
+      note = before + " -> " + print_primitive(s.steps[i]);
     } else {  // back to registers
-      const Primitive gone = ring;
-      s.steps.erase(s.steps.begin() + static_cast<long>(&ring - s.steps.data()));
+      s.steps.erase(s.steps.begin() + static_cast<long>(i));
       for (const auto &[cache, where] : copied_at)
         if (where.first == gone.stage && where.second == gone.loops[0]) {
           Primitive p;
@@ -274,9 +274,12 @@ std::optional<std::string> toggle_copies_ahead(const Graph &graph, Schedule &s, 
     auto at = copied_at.find(s.steps[pick(prefetches, rng)].buffer);
     if (at == copied_at.end()) return std::nullopt;
     const auto [stage, loop] = at->second;
-    std::vector<Primitive> kept;
-    for (const Primitive &p : s.steps)
-      if (p.kind != PrimitiveKind::Prefetch || copied_at[p.buffer] != at->second) kept.push_back(p);
+    std::vector<Primitive> kept;  // the prefetches of the caches copied at the same loop go
+    for (const Primitive &p : s.steps) {
+      auto other = copied_at.find(p.buffer);
+      if (p.kind != PrimitiveKind::Prefetch || other == copied_at.end() || other->second != at->second)
+        kept.push_back(p);
+    }
     s.steps = kept;
     Primitive ring;
     ring.kind = PrimitiveKind::AsyncCopy;

@@ -80,7 +80,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // As for a device with cp.async, so that async_copy's printing is fuzzed too (on any
   // other its refusal is the answer, tested in tests/unit).
   if (program)
-    fuzz::must("code generation failed on a replayed schedule",
-               [&] { generate_opencl_c(*program, AsyncCopies::Ptx); });
+    fuzz::must("code generation failed on a replayed schedule", [&] { generate_opencl_c(*program, AsyncCopies::Ptx); });
   return 0;
 }
