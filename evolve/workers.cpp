@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "evolve/farm/farm.h"
 #include "ir/diagnostic.h"
 
 extern char **environ;
@@ -265,8 +266,11 @@ size_t WorkerQueue::running() const {
 void WorkerQueue::submit(Job job) {
   for (Worker &w : slots_) {
     if (w.job || !serves(w)) continue;
-    if (!w.child || !w.child->started() || w.child->poll(0))
-      w.child = std::make_unique<Child>(std::vector<std::string>{ksmith_, "worker"}, true);
+    if (!w.child || !w.child->started() || w.child->poll(0)) {
+      std::vector<std::string> argv = {ksmith_, "worker"};
+      argv.insert(argv.end(), w.slot.worker.begin(), w.slot.worker.end());
+      w.child = std::make_unique<Child>(argv, true);
+    }
     job.args.insert(job.args.end(), w.slot.args.begin(), w.slot.args.end());
     w.started = monotonic_seconds();
     w.err.clear();
@@ -340,9 +344,16 @@ void WorkerQueue::stop() {
 std::vector<WorkerQueue::Slot> device_slots(const std::vector<runtime::DeviceInfo> &devices, int per_device) {
   std::vector<WorkerQueue::Slot> slots;
   for (int k = 0; k < per_device; ++k)
-    for (const runtime::DeviceInfo &d : devices)
-      slots.push_back({d.selector() + " " + d.name,
-                       {"--device", d.selector(), "--device-lock", device_lock_path(d.api, d.index, d.name)}});
+    for (const runtime::DeviceInfo &d : devices) {
+      if (d.place.empty())
+        slots.push_back({d.selector() + " " + d.name,
+                         {"--device", d.selector(), "--device-lock", device_lock_path(d.api, d.index, d.name)},
+                         {}});
+      else
+        slots.push_back({d.where() + " " + d.name,
+                         {"--device", d.selector()},
+                         {"--relay", farm_socket(), "--to", d.where()}});
+    }
   return slots;
 }
 

@@ -122,6 +122,9 @@ class WorkerQueue : public EvaluationQueue {
   struct Slot {
     std::string device;             // what the slot's results name: "opencl:1 NVIDIA H100 80GB HBM3"
     std::vector<std::string> args;  // appended to each job's: "--device", "opencl:1", ...
+    // Appended to `ksmith worker` when the slot's worker starts: a device of another
+    // rank is served through a relay to the farm's head ("--relay", SOCKET, "--to", "rank1/opencl:0").
+    std::vector<std::string> worker;
   };
   WorkerQueue(std::string ksmith, std::vector<Slot> slots);
   ~WorkerQueue() override;
@@ -154,7 +157,9 @@ std::string worker_request(const Job &job);
 bool worker_answer(const std::string &line, JobResult *result);
 
 /// The slots of a run on these devices: per_device on each (they share its lock:
-/// checks in parallel, timing one at a time), each job told its device and lock.
+/// checks in parallel, timing one at a time), each job told its device and lock. A
+/// device of another rank (DeviceInfo::place) is reached through the farm's relay
+/// (evolve/farm/farm.h); its rank adds the lock of its host.
 std::vector<WorkerQueue::Slot> device_slots(const std::vector<runtime::DeviceInfo> &devices, int per_device);
 
 }  // namespace ks

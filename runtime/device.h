@@ -47,7 +47,12 @@ struct DeviceInfo {
   // no limit. lavapipe ends a shader's loops silently after 65535 (a Mesa constant).
   uint64_t max_loop_iterations = 0;
   std::string extensions;
+  // Where the device is when another process holds it: "rank1", an MPI rank of the
+  // run's evaluation farm (evolve/farm/); empty for this host's. index is its index there.
+  std::string place;
   std::string selector() const { return api + ":" + std::to_string(index); }
+  /// The device as the run names it: "opencl:1", or "rank1/opencl:0" for another rank's.
+  std::string where() const { return place.empty() ? selector() : place + "/" + selector(); }
 };
 
 /// Every device of every API found on this machine (empty when none): OpenCL's,

@@ -61,6 +61,13 @@ CLI::Option *add_target_option(CLI::App *command, std::string *text) {
       ->check(CLI::IsMember({"opencl", "spirv"}));
 }
 
+void add_rank_timeout_option(CLI::App *command, double *seconds) {
+  command
+      ->add_option("--rank-timeout", *seconds,
+                   "Under mpirun: seconds another rank may send nothing before the job ends as hung (default 60)")
+      ->check(CLI::Range(1.0, 86400.0));
+}
+
 std::optional<Target> parse_target(const std::string &text) {
   if (text.empty()) return std::nullopt;
   return text == "spirv" ? Target::SPIRV : Target::OpenCL;

@@ -4,10 +4,11 @@
 //                    [--cost-model xgboost|none] [--cost-prior FILE]... [--library DIR] [--db FILE] [--out DIR]
 //                    [--resume] [--start FILE.sched]... [--target T]
 //                    [--device D] [--size N=V]... [--check-size N=V]... [--print-config]
+//                    [--rank-timeout S]
 // The search (evolve/search/search.h) from the naive kernel to a fast schedule; progress on
 // the terminal; the best kernel and the report in --out. Ctrl-C stops after the
 // transaction in hand and says how to resume. Exit 0 finished, 1 failed or bad
-// input, 130 stopped.
+// input, 130 stopped. Under mpirun, rank 0 searches on every rank's devices.
 #include <signal.h>
 #include <unistd.h>
 
@@ -19,6 +20,8 @@
 #include <map>
 #include <sstream>
 
+#include "evolve/farm/farm.h"
+#include "evolve/farm/mpi_farm.h"
 #include "evolve/search/artifacts.h"
 #include "evolve/search/cost_prior.h"
 #include "evolve/search/library.h"
@@ -42,6 +45,7 @@ struct EvolveOptions {
   std::optional<uint64_t> seed;
   std::optional<int64_t> llm_max_calls, llm_max_run_tokens;
   bool resume = false, print_config = false, no_rewrites = false;
+  double rank_timeout = 60;
 };
 
 std::atomic<bool> stop_requested{false};
@@ -125,7 +129,7 @@ std::map<std::string, double> proposer_weights(const std::string &text) {
   return weights;
 }
 
-int evolve(const EvolveOptions &o) {
+int search(const EvolveOptions &o, Farm *farm) {
   EvolveConfig config = o.config.empty() ? EvolveConfig{} : load_config(o.config);
   if (o.budget) config.budget = *o.budget;
   if (o.minutes) config.minutes = *o.minutes;
@@ -144,6 +148,9 @@ int evolve(const EvolveOptions &o) {
   if (o.no_rewrites) config.rewrites = false;
   if (!o.cost_priors.empty()) config.cost_prior = o.cost_priors;
   if (!o.library.empty()) config.library = o.library;
+  if (farm && o.device.empty() && !config.device.empty())
+    throw UserError("error: under mpirun, give the devices with --devices: every rank reads its command line, and "
+                    "the configuration's device = \"" + config.device + "\" only rank 0");
   if (!o.device.empty()) config.device = o.device;
   if (!o.target.empty()) config.target = o.target;
   auto joined = [](const std::vector<std::string> &items) {
@@ -194,7 +201,9 @@ int evolve(const EvolveOptions &o) {
   for (const std::string &path : o.starts) setup.starts.push_back({path, read_source_file(path, "schedule")->text});
   const std::string api =
       config.target.empty() ? "" : target_api(config.target == "spirv" ? Target::SPIRV : Target::OpenCL);
-  setup.devices = runtime::find_devices(config.device, api);
+  setup.devices = farm ? farm->devices() : find_run_devices(config.device, api);
+  if (!api.empty() && setup.devices.front().api != api)
+    throw UserError("error: the farm's devices are " + setup.devices.front().api + "'s, not " + api + "'s");
   setup.device = setup.devices.front();
   setup.target = target_name(target_for(setup.device));
   WorkerQueue queue(setup.ksmith, device_slots(setup.devices, config.workers));
@@ -238,6 +247,18 @@ int evolve(const EvolveOptions &o) {
     return 1;
   }
   return 0;
+}
+
+// Under mpirun (evolve/farm/mpi_farm.h) rank 0 searches, on every rank's devices,
+// and the other ranks serve their devices until it ends.
+int evolve(const EvolveOptions &o) {
+  if (!farm_dir().empty()) follow_farm_head();  // a search of `mpirun ksmith tune`
+  if (!launched_by_mpi() || o.print_config) return search(o, nullptr);
+  std::optional<Target> target = parse_target(o.target);
+  std::unique_ptr<Farm> farm = Farm::join({o.device, target ? target_api(*target) : "", o.rank_timeout,
+                                           &stop_requested, "mpirun ... ksmith evolve " + o.spec});
+  if (!farm->head()) return farm->serve();
+  return farm->finish(search(o, farm.get()));
 }
 
 }  // namespace
@@ -299,6 +320,7 @@ Command add_evolve(CLI::App &app) {
   command->add_option("--size", o->sizes, "Override a size of the timed runs: NAME=VALUE");
   command->add_option("--check-size", o->check_sizes, "Override a size of the correctness checks: NAME=VALUE");
   command->add_flag("--print-config", o->print_config, "Print the resolved configuration as TOML and exit");
+  add_rank_timeout_option(command, &o->rank_timeout);
   return {command, [o] { return evolve(*o); }};
 }
 

@@ -1,11 +1,12 @@
 // ksmith tune SUITE --sizes FILE --out DIR [--devices SEL,...|all] [--minutes-per-problem M]
 //                   [--budget-per-problem N] [--workers W] [--config F.toml] [--target T]
-//                   [--resume] [--peer FILE.json|SCRIPT.py] [--python PY]
+//                   [--resume] [--peer FILE.json|SCRIPT.py] [--python PY] [--rank-timeout S]
 // Every spec of SUITE searched by ksmith evolve, the problems spread over the devices
 // (evolve/search/tune.h); DIR gets NAME.sched and NAME.json per problem (what ksmith
 // bench --tuned reads) and runs/NAME (each search's folder and database). With
 // --peer, the tuned suite's table beside the peer at the end (ksmith bench). Exit 0
 // when every problem was tuned, 1 when one failed, 130 when stopped (--resume goes on).
+// Under mpirun, rank 0 tunes on every rank's devices (evolve/farm/).
 #include "evolve/search/tune.h"
 
 #include <signal.h>
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "evolve/farm/mpi_farm.h"
 #include "evolve/workers.h"
 #include "tools/cli.h"
 
@@ -27,6 +29,8 @@ void on_tune_interrupt(int) { tune_stop = true; }
 struct TuneCommand {
   TuneOptions tune;
   std::string devices, peer, python = "/usr/bin/python3";
+  double rank_timeout = 60;
+  bool under_mpi = false;
 };
 
 class PrintedProgress : public TuneProgress {
@@ -37,11 +41,10 @@ class PrintedProgress : public TuneProgress {
   }
 };
 
-int tune(TuneCommand &o) {
-  o.tune.ksmith = std::filesystem::read_symlink("/proc/self/exe").string();
-  std::optional<Target> target = parse_target(o.tune.target);
-  for (const runtime::DeviceInfo &d : runtime::find_devices(o.devices, target ? target_api(*target) : ""))
-    o.tune.devices.push_back(d.selector());
+int tune_on(TuneCommand &o, const std::vector<runtime::DeviceInfo> &devices) {
+  for (const runtime::DeviceInfo &d : devices) o.tune.devices.push_back(d.where());
+  if (!o.peer.empty() && !devices.front().place.empty())
+    throw UserError("error: --peer times the tuned suite on rank 0's device, and rank 0 has none");
   struct sigaction action {};
   action.sa_handler = on_tune_interrupt;
   sigaction(SIGINT, &action, nullptr);
@@ -51,8 +54,9 @@ int tune(TuneCommand &o) {
   int failed = 0, stopped = 0;
   for (const TunedProblem &t : results) failed += t.status == "failed", stopped += t.status == "stopped";
   if (stopped || tune_stop) {
-    std::fprintf(stderr, "stopped; go on with: ksmith tune %s --sizes %s --out %s --resume\n", o.tune.suite_dir.c_str(),
-                 o.tune.sizes_path.c_str(), o.tune.out_dir.c_str());
+    std::fprintf(stderr, "stopped; go on with: %sksmith tune %s --sizes %s --out %s --resume\n",
+                 o.under_mpi ? "mpirun ... " : "", o.tune.suite_dir.c_str(), o.tune.sizes_path.c_str(),
+                 o.tune.out_dir.c_str());
     return 130;
   }
   std::printf("tuned %zu problems (%d failed) into %s\n", results.size(), failed, o.tune.out_dir.c_str());
@@ -68,6 +72,22 @@ int tune(TuneCommand &o) {
     if (bench.exit_status != 0) return 1;
   }
   return failed ? 1 : 0;
+}
+
+// Under mpirun (evolve/farm/mpi_farm.h) rank 0 tunes, one search on each device of
+// every rank at a time, and the other ranks serve their devices until it ends.
+int tune(TuneCommand &o) {
+  o.tune.ksmith = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::optional<Target> target = parse_target(o.tune.target);
+  const std::string api = target ? target_api(*target) : "";
+  if (!launched_by_mpi()) return tune_on(o, runtime::find_devices(o.devices, api));
+  std::unique_ptr<Farm> farm =
+      Farm::join({o.devices, api, o.rank_timeout, &tune_stop,
+                  "mpirun ... ksmith tune " + o.tune.suite_dir + " --sizes " + o.tune.sizes_path + " --out " +
+                      o.tune.out_dir});
+  if (!farm->head()) return farm->serve();
+  o.under_mpi = true;
+  return farm->finish(tune_on(o, farm->devices()));
 }
 
 }  // namespace
@@ -91,6 +111,7 @@ Command add_tune(CLI::App &app) {
   command->add_flag("--resume", o->tune.resume, "Go on with the tuning in --out: done problems stay done");
   command->add_option("--peer", o->peer, "At the end, the tuned suite beside this peer (as ksmith bench --peer)");
   command->add_option("--python", o->python, "The Python that runs a peer script");
+  add_rank_timeout_option(command, &o->rank_timeout);
   return {command, [o] { return tune(*o); }};
 }
 

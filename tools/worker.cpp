@@ -6,7 +6,9 @@
 // cache (the timed sizes' inputs, the reference and the naive kernel's time) is kept
 // between jobs: `ksmith evolve` keeps one worker per slot (evolve/workers.h's
 // WorkerQueue) instead of a process per evaluation. A crash or a hang takes the
-// worker down, never the search: the queue kills it and starts another.
+// worker down, never the search: the queue kills it and starts another. With
+// --relay SOCKET --to rank1/opencl:0 (an MPI farm's slot, evolve/farm/farm.h) it
+// carries the lines to the head, which passes them to a worker on that rank.
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "evolve/farm/farm.h"
 #include "tools/cli.h"
 
 namespace ks::cli {
@@ -80,7 +83,13 @@ Command add_worker(CLI::App &app) {
       "worker",
       "Serve evaluations (ksmith run and ksmith time command lines as JSON, one a line on standard input), "
       "keeping the device open and the timed sizes' reference between them: ksmith evolve starts these");
-  return {command, [] { return serve(); }};
+  auto relay = std::make_shared<std::pair<std::string, std::string>>();
+  CLI::Option *socket =
+      command->add_option("--relay", relay->first, "In an MPI farm: relay the lines to the head's socket instead");
+  command->add_option("--to", relay->second, "The device of another rank the relay serves (rank1/opencl:0)")
+      ->needs(socket);
+  socket->needs("--to");
+  return {command, [relay] { return relay->first.empty() ? serve() : relay_worker(relay->first, relay->second); }};
 }
 
 }  // namespace ks::cli

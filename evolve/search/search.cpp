@@ -365,7 +365,7 @@ class Search {
   // several joined by ", ".
   std::string devices_text() const {
     std::string text;
-    for (const runtime::DeviceInfo &d : devices_) text += (text.empty() ? "" : ", ") + d.selector() + " " + d.name;
+    for (const runtime::DeviceInfo &d : devices_) text += (text.empty() ? "" : ", ") + d.where() + " " + d.name;
     return text;
   }
 
