@@ -18,6 +18,7 @@ packages=(
   libclang-cpp15-dev libclang-15-dev llvm-15-dev libclang-common-15-dev  # kernel bodies checked with Clang 15's libTooling (libclang-15-dev: its headers)
   chromium  # headless, to test ksmith evolve's HTML report
   clang-15 libfuzzer-15-dev  # the parsers' fuzz targets (tests/fuzz): libFuzzer, AddressSanitizer, UBSan
+  libopenmpi-dev openmpi-bin  # mpirun ksmith tune across hosts (evolve/farm/); optional to the build
 )
 
 missing=()
