@@ -235,7 +235,8 @@ class MpiFarm : public Farm {
       std::string err;  // the end of what it printed on its standard error: why it died
     };
     std::map<int64_t, Worker> workers;
-    const std::string ksmith = fs::read_symlink("/proc/self/exe").string();
+    const std::string ksmith =
+        options_.ksmith.empty() ? fs::read_symlink("/proc/self/exe").string() : options_.ksmith;
     double beat = 0;
     while (true) {
       if (now_s() - beat >= 1) {

@@ -21,6 +21,7 @@ struct FarmOptions {
   double rank_timeout_s = 60;     // a rank silent this long is taken for hung: the job ends
   std::atomic<bool> *stop = nullptr;  // the head's stop flag: set when a rank fails
   std::string command;            // the command, as a message tells the user to run it again
+  std::string ksmith;             // the executable a rank's workers run in; "": this process's
 };
 
 /// Whether this process was started by an MPI launcher (mpirun, srun) as a rank,
