@@ -20,9 +20,9 @@
 #include <thread>
 
 #include "evolve/evaluation/compile.h"
+#include "evolve/evaluation/features.h"
 #include "evolve/farm/farm.h"
 #include "evolve/farm/mpi_farm.h"
-#include "evolve/evaluation/features.h"
 #include "evolve/search/run_db.h"
 #include "evolve/search/search.h"
 #include "evolve/workers.h"
@@ -33,9 +33,7 @@ using namespace ks;
 
 namespace {
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 class SimulatedWorkers : public EvaluationQueue {
  public:
@@ -140,7 +138,8 @@ int main(int argc, char **argv) {
     const size_t slots = std::strtoul(argv[2], nullptr, 10);
     const int budget = std::atoi(argv[3]);
     const double delay_s = (argc > 4 ? std::atof(argv[4]) : 1.0) / 1000;
-    const std::string dir = (std::filesystem::temp_directory_path() / ("ks_farm_bench_" + std::to_string(::getpid()))).string();
+    const std::string dir =
+        (std::filesystem::temp_directory_path() / ("ks_farm_bench_" + std::to_string(::getpid()))).string();
     std::filesystem::create_directories(dir);
     Compiled naive = compile_spec(frontend::load_spec(spec_path), frontend::SizeSet::Default, {}, {}, Target::OpenCL);
     nlohmann::json features =

@@ -350,9 +350,8 @@ std::vector<WorkerQueue::Slot> device_slots(const std::vector<runtime::DeviceInf
                          {"--device", d.selector(), "--device-lock", device_lock_path(d.api, d.index, d.name)},
                          {}});
       else
-        slots.push_back({d.where() + " " + d.name,
-                         {"--device", d.selector()},
-                         {"--relay", farm_socket(), "--to", d.where()}});
+        slots.push_back(
+            {d.where() + " " + d.name, {"--device", d.selector()}, {"--relay", farm_socket(), "--to", d.where()}});
     }
   return slots;
 }

@@ -149,8 +149,10 @@ int search(const EvolveOptions &o, Farm *farm) {
   if (!o.cost_priors.empty()) config.cost_prior = o.cost_priors;
   if (!o.library.empty()) config.library = o.library;
   if (farm && o.device.empty() && !config.device.empty())
-    throw UserError("error: under mpirun, give the devices with --devices: every rank reads its command line, and "
-                    "the configuration's device = \"" + config.device + "\" only rank 0");
+    throw UserError(
+        "error: under mpirun, give the devices with --devices: every rank reads its command line, and "
+        "the configuration's device = \"" +
+        config.device + "\" only rank 0");
   if (!o.device.empty()) config.device = o.device;
   if (!o.target.empty()) config.target = o.target;
   auto joined = [](const std::vector<std::string> &items) {
@@ -255,8 +257,8 @@ int evolve(const EvolveOptions &o) {
   if (!farm_dir().empty()) follow_farm_head();  // a search of `mpirun ksmith tune`
   if (!launched_by_mpi() || o.print_config) return search(o, nullptr);
   std::optional<Target> target = parse_target(o.target);
-  std::unique_ptr<Farm> farm = Farm::join({o.device, target ? target_api(*target) : "", o.rank_timeout,
-                                           &stop_requested, "mpirun ... ksmith evolve " + o.spec});
+  std::unique_ptr<Farm> farm = Farm::join({o.device, target ? target_api(*target) : "", o.rank_timeout, &stop_requested,
+                                           "mpirun ... ksmith evolve " + o.spec});
   if (!farm->head()) return farm->serve();
   return farm->finish(search(o, farm.get()));
 }

@@ -81,10 +81,9 @@ int tune(TuneCommand &o) {
   std::optional<Target> target = parse_target(o.tune.target);
   const std::string api = target ? target_api(*target) : "";
   if (!launched_by_mpi()) return tune_on(o, runtime::find_devices(o.devices, api));
-  std::unique_ptr<Farm> farm =
-      Farm::join({o.devices, api, o.rank_timeout, &tune_stop,
-                  "mpirun ... ksmith tune " + o.tune.suite_dir + " --sizes " + o.tune.sizes_path + " --out " +
-                      o.tune.out_dir});
+  std::unique_ptr<Farm> farm = Farm::join(
+      {o.devices, api, o.rank_timeout, &tune_stop,
+       "mpirun ... ksmith tune " + o.tune.suite_dir + " --sizes " + o.tune.sizes_path + " --out " + o.tune.out_dir});
   if (!farm->head()) return farm->serve();
   o.under_mpi = true;
   return farm->finish(tune_on(o, farm->devices()));

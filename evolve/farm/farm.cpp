@@ -26,7 +26,8 @@ std::string farm_dir() {
 
 std::string farm_socket() {
   const std::string dir = farm_dir();
-  if (dir.empty()) throw UserError("error: a device of another rank is reachable only in an MPI farm (mpirun ksmith ...)");
+  if (dir.empty())
+    throw UserError("error: a device of another rank is reachable only in an MPI farm (mpirun ksmith ...)");
   return dir + "/socket";
 }
 
@@ -127,7 +128,8 @@ std::vector<runtime::DeviceInfo> find_run_devices(const std::string &selectors, 
     else
       found = runtime::find_devices(name, api);
     for (const runtime::DeviceInfo &d : found) {
-      if (!seen.insert(d.where()).second) throw runtime::DeviceError("error: the device " + d.where() + " is named twice");
+      if (!seen.insert(d.where()).second)
+        throw runtime::DeviceError("error: the device " + d.where() + " is named twice");
       if (!out.empty() && out.front().api != d.api)
         throw runtime::DeviceError("error: a run's devices are of one API: " + out.front().where() + " is " +
                                    out.front().api + ", " + d.where() + " is " + d.api);
@@ -165,7 +167,8 @@ int relay_worker(const std::string &socket_path, const std::string &to) {
   }
   std::strcpy(address.sun_path, socket_path.c_str());
   if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr *>(&address), sizeof address) != 0) {
-    std::fprintf(stderr, "error: cannot reach the farm's head at '%s': %s\n", socket_path.c_str(), std::strerror(errno));
+    std::fprintf(stderr, "error: cannot reach the farm's head at '%s': %s\n", socket_path.c_str(),
+                 std::strerror(errno));
     return 1;
   }
   if (!write_all(fd, nlohmann::json{{"to", to}}.dump() + "\n")) {

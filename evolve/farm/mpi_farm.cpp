@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -22,9 +23,8 @@
 #include <filesystem>
 #include <list>
 #include <map>
-#include <optional>
-#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "evolve/workers.h"
@@ -66,9 +66,7 @@ enum Tag : int {
   kBeat = 8,    // rank -> head: alive, every second
 };
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // What tells two builds of ksmith apart: the linker's build ID (a hash of the
 // executable, NT_GNU_BUILD_ID), read from this process's program headers; the
@@ -215,6 +213,9 @@ class MpiFarm : public Farm {
   ~MpiFarm() override {
     if (rank_ == 0 && !finished_) {  // an error on the head: the ranks stop with it
       stop_broker();
+      // A rank that does not answer would hold MPI_Finalize forever: the job is
+      // aborted instead, its reason said already.
+      if (!failure_.empty()) MPI_Abort(MPI_COMM_WORLD, 1);
       for (int r = 1; r < size_; ++r) outbox_.send(r, kStop, nlohmann::json::object());
       drain();
     }
@@ -235,8 +236,7 @@ class MpiFarm : public Farm {
       std::string err;  // the end of what it printed on its standard error: why it died
     };
     std::map<int64_t, Worker> workers;
-    const std::string ksmith =
-        options_.ksmith.empty() ? fs::read_symlink("/proc/self/exe").string() : options_.ksmith;
+    const std::string ksmith = options_.ksmith.empty() ? fs::read_symlink("/proc/self/exe").string() : options_.ksmith;
     double beat = 0;
     while (true) {
       if (now_s() - beat >= 1) {
@@ -259,9 +259,13 @@ class MpiFarm : public Farm {
         if (m->tag != kJob) continue;
         const int64_t slot = m->payload.value("slot", int64_t{-1});
         const std::string device = m->payload.value("device", std::string());
-        auto d = std::find_if(own_.begin(), own_.end(), [&](const runtime::DeviceInfo &x) { return x.selector() == device; });
+        auto d = std::find_if(own_.begin(), own_.end(),
+                              [&](const runtime::DeviceInfo &x) { return x.selector() == device; });
         if (d == own_.end()) {
-          outbox_.send(0, kGone, {{"slot", slot}, {"err", "error: rank " + std::to_string(rank_) + " on " + host_ + " has no device " + device + "\n"}});
+          outbox_.send(
+              0, kGone,
+              {{"slot", slot},
+               {"err", "error: rank " + std::to_string(rank_) + " on " + host_ + " has no device " + device + "\n"}});
           continue;
         }
         Worker &w = workers[slot];
@@ -355,7 +359,10 @@ class MpiFarm : public Farm {
           std::string silent;
           for (int r = 1; r < size_; ++r)
             if (hellos[static_cast<size_t>(r)].is_null()) silent += (silent.empty() ? "" : ", ") + std::to_string(r);
-          fail_start("rank " + silent + " did not report in " + std::to_string(static_cast<int>(options_.rank_timeout_s)) + " s");
+          failure_ = "error: rank " + silent + " did not report in " +
+                     std::to_string(static_cast<int>(options_.rank_timeout_s)) + " s: it hangs, or its host is gone";
+          std::fprintf(stderr, "%s\n", failure_.c_str());
+          fail_start(failure_.substr(7));
         }
         ::usleep(1000);
         continue;
@@ -380,8 +387,8 @@ class MpiFarm : public Farm {
     if (devices_.empty()) fail_start("no rank of the job has a device ('" + options_.selectors + "' found none)");
     for (const runtime::DeviceInfo &d : devices_)
       if (d.api != devices_.front().api)
-        fail_start("a run's devices are of one API: " + devices_.front().where() + " is " + devices_.front().api + ", " +
-                   d.where() + " is " + d.api);
+        fail_start("a run's devices are of one API: " + devices_.front().where() + " is " + devices_.front().api +
+                   ", " + d.where() + " is " + d.api);
     if (!idle.empty()) {
       std::string ranks;
       for (const std::string &r : idle) ranks += (ranks.empty() ? "" : ", ") + r;

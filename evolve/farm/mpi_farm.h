@@ -17,11 +17,11 @@
 namespace ks {
 
 struct FarmOptions {
-  std::string selectors, api;     // this host's devices, as --devices names them
-  double rank_timeout_s = 60;     // a rank silent this long is taken for hung: the job ends
+  std::string selectors, api;         // this host's devices, as --devices names them
+  double rank_timeout_s = 60;         // a rank silent this long is taken for hung: the job ends
   std::atomic<bool> *stop = nullptr;  // the head's stop flag: set when a rank fails
-  std::string command;            // the command, as a message tells the user to run it again
-  std::string ksmith;             // the executable a rank's workers run in; "": this process's
+  std::string command;                // the command, as a message tells the user to run it again
+  std::string ksmith;                 // the executable a rank's workers run in; "": this process's
 };
 
 /// Whether this process was started by an MPI launcher (mpirun, srun) as a rank,

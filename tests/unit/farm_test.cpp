@@ -1,6 +1,8 @@
 // The farm's pieces that need no MPI (evolve/farm/farm.h): a device's description
 // there and back, devices of other ranks by name, and the relay that carries a
 // worker's lines to the head, against a stand-in head on a Unix socket.
+#include "evolve/farm/farm.h"
+
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -10,7 +12,6 @@
 #include <filesystem>
 #include <thread>
 
-#include "evolve/farm/farm.h"
 #include "evolve/workers.h"
 #include "ir/diagnostic.h"
 
@@ -160,8 +161,7 @@ TEST(Farm, ARelayCarriesAJobAndItsAnswerAndTheWorkersEnd) {
   head.join();
   ::close(listener);
   EXPECT_EQ(nlohmann::json::parse(first), (nlohmann::json{{"to", "rank2/opencl:3"}}));
-  EXPECT_EQ(nlohmann::json::parse(job)["args"],
-            (nlohmann::json{"run", "x.ks", "--json", "--device", "opencl:3"}));
+  EXPECT_EQ(nlohmann::json::parse(job)["args"], (nlohmann::json{"run", "x.ks", "--json", "--device", "opencl:3"}));
 }
 
 }  // namespace
