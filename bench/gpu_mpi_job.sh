@@ -32,8 +32,10 @@ gpus=${#gpu[@]}
 tune() {  # RANKS DEVICES SECONDS
   local start end folder=/tmp/ks_mpi_$1
   start=$(date +%s.%N)
-  # A fresh program cache each: a tuning must not build on another's compiles.
-  KSMITH_CACHE_DIR=$(mktemp -d) timeout "$3" mpirun --oversubscribe -np "$1" -x KSMITH_CACHE_DIR -x LD_LIBRARY_PATH -x VK_DRIVER_FILES \
+  # Fresh program caches each, ours and the driver's (NVIDIA's compute cache keeps the
+  # kernels it compiled on disk): a tuning must not build on another's compiles.
+  KSMITH_CACHE_DIR=$(mktemp -d) CUDA_CACHE_PATH=$(mktemp -d) timeout "$3" mpirun --oversubscribe -np "$1" \
+    -x KSMITH_CACHE_DIR -x CUDA_CACHE_PATH -x LD_LIBRARY_PATH -x VK_DRIVER_FILES \
     ./build/ksmith tune "$suite" --sizes "$suite/sizes.txt" --out "$folder" --devices "$2" \
     --minutes-per-problem "$minutes" --config bench/evolve_gpu.toml >> "$out/mpi.log" 2>&1
   echo "exit $?" >> "$out/mpi.log"
