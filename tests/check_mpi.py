@@ -75,6 +75,15 @@ def rank_pid(launcher, rank):
     return None
 
 
+def outcome(job, timeout, what):
+    """What the job printed once it ended; fails when it runs on past timeout seconds."""
+    try:
+        return job.communicate(timeout=timeout)[0]
+    except subprocess.TimeoutExpired:
+        os.killpg(job.pid, signal.SIGKILL)
+        fail(what)
+
+
 def rows(db):
     with sqlite3.connect(db) as c:
         return {i: (seq, rec) for i, seq, rec in c.execute("SELECT id, eval_seq, record FROM candidates WHERE record != ''")}
@@ -117,11 +126,7 @@ if victim is None:
     os.killpg(job.pid, signal.SIGKILL)
     fail("rank 1's process was not found")
 os.kill(victim, signal.SIGKILL)
-try:
-    out, _ = job.communicate(timeout=60)
-except subprocess.TimeoutExpired:
-    os.killpg(job.pid, signal.SIGKILL)
-    fail("the job went on for 60 s after rank 1 was killed")
+out = outcome(job, 60, "the job went on for 60 s after rank 1 was killed")
 if job.returncode == 0 or not re.search(r"rank 1\b", out):
     fail(f"killing rank 1: exit {job.returncode}, and the message does not name rank 1:\n{out}")
 if "rank 2" not in out or "idles" not in out:
@@ -171,10 +176,7 @@ if victim is None:
 time.sleep(2)
 os.kill(victim, signal.SIGSTOP)
 try:
-    out, _ = job.communicate(timeout=120)
-except subprocess.TimeoutExpired:
-    os.killpg(job.pid, signal.SIGKILL)
-    fail("a hung rank did not end the job within 120 s")
+    out = outcome(job, 120, "a hung rank did not end the job within 120 s")
 finally:
     try:
         os.kill(victim, signal.SIGCONT)

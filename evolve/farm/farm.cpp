@@ -141,9 +141,6 @@ std::vector<runtime::DeviceInfo> find_run_devices(const std::string &selectors, 
   return out;
 }
 
-namespace {
-
-// Writes all of text to fd; false when the other end is gone.
 bool write_all(int fd, const std::string &text) {
   for (size_t done = 0; done < text.size();) {
     ssize_t n = ::send(fd, text.data() + done, text.size() - done, MSG_NOSIGNAL);
@@ -154,8 +151,6 @@ bool write_all(int fd, const std::string &text) {
   }
   return true;
 }
-
-}  // namespace
 
 int relay_worker(const std::string &socket_path, const std::string &to) {
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

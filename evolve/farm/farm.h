@@ -42,6 +42,9 @@ std::vector<runtime::DeviceInfo> find_run_devices(const std::string &selectors, 
 /// prints why on standard error and returns 1, as a worker that died would.
 int relay_worker(const std::string &socket, const std::string &to);
 
+/// Writes all of text to a socket or a pipe; false when its other end is gone.
+bool write_all(int fd, const std::string &text);
+
 /// For a child of the head: ends this process when the head ends (mpirun kills the
 /// head when a rank dies; a search must not run on without its farm).
 void follow_farm_head();

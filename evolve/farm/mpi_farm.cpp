@@ -156,17 +156,6 @@ std::string host_name() {
   return name;
 }
 
-// Writes all of text to a socket; false when its other end is gone.
-bool send_all(int fd, const std::string &text) {
-  for (size_t done = 0; done < text.size();) {
-    ssize_t n = ::send(fd, text.data() + done, text.size() - done, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
 class MpiFarm : public Farm {
  public:
   explicit MpiFarm(const FarmOptions &o) : options_(o) {
@@ -477,7 +466,7 @@ class MpiFarm : public Farm {
             auto d = std::find_if(devices_.begin(), devices_.end(),
                                   [&](const runtime::DeviceInfo &x) { return !x.place.empty() && x.where() == to; });
             if (d == devices_.end()) {
-              send_all(r.fd, nlohmann::json{{"gone", "error: the farm has no device '" + to + "'\n"}}.dump() + "\n");
+              write_all(r.fd, nlohmann::json{{"gone", "error: the farm has no device '" + to + "'\n"}}.dump() + "\n");
               close_relay(slot, false);
               break;
             }
@@ -494,9 +483,9 @@ class MpiFarm : public Farm {
         const int64_t slot = m->payload.value("slot", int64_t{-1});
         auto it = relays.find(slot);
         if (m->tag == kAnswer && it != relays.end()) {
-          if (!send_all(it->second.fd, m->payload.value("line", std::string()))) close_relay(slot, true);
+          if (!write_all(it->second.fd, m->payload.value("line", std::string()))) close_relay(slot, true);
         } else if (m->tag == kGone && it != relays.end()) {
-          send_all(it->second.fd, nlohmann::json{{"gone", m->payload.value("err", std::string())}}.dump() + "\n");
+          write_all(it->second.fd, nlohmann::json{{"gone", m->payload.value("err", std::string())}}.dump() + "\n");
           close_relay(slot, false);
         }
       }
