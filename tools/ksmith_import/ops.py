@@ -50,6 +50,15 @@ def op_tables():
     alias("pow", torch.pow, "pow", operator.pow)
     alias("floordiv", operator.floordiv)
     alias("maximum", torch.maximum, "maximum", torch.fmax)
+    for name, op in [("eq", operator.eq), ("ne", operator.ne), ("lt", operator.lt), ("le", operator.le),
+                     ("gt", operator.gt), ("ge", operator.ge)]:
+        alias(name, getattr(torch, name), name, op)
+    alias("masked_fill", torch.masked_fill, "masked_fill")
+    alias("where", torch.where, "where")
+    alias("tril", torch.tril, "tril")
+    alias("triu", torch.triu, "triu")
+    alias("ones_like", torch.ones_like)
+    alias("zeros_like", torch.zeros_like)
     alias("minimum", torch.minimum, "minimum", torch.fmin)
     alias("matmul", torch.matmul, "matmul", operator.matmul, torch.mm, "mm", torch.bmm, "bmm", torch.mv, "mv")
     alias("linear", F.linear)
@@ -259,6 +268,96 @@ class Handlers:
 
     def op_minimum(self, input, other):
         return self.elementwise(lambda a, b: call("min", a, b), self.tensor(input), self.tensor(other, "other"))
+
+    # Comparisons, masks and the triangles: a comparison's result is a 'bool' tensor, read
+    # as the condition of a select; nothing else takes one.
+    def compare(self, op, input, other):
+        a, b = self.scalar(input), self.scalar(other)
+        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+            raise Unsupported("a comparison of two numbers")
+        return self.elementwise(lambda x, y: binary(op, x, y), a, b, dtype="bool")
+
+    def op_eq(self, input, other):
+        return self.compare("==", input, other)
+
+    def op_ne(self, input, other):
+        return self.compare("!=", input, other)
+
+    def op_lt(self, input, other):
+        return self.compare("<", input, other)
+
+    def op_le(self, input, other):
+        return self.compare("<=", input, other)
+
+    def op_gt(self, input, other):
+        return self.compare(">", input, other)
+
+    def op_ge(self, input, other):
+        return self.compare(">=", input, other)
+
+    def selected(self, cond, a, b):
+        """select(cond, a, b) element-wise, broadcast: cond a comparison's result, a and b
+        tensors or numbers."""
+        c = self.tensor(cond, "condition")
+        if c.dtype != "bool":
+            raise Unsupported("a condition that is not a comparison's result")
+        a, b = self.scalar(a), self.scalar(b)
+        for v in (a, b):
+            if isinstance(v, Tensor) and v.dtype != "f32":
+                raise Unsupported("a select between integer or boolean tensors")
+        tensors = [t for t in (c, a, b) if isinstance(t, Tensor)]
+        shape = self.broadcast([t.shape for t in tensors])
+        hints = next((t.hints for t in tensors if t.rank == len(shape)), None)
+        return Tensor(shape, "f32", lambda idx: call("select", *[self.operand(o, idx, shape) for o in (c, a, b)]),
+                      "expr", hints=hints)
+
+    def op_masked_fill(self, input, mask, value):
+        x = self.tensor(input)
+        if isinstance(value, Tensor):
+            raise Unsupported("a tensor as the fill value")
+        filled = self.selected(mask, float(self.const(value)), x)
+        if filled.rank != x.rank:
+            raise Unsupported("a mask of more dimensions than the tensor it fills")
+        return filled
+
+    def op_where(self, condition, input=None, other=None):
+        if input is None or other is None:
+            raise Unsupported("torch.where with the condition alone (the indices of its true elements)")
+        return self.selected(condition, input, other)
+
+    def triangle(self, input, diagonal, lower):
+        x = self.tensor(input)
+        if x.rank < 2:
+            raise Unsupported(f"a triangle of a tensor of {x.rank} dimension{'s' if x.rank != 1 else ''}")
+        k = int(self.const(diagonal))
+        zero = "0.0" if x.dtype == "f32" else "0"
+
+        def read(idx):
+            row, col = idx[-2], idx[-1]
+            cond = E(f"{col.fmt()} {'<=' if lower else '>='} {(row + k).fmt()}", PREC["<="])
+            return call("select", cond, x.read(idx), E(zero))
+
+        return Tensor(x.shape, x.dtype, read, "expr", hints=x.hints)
+
+    def op_tril(self, input, diagonal=0):
+        return self.triangle(input, diagonal, True)
+
+    def op_triu(self, input, diagonal=0):
+        return self.triangle(input, diagonal, False)
+
+    def filled(self, input, value, dtype):
+        if dtype is not None and dtype not in DTYPES:
+            raise Unsupported(f"dtype={dtype}")
+        x = self.tensor(input)
+        return Tensor(x.shape, DTYPES[dtype] if dtype is not None else x.dtype,
+                      lambda idx: float_literal(value) if x.dtype == "f32" else E(str(int(value))), "expr",
+                      hints=x.hints)
+
+    def op_ones_like(self, input, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+        return self.filled(input, 1.0, dtype)
+
+    def op_zeros_like(self, input, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+        return self.filled(input, 0.0, dtype)
 
     def op_identity(self, input, *args, **kwargs):
         return self.tensor(input)

@@ -177,7 +177,7 @@ class Translator(SizeDiscovery, Handlers):
         shape = self.broadcast([t.shape for t in tensors])
         for t in tensors:
             if t.dtype != "f32" and dtype == "f32":
-                raise Unsupported("integer tensors in arithmetic")
+                raise Unsupported("integer or boolean tensors in arithmetic")
         hints = next((t.hints for t in tensors if t.rank == len(shape)), None)
         return Tensor(shape, dtype, lambda idx: fn(*[self.operand(o, idx, shape) for o in operands]), "expr",
                       hints=hints)
