@@ -12,7 +12,9 @@ one host with two PoCL devices (POCL_DEVICES="pthread pthread"), ranks oversubsc
    names it, the databases pass their integrity check;
 3. a rank that runs another build of ksmith: refused at the start, naming it, before
    any folder is made;
-4. `mpirun -np 2 ksmith evolve --devices all`: one search evaluating on both ranks.
+4. `mpirun -np 2 ksmith evolve --devices all`: one search evaluating on both ranks, rank 1
+   started in another folder, so that the relative paths rank 0 names are not there: it
+   evaluates the files' texts it is sent, and its records name rank 0's paths.
 
 SKIPs (exit 77) without an OpenCL device or two PoCL devices.
 Usage: check_mpi.py KSMITH SOURCE_DIR MPIRUN
@@ -213,13 +215,24 @@ if os.path.exists(refused):
     fail("a refused job made its folder")
 print("ok: another build on rank 1 refused")
 
-# 4. One search over both ranks.
-out = os.path.join(work, "evolve")
-r = mpi(2, "evolve", os.path.join(source, "examples/softmax.ks"), "--devices", "all", "--workers", "1", "--budget",
-        "10", "--size", "N=64,D=1024", "--out", out)
+# 4. One search over both ranks, rank 1 in another folder: the paths rank 0 names are
+# relative to its own, so rank 1 evaluates only what it was sent (no shared files).
+shutil.copy(os.path.join(source, "examples/softmax.ks"), work)
+elsewhere = os.path.join(work, "elsewhere")
+os.makedirs(elsewhere)
+args = ["evolve", "softmax.ks", "--devices", "all", "--workers", "1", "--budget", "10", "--size", "N=64,D=1024",
+        "--out", "evolve"]
+r = subprocess.run([mpirun, "-np", "1", "-wdir", work, ksmith, *args, ":", "-np", "1", "-wdir", elsewhere, ksmith,
+                    *args], capture_output=True, text=True, env=env, timeout=600)
 if r.returncode != 0:
     fail(f"mpirun -np 2 ksmith evolve exited {r.returncode}:\n{r.stdout}{r.stderr}")
-if devices_of(os.path.join(out, "evolve.db")) != {"opencl:0", "opencl:1"}:
-    fail(f"the search evaluated on {devices_of(os.path.join(out, 'evolve.db'))}, not on both ranks")
-print("ok: one search on two ranks")
+db = os.path.join(work, "evolve", "evolve.db")
+if devices_of(db) != {"opencl:0", "opencl:1"}:
+    fail(f"the search evaluated on {devices_of(db)}, not on both ranks")
+specs = {json.loads(rec)["spec"] for _, rec in rows(db).values()}
+if specs != {"evolve/softmax.ks"}:
+    fail(f"the records name the specs {specs}: rank 1's, evaluated from its copy, should name rank 0's path")
+if os.listdir(elsewhere):
+    fail(f"rank 1 left files in its folder: {os.listdir(elsewhere)}")
+print("ok: one search on two ranks, rank 1 in another folder evaluating what it was sent")
 shutil.rmtree(work, ignore_errors=True)

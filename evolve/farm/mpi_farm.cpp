@@ -156,6 +156,67 @@ std::string host_name() {
   return name;
 }
 
+// The positions in a job's arguments of the files it names: the spec of `run` and
+// `time`, and the values of --schedule and --kernel.
+std::vector<size_t> file_arguments(const nlohmann::json &args) {
+  std::vector<size_t> at;
+  if (args.size() > 1 && (args[0] == "run" || args[0] == "time")) at.push_back(1);
+  for (size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "--schedule" || args[i] == "--kernel") at.push_back(i + 1);
+  return at;
+}
+
+// The head: the texts of the files a job line names, sent with it, so that a rank
+// needs no file system in common with the head. A file the head cannot read is left
+// to the rank's worker to report.
+nlohmann::json files_of(const std::string &line) {
+  nlohmann::json files = nlohmann::json::array();
+  nlohmann::json job = nlohmann::json::parse(line, nullptr, false);
+  if (!job.is_object() || !job.contains("args") || !job["args"].is_array()) return files;
+  for (size_t at : file_arguments(job["args"])) {
+    if (!job["args"][at].is_string()) continue;
+    const std::string path = job["args"][at].get<std::string>();
+    try {
+      files.push_back(
+          {{"at", at}, {"name", fs::path(path).filename().string()}, {"text", read_source_file(path, "file")->text}});
+    } catch (const UserError &) {
+    }
+  }
+  return files;
+}
+
+// A rank: the job's files written under dir, each once (named by its text's hash), the
+// job's arguments pointing at them; originals maps each back to the head's path.
+void place_files(nlohmann::json &job, const nlohmann::json &files, const std::string &dir,
+                 std::map<std::string, std::string> &originals) {
+  if (!files.is_array() || !job.contains("args") || !job["args"].is_array()) return;
+  for (const nlohmann::json &f : files) {
+    const size_t at = f.value("at", size_t{0});
+    const std::string text = f.value("text", std::string());
+    if (at == 0 || at >= job["args"].size() || !job["args"][at].is_string()) continue;
+    char hash[32];
+    std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(text));
+    const std::string path =
+        dir + "/" + hash + "-" + fs::path(f.value("name", std::string("file"))).filename().string();
+    if (!fs::exists(path)) write_text_file(path, text);
+    originals[path] = job["args"][at].get<std::string>();
+    job["args"][at] = path;
+  }
+}
+
+// A rank: a worker's answer with the record's spec named as the head named it.
+std::string restore_spec(const std::string &line, const std::map<std::string, std::string> &originals) {
+  nlohmann::json answer = nlohmann::json::parse(line, nullptr, false);
+  if (!answer.is_object() || !answer.contains("out") || !answer["out"].is_string()) return line;
+  nlohmann::json record = nlohmann::json::parse(answer["out"].get<std::string>(), nullptr, false);
+  if (!record.is_object() || !record.contains("spec") || !record["spec"].is_string()) return line;
+  auto it = originals.find(record["spec"].get<std::string>());
+  if (it == originals.end()) return line;
+  record["spec"] = it->second;
+  answer["out"] = record.dump();
+  return answer.dump();
+}
+
 class MpiFarm : public Farm {
  public:
   explicit MpiFarm(const FarmOptions &o) : options_(o) {
@@ -208,10 +269,9 @@ class MpiFarm : public Farm {
       for (int r = 1; r < size_; ++r) outbox_.send(r, kStop, nlohmann::json::object());
       drain();
     }
-    if (!farm_dir_.empty()) {
-      std::error_code ec;
-      fs::remove_all(farm_dir_, ec);
-    }
+    std::error_code ec;
+    if (!farm_dir_.empty()) fs::remove_all(farm_dir_, ec);
+    if (!files_dir_.empty()) fs::remove_all(files_dir_, ec);
     MPI_Finalize();
   }
 
@@ -222,9 +282,17 @@ class MpiFarm : public Farm {
     struct Worker {
       std::unique_ptr<Child> child;
       std::string lock;
-      std::string err;  // the end of what it printed on its standard error: why it died
+      std::string err;                               // the end of what it printed on its standard error: why it died
+      std::map<std::string, std::string> originals;  // its files here, to the head's paths
     };
     std::map<int64_t, Worker> workers;
+    char dir[] = "/tmp/ksmith-rank-XXXXXX";
+    if (!::mkdtemp(dir)) {
+      std::fprintf(stderr, "error: rank %d on %s cannot make a folder in /tmp: %s\n", rank_, host_.c_str(),
+                   std::strerror(errno));
+      return 1;
+    }
+    files_dir_ = dir;
     const std::string ksmith = options_.ksmith.empty() ? fs::read_symlink("/proc/self/exe").string() : options_.ksmith;
     double beat = 0;
     while (true) {
@@ -262,17 +330,20 @@ class MpiFarm : public Farm {
           w.child = std::make_unique<Child>(std::vector<std::string>{ksmith, "worker"}, true);
           w.lock = device_lock_path(d->api, d->index, d->name);
         }
-        // The job's lock is this host's: the head knows only the device.
+        // The job's lock is this host's (the head knows only the device), its files
+        // copies of the head's.
         nlohmann::json job = nlohmann::json::parse(m->payload.value("line", std::string()), nullptr, false);
-        if (job.is_object() && job.contains("args") && job["args"].is_array())
+        if (job.is_object() && job.contains("args") && job["args"].is_array()) {
           job["args"].insert(job["args"].end(), {"--device-lock", w.lock});
+          if (m->payload.contains("files")) place_files(job, m->payload["files"], files_dir_, w.originals);
+        }
         w.child->send(job.dump() + "\n");
       }
       for (auto it = workers.begin(); it != workers.end();) {
         Child &c = *it->second.child;
         const bool exited = !c.started() || c.poll(0);
         while (std::optional<std::string> line = c.take_line()) {
-          outbox_.send(0, kAnswer, {{"slot", it->first}, {"line", *line + "\n"}});
+          outbox_.send(0, kAnswer, {{"slot", it->first}, {"line", restore_spec(*line, it->second.originals) + "\n"}});
           busy = true;
         }
         std::string &err = it->second.err;
@@ -306,7 +377,8 @@ class MpiFarm : public Farm {
   std::string host_;
   std::vector<runtime::DeviceInfo> own_, devices_;
   Outbox outbox_;
-  std::string farm_dir_;
+  std::string farm_dir_;   // the head's: devices.json and the relays' socket
+  std::string files_dir_;  // a rank's: the copies of the files its jobs name
   int listener_ = -1;
   std::thread broker_;
   std::atomic<bool> quit_{false};
@@ -474,7 +546,7 @@ class MpiFarm : public Farm {
             r.device = d->selector();
             continue;
           }
-          outbox_.send(r.rank, kJob, {{"slot", slot}, {"device", r.device}, {"line", line}});
+          outbox_.send(r.rank, kJob, {{"slot", slot}, {"device", r.device}, {"line", line}, {"files", files_of(line)}});
         }
       }
       while (std::optional<Message> m = receive()) {
