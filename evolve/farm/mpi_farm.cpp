@@ -309,6 +309,7 @@ class MpiFarm : public Farm {
           drain();
           return 0;
         }
+        if (!m->payload.is_object()) continue;  // not one of the head's messages
         if (m->tag == kClose) {
           workers.erase(m->payload.value("slot", int64_t{-1}));  // ~Child kills it
           continue;
