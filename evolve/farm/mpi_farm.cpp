@@ -101,6 +101,13 @@ std::string build_fingerprint() {
   return id;
 }
 
+// A new folder NAME-XXXXXX in the temporary directory ($TMPDIR, else /tmp); "" when
+// it cannot be made.
+std::string temporary_folder(const std::string &name) {
+  std::string path = (fs::temp_directory_path() / (name + "-XXXXXX")).string();
+  return ::mkdtemp(path.data()) ? path : "";
+}
+
 // Messages sent without blocking: each kept until MPI is done with its buffer.
 class Outbox {
  public:
@@ -286,13 +293,12 @@ class MpiFarm : public Farm {
       std::map<std::string, std::string> originals;  // its files here, to the head's paths
     };
     std::map<int64_t, Worker> workers;
-    char dir[] = "/tmp/ksmith-rank-XXXXXX";
-    if (!::mkdtemp(dir)) {
-      std::fprintf(stderr, "error: rank %d on %s cannot make a folder in /tmp: %s\n", rank_, host_.c_str(),
-                   std::strerror(errno));
+    files_dir_ = temporary_folder("ksmith-rank");
+    if (files_dir_.empty()) {
+      std::fprintf(stderr, "error: rank %d on %s cannot make a folder in %s: %s\n", rank_, host_.c_str(),
+                   fs::temp_directory_path().c_str(), std::strerror(errno));
       return 1;
     }
-    files_dir_ = dir;
     const std::string ksmith = options_.ksmith.empty() ? fs::read_symlink("/proc/self/exe").string() : options_.ksmith;
     double beat = 0;
     int idle = 0;  // looks in a row that found nothing to do
@@ -462,9 +468,10 @@ class MpiFarm : public Farm {
                    idle.size() > 1 ? "s" : "", ranks.c_str(), idle.size() > 1 ? "ve" : "s",
                    idle.size() > 1 ? "they" : "it", idle.size() > 1 ? "" : "s");
     }
-    char dir[] = "/tmp/ksmith-farm-XXXXXX";
-    if (!::mkdtemp(dir)) fail_start("cannot make the farm's folder in /tmp: " + std::string(std::strerror(errno)));
-    farm_dir_ = dir;
+    farm_dir_ = temporary_folder("ksmith-farm");
+    if (farm_dir_.empty())
+      fail_start("cannot make the farm's folder in " + fs::temp_directory_path().string() + ": " +
+                 std::strerror(errno));
     write_farm_devices(farm_dir_, devices_);
     listener_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_un address{};
