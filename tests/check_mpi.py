@@ -11,7 +11,8 @@ one host with two PoCL devices (POCL_DEVICES="pthread pthread"), ranks oversubsc
 2. a rank that hangs (SIGSTOP): the job ends after --rank-timeout with a message that
    names it, the databases pass their integrity check;
 3. a rank that runs another build of ksmith: refused at the start, naming it, before
-   any folder is made;
+   any folder is made; a hostfile naming a host that cannot be reached: MPI's own error,
+   nothing made;
 4. `mpirun -np 2 ksmith evolve --devices all`: one search evaluating on both ranks, rank 1
    started in another folder, so that the relative paths rank 0 names are not there: it
    evaluates the files' texts it is sent, and its records name rank 0's paths.
@@ -215,6 +216,18 @@ if r.returncode == 0 or "rank 1 on" not in r.stderr or "runs another ksmith than
 if os.path.exists(refused):
     fail("a refused job made its folder")
 print("ok: another build on rank 1 refused")
+
+# 3b. A hostfile that names a host that cannot be reached: MPI's own error, before ksmith starts.
+hosts = os.path.join(work, "hosts")
+with open(hosts, "w") as f:
+    f.write("localhost slots=1\nno-such-host-ks.invalid slots=1\n")
+unreached = os.path.join(work, "unreached")
+r = subprocess.run([mpirun, "-np", "2", "--hostfile", hosts, ksmith, "tune", suite, "--sizes", sizes, "--out", unreached,
+                    "--devices", "all"], capture_output=True, text=True, env=env, timeout=120)
+said = r.stdout + r.stderr
+if r.returncode == 0 or os.path.exists(unreached) or not ("no-such-host" in said or "ORTE" in said):
+    fail(f"a hostfile naming an unreachable host: exit {r.returncode}, folder made: {os.path.exists(unreached)}:\n{said}")
+print("ok: an unreachable host in the hostfile: MPI's error, nothing made")
 
 # 4. One search over both ranks, rank 1 in another folder: the paths rank 0 names are
 # relative to its own, so rank 1 evaluates only what it was sent (no shared files).
