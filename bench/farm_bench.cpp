@@ -33,21 +33,19 @@ using namespace ks;
 
 namespace {
 
-double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
 class SimulatedWorkers : public EvaluationQueue {
  public:
   SimulatedWorkers(size_t slots, double delay_s, nlohmann::json features)
       : slots_(slots), delay_s_(delay_s), features_(std::move(features)) {}
   size_t slots() const override { return slots_; }
   size_t running() const override { return jobs_.size(); }
-  void submit(Job job) override { jobs_.emplace(now_s() + delay_s_, std::move(job)); }
+  void submit(Job job) override { jobs_.emplace(monotonic_seconds() + delay_s_, std::move(job)); }
   std::vector<JobResult> wait(double timeout_s) override {
     std::vector<JobResult> done;
     if (jobs_.empty()) return done;
-    const double until = std::min(jobs_.begin()->first, now_s() + timeout_s);
-    std::this_thread::sleep_for(std::chrono::duration<double>(std::max(0.0, until - now_s())));
-    while (!jobs_.empty() && jobs_.begin()->first <= now_s()) {
+    const double until = std::min(jobs_.begin()->first, monotonic_seconds() + timeout_s);
+    std::this_thread::sleep_for(std::chrono::duration<double>(std::max(0.0, until - monotonic_seconds())));
+    while (!jobs_.empty() && jobs_.begin()->first <= monotonic_seconds()) {
       const Job &job = jobs_.begin()->second;
       JobResult r;
       r.ticket = job.ticket;
@@ -110,9 +108,9 @@ int relay_round_trips(int jobs, int per_device, const std::string &devices) {
   };
   pump(static_cast<int>(queue.slots()));  // every worker started
   sent = answered = 0;
-  start = now_s();
+  start = monotonic_seconds();
   pump(jobs);
-  const double seconds = now_s() - start;
+  const double seconds = monotonic_seconds() - start;
   std::printf("| %zu | %zu | %d | %.2f | %.0f |\n", remote.size(), queue.slots(), jobs, seconds, jobs / seconds);
   queue.stop();
   return farm->finish(0);
@@ -168,10 +166,10 @@ int main(int argc, char **argv) {
     SearchOutcome outcome;
     {
       RunDatabase db(dir + "/evolve.db");
-      start = now_s();
+      start = monotonic_seconds();
       outcome = run_search(db, std::nullopt, setup, queue, progress, stop);
     }
-    const double seconds = now_s() - start;
+    const double seconds = monotonic_seconds() - start;
     std::printf("| %s | %s | %zu | %d | %.2f | %.1f |\n", std::filesystem::path(spec_path).stem().c_str(),
                 setup.config.cost_model.c_str(), slots, budget, seconds, budget / seconds);
     std::filesystem::remove_all(dir);

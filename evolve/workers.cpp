@@ -23,11 +23,11 @@ extern char **environ;
 
 namespace ks {
 
-namespace {
-
 double monotonic_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+namespace {
 
 // Reads what is ready on fd into out; false at end of file.
 bool drain(int fd, std::string *out) {

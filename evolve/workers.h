@@ -22,6 +22,9 @@
 
 namespace ks {
 
+/// Seconds on the monotonic clock: what the time limits and the rates are measured with.
+double monotonic_seconds();
+
 /// A child process in a process group of its own, its output collected as it comes.
 class Child {
  public:

@@ -203,9 +203,8 @@ int search(const EvolveOptions &o, Farm *farm) {
   for (const std::string &path : o.starts) setup.starts.push_back({path, read_source_file(path, "schedule")->text});
   const std::string api =
       config.target.empty() ? "" : target_api(config.target == "spirv" ? Target::SPIRV : Target::OpenCL);
+  // A farm's devices were found on each rank with this API already (Farm::join).
   setup.devices = farm ? farm->devices() : find_run_devices(config.device, api);
-  if (!api.empty() && setup.devices.front().api != api)
-    throw UserError("error: the farm's devices are " + setup.devices.front().api + "'s, not " + api + "'s");
   setup.device = setup.devices.front();
   setup.target = target_name(target_for(setup.device));
   WorkerQueue queue(setup.ksmith, device_slots(setup.devices, config.workers));

@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -57,7 +56,6 @@ namespace fs = std::filesystem;
 // (the head's number for one relay: one worker on the rank).
 enum Tag : int {
   kHello = 1,   // rank -> head: {version, host, devices, error?}
-  kStart = 2,   // head -> rank: serve
   kJob = 3,     // head -> rank: {slot, device, line}: a line for the slot's worker (started if needed)
   kClose = 4,   // head -> rank: {slot}: its relay is gone; end its worker
   kStop = 5,    // head -> rank: end
@@ -65,8 +63,6 @@ enum Tag : int {
   kGone = 7,    // rank -> head: {slot, err}: the worker ended
   kBeat = 8,    // rank -> head: alive, every second
 };
-
-double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // What tells two builds of ksmith apart: the linker's build ID (a hash of the
 // executable, NT_GNU_BUILD_ID), read from this process's program headers; the
@@ -303,9 +299,9 @@ class MpiFarm : public Farm {
     double beat = 0;
     int idle = 0;  // looks in a row that found nothing to do
     while (true) {
-      if (now_s() - beat >= 1) {
+      if (monotonic_seconds() - beat >= 1) {
         outbox_.send(0, kBeat, nlohmann::json::object());
-        beat = now_s();
+        beat = monotonic_seconds();
       }
       outbox_.progress();
       bool busy = false;
@@ -387,6 +383,7 @@ class MpiFarm : public Farm {
   std::vector<std::string> hosts_;  // the head: each rank's host
   std::string host_;
   std::vector<runtime::DeviceInfo> own_, devices_;
+  std::map<std::string, int> rank_of_;  // the head: each other rank's device, by where(), to its rank
   Outbox outbox_;
   std::string farm_dir_;   // the head's: devices.json and the relays' socket
   std::string files_dir_;  // a rank's: the copies of the files its jobs name
@@ -399,14 +396,15 @@ class MpiFarm : public Farm {
 
   // Sends what is still pending, for a second at most (a rank gone does not hold the end).
   void drain() {
-    const double until = now_s() + 1;
-    while (!outbox_.empty() && now_s() < until) {
+    const double until = monotonic_seconds() + 1;
+    while (!outbox_.empty() && monotonic_seconds() < until) {
       outbox_.progress();
       ::usleep(1000);
     }
   }
 
-  // A rank's first message, then its wait for the head's word.
+  // A rank's first message: its build, host and devices (serve() goes on from there; a
+  // head that refuses the job sends kStop).
   void hello(const std::string &error) {
     nlohmann::json devices = nlohmann::json::array();
     for (const runtime::DeviceInfo &d : own_) devices.push_back(device_info_json(d));
@@ -422,12 +420,11 @@ class MpiFarm : public Farm {
     devices_ = own_;
     std::vector<nlohmann::json> hellos(static_cast<size_t>(size_));
     int heard = 1;
-    const double until = now_s() + options_.rank_timeout_s;
-    std::vector<std::string> idle;
+    const double until = monotonic_seconds() + options_.rank_timeout_s;
     while (heard < size_) {
       std::optional<Message> m = receive();
       if (!m) {
-        if (now_s() > until) {
+        if (monotonic_seconds() > until) {
           std::string silent;
           for (int r = 1; r < size_; ++r)
             if (hellos[static_cast<size_t>(r)].is_null()) silent += (silent.empty() ? "" : ", ") + std::to_string(r);
@@ -453,21 +450,16 @@ class MpiFarm : public Farm {
                    ", rank 0's " + version + "): every rank must run the same executable");
       if (h.contains("error")) fail_start(where + ": " + strip(h.value("error", std::string())));
       if (!h.contains("devices") || !h["devices"].is_array()) fail_start(where + " sent no device list");
-      if (h["devices"].empty()) idle.push_back(std::to_string(r));
-      for (const nlohmann::json &d : h["devices"]) devices_.push_back(device_info_from_json(d));
+      for (const nlohmann::json &d : h["devices"]) {
+        devices_.push_back(device_info_from_json(d));
+        rank_of_[devices_.back().where()] = r;
+      }
     }
     if (devices_.empty()) fail_start("no rank of the job has a device ('" + options_.selectors + "' found none)");
     for (const runtime::DeviceInfo &d : devices_)
       if (d.api != devices_.front().api)
         fail_start("a run's devices are of one API: " + devices_.front().where() + " is " + devices_.front().api +
                    ", " + d.where() + " is " + d.api);
-    if (!idle.empty()) {
-      std::string ranks;
-      for (const std::string &r : idle) ranks += (ranks.empty() ? "" : ", ") + r;
-      std::fprintf(stderr, "note: rank%s %s ha%s no device: more ranks than devices on a host; %s idle%s\n",
-                   idle.size() > 1 ? "s" : "", ranks.c_str(), idle.size() > 1 ? "ve" : "s",
-                   idle.size() > 1 ? "they" : "it", idle.size() > 1 ? "" : "s");
-    }
     farm_dir_ = temporary_folder("ksmith-farm");
     if (farm_dir_.empty())
       fail_start("cannot make the farm's folder in " + fs::temp_directory_path().string() + ": " +
@@ -482,7 +474,6 @@ class MpiFarm : public Farm {
         ::listen(listener_, 256) != 0)
       fail_start("cannot listen on '" + socket_path + "': " + std::strerror(errno));
     ::setenv(kFarmEnv, farm_dir_.c_str(), 1);
-    for (int r = 1; r < size_; ++r) outbox_.send(r, kStart, nlohmann::json::object());
     broker_ = std::thread([this] { broker(); });
   }
 
@@ -511,7 +502,7 @@ class MpiFarm : public Farm {
     std::map<int64_t, Relay> relays;
     int64_t next_slot = 1;
     int idle = 0;  // looks in a row that found nothing but heartbeats
-    std::vector<double> heard(static_cast<size_t>(size_), now_s());
+    std::vector<double> heard(static_cast<size_t>(size_), monotonic_seconds());
     auto close_relay = [&](int64_t slot, bool tell_rank) {
       auto it = relays.find(slot);
       if (it == relays.end()) return;
@@ -558,7 +549,7 @@ class MpiFarm : public Farm {
               close_relay(slot, false);
               break;
             }
-            r.rank = std::atoi(d->place.c_str() + 4);
+            r.rank = rank_of_.at(to);
             r.device = d->selector();
             continue;
           }
@@ -566,7 +557,7 @@ class MpiFarm : public Farm {
         }
       }
       while (std::optional<Message> m = receive()) {
-        heard[static_cast<size_t>(m->from)] = now_s();
+        heard[static_cast<size_t>(m->from)] = monotonic_seconds();
         busy = busy || m->tag != kBeat;
         if (!m->payload.is_object()) continue;
         const int64_t slot = m->payload.value("slot", int64_t{-1});
@@ -581,7 +572,7 @@ class MpiFarm : public Farm {
       outbox_.progress();
       idle = busy ? 0 : idle + 1;
       for (int r = 1; r < size_ && failure_.empty(); ++r) {
-        const double silent = now_s() - heard[static_cast<size_t>(r)];
+        const double silent = monotonic_seconds() - heard[static_cast<size_t>(r)];
         if (silent <= options_.rank_timeout_s) continue;
         char text[512];
         std::snprintf(text, sizeof text,

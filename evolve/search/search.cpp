@@ -36,10 +36,6 @@ std::string status_of(const ChildRun &child, const std::optional<nlohmann::json>
 
 namespace {
 
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 double unix_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -139,7 +135,7 @@ class Search {
 
   SearchOutcome run(std::optional<int64_t> resume) {
     resume ? reopen(*resume) : begin();
-    session_start_ = now_seconds();
+    session_start_ = monotonic_seconds();
     seconds_before_ = run_.seconds;
     SearchOutcome out = loop();
     out.run = run_.id;
@@ -441,7 +437,7 @@ class Search {
 
   // ---- the record of it all -----------------------------------------------------
 
-  double elapsed() const { return seconds_before_ + now_seconds() - session_start_; }
+  double elapsed() const { return seconds_before_ + monotonic_seconds() - session_start_; }
 
   // One transaction: the candidates changed, the archive's changes, the run's state.
   void commit(const std::vector<const CandidateRow *> &changed) {
@@ -1190,9 +1186,9 @@ class Search {
                                       last_evaluated().verdict);
         }
       }
-      if (now_seconds() - last_progress > 0.5) {
+      if (monotonic_seconds() - last_progress > 0.5) {
         progress_.update(progress());
-        last_progress = now_seconds();
+        last_progress = monotonic_seconds();
       }
     }
   }

@@ -2,7 +2,6 @@
 #include "evolve/search/tune.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -163,7 +162,6 @@ std::vector<TunedProblem> tune_suite(const TuneOptions &o, TuneProgress &progres
   };
   std::vector<std::optional<Running>> slots(o.devices.size());
   size_t next = 0;
-  auto now = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
   // A search that ran this much past its minutes (the final retime included) is killed.
   const double limit_s = o.minutes * 60 * 1.5 + 600;
   bool stopping = false;
@@ -217,7 +215,7 @@ std::vector<TunedProblem> tune_suite(const TuneOptions &o, TuneProgress &progres
       progress.note("   " + p.name + " on " + o.devices[slot] + (p.resume ? " (resumed)" : ""));
       // In this process's group: a kill of the tuning's group, or a Ctrl-C, reaches
       // the search too (its workers end with their standard input).
-      slots[slot] = Running{p, std::make_unique<Child>(argv, false, false), now()};
+      slots[slot] = Running{p, std::make_unique<Child>(argv, false, false), monotonic_seconds()};
       if (!slots[slot]->child->started()) {
         finish(slot, slots[slot]->child->result(), false);
         continue;
@@ -229,7 +227,7 @@ std::vector<TunedProblem> tune_suite(const TuneOptions &o, TuneProgress &progres
       any = true;
       Child &c = *slots[slot]->child;
       const bool exited = c.poll(100);
-      const bool late = !exited && now() - slots[slot]->started > limit_s;
+      const bool late = !exited && monotonic_seconds() - slots[slot]->started > limit_s;
       if (late) {
         c.kill();
         while (!c.poll(1000)) {

@@ -16,6 +16,10 @@ UNARY = {  # name -> DSL builtin of the same meaning (PyTorch's definition, the 
     "erf": "erf", "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil", "sign": "sign", "silu": "silu",
     "mish": "mish", "selu": "selu", "hardsigmoid": "hardsigmoid", "hardswish": "hardswish",
 }
+COMPARISONS = {  # name -> (DSL operator, Python's operator); each a Handlers.op_NAME (_add_comparison_handlers)
+    "eq": ("==", operator.eq), "ne": ("!=", operator.ne), "lt": ("<", operator.lt), "le": ("<=", operator.le),
+    "gt": (">", operator.gt), "ge": (">=", operator.ge),
+}
 IDENTITY = ["contiguous", "clone", "detach", "float", "identity"]
 DROPOUT = ["dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d"]
 
@@ -50,8 +54,7 @@ def op_tables():
     alias("pow", torch.pow, "pow", operator.pow)
     alias("floordiv", operator.floordiv)
     alias("maximum", torch.maximum, "maximum", torch.fmax)
-    for name, op in [("eq", operator.eq), ("ne", operator.ne), ("lt", operator.lt), ("le", operator.le),
-                     ("gt", operator.gt), ("ge", operator.ge)]:
+    for name, (_, op) in COMPARISONS.items():
         alias(name, getattr(torch, name), name, op)
     alias("masked_fill", torch.masked_fill, "masked_fill")
     alias("where", torch.where, "where")
@@ -276,24 +279,6 @@ class Handlers:
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
             raise Unsupported("a comparison of two numbers")
         return self.elementwise(lambda x, y: binary(op, x, y), a, b, dtype="bool")
-
-    def op_eq(self, input, other):
-        return self.compare("==", input, other)
-
-    def op_ne(self, input, other):
-        return self.compare("!=", input, other)
-
-    def op_lt(self, input, other):
-        return self.compare("<", input, other)
-
-    def op_le(self, input, other):
-        return self.compare("<=", input, other)
-
-    def op_gt(self, input, other):
-        return self.compare(">", input, other)
-
-    def op_ge(self, input, other):
-        return self.compare(">=", input, other)
 
     def selected(self, cond, a, b):
         """select(cond, a, b) element-wise, broadcast: cond a comparison's result, a and b
@@ -1096,6 +1081,17 @@ def _add_nd_handlers():
 
 
 _add_nd_handlers()
+
+
+def _add_comparison_handlers():
+    for name, (op, _) in COMPARISONS.items():
+        def compare(self, input, other, op=op):
+            return self.compare(op, input, other)
+
+        setattr(Handlers, f"op_{name}", compare)
+
+
+_add_comparison_handlers()
 
 
 def spatial_names(nd):
