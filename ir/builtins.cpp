@@ -23,6 +23,8 @@ std::optional<Builtin> find_builtin(const std::string &name) {
   return std::nullopt;
 }
 
+bool is_function(Builtin id) { return id != Builtin::SoftmaxPair; }
+
 double eval_builtin(Builtin id, const double *a) {
   const double x = a[0];
   switch (id) {
@@ -64,6 +66,7 @@ double eval_builtin(Builtin id, const double *a) {
     case Builtin::Hardtanh: return std::fmin(std::fmax(x, a[1]), a[2]);
     case Builtin::Hardsigmoid: return std::fmin(std::fmax(x / 6.0 + 0.5, 0.0), 1.0);
     case Builtin::Hardswish: return x * std::fmin(std::fmax(x + 3.0, 0.0), 6.0) / 6.0;
+    case Builtin::SoftmaxPair: break;
   }
   return std::nan("");
 }

@@ -18,7 +18,7 @@ namespace ks {
               X(Sigmoid, "sigmoid", 1) X(Relu, "relu", 1) X(LeakyRelu, "leaky_relu", 2) X(Gelu, "gelu", 1)            \
                   X(GeluTanh, "gelu_tanh", 1) X(Softplus, "softplus", 1) X(Silu, "silu", 1) X(Mish, "mish", 1)        \
                       X(Elu, "elu", 2) X(Selu, "selu", 1) X(Hardtanh, "hardtanh", 3) X(Hardsigmoid, "hardsigmoid", 1) \
-                          X(Hardswish, "hardswish", 1)
+                          X(Hardswish, "hardswish", 1) X(SoftmaxPair, "softmax_pair", 2)
 // clang-format on
 
 enum class Builtin {
@@ -36,6 +36,11 @@ struct BuiltinInfo {
 const BuiltinInfo &builtin_info(Builtin id);
 std::optional<Builtin> find_builtin(const std::string &name);
 const std::vector<BuiltinInfo> &all_builtins();
+
+/// softmax_pair(score, value) is no function: it is the body of a softmax_sum
+/// reduction (ir/graph.h), which a rewrite writes and lowering takes apart; specs
+/// cannot call it, nothing evaluates it (NaN), no target spells it.
+bool is_function(Builtin id);
 
 /// The float64 definition of a builtin: args has builtin_info(id).arity values.
 double eval_builtin(Builtin id, const double *args);

@@ -31,6 +31,7 @@ const char *reduce_op_name(ReduceOp op) {
     case ReduceOp::ArgMax: return "argmax";
     case ReduceOp::ArgMin: return "argmin";
     case ReduceOp::LogSumExp: return "logsumexp";
+    case ReduceOp::SoftmaxSum: return "softmax_sum";
   }
   return "?";
 }
@@ -45,7 +46,8 @@ std::optional<ReduceOp> parse_reduce_op(const std::string &name) {
 double reduce_identity(ReduceOp op) {
   const double inf = std::numeric_limits<double>::infinity();
   switch (op) {
-    case ReduceOp::Sum: return 0.0;
+    case ReduceOp::Sum:
+    case ReduceOp::SoftmaxSum: return 0.0;
     case ReduceOp::Prod: return 1.0;
     case ReduceOp::Max:
     case ReduceOp::ArgMax:

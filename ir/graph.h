@@ -46,7 +46,13 @@ struct IterVar {
 
 /// LogSumExp: log(sum exp(body)), in one pass (a running maximum and a rescaled running
 /// sum, combined as one value by BinaryOp::LogAddExp).
-enum class ReduceOp { None, Sum, Prod, Max, Min, ArgMax, ArgMin, LogSumExp };
+/// SoftmaxSum: a softmax-weighted sum, sum(j) softmax(score)[j] * value[j], written by
+/// the online_attention rewrite (never by a spec): the body is softmax_pair(score,
+/// value), and the last Stage::score_vars reduction variables are summed inside the
+/// score at each point of the others (attention's scores, q . k, in the same loop).
+/// Lowered in one pass: a running maximum, a rescaled running sum and a rescaled
+/// accumulator (passes/lower.cpp).
+enum class ReduceOp { None, Sum, Prod, Max, Min, ArgMax, ArgMin, LogSumExp, SoftmaxSum };
 const char *reduce_op_name(ReduceOp op);  // "sum", ...
 std::optional<ReduceOp> parse_reduce_op(const std::string &name);
 /// The value a reduction starts from (argmax and argmin: of the best value).
@@ -57,6 +63,7 @@ struct Stage {
   std::vector<IterVar> spatial;  // one per output dimension, in order
   ReduceOp reduce = ReduceOp::None;
   std::vector<IterVar> reduce_vars;
+  size_t score_vars = 0;  // softmax_sum: how many of reduce_vars, the last, sum the score
   Expr body;
   SourceLoc loc;  // the statement that defines it, for messages (a rewrite's stage: its origin's)
 };

@@ -2,6 +2,7 @@
 #include "ir/interpreter.h"
 
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "ir/visitor.h"
@@ -287,10 +288,19 @@ TensorMap interpret(const Graph &graph, const TensorMap &inputs) {
       tensor_slots[name] = static_cast<int>(slots.size());
       slots.push_back({&data, row_major_strides(data.shape)});
     }
-    Bytecode bc;
-    Compiler(var_slots, tensor_slots, slots, &bc).dispatch(stage.body);
+    // A softmax_sum runs its score and its value apart (softmax_pair is no function).
+    const bool softmax_sum = stage.reduce == ReduceOp::SoftmaxSum;
+    const Call *pair = softmax_sum ? stage.body.as<Call>() : nullptr;
+    Bytecode bc, value_bc;
+    Compiler(var_slots, tensor_slots, slots, &bc).dispatch(pair ? pair->args[0] : stage.body);
+    if (pair) Compiler(var_slots, tensor_slots, slots, &value_bc).dispatch(pair->args[1]);
     // The bytecode never needs more stack than it has instructions.
-    if (stack.size() < bc.code.size() + 1) stack.resize(bc.code.size() + 1);
+    if (stack.size() < std::max(bc.code.size(), value_bc.code.size()) + 1)
+      stack.resize(std::max(bc.code.size(), value_bc.code.size()) + 1);
+    int64_t score_points = 1;  // points of a softmax_sum's score's sum, innermost
+    for (size_t r = stage.reduce_vars.size() - stage.score_vars; r < stage.reduce_vars.size(); ++r)
+      score_points *= stage.reduce_vars[r].extent;
+    std::vector<double> scores, values;
 
     const size_t spatial_rank = stage.spatial.size();
     const size_t reduce_rank = stage.reduce_vars.size();
@@ -326,6 +336,14 @@ TensorMap interpret(const Graph &graph, const TensorMap &inputs) {
             case ReduceOp::ArgMin:
               if (v < acc || r == 0) acc = v, best_index = static_cast<double>(r);
               break;
+            case ReduceOp::SoftmaxSum:
+              acc += v;  // the score's sum; its last point ends it
+              if ((r + 1) % score_points == 0) {
+                scores.push_back(acc);
+                values.push_back(run(value_bc, vars.data(), slots, stack.data()));
+                acc = 0;
+              }
+              break;
             case ReduceOp::None: break;
           }
           // Advance the reduction odometer, innermost variable fastest.
@@ -336,6 +354,19 @@ TensorMap interpret(const Graph &graph, const TensorMap &inputs) {
           }
         }
         result = arg ? best_index : acc;
+        if (softmax_sum) {  // two passes, in f64: the maximum, then the weights
+          double top = -std::numeric_limits<double>::infinity(), total = 0;
+          for (double x : scores) top = std::fmax(top, x);
+          result = 0;
+          for (size_t p = 0; p < scores.size(); ++p) {
+            const double w = std::exp(scores[p] - top);
+            total += w;
+            result += w * values[p];
+          }
+          result /= total;
+          scores.clear();
+          values.clear();
+        }
       }
       if (is_int(out.type) && !arg) result = std::trunc(result);
       out.values[static_cast<size_t>(point)] = result;

@@ -283,10 +283,28 @@ std::string print_graph(const Graph &graph) {
     for (size_t i = 0; i < stage.spatial.size(); ++i)
       out << (i ? ", " : "") << stage.spatial[i].name << ": " << stage.spatial[i].extent;
     out << "] = ";
+    auto vars = [&](size_t from, size_t to) {
+      for (size_t i = from; i < to; ++i)
+        out << (i > from ? ", " : "") << stage.reduce_vars[i].name << ": " << stage.reduce_vars[i].extent;
+    };
+    const Call *pair = stage.body.as<Call>();
+    if (stage.reduce == ReduceOp::SoftmaxSum && pair && pair->args.size() == 2) {
+      // softmax_sum(j: T) softmax_pair(sum(d: D) score, value): the score's sum inside.
+      const size_t outer = stage.reduce_vars.size() - std::min(stage.score_vars, stage.reduce_vars.size());
+      out << "softmax_sum(";
+      vars(0, outer);
+      out << ") softmax_pair(";
+      if (outer < stage.reduce_vars.size()) {
+        out << "sum(";
+        vars(outer, stage.reduce_vars.size());
+        out << ") ";
+      }
+      out << print_expr(pair->args[0]) << ", " << print_expr(pair->args[1]) << ")\n";
+      continue;
+    }
     if (stage.reduce != ReduceOp::None) {
       out << reduce_op_name(stage.reduce) << "(";
-      for (size_t i = 0; i < stage.reduce_vars.size(); ++i)
-        out << (i ? ", " : "") << stage.reduce_vars[i].name << ": " << stage.reduce_vars[i].extent;
+      vars(0, stage.reduce_vars.size());
       out << ") ";
     }
     out << print_expr(stage.body) << "\n";

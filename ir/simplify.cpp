@@ -120,7 +120,7 @@ class Simplifier : public IRMutator {
       changed = changed || !args.back().same_as(arg);
       if (std::optional<double> v = as_const_number(args.back())) values.push_back(*v);
     }
-    if (values.size() == args.size())
+    if (values.size() == args.size() && is_function(n->fn))
       if (auto c = constant_like(self.type(), eval_builtin(n->fn, values.data()))) return *c;
     return changed ? Call::make(n->fn, args) : self;
   }

@@ -28,7 +28,8 @@ Interval stage_value_interval(const Stage &stage, const BoundsScope &scope) {
     case ReduceOp::Min: return bounds_of(stage.body, scope);
     case ReduceOp::Sum:
     case ReduceOp::Prod:
-    case ReduceOp::LogSumExp: return Interval::everything();
+    case ReduceOp::LogSumExp:
+    case ReduceOp::SoftmaxSum: return Interval::everything();
   }
   return Interval::everything();
 }
@@ -69,6 +70,28 @@ class ExprChecker : public IRVisitor {
   std::string *problem_;
 };
 
+// What is wrong with a stage's softmax_sum (ir/graph.h), or with a softmax_pair where
+// there is no softmax_sum; empty when nothing is.
+std::string softmax_sum_problem(const Stage &stage) {
+  std::vector<const Call *> pairs;
+  for (const Call *c : collect<Call>(stage.body))
+    if (c->fn == Builtin::SoftmaxPair) pairs.push_back(c);
+  if (stage.reduce != ReduceOp::SoftmaxSum)
+    return !pairs.empty()            ? "softmax_pair outside a softmax_sum"
+           : stage.score_vars != 0 ? "score variables without a softmax_sum"
+                                   : "";
+  const Call *pair = stage.body.as<Call>();
+  if (!pair || pair->fn != Builtin::SoftmaxPair || pairs.size() != 1)
+    return "a softmax_sum's body is one softmax_pair(score, value)";
+  if (!is_float(stage.body.type())) return "a softmax_sum takes float values";
+  if (stage.score_vars >= stage.reduce_vars.size()) return "a softmax_sum needs a variable outside its score's sum";
+  std::set<std::string> inner;
+  for (size_t r = stage.reduce_vars.size() - stage.score_vars; r < stage.reduce_vars.size(); ++r)
+    inner.insert(stage.reduce_vars[r].name);
+  if (mentions(pair->args[1], inner)) return "a softmax_sum's value uses a variable of its score's sum";
+  return "";
+}
+
 [[noreturn]] void broken(const std::string &rule, const std::string &ir) {
   throw InternalError("IR verification failed: " + rule + "\n" + ir);
 }
@@ -98,6 +121,8 @@ class ProgramChecker : public IRVisitor {
   void check(const Expr &e) {
     ExprChecker checker(tensors_, scope_, problem_);
     checker.dispatch(e);
+    for (const Call *c : collect<Call>(e))
+      if (!is_function(c->fn)) fail(std::string(builtin_info(c->fn).name) + " in Loop IR (lowering takes it apart)");
   }
   void fail(const std::string &message) {
     if (problem_->empty()) *problem_ = message;
@@ -260,6 +285,8 @@ void verify_graph(const Graph &graph) {
     ExprChecker checker(visible, scope, &problem);
     checker.dispatch(stage.body);
     if (!problem.empty()) broken("stage '" + out.name + "': " + problem, print_graph(graph));
+    if (std::string why = softmax_sum_problem(stage); !why.empty())
+      broken("stage '" + out.name + "': " + why, print_graph(graph));
     visible[out.name] = &out;
     if (is_int(out.type)) values.buffer_values[out.name] = stage_value_interval(stage, scope);
   }

@@ -19,6 +19,7 @@
 #include "passes/names.h"
 #include "passes/primitives.h"
 #include "passes/regions.h"
+#include "passes/softmax_sum.h"
 
 namespace ks {
 
@@ -40,6 +41,71 @@ Stmt index_accumulator(const Stmt &s, const std::string &acc, const std::vector<
     }
   } i(acc, index);
   return i.mutate(s);
+}
+
+// A softmax_sum's register tile (passes/softmax_sum.h): its row state per row of the
+// tile (the loops the score depends on), its accumulator per element.
+std::optional<Program> tile_softmax_sum(const Program &program, const StageLoops &where, const std::string &stage,
+                                        const std::string &loop, const std::vector<Stmt> &spatial,
+                                        SoftmaxSumForm form, const std::vector<Stmt> &reduction,
+                                        const std::string &output, const std::vector<Expr> &output_index,
+                                        std::string *reason) {
+  std::set<std::string> tile_vars;
+  for (const Stmt &layer : spatial) {
+    if (const For *f = layer.as<For>()) tile_vars.insert(f->var);
+    if (const LetStmt *l = layer.as<LetStmt>()) tile_vars.insert(l->var);
+  }
+  auto uses_tile = [&](const Stmt &layer) {
+    if (const LetStmt *l = layer.as<LetStmt>()) return mentions(l->value, tile_vars);
+    if (const IfThenElse *g = layer.as<IfThenElse>()) return mentions(g->condition, tile_vars);
+    return false;
+  };
+  for (const std::vector<Stmt> *layers : std::initializer_list<const std::vector<Stmt> *>{&reduction, &form.score_layers})
+    for (const Stmt &layer : *layers)
+      if (uses_tile(layer)) {
+        *reason = "a let or guard of " + stage + "'s reduction depends on its tile's loops";
+        return std::nullopt;
+      }
+  // The loops the score depends on, through the tile's lets.
+  std::set<std::string> needed = vars_in(form.term);
+  for (const Stmt &layer : form.score_layers) {
+    if (const LetStmt *l = layer.as<LetStmt>()) needed.merge(vars_in(l->value));
+    if (const IfThenElse *g = layer.as<IfThenElse>()) needed.merge(vars_in(g->condition));
+  }
+  for (size_t i = spatial.size(); i-- > 0;)
+    if (const LetStmt *l = spatial[i].as<LetStmt>(); l && needed.count(l->var)) needed.merge(vars_in(l->value));
+  std::set<std::string> others;  // the tile's loops and lets the score does not need
+  form.row_shape.clear();
+  form.tile_shape.clear();
+  for (const Stmt &layer : spatial) {
+    bool row = true;
+    if (const For *f = layer.as<For>()) {
+      row = needed.count(f->var) > 0;
+      form.tile_shape.push_back(f->extent);
+      form.tile_index.push_back(f->loop_var());
+      if (row) form.row_shape.push_back(f->extent), form.row_index.push_back(f->loop_var());
+      else others.insert(f->var);
+    } else if (const LetStmt *l = layer.as<LetStmt>()) {
+      row = !mentions(l->value, others);
+      if (!row) others.insert(l->var);
+    } else if (const IfThenElse *g = layer.as<IfThenElse>()) {
+      row = !mentions(g->condition, others);
+    }
+    (row ? form.row_layers : form.value_layers).push_back(layer);
+  }
+  if (form.row_shape.empty()) form.row_shape = {1};
+  form.tile_layers = spatial;
+  form.copies = shape_numel(form.tile_shape) <= kMaxUnroll ? ForKind::Unrolled : ForKind::Serial;
+  NameSet names;
+  for (const TensorDecl &b : program.buffers) names.reserve(b.name);
+  for (const std::string &n : names_in_kernel(program.kernels[where.kernel])) names.reserve(n);
+  form.names = &names;
+  Stmt body = softmax_sum_block(form, wrap(reduction, softmax_sum_step(form)), output, output_index);
+  Stmt new_block = Block::make(stage, read_regions(program, body), write_regions(program, body), body);
+  Program out = replace_loop(program, where.kernel, loop,
+                             [&](const For *f) { return For::make(f->var, f->extent, f->kind, new_block); });
+  if (!verified(out, reason)) return std::nullopt;
+  return out;
 }
 
 }  // namespace
@@ -82,6 +148,19 @@ std::optional<Program> cache_write(const Program &program, const std::string &st
   if (shape.empty()) {
     *reason = "no spatial loops of " + stage + " lie below loop " + loop + "; nothing to accumulate";
     return std::nullopt;
+  }
+  if (shape_numel(shape) > kMaxPrivateElements) {
+    *reason = "the accumulators (" + std::to_string(shape_numel(shape)) + " per work-item) exceed " +
+              std::to_string(kMaxPrivateElements);
+    return std::nullopt;
+  }
+  {
+    SoftmaxSumForm form;
+    std::vector<Stmt> reduction;
+    std::string output;
+    std::vector<Expr> output_index;
+    if (read_softmax_sum(block->body, &form, &reduction, &output, &output_index))
+      return tile_softmax_sum(program, where, stage, loop, spatial, form, reduction, output, output_index, reason);
   }
   const Allocate *acc = block->body.as<Allocate>();
   const Seq *steps = acc ? acc->body.as<Seq>() : nullptr;

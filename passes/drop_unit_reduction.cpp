@@ -13,6 +13,10 @@ std::optional<Graph> drop_unit_reduction(const Graph &graph, const std::string &
   if (!at) return *reason = "no stage defines '" + name + "'", std::nullopt;
   const Stage &stage = graph.stages[*at];
   if (stage.reduce == ReduceOp::None) return *reason = name + " is elementwise: it has no reduction", std::nullopt;
+  if (stage.reduce == ReduceOp::SoftmaxSum)
+    return *reason = name + " is a softmax_sum: a point of it is a weight of 1 times its value, which this rule "
+                            "does not write",
+           std::nullopt;
   std::map<std::string, Expr> zeros;
   std::vector<IterVar> kept;
   for (const IterVar &v : stage.reduce_vars) {

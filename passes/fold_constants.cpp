@@ -66,6 +66,7 @@ std::optional<Graph> fold_constants(const Graph &graph, const std::string &name,
       s.body = instantiate(producer, load->indices, renames);
       s.reduce = producer.reduce;
       s.reduce_vars = reduce_vars;
+      s.score_vars = producer.score_vars;
       changed = true;
     }
   }

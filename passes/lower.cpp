@@ -13,6 +13,7 @@
 
 #include "passes/names.h"
 #include "passes/regions.h"
+#include "passes/softmax_sum.h"
 
 namespace ks {
 
@@ -79,6 +80,41 @@ Stmt lower_stage_block(const Graph &graph, const Program &program, const Stage &
           acc, acc_type, {1}, MemoryScope::Private,
           Seq::make({Store::make(acc, {make_int(0)}, cast_to(acc_type, init)), reduction_loops(stage, update),
                      Store::make(out.name, out_index, cast_to(value_type, current))}));
+      break;
+    }
+    case ReduceOp::SoftmaxSum: {
+      // One pass over the outer reduction variables, the score's sum inside each
+      // step (passes/softmax_sum.h).
+      const Call *pair = stage.body.as<Call>();
+      SoftmaxSumForm form;
+      form.maximum = names.fresh(stage.output + "_max");
+      form.total = names.fresh(stage.output + "_sum");
+      form.acc = names.fresh(stage.output + "_acc");
+      form.score = names.fresh(stage.output + "_score");
+      form.weight = names.fresh(stage.output + "_weight");
+      form.x = names.fresh(stage.output + "_x");
+      form.rescale = names.fresh(stage.output + "_rescale");
+      form.value_type = value_type;
+      form.acc_type = wide_accumulators ? DType::F64 : value_type;
+      // A constant factor of the summand (attention's 1 / sqrt(D)) multiplies the sum
+      // once rather than every term.
+      Expr term = pair->args[0];
+      if (const Binary *product = term.as<Binary>(); product && product->op == BinaryOp::Mul)
+        if (product->b.as<FloatImm>() || product->a.as<FloatImm>()) {
+          const bool right = product->b.as<FloatImm>() != nullptr;
+          form.scale = cast_to(form.acc_type, right ? product->b : product->a);
+          term = right ? product->a : product->b;
+        }
+      form.term = cast_to(form.acc_type, term);
+      form.value = pair->args[1];
+      const size_t outer = stage.reduce_vars.size() - stage.score_vars;
+      for (size_t r = outer; r < stage.reduce_vars.size(); ++r)
+        form.score_layers.push_back(For::make(stage.reduce_vars[r].name, stage.reduce_vars[r].extent,
+                                              ForKind::Serial, Seq::make({})));
+      Stmt steps = softmax_sum_step(form);
+      for (size_t r = outer; r-- > 0;)
+        steps = For::make(stage.reduce_vars[r].name, stage.reduce_vars[r].extent, ForKind::Serial, steps);
+      body = softmax_sum_block(form, steps, out.name, out_index);
       break;
     }
     case ReduceOp::ArgMax:

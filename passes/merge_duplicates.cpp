@@ -14,7 +14,7 @@ namespace {
 
 bool same_computation(const Graph &graph, const Stage &earlier, const Stage &later) {
   const TensorDecl *a = graph.find_tensor(earlier.output), *b = graph.find_tensor(later.output);
-  if (a->type != b->type || a->shape != b->shape || earlier.reduce != later.reduce ||
+  if (a->type != b->type || a->shape != b->shape || earlier.reduce != later.reduce || earlier.score_vars != later.score_vars ||
       earlier.reduce_vars.size() != later.reduce_vars.size())
     return false;
   std::map<std::string, Expr> renames;
@@ -59,6 +59,7 @@ std::optional<Graph> merge_duplicates(const Graph &graph, const std::string &nam
       Stage &copy = out.stages[*at];
       copy.reduce = ReduceOp::None;
       copy.reduce_vars.clear();
+      copy.score_vars = 0;
       copy.body = Load::make(graph.find_tensor(earlier.output)->type, earlier.output, indices);
     }
     return finish_rewrite(std::move(out));

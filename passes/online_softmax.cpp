@@ -114,13 +114,16 @@ std::optional<Graph> online_softmax(const Graph &graph, const std::string &name,
   // (They stay as T's operand, and go with T.)
   Graph g = graph;
   std::set<std::string> inlined;
-  for (const Stage &s : graph.stages)
+  // (each as earlier inlining left it: a chain of them, p = exp(X - M), w = p / T)
+  for (size_t i = 0; i < g.stages.size(); ++i) {
+    const Stage s = g.stages[i];
     if (s.reduce == ReduceOp::None && s.output != name && graph.find_tensor(s.output)->role == TensorRole::Temp &&
         (reads_buffer(s.body, maximum.output) || reads_buffer(s.body, name))) {
       inlined.insert(s.output);
       for (Stage &r : g.stages)
         if (r.output != s.output && r.output != name) r.body = inline_loads(r.body, s);
     }
+  }
   g = remove_dead_stages(g);
   for (const Stage &s : g.stages) {
     if (s.output == name || s.output == maximum.output || inlined.count(s.output)) continue;

@@ -18,6 +18,7 @@ const char *rewrite_name(RewriteKind kind) {
     case RewriteKind::OnlineSoftmax: return "online_softmax";
     case RewriteKind::Rfactor: return "rfactor";
     case RewriteKind::StridePhases: return "stride_phases";
+    case RewriteKind::OnlineAttention: return "online_attention";
   }
   return "?";
 }
@@ -26,7 +27,8 @@ const std::vector<RewriteKind> &all_rewrite_kinds() {
   static const std::vector<RewriteKind> kinds = {
       RewriteKind::DropUnitReduction, RewriteKind::FoldConstants,   RewriteKind::PushSum,
       RewriteKind::FoldAffine,        RewriteKind::RangedReduction, RewriteKind::MergeDuplicates,
-      RewriteKind::OnlineSoftmax,     RewriteKind::Rfactor,         RewriteKind::StridePhases};
+      RewriteKind::OnlineSoftmax,     RewriteKind::Rfactor,         RewriteKind::StridePhases,
+      RewriteKind::OnlineAttention};
   return kinds;
 }
 
@@ -60,6 +62,7 @@ std::optional<Graph> try_rewrite(const Graph &graph, const Rewrite &step, std::s
       case RewriteKind::OnlineSoftmax: return online_softmax(graph, step.stage, reason);
       case RewriteKind::Rfactor: return rfactor(graph, step.stage, step.loop, step.factor, step.results, reason);
       case RewriteKind::StridePhases: return stride_phases(graph, step.stage, reason);
+      case RewriteKind::OnlineAttention: return online_attention(graph, step.stage, reason);
     }
   } catch (const InternalError &e) {
     // A rule that built a graph the verifier refuses is a bug in the rule; the search

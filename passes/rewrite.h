@@ -28,11 +28,12 @@ enum class RewriteKind {
   MergeDuplicates,
   OnlineSoftmax,
   Rfactor,
-  StridePhases
+  StridePhases,
+  OnlineAttention
 };
 
 /// "drop_unit_reduction", "fold_constants", "push_sum", "fold_affine", "ranged_reduction",
-/// "merge_duplicates", "online_softmax", "rfactor", "stride_phases": the name in schedules, on the command line and in
+/// "merge_duplicates", "online_softmax", "rfactor", "stride_phases", "online_attention": the name in schedules, on the command line and in
 /// messages.
 const char *rewrite_name(RewriteKind kind);
 std::optional<RewriteKind> parse_rewrite_kind(const std::string &name);
@@ -107,6 +108,16 @@ std::optional<Graph> merge_duplicates(const Graph &graph, const std::string &sta
 /// reading l for m and 1 for t (t = exp(l - m)). Refused where a stage reads m or t
 /// other than through l (m itself, or exp(X - m) without the division, as an output).
 std::optional<Graph> online_softmax(const Graph &graph, const std::string &stage, std::string *reason);
+
+/// online_attention y: y = sum(j) exp(X - l[..]) * W, a sum weighted by a softmax, with
+/// l = logsumexp(j) X over the same points (or a softmax's maximum and sum, made one by
+/// online_softmax first), becomes y = softmax_sum(j) softmax_pair(X, W) (ir/graph.h):
+/// one pass over j with a running maximum, sum and accumulator, the weights never
+/// stored; where X reads a sum (attention's scores), that sum moves inside the step and
+/// the scores are not stored either. Refused where y reads l other than as the factor
+/// exp(X - l), at more than one row, or at a row that depends on j, and where l is an
+/// output.
+std::optional<Graph> online_attention(const Graph &graph, const std::string &stage, std::string *reason);
 
 /// rfactor s.k F -> s_rf ko ki: s's reduction over k (extent K) in P = ceil(K / F)
 /// parts: s_rf[ko: P, ...] reduces F consecutive points of k each (ki: min(F, K)),

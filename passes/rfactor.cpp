@@ -34,6 +34,9 @@ std::optional<Graph> rfactor(const Graph &graph, const std::string &name, const 
                        (vars.empty() ? std::string(" (" + name + " has none)") : " (its reduction: " + vars + ")"),
              std::nullopt;
   if (stage.reduce == ReduceOp::None) return *reason = name + " is elementwise: it has no reduction", std::nullopt;
+  if (stage.reduce == ReduceOp::SoftmaxSum)
+    return *reason = name + " is a softmax_sum: its parts would need their maxima and sums as well as their values",
+           std::nullopt;
   if (stage.reduce == ReduceOp::ArgMax || stage.reduce == ReduceOp::ArgMin)
     return *reason = std::string(reduce_op_name(stage.reduce)) +
                      " cannot combine partial results (they would need "

@@ -25,6 +25,7 @@ const char *stage_pattern_name(StagePattern pattern) {
     case StagePattern::RowReduction: return "row";
     case StagePattern::ColumnReduction: return "column";
     case StagePattern::RunningTotal: return "scan";
+    case StagePattern::Attention: return "attention";
   }
   return "?";
 }
@@ -549,6 +550,95 @@ struct Drawer {
     return true;
   }
 
+  // A softmax-weighted sum (online_attention's softmax_sum; see sketch.h): a work-item
+  // per 1 or 2 rows and all (or a half, a quarter) of the value's columns, its
+  // accumulators in registers. The score's sum (q . k over the head) runs once a row
+  // in each work-item, so work-items that share a row repeat it: few of them a row.
+  // The row's operand of the score (q) in registers, the panels of the operands read
+  // along j (k, v) in local memory, copied ahead.
+  bool attention(const Stage &stage) {
+    const std::string &s = stage.output;
+    Builder::Mark mark = b.mark();
+    std::vector<std::string> loops = b.loops(s);
+    const Call *pair = stage.body.as<Call>();
+    if (loops.size() < 2 || !pair) return false;
+    const std::string lb = loops.back();  // the value's columns
+    std::string la;                       // the rows: the innermost other loop the score uses
+    const std::set<std::string> score_vars = vars_in(pair->args[0]);
+    for (size_t i = 0; i + 1 < loops.size(); ++i)
+      if (score_vars.count(loops[i]) && b.extent(s, loops[i]) >= 2) la = loops[i];
+    if (la.empty()) return false;
+    const int64_t ea = pow2_at_least(b.extent(s, la)), eb = b.extent(s, lb);
+    const int64_t tb = std::min<int64_t>(pick(std::vector<int64_t>{1, 1, 1, 2, 4}, rng), pow2_at_least(eb));
+    const int64_t pb = std::min<int64_t>((eb + tb - 1) / tb, kMaxPrivateElements / 4);
+    const int64_t pa = pb <= 32 && chance(rng, 0.3) ? 2 : 1;
+    int64_t ta = 1;
+    for (int tries = 0; tries < 16; ++tries) {
+      ta = pick(powers(least_group > 1 ? 32 : 1, std::min<int64_t>(256, ea)), rng);
+      if (ta * tb <= max_group) break;
+      ta = std::max<int64_t>(1, max_group / tb);
+    }
+    const std::string ao = b.fresh(la + "o"), ai = b.fresh(la + "i"), bo = b.fresh(lb + "o"), bi = b.fresh(lb + "i");
+    std::string at = ai, ar, bt, br = bi;
+    if (!b.split(s, la, ta * pa, ao, ai) || !b.split(s, lb, tb * pb, bo, bi)) return b.rollback(mark), false;
+    if (pa > 1 && !b.split(s, ai, pa, at = b.fresh(la + "t"), ar = b.fresh(la + "r"))) return b.rollback(mark), false;
+    if (tb > 1 && !b.split(s, bi, pb, bt = b.fresh(lb + "t"), br = b.fresh(lb + "r"))) return b.rollback(mark), false;
+    std::vector<std::string> others, order;
+    for (const std::string &l : loops)
+      if (l != la && l != lb) others.push_back(l);
+    order = others;
+    for (const std::string &l : {ao, bo, at, bt, ar, br})
+      if (!l.empty()) order.push_back(l);
+    if (!b.step(PrimitiveKind::Reorder, s, order)) return b.rollback(mark), false;
+    if (!others.empty()) {
+      std::string z = others[0];
+      if (others.size() > 1 && !b.fuse(s, others, z = b.fresh("z"))) return b.rollback(mark), false;
+      if (!b.bind(s, z, ForKind::GroupZ)) return b.rollback(mark), false;
+    }
+    const std::string thread = bt.empty() ? at : bt;
+    if (!b.bind(s, ao, ForKind::GroupY) || !b.bind(s, bo, ForKind::GroupX) ||
+        !b.bind(s, at, bt.empty() ? ForKind::LocalX : ForKind::LocalY) ||
+        (!bt.empty() && !b.bind(s, bt, ForKind::LocalX)) || !b.step(PrimitiveKind::CacheWrite, s, {thread}))
+      return b.rollback(mark), false;
+    char shape[160];
+    std::snprintf(shape, sizeof shape, "%s: attention, %lld rows x %lld columns per group, %lldx%lld per work-item",
+                  s.c_str(), static_cast<long long>(ta * pa), static_cast<long long>(tb * pb),
+                  static_cast<long long>(pa), static_cast<long long>(pb));
+    std::string note = shape;
+    // The operands read along j in local panels, those of a row in registers.
+    const IterVar &j = stage.reduce_vars.front();
+    const std::string jo = b.fresh(j.name + "o"), ji = b.fresh(j.name + "i");
+    std::vector<std::string> panels;
+    if (b.split(s, j.name, pick(std::vector<int64_t>{8, 8, 16, 16, 32}, rng), jo, ji)) {
+      for (const std::string &buffer : operands(graph, stage)) {
+        bool along_j = false;
+        for (const Access &a : loads_of(stage.body))
+          for (const auto &vars : a.index_vars) along_j = along_j || (a.buffer == buffer && vars.count(j.name));
+        const std::string cache = b.fresh(buffer + (along_j ? "_s" : "_r"));
+        if (along_j ? chance(rng, 0.9) && b.cache_read(s, jo, buffer, MemoryScope::Local, cache)
+                    : chance(rng, 0.8) && b.cache_read(s, thread, buffer, MemoryScope::Private, cache)) {
+          note += ", " + buffer + (along_j ? " in local" : " in registers");
+          if (along_j) panels.push_back(cache);
+        }
+      }
+      bool ahead = false;
+      if (async_copies && !panels.empty() && chance(rng, 0.7)) {
+        const int64_t slots = pick(std::vector<int64_t>{2, 3, 4}, rng);
+        if ((ahead = b.async_copy(s, jo, slots))) note += ", panels copied ahead (" + std::to_string(slots) + " slots)";
+      }
+      if (!ahead && chance(rng, 0.6))
+        for (const std::string &cache : panels)
+          if (b.layout(PrimitiveKind::Prefetch, s, cache, {})) note += ", " + cache + " prefetched";
+    }
+    for (const std::string &reg : {ar, br})
+      if (!reg.empty()) b.step(PrimitiveKind::Unroll, s, {reg});
+    for (size_t i = stage.reduce_vars.size() - stage.score_vars; i < stage.reduce_vars.size(); ++i)
+      if (b.step(PrimitiveKind::Unroll, s, {stage.reduce_vars[i].name}))
+        note += ", " + stage.reduce_vars[i].name + " unrolled";
+    notes.push_back(note);
+    return true;
+  }
+
   // A work-group per output with cross_reduce.
   bool row_reduction(const Stage &stage) {
     Builder::Mark mark = b.mark();
@@ -692,6 +782,7 @@ struct Drawer {
         case StagePattern::RowReduction: ruled = chance(rng, 0.85) && row_reduction(s); break;
         case StagePattern::ColumnReduction: ruled = chance(rng, 0.6) && columns(s); break;
         case StagePattern::RunningTotal: ruled = chance(rng, 0.9) && running_total(s); break;
+        case StagePattern::Attention: ruled = chance(rng, 0.9) && attention(s); break;
       }
       if (!ruled) per_output(s);
     }
@@ -714,6 +805,7 @@ struct Drawer {
 
 StagePattern classify_stage(const Stage &stage) {
   if (stage.reduce == ReduceOp::None) return StagePattern::Elementwise;
+  if (stage.reduce == ReduceOp::SoftmaxSum) return StagePattern::Attention;
   // A running total along the last index (a sum, product, max or min: argmax takes
   // no range).
   if (const Select *guarded = stage.body.as<Select>();
@@ -755,7 +847,8 @@ StagePattern classify_stage(const Stage &stage) {
 int64_t sketch_groups(const Stage &stage) {
   const int64_t outputs = extent_product(stage.spatial);
   switch (classify_stage(stage)) {
-    case StagePattern::Contraction: return std::max<int64_t>(1, outputs / 4096);
+    case StagePattern::Contraction:
+    case StagePattern::Attention: return std::max<int64_t>(1, outputs / 4096);
     case StagePattern::RowReduction:
     case StagePattern::RunningTotal: return outputs;
     default: return std::max<int64_t>(1, outputs / 256);
@@ -765,7 +858,7 @@ int64_t sketch_groups(const Stage &stage) {
 std::optional<Rewrite> draw_rfactor(const Graph &graph, const Stage &stage, const runtime::DeviceInfo &device,
                                     Rng &rng) {
   if (stage.reduce == ReduceOp::None || stage.reduce == ReduceOp::ArgMax || stage.reduce == ReduceOp::ArgMin ||
-      classify_stage(stage) == StagePattern::RunningTotal)
+      stage.reduce == ReduceOp::SoftmaxSum || classify_stage(stage) == StagePattern::RunningTotal)
     return std::nullopt;
   const int64_t units = runtime::compute_units_or_guess(device);
   const int64_t groups = sketch_groups(stage), points = extent_product(stage.reduce_vars);
@@ -796,6 +889,7 @@ namespace {
 struct KnownRewrites {
   std::vector<Rewrite> cheaper;
   bool any = false;
+  std::vector<Rewrite> attention;  // online_attention, where it applies
 };
 
 const KnownRewrites &known_rewrites(const Graph &graph) {
@@ -805,7 +899,12 @@ const KnownRewrites &known_rewrites(const Graph &graph) {
   std::lock_guard<std::mutex> lock(mutex);
   auto it = known.find(key);
   if (it == known.end()) {
-    KnownRewrites k{simplifying_rewrites(graph), !applicable_rewrites(graph).empty()};
+    KnownRewrites k{simplifying_rewrites(graph), !applicable_rewrites(graph).empty(), {}};
+    for (const Stage &s : graph.stages) {
+      Rewrite online{RewriteKind::OnlineAttention, s.output, {}, {}, 0, {}};
+      std::string reason;
+      if (s.reduce == ReduceOp::Sum && try_rewrite(graph, online, &reason)) k.attention.push_back(online);
+    }
     // Rewrites that barely change the work are not worth the search's draws.
     if (!k.cheaper.empty() &&
         graph_work(rewritten_graph(graph, Schedule{{}, k.cheaper})) * kRewriteWorthIt > graph_work(graph))
@@ -840,6 +939,17 @@ std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInf
     return std::nullopt;  // rewrites that do not apply here (another graph's)
   }
   if (!rewrites) {
+    // A sum weighted by a softmax (attention) in one pass.
+    // (no draw where it does not apply: such graphs' sketches are as they were)
+    const std::vector<Rewrite> attention = known_rewrites(rewritten).attention;
+    for (const Rewrite &online : attention) {
+      std::string reason;
+      if (!chance(rng, kAttentionShare)) continue;
+      if (std::optional<Graph> next = try_rewrite(rewritten, online, &reason)) {
+        rewritten = std::move(*next);
+        start.rewrites.push_back(online);
+      }
+    }
     // Reductions with too few outputs for the device split across work-groups.
     std::vector<std::string> stages;
     for (const Stage &s : rewritten.stages) stages.push_back(s.output);

@@ -59,8 +59,8 @@
 
 namespace ks {
 
-enum class StagePattern { Elementwise, Contraction, RowReduction, ColumnReduction, RunningTotal };
-const char *stage_pattern_name(StagePattern pattern);  // "elementwise", "contraction", "row", "column", "scan"
+enum class StagePattern { Elementwise, Contraction, RowReduction, ColumnReduction, RunningTotal, Attention };
+const char *stage_pattern_name(StagePattern pattern);  // "elementwise", "contraction", "row", "column", "scan", "attention"
 
 /// The pattern of one stage of graph (its reads and its reduction decide).
 StagePattern classify_stage(const Stage &stage);
@@ -100,6 +100,12 @@ constexpr double kRfactorShare = 0.6;
 /// shorter than 1,024 points or cannot be split (argmax, a running total).
 std::optional<Rewrite> draw_rfactor(const Graph &graph, const Stage &stage, const runtime::DeviceInfo &device,
                                     Rng &rng);
+
+/// The share of draws that compute a softmax-weighted sum in one pass (`rewrite
+/// online_attention`, attention in one kernel: on the H100 2.9 ms against the two
+/// passes' best 3.9, bench/results.md): most; not all, so that the search also times
+/// the passes as written (a mask the one pass cannot take in leaves the scores stored).
+constexpr double kAttentionShare = 0.8;
 
 /// Whether any rewrite applies to graph, found once per graph.
 bool rewrites_apply(const Graph &graph);

@@ -414,6 +414,96 @@ TEST(Rewrite, OnlineSoftmaxOfLargeAndTinyValuesHasNoOverflowOrNaN) {
   }
 }
 
+// Attention's three passes (scores, their softmax, the weighted sum) as one
+// softmax_sum whose score's sum over the head runs inside each step; from the softmax's
+// pair of statistics, from their logsumexp, and with a mask (the mask goes into the
+// score; the scores stay a stage, their sum not a plain read there).
+const char *kAttention =
+    "kernel a(q: f32[T, D], k: f32[T, D], v: f32[T, E]) -> y: f32[T, E] where T = 5, D = 3, E = 4 {\n"
+    "  s[i, j] = sum(d) q[i, d] * k[j, d] * 0.5\n";
+
+TEST(Rewrite, OnlineAttentionComputesAttentionInOnePass) {
+  const std::string pair = "  m[i] = max(j) s[i, j]\n  x[i, j] = exp(s[i, j] - m[i])\n  t[i] = sum(j) x[i, j]\n";
+  const std::string fused =
+      "y[i: 5, e: 4] = softmax_sum(j: 5) softmax_pair(sum(d: 3) q[i, d] * k[j, d] * 0.5, v[j, e])\n";
+  for (const std::string &rows : {pair + "  y[i, e] = sum(j) x[i, j] / t[i] * v[j, e]\n",
+                                  pair + "  p[i, j] = x[i, j] / t[i]\n  y[i, e] = sum(j) v[j, e] * p[i, j]\n",
+                                  std::string("  l[i] = logsumexp(j) s[i, j]\n  y[i, e] = sum(j) exp(s[i, j] - l[i]) "
+                                              "* v[j, e]\n")}) {
+    Graph g = check_graph(kAttention + rows + "}");
+    Graph out = rewritten(g, RewriteKind::OnlineAttention, "y");
+    EXPECT_EQ(stages_of(out), fused) << rows;
+    EXPECT_LT(output_error(g, out, 3), 1e-12) << rows;
+  }
+  Graph masked = check_graph(std::string(kAttention) +
+                             "  z[i, j] = select(j <= i, s[i, j], -inf)\n  l[i] = logsumexp(j) z[i, j]\n"
+                             "  y[i, e] = sum(j) exp(z[i, j] - l[i]) * v[j, e]\n}");
+  Graph out = rewritten(masked, RewriteKind::OnlineAttention, "y");
+  EXPECT_EQ(stages_of(out),
+            "s[i: 5, j: 5] = sum(d: 3) q[i, d] * k[j, d] * 0.5\n"
+            "y[i: 5, e: 4] = softmax_sum(j: 5) softmax_pair(select(j <= i, s[i, j], -inf), v[j, e])\n");
+  EXPECT_LT(output_error(masked, out, 4), 1e-12);
+}
+
+TEST(Rewrite, OnlineAttentionRefusesWhatIsNotASoftmaxWeightedSum) {
+  auto graph = [](const std::string &outputs, const std::string &rows) {
+    return check_graph(std::string(kAttention).replace(std::string(kAttention).find("y: f32[T, E]"), 12, outputs) +
+                       "  l[i] = logsumexp(j) s[i, j]\n" + rows + "}");
+  };
+  const std::string y = "y: f32[T, E]";
+  EXPECT_EQ(refusal(graph(y, "  y[i, e] = sum(j) s[i, j] * v[j, e] + l[i]\n"), RewriteKind::OnlineAttention, "y"),
+            "y reads l other than as a factor exp(X - l)");
+  EXPECT_EQ(refusal(graph(y, "  y[i, e] = sum(j) exp(2.0 * (s[i, j] - l[i])) * v[j, e]\n"),
+                    RewriteKind::OnlineAttention, "y"),
+            "y reads l other than as a factor exp(X - l)");
+  EXPECT_EQ(refusal(graph(y, "  y[i, e] = sum(j) exp(s[i, j] - l[j]) * v[j, e]\n"), RewriteKind::OnlineAttention, "y"),
+            "y reads l at more than one row, or at a row that depends on its reduction");
+  EXPECT_EQ(refusal(graph("(y: f32[T, E], l: f32[T])", "  y[i, e] = sum(j) exp(s[i, j] - l[i]) * v[j, e]\n"),
+                    RewriteKind::OnlineAttention, "y"),
+            "l is an output: it would no longer be computed");
+  EXPECT_EQ(refusal(graph(y, "  y[i, e] = sum(j) v[j, e] * s[i, j]\n"), RewriteKind::OnlineAttention, "y"),
+            "y is not a softmax-weighted sum: sum(j) exp(X - L) * W with L = logsumexp(j) X (it reads no "
+            "logsumexp, nor a softmax's maximum and sum)");
+  EXPECT_EQ(refusal(graph(y, "  y[i, e] = max(j) exp(s[i, j] - l[i]) * v[j, e]\n"), RewriteKind::OnlineAttention, "y"),
+            "y is not a softmax-weighted sum: sum(j) exp(X - L) * W with L = logsumexp(j) X (y is not a sum of floats)");
+  EXPECT_EQ(refusal(graph(y, "  y[i, e] = sum(j) exp(s[i, j] - l[i]) * v[j, e]\n"), RewriteKind::OnlineAttention,
+                    "w"),
+            "no stage defines 'w'");
+  // A softmax_sum is not for the rules that take a reduction apart.
+  Graph fused = rewritten(graph(y, "  y[i, e] = sum(j) exp(s[i, j] - l[i]) * v[j, e]\n"),
+                          RewriteKind::OnlineAttention, "y");
+  EXPECT_NE(refusal(fused, RewriteKind::DropUnitReduction, "y").find("is a softmax_sum"), std::string::npos);
+  std::string reason;
+  EXPECT_FALSE(try_rewrite(fused, Rewrite{RewriteKind::Rfactor, "y", {}, "j", 2, {"y_rf", "jo", "ji"}}, &reason));
+  EXPECT_NE(reason.find("is a softmax_sum"), std::string::npos) << reason;
+  // A spec cannot write its body.
+  EXPECT_NE(test::user_error([] {
+              test::graph_of("kernel p(x: f32[N]) -> y: f32[N] where N = 4 {\n  y[i] = softmax_pair(x[i], x[i])\n}");
+            }).find("softmax_pair is the body of a softmax_sum"),
+            std::string::npos);
+}
+
+// Scores whose exponentials overflow f32, underflow it, or are tiny: the interpreter's
+// softmax_sum (two passes in f64) as the three stages compute it.
+TEST(Rewrite, OnlineAttentionOfLargeAndTinyScoresHasNoOverflowOrNaN) {
+  for (const char *range : {"-100.0..100.0", "-1e-30..1e-30", "-90.0..-80.0"}) {
+    Graph g = check_graph(std::string("kernel a(q: f32[T, D] in ") + range + ", k: f32[T, D] in " + range +
+                          ", v: f32[T, E]) -> y: f32[T, E] where T = 40, D = 3, E = 4 {\n"
+                          "  s[i, j] = sum(d) q[i, d] * k[j, d]\n  m[i] = max(j) s[i, j]\n"
+                          "  x[i, j] = exp(s[i, j] - m[i])\n  t[i] = sum(j) x[i, j]\n"
+                          "  y[i, e] = sum(j) x[i, j] / t[i] * v[j, e]\n}");
+    Graph out = rewritten(g, RewriteKind::OnlineAttention, "y");
+    TensorMap inputs;
+    for (const TensorDecl &t : g.tensors)
+      if (t.role == TensorRole::Input) inputs[t.name] = to_tensor_data(random_input(t, 5));
+    const std::vector<double> &passes = interpret(g, inputs).at("y").values, &one = interpret(out, inputs).at("y").values;
+    for (size_t i = 0; i < one.size(); ++i) {
+      ASSERT_TRUE(std::isfinite(one[i])) << range << ": y[" << i << "] = " << one[i];
+      EXPECT_NEAR(one[i], passes[i], 1e-9 * std::max(1.0, std::fabs(passes[i]))) << range;
+    }
+  }
+}
+
 // ---- the schedule text and the pipeline ------------------------------------------------
 
 TEST(Rewrite, StridePhasesGathersOnlyTheOffsetsOnTheStrideGrid) {
@@ -554,7 +644,7 @@ std::string random_spec(std::mt19937 &rng) {
   auto size = [&](int lo, int hi) { return lo + pick(hi - lo + 1); };
   const std::string scale = std::to_string(size(1, 4)) + ".5";
   std::string text;
-  switch (pick(6)) {
+  switch (pick(7)) {
     case 0: {  // linear layer, affine chain, a reduction over its outputs
       const int m = size(2, 5), n = size(2, 8), k = size(2, 6), window = size(1, 2);
       const int groups = (n / window) * window == n ? n / window : 1;
@@ -632,6 +722,18 @@ std::string random_spec(std::mt19937 &rng) {
                                        "  y[n, d] = (log(t[n]) + m[n]) * b[d]\n",
                                        "  y[n, d] = " + numerator + " + t[n]\n"}[pick(4)] +
               "}\n";
+      break;
+    }
+    case 5: {  // attention (online_attention): scores, maybe masked, their softmax, a weighted sum
+      const std::string score = pick(2) ? "s[i, j]" : "select(j <= i, s[i, j], -inf)";
+      const std::string value = std::vector<std::string>{"v[j, e]", "v[j, e] * " + scale, "(v[j, e] + b[e])"}[pick(3)];
+      text = "kernel a(q: f32[T, D], k: f32[T, D], v: f32[T, E], b: f32[E]) -> y: f32[T, E] where T = " +
+             std::to_string(size(1, 6)) + ", D = " + std::to_string(size(1, 4)) +
+             ", E = " + std::to_string(size(1, 4)) + " {\n  s[i, j] = sum(d) q[i, d] * k[j, d] * " + scale +
+             "\n  z[i, j] = " + score + "\n  m[i] = max(j) z[i, j]\n  p[i, j] = exp(z[i, j] - m[i])\n"
+             "  t[i] = sum(j) p[i, j]\n";
+      text += pick(2) ? "  y[i, e] = sum(j) p[i, j] / t[i] * " + value + "\n}\n"
+                      : "  w[i, j] = p[i, j] / t[i]\n  y[i, e] = sum(j) " + value + " * w[i, j]\n}\n";
       break;
     }
     default: {  // constants, copies and a duplicated stage

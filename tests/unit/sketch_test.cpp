@@ -180,6 +180,29 @@ TEST(Sketches, GiveLargeContractionsOnAGpuAGemmsShape) {
 
 // A contraction's epilogue (bias, activation) runs in its kernel, on the accumulators
 // as they are written back, in most draws: one kernel, and the temporary gone.
+// Attention: most draws compute it in one pass (kAttentionShare), and those tile the
+// softmax_sum with the score's row operand in registers and the others in local panels.
+TEST(Sketches, ComputeAttentionInOneKernel) {
+  Draws d = draw(example_at("attention", "B=16,H=16,T=1024,D=64"), 20, 5, true);
+  auto one_pass = [](const Schedule &s) {
+    return !s.rewrites.empty() && s.rewrites.back().kind == RewriteKind::OnlineAttention;
+  };
+  const int fused = d.with(one_pass);
+  EXPECT_GE(fused, 10);
+  EXPECT_LT(fused, 20) << "and the passes as written in some";
+  EXPECT_EQ(patterns(rewritten_graph(example("attention"), d.sketches[0].schedule)).count("row_max"),
+            one_pass(d.sketches[0].schedule) ? 0u : 1u);
+  EXPECT_GE(d.with([&](const Schedule &s) {
+    int private_reads = 0, local_reads = 0;
+    for (const Primitive &p : s.steps)
+      if (p.kind == PrimitiveKind::CacheRead && p.stage == "y")
+        (p.memory == MemoryScope::Private ? private_reads : local_reads) += 1;
+    return one_pass(s) && count(s, PrimitiveKind::CacheWrite) >= 1 && private_reads == 1 && local_reads == 2;
+  }),
+            fused / 2)
+      << "q in registers, k and v in local memory";
+}
+
 TEST(Sketches, RunEpiloguesInTheContractionsKernel) {
   for (const char *name : {"conv_relu_bias", "gemm_bias_leaky"}) {
     const Graph g = example(name);
@@ -414,6 +437,46 @@ TEST(SketchesOnDevice, OnlineSoftmaxAgreesAtLargeAndTinyValues) {
       EvalRecord r = evaluate(frontend::load_spec(path), path, *device, options);
       EXPECT_TRUE(r.ok()) << api << ", x in " << range << ": " << r.verdict();
     }
+  }
+}
+
+// Attention in one kernel (online_attention, then the attention rule) on both APIs, at
+// scores whose exponentials overflow f32 (|q . k| up to 10^4), underflow it, and
+// tiny ones, with and without a mask, a row tile of 2 and a column split that
+// leaves the last work-item's columns past the edge: the interpreter's answer, no NaN.
+TEST(SketchesOnDevice, OnlineAttentionAgreesAtLargeAndTinyScores) {
+  const std::string tile =
+      "rewrite online_attention y\nsplit y.i 8 -> io ii\nsplit y.ii 2 -> it iv\nsplit y.c 3 -> co cv\n"
+      "reorder y io co it iv cv\nbind y.io group.y\nbind y.co group.x\nbind y.it local.x\n"
+      "cache_write y.it private\nsplit y.j 4 -> jo ji\ncache_read y.jo v local -> v_s\nunroll y.iv\n"
+      "unroll y.cv\n";
+  // The scores' sum inside each step; or, masked, the stored scores read (and masked).
+  const std::string fused = tile + "cache_read y.jo k local -> k_s\ncache_read y.it q private -> q_r\n"
+                                   "prefetch y.k_s\nunroll y.d\n";
+  const std::string masked = tile + "cache_read y.jo s local -> s_s\n";
+  for (const char *api : {"opencl", "vulkan"}) {
+    if (!test::has_device(api)) {
+      std::printf("SKIP %s: %s\n", api, test::missing_device(api).c_str());
+      continue;
+    }
+    auto device = runtime::open_device("", api);
+    for (const char *range : {"-100.0..100.0", "-1e-20..1e-20", "-10.0..10.0"})
+      for (const char *score : {"s[i, j]", "select(j <= i, s[i, j], -inf)"}) {
+        const std::string path = ::testing::TempDir() + "/online_attention.ks";
+        write_text_file(path, std::string("kernel a(q: f32[T, D] in ") + range + ", k: f32[T, D] in " + range +
+                                  ", v: f32[T, C]) -> y: f32[T, C]\n  where T = 64, D = 8, C = 5\n"
+                                  "  check T = 37, D = 3, C = 5\n{\n  s[i, j] = sum(d) q[i, d] * k[j, d]\n"
+                                  "  z[i, j] = " +
+                                  score +
+                                  "\n  m[i] = max(j) z[i, j]\n  e[i, j] = exp(z[i, j] - m[i])\n"
+                                  "  t[i] = sum(j) e[i, j]\n  y[i, c] = sum(j) e[i, j] / t[i] * v[j, c]\n}\n");
+        EvalOptions options;
+        options.time = false;
+        options.trials = 1;
+        options.schedule = parse_schedule(test::source(std::string(score) == "s[i, j]" ? fused : masked, "a.sched"));
+        EvalRecord r = evaluate(frontend::load_spec(path), path, *device, options);
+        EXPECT_TRUE(r.ok()) << api << ", q and k in " << range << ", " << score << ": " << r.verdict();
+      }
   }
 }
 
