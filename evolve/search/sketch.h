@@ -30,6 +30,11 @@
 //                 reads such rows (softmax, layer norm) takes them into its own kernel
 //                 with compute_at, the group's work-items striding the row, the row
 //                 optionally kept in registers (cache_read private)
+//   attention     (a softmax_sum, online_attention's one-pass attention) a work-item
+//                 per 1 or 2 rows and all, half or a quarter of the value's columns,
+//                 its accumulators in registers; the panels of the operands read
+//                 along the reduction (k, v) in local memory, copied ahead; the row's
+//                 operand of the score (q) in registers; the score's sum unrolled
 //   running total (`y[.., i] = sum(k: 0..i + 1) ...`: cumulative sums, products,
 //                 maxima) a work-group per row, its other spatial loops bound to
 //                 groups, scanning the row with `scan` (T work-items)
@@ -38,7 +43,9 @@
 //                 outputs, read and summed as one vector in registers (cache_write,
 //                 vectorize), else a work-item per output; the reduction unrolled
 //
-// Before the stages are sketched, a reduction whose outputs are too few to fill the
+// Before the stages are sketched, a sum weighted by a softmax (attention) is made one
+// pass (`rewrite online_attention`) in kAttentionShare of the draws, and a reduction
+// whose outputs are too few to fill the
 // device (split_candidate: a GEMM with a long K, a channel's statistics, a sum to one
 // value) is split across work-groups in some draws (`rewrite rfactor`, parts drawn
 // so that the partial results give the device 2 to 16 groups a compute unit); its

@@ -63,6 +63,17 @@ std::optional<Rewrite> first_online_softmax(const Graph &graph) {
   return std::nullopt;
 }
 
+// Attention in one pass (online_attention) at the first stage where it applies; none
+// where none.
+std::optional<Rewrite> first_online_attention(const Graph &graph) {
+  for (const Stage &s : graph.stages) {
+    Rewrite r{RewriteKind::OnlineAttention, s.output, {}, {}, 0, {}};
+    std::string reason;
+    if (try_rewrite(graph, r, &reason)) return r;
+  }
+  return std::nullopt;
+}
+
 // s with `async_copy` (2 or 3 slots, by n) at the first loop where s copies a local
 // cache and the ring takes, or as it was. PoCL and lavapipe have no cp.async: the test
 // runs the copies in order, which checks the rings' indices and slots.
@@ -87,7 +98,8 @@ Schedule with_async_copy(const Graph &graph, Schedule s, int n) {
 
 // The schedules the equivalence test runs for a spec: the same seed, the same list.
 // One in four starts by splitting a reduction (rfactor), one in four of a softmax's
-// by its online form (logsumexp), then schedules the graph that leaves.
+// by its online form (logsumexp), one in four of a sum weighted by a softmax by its
+// one pass (online_attention), then schedules the graph that leaves.
 std::vector<Schedule> schedules_for(const frontend::Spec &spec) {
   Graph graph = frontend::elaborate(spec, frontend::SizeSet::Check, {});
   Program lowered = lower(graph);
@@ -96,6 +108,7 @@ std::vector<Schedule> schedules_for(const frontend::Spec &spec) {
   for (int n = 0; n < kSchedulesPerExample; ++n) {
     std::optional<Rewrite> split = n % 4 == 3   ? random_rfactor(graph, rng)
                                    : n % 4 == 1 ? first_online_softmax(graph)
+                                   : n % 4 == 2 ? first_online_attention(graph)
                                                 : std::nullopt;
     const int steps = std::uniform_int_distribution<int>(1, 6)(rng);
     if (!split) {
