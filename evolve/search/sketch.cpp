@@ -358,6 +358,23 @@ struct Drawer {
     return true;
   }
 
+  // A tile's loops ordered: the stage's loops other than the tiled ones outermost,
+  // fused and bound to group.z, then the tile's levels (the empty names skipped).
+  bool tile_order(const std::string &s, const std::vector<std::string> &loops, const std::set<std::string> &tiled,
+                  const std::vector<std::string> &levels) {
+    std::vector<std::string> others, order;
+    for (const std::string &l : loops)
+      if (!tiled.count(l)) others.push_back(l);
+    order = others;
+    for (const std::string &l : levels)
+      if (!l.empty()) order.push_back(l);
+    if (!b.step(PrimitiveKind::Reorder, s, order)) return false;
+    if (others.empty()) return true;
+    std::string z = others[0];
+    if (others.size() > 1 && !b.fuse(s, others, z = b.fresh("z"))) return false;
+    return b.bind(s, z, ForKind::GroupZ);
+  }
+
   // Multi-level tiling of a contraction (see sketch.h).
   bool tiled(const Stage &stage) {
     const std::string &s = stage.output;
@@ -450,18 +467,7 @@ struct Drawer {
     std::string ao, at, ar, al, bo, bt, br, bl;
     if (!levels(la, ta, pa, ca, &ao, &at, &ar, &al) || !levels(lb, tb, pb, cb, &bo, &bt, &br, &bl))
       return b.rollback(mark), false;
-    std::vector<std::string> others, order;
-    for (const std::string &l : loops)
-      if (l != la && l != lb) others.push_back(l);
-    order = others;
-    for (const std::string &l : {ao, bo, at, bt, ar, al, br, bl})
-      if (!l.empty()) order.push_back(l);
-    if (!b.step(PrimitiveKind::Reorder, s, order)) return b.rollback(mark), false;
-    if (!others.empty()) {
-      std::string z = others[0];
-      if (others.size() > 1 && !b.fuse(s, others, z = b.fresh("z"))) return b.rollback(mark), false;
-      if (!b.bind(s, z, ForKind::GroupZ)) return b.rollback(mark), false;
-    }
+    if (!tile_order(s, loops, {la, lb}, {ao, bo, at, bt, ar, al, br, bl})) return b.rollback(mark), false;
     if (!b.bind(s, ao, ForKind::GroupY) || !b.bind(s, bo, ForKind::GroupX) || !b.bind(s, at, ForKind::LocalY) ||
         !b.bind(s, bt, ForKind::LocalX))
       return b.rollback(mark), false;
@@ -583,18 +589,7 @@ struct Drawer {
     if (!b.split(s, la, ta * pa, ao, ai) || !b.split(s, lb, tb * pb, bo, bi)) return b.rollback(mark), false;
     if (pa > 1 && !b.split(s, ai, pa, at = b.fresh(la + "t"), ar = b.fresh(la + "r"))) return b.rollback(mark), false;
     if (tb > 1 && !b.split(s, bi, pb, bt = b.fresh(lb + "t"), br = b.fresh(lb + "r"))) return b.rollback(mark), false;
-    std::vector<std::string> others, order;
-    for (const std::string &l : loops)
-      if (l != la && l != lb) others.push_back(l);
-    order = others;
-    for (const std::string &l : {ao, bo, at, bt, ar, br})
-      if (!l.empty()) order.push_back(l);
-    if (!b.step(PrimitiveKind::Reorder, s, order)) return b.rollback(mark), false;
-    if (!others.empty()) {
-      std::string z = others[0];
-      if (others.size() > 1 && !b.fuse(s, others, z = b.fresh("z"))) return b.rollback(mark), false;
-      if (!b.bind(s, z, ForKind::GroupZ)) return b.rollback(mark), false;
-    }
+    if (!tile_order(s, loops, {la, lb}, {ao, bo, at, bt, ar, br})) return b.rollback(mark), false;
     const std::string thread = bt.empty() ? at : bt;
     if (!b.bind(s, ao, ForKind::GroupY) || !b.bind(s, bo, ForKind::GroupX) ||
         !b.bind(s, at, bt.empty() ? ForKind::LocalX : ForKind::LocalY) ||

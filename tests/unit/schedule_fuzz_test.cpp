@@ -53,21 +53,11 @@ std::optional<Rewrite> random_rfactor(const Graph &graph, Rng &rng) {
   return options[std::uniform_int_distribution<size_t>(0, options.size() - 1)(rng)];
 }
 
-// The online softmax of the first stage where it applies; none where none.
-std::optional<Rewrite> first_online_softmax(const Graph &graph) {
+// A rewrite that takes no arguments (online_softmax, online_attention) at the first
+// stage where it applies; none where none.
+std::optional<Rewrite> first_rewrite(const Graph &graph, RewriteKind kind) {
   for (const Stage &s : graph.stages) {
-    Rewrite r{RewriteKind::OnlineSoftmax, s.output, {}, {}, 0, {}};
-    std::string reason;
-    if (try_rewrite(graph, r, &reason)) return r;
-  }
-  return std::nullopt;
-}
-
-// Attention in one pass (online_attention) at the first stage where it applies; none
-// where none.
-std::optional<Rewrite> first_online_attention(const Graph &graph) {
-  for (const Stage &s : graph.stages) {
-    Rewrite r{RewriteKind::OnlineAttention, s.output, {}, {}, 0, {}};
+    Rewrite r{kind, s.output, {}, {}, 0, {}};
     std::string reason;
     if (try_rewrite(graph, r, &reason)) return r;
   }
@@ -107,8 +97,8 @@ std::vector<Schedule> schedules_for(const frontend::Spec &spec) {
   std::vector<Schedule> out;
   for (int n = 0; n < kSchedulesPerExample; ++n) {
     std::optional<Rewrite> split = n % 4 == 3   ? random_rfactor(graph, rng)
-                                   : n % 4 == 1 ? first_online_softmax(graph)
-                                   : n % 4 == 2 ? first_online_attention(graph)
+                                   : n % 4 == 1 ? first_rewrite(graph, RewriteKind::OnlineSoftmax)
+                                   : n % 4 == 2 ? first_rewrite(graph, RewriteKind::OnlineAttention)
                                                 : std::nullopt;
     const int steps = std::uniform_int_distribution<int>(1, 6)(rng);
     if (!split) {
