@@ -405,8 +405,8 @@ TEST(Rewrite, OnlineSoftmaxOfLargeAndTinyValuesHasNoOverflowOrNaN) {
     Graph out = rewritten(g, RewriteKind::OnlineSoftmax, "total");
     TensorMap inputs;
     inputs["x"] = to_tensor_data(random_input(*g.find_tensor("x"), 9));
-    const std::vector<double> &two_pass = interpret(g, inputs).at("y").values,
-                              &online = interpret(out, inputs).at("y").values;
+    const std::vector<double> two_pass = interpret(g, inputs).at("y").values,
+                              online = interpret(out, inputs).at("y").values;
     for (size_t i = 0; i < online.size(); ++i) {
       ASSERT_TRUE(std::isfinite(online[i])) << range << ": y[" << i << "] = " << online[i];
       EXPECT_NEAR(online[i], two_pass[i], 1e-9 * std::max(1.0, std::fabs(two_pass[i]))) << range;
@@ -496,7 +496,8 @@ TEST(Rewrite, OnlineAttentionOfLargeAndTinyScoresHasNoOverflowOrNaN) {
     TensorMap inputs;
     for (const TensorDecl &t : g.tensors)
       if (t.role == TensorRole::Input) inputs[t.name] = to_tensor_data(random_input(t, 5));
-    const std::vector<double> &passes = interpret(g, inputs).at("y").values, &one = interpret(out, inputs).at("y").values;
+    // (copies: a reference into interpret's returned map would outlive it)
+    const std::vector<double> passes = interpret(g, inputs).at("y").values, one = interpret(out, inputs).at("y").values;
     for (size_t i = 0; i < one.size(); ++i) {
       ASSERT_TRUE(std::isfinite(one[i])) << range << ": y[" << i << "] = " << one[i];
       EXPECT_NEAR(one[i], passes[i], 1e-9 * std::max(1.0, std::fabs(passes[i]))) << range;
