@@ -534,8 +534,9 @@ struct Drawer {
         unroll_k = unroll_steps || (prefetched && chance(rng, 0.3)) ? ri : "";
       }
     }
+    bool tile_unrolled = true;
     for (const std::string &reg : {ar, al, br})
-      if (!reg.empty() && chance(rng, 0.8)) b.step(PrimitiveKind::Unroll, s, {reg});
+      if (!reg.empty()) tile_unrolled = chance(rng, 0.8) && b.step(PrimitiveKind::Unroll, s, {reg}) && tile_unrolled;
     // The chunk's lanes as one vector operation where the panels allow (the
     // verifier's vector form), else unrolled; its write-back as a vector store.
     if (!bl.empty()) {
@@ -547,7 +548,10 @@ struct Drawer {
     }
     // The reduction's steps, then its other short loops (a conv's window), unrolled
     // around the register tile where the copies allow (after it: the tile first).
-    if (!unroll_k.empty() && b.step(PrimitiveKind::Unroll, s, {unroll_k})) note += ", k unrolled";
+    // Only around an unrolled tile: around a serial one it gives no register its
+    // constant index, and PoCL's compiler ran for minutes on 16 copies of a guarded
+    // serial tile loop between two barriers (a matmul at N = 37, bench/results.md).
+    if (!unroll_k.empty() && tile_unrolled && b.step(PrimitiveKind::Unroll, s, {unroll_k})) note += ", k unrolled";
     for (size_t i = 1; i < stage.reduce_vars.size(); ++i)
       if (stage.reduce_vars[i].extent <= 8 && chance(rng, 0.5) &&
           b.step(PrimitiveKind::Unroll, s, {stage.reduce_vars[i].name}))
