@@ -41,7 +41,8 @@ const CTarget &opencl_target() {
     // undefined symbol on some OpenCL compilers, and every compiler inlines these.
     t.helper_qualifier = "";
     for (const BuiltinInfo &info : all_builtins())
-      if (is_function(info.id) && !t.builtins.count(info.id)) throw InternalError(std::string("OpenCL spelling missing for ") + info.name);
+      if (is_function(info.id) && !t.builtins.count(info.id))
+        throw InternalError(std::string("OpenCL spelling missing for ") + info.name);
     t.reserved = {
         // C keywords
         "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",

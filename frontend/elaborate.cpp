@@ -707,8 +707,9 @@ class Elaborator {
     }
     if (auto fn = find_builtin(e.text)) {
       if (!is_function(*fn))
-        error_at(e.loc, e.text + " is the body of a softmax_sum, which the online_attention rewrite writes; a spec "
-                                 "cannot call it");
+        error_at(e.loc, e.text +
+                            " is the body of a softmax_sum, which the online_attention rewrite writes; a spec "
+                            "cannot call it");
       need(static_cast<size_t>(builtin_info(*fn).arity));
       std::vector<Expr> args;
       for (const AstExprPtr &arg : e.args) args.push_back(cast_to(DType::F32, numeric(*arg, "an argument")));

@@ -77,7 +77,7 @@ std::string softmax_sum_problem(const Stage &stage) {
   for (const Call *c : collect<Call>(stage.body))
     if (c->fn == Builtin::SoftmaxPair) pairs.push_back(c);
   if (stage.reduce != ReduceOp::SoftmaxSum)
-    return !pairs.empty()            ? "softmax_pair outside a softmax_sum"
+    return !pairs.empty()          ? "softmax_pair outside a softmax_sum"
            : stage.score_vars != 0 ? "score variables without a softmax_sum"
                                    : "";
   const Call *pair = stage.body.as<Call>();

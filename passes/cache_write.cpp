@@ -46,10 +46,9 @@ Stmt index_accumulator(const Stmt &s, const std::string &acc, const std::vector<
 // A softmax_sum's register tile (passes/softmax_sum.h): its row state per row of the
 // tile (the loops the score depends on), its accumulator per element.
 std::optional<Program> tile_softmax_sum(const Program &program, const StageLoops &where, const std::string &stage,
-                                        const std::string &loop, const std::vector<Stmt> &spatial,
-                                        SoftmaxSumForm form, const std::vector<Stmt> &reduction,
-                                        const std::string &output, const std::vector<Expr> &output_index,
-                                        std::string *reason) {
+                                        const std::string &loop, const std::vector<Stmt> &spatial, SoftmaxSumForm form,
+                                        const std::vector<Stmt> &reduction, const std::string &output,
+                                        const std::vector<Expr> &output_index, std::string *reason) {
   std::set<std::string> tile_vars;
   for (const Stmt &layer : spatial) {
     if (const For *f = layer.as<For>()) tile_vars.insert(f->var);
@@ -60,7 +59,8 @@ std::optional<Program> tile_softmax_sum(const Program &program, const StageLoops
     if (const IfThenElse *g = layer.as<IfThenElse>()) return mentions(g->condition, tile_vars);
     return false;
   };
-  for (const std::vector<Stmt> *layers : std::initializer_list<const std::vector<Stmt> *>{&reduction, &form.score_layers})
+  for (const std::vector<Stmt> *layers :
+       std::initializer_list<const std::vector<Stmt> *>{&reduction, &form.score_layers})
     for (const Stmt &layer : *layers)
       if (uses_tile(layer)) {
         *reason = "a let or guard of " + stage + "'s reduction depends on its tile's loops";
@@ -83,8 +83,10 @@ std::optional<Program> tile_softmax_sum(const Program &program, const StageLoops
       row = needed.count(f->var) > 0;
       form.tile_shape.push_back(f->extent);
       form.tile_index.push_back(f->loop_var());
-      if (row) form.row_shape.push_back(f->extent), form.row_index.push_back(f->loop_var());
-      else others.insert(f->var);
+      if (row)
+        form.row_shape.push_back(f->extent), form.row_index.push_back(f->loop_var());
+      else
+        others.insert(f->var);
     } else if (const LetStmt *l = layer.as<LetStmt>()) {
       row = !mentions(l->value, others);
       if (!row) others.insert(l->var);
@@ -171,11 +173,6 @@ std::optional<Program> cache_write(const Program &program, const std::string &st
   if (!acc || acc->scope != MemoryScope::Private || !update || update->buffer != acc->buffer ||
       !steps->stmts[0].as<Store>() || !steps->stmts[2].as<Store>() || reduction.empty()) {
     *reason = stage + " is not a reduction into one private accumulator (or it is already cached)";
-    return std::nullopt;
-  }
-  if (shape_numel(shape) > kMaxPrivateElements) {
-    *reason = "the accumulators (" + std::to_string(shape_numel(shape)) + " per work-item) exceed " +
-              std::to_string(kMaxPrivateElements);
     return std::nullopt;
   }
 

@@ -14,8 +14,9 @@ std::optional<Graph> drop_unit_reduction(const Graph &graph, const std::string &
   const Stage &stage = graph.stages[*at];
   if (stage.reduce == ReduceOp::None) return *reason = name + " is elementwise: it has no reduction", std::nullopt;
   if (stage.reduce == ReduceOp::SoftmaxSum)
-    return *reason = name + " is a softmax_sum: a point of it is a weight of 1 times its value, which this rule "
-                            "does not write",
+    return *reason = name +
+                     " is a softmax_sum: a point of it is a weight of 1 times its value, which this rule "
+                     "does not write",
            std::nullopt;
   std::map<std::string, Expr> zeros;
   std::vector<IterVar> kept;

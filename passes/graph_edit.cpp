@@ -1,6 +1,10 @@
 // Helpers of the graph rewrites (passes/rewrite.h).
 #include "passes/graph_edit.h"
 
+#include <cmath>
+
+#include "ir/printer.h"
+#include "ir/simplify.h"
 #include "ir/verifier.h"
 #include "ir/visitor.h"
 #include "passes/rewrite.h"
@@ -51,6 +55,24 @@ Expr instantiate(const Stage &stage, const std::vector<Expr> &indices,
     if (auto it = renames.find(v.name); it != renames.end())
       values[v.name] = Var::make(index_type_for(v.extent), it->second);
   return substitute(stage.body, values);
+}
+
+std::optional<double> value_at(const Expr &e,
+                               const std::function<double(const Load &load, const std::string &key)> &load_value,
+                               const std::function<double(const Var &var)> &var_value) {
+  Expr loaded = replace_loads(e, [&](const Load &load, const Expr &) -> Expr {
+    std::string key;
+    for (const Expr &i : load.indices) key += print_expr(i) + ",";
+    const double x = load_value(load, key);
+    return is_float(load.type) ? FloatImm::make(load.type, x)
+                               : make_int(static_cast<int64_t>(std::fabs(x) * 3), load.type);
+  });
+  std::map<std::string, Expr> vars;
+  for (const Var *v : collect<Var>(loaded)) {
+    const double x = var_value(*v);
+    vars[v->name] = is_int(v->type) ? make_int(static_cast<int64_t>(x), v->type) : FloatImm::make(v->type, x);
+  }
+  return as_const_number(simplify(substitute(loaded, vars)));
 }
 
 NameSet graph_names(const Graph &graph) {

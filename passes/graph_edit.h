@@ -36,6 +36,15 @@ Expr iter_var(const IterVar &v);
 Expr instantiate(const Stage &stage, const std::vector<Expr> &indices,
                  const std::map<std::string, std::string> &renames = {});
 
+/// e's value where each load takes load_value(load, key) (key: its printed indices,
+/// "i, j,", so that equal loads can agree) and then each variable left var_value(var)
+/// (an integer's truncated); integer loads take |value| * 3, truncated. None where the
+/// result does not fold to a number (an infinity stays an expression). The rewrites'
+/// checks of an algebraic law at random points.
+std::optional<double> value_at(const Expr &e,
+                               const std::function<double(const Load &load, const std::string &key)> &load_value,
+                               const std::function<double(const Var &var)> &var_value);
+
 /// The names of graph's tensors, sizes and constants.
 NameSet graph_names(const Graph &graph);
 /// Reserves the names of stage's variables.

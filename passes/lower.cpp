@@ -11,6 +11,7 @@
 
 #include <limits>
 
+#include "passes/loops.h"
 #include "passes/names.h"
 #include "passes/regions.h"
 #include "passes/softmax_sum.h"
@@ -35,11 +36,18 @@ Expr constant(DType type, double value) {
   return is_int(type) ? make_int(static_cast<int64_t>(value), type) : make_f32(value);
 }
 
+// Serial loops of the reduction variables [from, to) as layers (passes/loops.h's wrap),
+// first variable outermost.
+std::vector<Stmt> reduction_layers(const Stage &stage, size_t from, size_t to) {
+  std::vector<Stmt> layers;
+  for (size_t r = from; r < to; ++r)
+    layers.push_back(For::make(stage.reduce_vars[r].name, stage.reduce_vars[r].extent, ForKind::Serial, Seq::make({})));
+  return layers;
+}
+
 // The serial loops of the reduction around body, first variable outermost.
 Stmt reduction_loops(const Stage &stage, Stmt body) {
-  for (size_t r = stage.reduce_vars.size(); r-- > 0;)
-    body = For::make(stage.reduce_vars[r].name, stage.reduce_vars[r].extent, ForKind::Serial, body);
-  return body;
+  return wrap(reduction_layers(stage, 0, stage.reduce_vars.size()), body);
 }
 
 Stmt lower_stage_block(const Graph &graph, const Program &program, const Stage &stage, NameSet &names,
@@ -108,13 +116,9 @@ Stmt lower_stage_block(const Graph &graph, const Program &program, const Stage &
       form.term = cast_to(form.acc_type, term);
       form.value = pair->args[1];
       const size_t outer = stage.reduce_vars.size() - stage.score_vars;
-      for (size_t r = outer; r < stage.reduce_vars.size(); ++r)
-        form.score_layers.push_back(For::make(stage.reduce_vars[r].name, stage.reduce_vars[r].extent,
-                                              ForKind::Serial, Seq::make({})));
-      Stmt steps = softmax_sum_step(form);
-      for (size_t r = outer; r-- > 0;)
-        steps = For::make(stage.reduce_vars[r].name, stage.reduce_vars[r].extent, ForKind::Serial, steps);
-      body = softmax_sum_block(form, steps, out.name, out_index);
+      form.score_layers = reduction_layers(stage, outer, stage.reduce_vars.size());
+      body =
+          softmax_sum_block(form, wrap(reduction_layers(stage, 0, outer), softmax_sum_step(form)), out.name, out_index);
       break;
     }
     case ReduceOp::ArgMax:

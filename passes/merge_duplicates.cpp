@@ -14,8 +14,8 @@ namespace {
 
 bool same_computation(const Graph &graph, const Stage &earlier, const Stage &later) {
   const TensorDecl *a = graph.find_tensor(earlier.output), *b = graph.find_tensor(later.output);
-  if (a->type != b->type || a->shape != b->shape || earlier.reduce != later.reduce || earlier.score_vars != later.score_vars ||
-      earlier.reduce_vars.size() != later.reduce_vars.size())
+  if (a->type != b->type || a->shape != b->shape || earlier.reduce != later.reduce ||
+      earlier.score_vars != later.score_vars || earlier.reduce_vars.size() != later.reduce_vars.size())
     return false;
   std::map<std::string, Expr> renames;
   for (size_t d = 0; d < earlier.spatial.size(); ++d) renames[earlier.spatial[d].name] = iter_var(later.spatial[d]);

@@ -33,21 +33,11 @@ std::optional<double> at_point(const Expr &e, const std::string &stat, const Exp
     auto it = drawn.find(key);
     return it != drawn.end() ? it->second : (drawn[key] = value(rng));
   };
-  Expr with_stat = replace_loads(e, [&](const Load &load, const Expr &) {
-    return load.buffer == stat ? stat_value : Expr();
-  });
-  Expr loaded = replace_loads(with_stat, [&](const Load &load, const Expr &) -> Expr {
-    std::string key = load.buffer + "[";
-    for (const Expr &i : load.indices) key += print_expr(i) + ",";
-    const double x = draw(key);
-    return is_float(load.type) ? FloatImm::make(load.type, x)
-                               : make_int(static_cast<int64_t>(std::fabs(x) * 3), load.type);
-  });
-  std::map<std::string, Expr> vars;
-  for (const Var *v : collect<Var>(loaded))
-    vars[v->name] = is_int(v->type) ? make_int(static_cast<int64_t>(std::fabs(draw("$" + v->name)) * 3), v->type)
-                                    : FloatImm::make(v->type, draw("$" + v->name));
-  return as_const_number(simplify(substitute(loaded, vars)));
+  Expr with_stat =
+      replace_loads(e, [&](const Load &load, const Expr &) { return load.buffer == stat ? stat_value : Expr(); });
+  return value_at(
+      with_stat, [&](const Load &load, const std::string &key) { return draw(load.buffer + "[" + key); },
+      [&](const Var &v) { return is_int(v.type) ? std::fabs(draw("$" + v.name)) * 3 : draw("$" + v.name); });
 }
 
 // Whether body(L) = exp(X - L) * w at random points and values of L (w = body(X), its
@@ -123,8 +113,8 @@ std::optional<Graph> online_attention(const Graph &graph, const std::string &nam
     for (size_t d = 0; same && d < load->indices.size(); ++d)
       same = equal(load->indices[d], reads[0]->indices[d]) && !mentions(load->indices[d], reduced);
     if (!same)
-      return *reason = name + " reads " + l.output + " at more than one row, or at a row that depends on " +
-                       "its reduction",
+      return *reason =
+                 name + " reads " + l.output + " at more than one row, or at a row that depends on " + "its reduction",
              std::nullopt;
   }
   // The same points: X is L's body at that row, its variables y's.
@@ -155,9 +145,8 @@ std::optional<Graph> online_attention(const Graph &graph, const std::string &nam
   const std::vector<Expr> row = reads[0]->indices;
   y.body = through_temporaries(y.body);
   const Expr x = through_temporaries(simplify(instantiate(l, row, renames)));
-  const Expr w = simplify(replace_loads(y.body, [&](const Load &load, const Expr &) {
-    return load.buffer == l.output ? x : Expr();
-  }));
+  const Expr w = simplify(
+      replace_loads(y.body, [&](const Load &load, const Expr &) { return load.buffer == l.output ? x : Expr(); }));
   if (!linear_in_exp_minus(y.body, l.output, x, w))
     return *reason = name + " reads " + l.output + " other than as a factor exp(X - " + l.output + ")", std::nullopt;
 

@@ -45,26 +45,17 @@ bool depends_on_logsumexp_alone(const Expr &body, const std::string &m, const st
       return it != into.end() ? it->second : (into[key] = positive ? total(rng) : value(rng));
     };
     auto at = [&](bool shifted) {
-      std::map<std::string, Expr> vars;
-      for (const Var *v : collect<Var>(body))
-        vars[v->name] = is_int(v->type) ? make_int(static_cast<int64_t>(draw(others, v->name, true) * 3), v->type)
-                                        : FloatImm::make(v->type, draw(others, v->name, false));
-      Expr e = replace_loads(body, [&](const Load &load, const Expr &) -> Expr {
-        std::string key;
-        for (const Expr &i : load.indices) key += print_expr(i) + ",";
-        double x;
-        if (load.buffer == m) {
-          x = draw(maxima, key, false);
-          if (shifted) x += std::log(draw(totals, key, true));
-        } else if (load.buffer == t) {
-          x = shifted ? 1.0 : draw(totals, key, true);
-        } else {
-          x = draw(others, load.buffer + "[" + key + "]", false);
-        }
-        return is_float(load.type) ? FloatImm::make(load.type, x)
-                                   : make_int(static_cast<int64_t>(std::fabs(x) * 3), load.type);
-      });
-      return as_const_number(simplify(substitute(e, vars)));
+      return value_at(
+          body,
+          [&](const Load &load, const std::string &key) {
+            if (load.buffer == m) {
+              const double x = draw(maxima, key, false);  // (before the total: the draws' order)
+              return shifted ? x + std::log(draw(totals, key, true)) : x;
+            }
+            if (load.buffer == t) return shifted ? 1.0 : draw(totals, key, true);
+            return draw(others, load.buffer + "[" + key, false);
+          },
+          [&](const Var &v) { return is_int(v.type) ? draw(others, v.name, true) * 3 : draw(others, v.name, false); });
     };
     std::optional<double> a = at(false), b = at(true);
     // (constants of f32 expressions round to f32 at each step)

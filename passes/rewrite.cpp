@@ -25,10 +25,9 @@ const char *rewrite_name(RewriteKind kind) {
 
 const std::vector<RewriteKind> &all_rewrite_kinds() {
   static const std::vector<RewriteKind> kinds = {
-      RewriteKind::DropUnitReduction, RewriteKind::FoldConstants,   RewriteKind::PushSum,
-      RewriteKind::FoldAffine,        RewriteKind::RangedReduction, RewriteKind::MergeDuplicates,
-      RewriteKind::OnlineSoftmax,     RewriteKind::Rfactor,         RewriteKind::StridePhases,
-      RewriteKind::OnlineAttention};
+      RewriteKind::DropUnitReduction, RewriteKind::FoldConstants,   RewriteKind::PushSum,       RewriteKind::FoldAffine,
+      RewriteKind::RangedReduction,   RewriteKind::MergeDuplicates, RewriteKind::OnlineSoftmax, RewriteKind::Rfactor,
+      RewriteKind::StridePhases,      RewriteKind::OnlineAttention};
   return kinds;
 }
 

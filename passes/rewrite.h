@@ -33,8 +33,8 @@ enum class RewriteKind {
 };
 
 /// "drop_unit_reduction", "fold_constants", "push_sum", "fold_affine", "ranged_reduction",
-/// "merge_duplicates", "online_softmax", "rfactor", "stride_phases", "online_attention": the name in schedules, on the command line and in
-/// messages.
+/// "merge_duplicates", "online_softmax", "rfactor", "stride_phases", "online_attention": the name in schedules, on the
+/// command line and in messages.
 const char *rewrite_name(RewriteKind kind);
 std::optional<RewriteKind> parse_rewrite_kind(const std::string &name);
 const std::vector<RewriteKind> &all_rewrite_kinds();

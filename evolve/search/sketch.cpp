@@ -609,9 +609,10 @@ struct Drawer {
     const std::string jo = b.fresh(j.name + "o"), ji = b.fresh(j.name + "i");
     std::vector<std::string> panels;
     if (b.split(s, j.name, pick(std::vector<int64_t>{8, 8, 16, 16, 32}, rng), jo, ji)) {
+      const std::vector<Access> reads = loads_of(stage.body);
       for (const std::string &buffer : operands(graph, stage)) {
         bool along_j = false;
-        for (const Access &a : loads_of(stage.body))
+        for (const Access &a : reads)
           for (const auto &vars : a.index_vars) along_j = along_j || (a.buffer == buffer && vars.count(j.name));
         const std::string cache = b.fresh(buffer + (along_j ? "_s" : "_r"));
         if (along_j ? chance(rng, 0.9) && b.cache_read(s, jo, buffer, MemoryScope::Local, cache)

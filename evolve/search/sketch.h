@@ -67,7 +67,8 @@
 namespace ks {
 
 enum class StagePattern { Elementwise, Contraction, RowReduction, ColumnReduction, RunningTotal, Attention };
-const char *stage_pattern_name(StagePattern pattern);  // "elementwise", "contraction", "row", "column", "scan", "attention"
+/// "elementwise", "contraction", "row", "column", "scan", "attention".
+const char *stage_pattern_name(StagePattern pattern);
 
 /// The pattern of one stage of graph (its reads and its reduction decide).
 StagePattern classify_stage(const Stage &stage);
