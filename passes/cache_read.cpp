@@ -122,17 +122,31 @@ std::optional<Program> cache_read(const Program &program, const std::string &sta
   std::map<std::string, int64_t> extents;  // loops
   std::map<std::string, DType> types;      // loops, and lets outside L that are not affine but fixed
   std::set<std::string> ranging;
+  // The ranging loops and the lets that depend on them: a let that is not affine may
+  // stand for a fixed value only where it depends on none of them (o = f / 8 % 8
+  // with f = g * 32 + l takes several values across the work-items of a group).
+  std::set<std::string> varying;
+  std::map<std::string, std::string> varies_through;            // a varying let: the ranging loop it depends on
   std::vector<std::pair<std::string, int64_t>> local_loops[3];  // by dimension
   for (const Stmt &s : path) {
     if (const For *f = s.as<For>()) {
       extents[f->var] = f->extent;
       types[f->var] = index_type_for(f->extent);
       if (is_local(f->kind)) local_loops[hardware_dim(f->kind)].push_back({f->var, f->extent});
-      if (is_local(f->kind) && scope == MemoryScope::Local) ranging.insert(f->var);
+      if (is_local(f->kind) && scope == MemoryScope::Local) ranging.insert(f->var), varying.insert(f->var);
     } else if (const LetStmt *l = s.as<LetStmt>()) {
+      const bool varies = mentions(l->value, varying);
+      if (varies) {
+        varying.insert(l->var);
+        for (const std::string &v : varying)
+          if (v != l->var && mentions(l->value, {v})) {
+            varies_through[l->var] = varies_through.count(v) ? varies_through[v] : v;
+            break;
+          }
+      }
       if (auto a = affine_of(l->value, lets))
         lets[l->var] = *a;
-      else if (!mentions(l->value, ranging))
+      else if (!varies)
         types[l->var] = l->value.type();  // fixed during one iteration of L, like a loop outside it
     }
   }
@@ -169,6 +183,12 @@ std::optional<Program> cache_read(const Program &program, const std::string &sta
       Affine f{{}, 0};
       int64_t min = read.index[d].constant, max = min;
       for (const auto &[v, c] : read.index[d].coeffs) {
+        if (varies_through.count(v)) {
+          *reason = "an index of " + buffer + " uses " + v + ", which takes several values across the group's " +
+                    "work-items (through local loop " + varies_through[v] +
+                    ") and is not affine in them: no one box of " + buffer + " serves the group";
+          return std::nullopt;
+        }
         if (!types.count(v)) {
           *reason = "an index of " + buffer + " uses " + v + ", which is not affine in the loops";
           return std::nullopt;

@@ -318,6 +318,55 @@ bool has_barrier(const Stmt &s) {
   return f.found;
 }
 
+bool observes_running_value(const Stmt &body, const std::set<std::string> &loops, std::string *what) {
+  // The names that change from one iteration of the loops to the next (the loops and
+  // the lets made of them), the stores, the buffers read anywhere in body and those
+  // allocated in it (fresh at each iteration, so carrying nothing across).
+  struct Walk : IRVisitor {
+    std::set<std::string> changing;
+    struct Write {
+      const Store *store;
+      bool moves;  // its element changes with the iterations
+    };
+    std::vector<Write> writes;
+    std::set<std::string> read, allocated;  // allocated inside: fresh in each iteration
+    using IRVisitor::visit;
+    void visit(const Allocate *n) override {
+      allocated.insert(n->buffer);
+      IRVisitor::visit(n);
+    }
+    void visit(const LetStmt *n) override {
+      if (mentions(n->value, changing)) changing.insert(n->var);
+      IRVisitor::visit(n);
+    }
+    void visit(const Store *n) override {
+      bool moves = false;
+      for (const Expr &i : n->indices) moves = moves || mentions(i, changing);
+      writes.push_back({n, moves});
+      IRVisitor::visit(n);
+    }
+    void visit(const Load *n) override {
+      read.insert(n->buffer);
+      IRVisitor::visit(n);
+    }
+  } walk;
+  walk.changing = loops;
+  walk.dispatch(body);
+  std::set<std::string> in_place;  // updated at one element throughout, and read
+  for (const auto &w : walk.writes)
+    if (!w.moves && walk.read.count(w.store->buffer) && !walk.allocated.count(w.store->buffer))
+      in_place.insert(w.store->buffer);
+  for (const auto &w : walk.writes) {
+    if (!w.moves) continue;
+    for (const Load *l : collect<Load>(w.store->value))
+      if (in_place.count(l->buffer)) {
+        *what = w.store->buffer + " stores the running value of " + l->buffer;
+        return true;
+      }
+  }
+  return false;
+}
+
 bool verified(const Program &program, std::string *reason) {
   try {
     verify_program(program);

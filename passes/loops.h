@@ -85,6 +85,13 @@ bool has_bound_loop(const Stmt &s);
 /// Whether s contains a barrier.
 bool has_barrier(const Stmt &s);
 
+/// Whether the iterations of the loops named in `loops` (inside body) observe their own
+/// order: an iteration stores, at an element of its own, a value read from a buffer
+/// that every iteration updates in place and that lives across them (a scan's
+/// running total stored at each position). A reduction's accumulator alone does not: its combine is reassociated
+/// freely. Where it does, *what names the store and the buffer ("y reads y_acc").
+bool observes_running_value(const Stmt &body, const std::set<std::string> &loops, std::string *what);
+
 /// Whether a group of `threads` work-items suits cross_reduce and scan (a power of
 /// two from 2 to kMaxCrossReduceThreads); else *reason says so.
 bool power_of_two_work_items(int64_t threads, std::string *reason);

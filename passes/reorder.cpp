@@ -73,6 +73,15 @@ std::optional<Program> reorder(const Program &program, const std::string &stage,
     }
     current = s.as<For>();
   }
+  // A running value stored at each step (a scan's) follows the loops' order.
+  std::string running;
+  std::set<std::string> moved;  // the loops from the top listed one to the innermost
+  for (const For *f : fors) moved.insert(f->var);
+  if (observes_running_value(top->body, moved, &running)) {
+    *reason = "the iterations of " + top->var + " depend on their order (" + running +
+              " at each step); reordering them would change what is stored";
+    return std::nullopt;
+  }
   // Listed loops take the listed positions in the given order; others stay.
   std::vector<const For *> order;
   size_t next = 0;

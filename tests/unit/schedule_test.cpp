@@ -378,6 +378,15 @@ TEST(Scan, Refusals) {
             "s.sched:2:1: error: scan w.i: the value w accumulates depends on i itself, not only on k");
   EXPECT_EQ(first_line(refusal(kSoftmax, "bind total.n group.x\nscan total.n 4 -> t")),
             "s.sched:2:1: error: scan total.n: loop n of total must be serial and hold the stage's block directly");
+  // The second pass stores the running total at each step: its loops keep their order
+  // (reordered, a chunk of more than one step ran its positions out of order: wrong
+  // past 4 x 3 positions here, past 1024 x 8 in issue 45's cumsum). The first pass,
+  // a sum alone, may reorder.
+  const std::string two_steps = "bind y.b group.x\nscan y.i 2 -> t\nsplit y.kc1 2 -> t0 t1\n";
+  EXPECT_EQ(first_line(refusal(kCumulative, two_steps + "reorder y t1 t0")),
+            "s.sched:4:1: error: reorder y: the iterations of t0 depend on their order (y stores the running value of "
+            "y_acc at each step); reordering them would change what is stored");
+  EXPECT_EQ(refusal(kCumulative, "bind y.b group.x\nscan y.i 2 -> t\nsplit y.kc 2 -> t0 t1\nreorder y t1 t0"), "");
 }
 
 TEST(Vectorize, MarksTheLoop) {
@@ -609,6 +618,14 @@ TEST(CacheRead, Refusals) {
             "s.sched:1:1: error: cache_read total.d row_max: loop d of total does not read row_max");
   EXPECT_EQ(first_line(refusal(kMatmul, "fuse c i j -> ij\ncache_read c.ij a private -> a_r")),
             "s.sched:2:1: error: cache_read c.ij a: an index of a uses i, which is not affine in the loops");
+  // A local copy serves every work-item of the group: where what they read varies among
+  // them through a let that is not affine (c's rows, i = ij / 12, of a group of 32
+  // fused elements), one box cannot hold it (issue 45: it kept b[o] of work-item 0).
+  EXPECT_EQ(first_line(refusal(kMatmul,
+                               "fuse c i j -> ij\nsplit c.ij 32 -> g l\nbind c.g group.x\nbind c.l local.x\n"
+                               "cache_read c.k a local -> a_s")),
+            "s.sched:5:1: error: cache_read c.k a: an index of a uses i, which takes several values across the "
+            "group's work-items (through local loop l) and is not affine in them: no one box of a serves the group");
   const char *big =
       "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 4, N = 4, K = 9000 "
       "{ c[i, j] = sum(k) a[i, k] * b[k, j] }";
