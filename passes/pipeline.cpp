@@ -45,8 +45,8 @@ Program run_pipeline(const Graph &graph, const Schedule &schedule, const PassObs
   return program;
 }
 
-Program reference_program(const Graph &graph) {
-  Program program = bind_unbound_kernels(lower(graph, /*wide_accumulators=*/true));
+Program reference_program(const Graph &graph, bool wide) {
+  Program program = bind_unbound_kernels(lower(graph, wide));
   verify_program(program);
   return program;
 }

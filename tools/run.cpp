@@ -40,12 +40,12 @@ std::string format_index(const std::vector<int64_t> &index) {
 }
 
 void print_check(const char *label, const CheckRecord &c) {
-  std::printf("  %-7s %-28s %s  worst error %.2e at %s%s (expected %.8g, got %.8g), %d trials\n", label,
-              c.sizes.c_str(), c.passed ? "correct  " : "INCORRECT", c.worst_error, c.tensor.c_str(),
-              format_index(c.index).c_str(), c.expected, c.got, c.trials);
+  std::printf("  %-7s %-28s %s  worst %s%s: %.8g for %.8g, %.2g of the %.3g allowed, %d trials\n", label,
+              c.sizes.c_str(), c.passed ? "correct  " : "INCORRECT", c.tensor.c_str(), format_index(c.index).c_str(),
+              c.got, c.expected, c.worst_fraction, c.allowed, c.trials);
   if (!c.passed)
-    std::printf("          %lld elements over the tolerance (%.0e)\n", static_cast<long long>(c.bad_elements),
-                tolerance_for(DType::F32));
+    std::printf("          %lld elements over what is allowed: %s\n", static_cast<long long>(c.bad_elements),
+                c.tolerance().c_str());
 }
 
 // A kernel body is the user's code, and on a CPU device (PoCL) its writes outside the

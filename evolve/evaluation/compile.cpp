@@ -5,6 +5,7 @@
 #include "codegen/glsl.h"
 #include "codegen/spirv.h"
 #include "evolve/evaluation/device_limits.h"
+#include "evolve/evaluation/error_bound.h"
 #include "passes/pipeline.h"
 
 namespace ks {
@@ -43,20 +44,23 @@ void generate(Compiled &c, Target target, const CodeFeatures &features) {
 Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const frontend::SizeOverrides &overrides,
                       const Schedule &schedule, Target target, const CodeFeatures &features) {
   Compiled c;
-  c.graph = frontend::elaborate(spec, sizes, overrides);
-  c.program = run_pipeline(c.graph, schedule);
+  c.graph = c.computed = frontend::elaborate(spec, sizes, overrides);
+  c.program = run_pipeline(c.graph, schedule, nullptr,
+                           [&](const std::string &, const Graph &rewritten, double) { c.computed = rewritten; });
   generate(c, target, features);
   return c;
 }
 
-Compiled compile_reference(const frontend::Spec &spec, const frontend::SizeOverrides &overrides, Target target) {
-  Compiled c;
-  c.graph = frontend::elaborate(spec, frontend::SizeSet::Default, overrides);
-  c.program = reference_program(c.graph);
+Reference compile_reference(const Graph &graph, Target target, bool wide) {
+  Reference r;
+  ErrorBounds bounds = with_error_bounds(graph);
+  r.bound_of = std::move(bounds.bound_of);
+  r.compiled.graph = r.compiled.computed = std::move(bounds.graph);
+  r.compiled.program = reference_program(r.compiled.graph, wide);
   CodeFeatures features;
   features.subgroups = false;
-  generate(c, target, features);
-  return c;
+  generate(r.compiled, target, features);
+  return r;
 }
 
 }  // namespace ks

@@ -4,7 +4,9 @@
 // kernel is written as (best.cl, best.glsl and best.*.spv).
 #pragma once
 
+#include <map>
 #include <optional>
+#include <string>
 
 #include "codegen/opencl_c.h"
 #include "frontend/ast.h"
@@ -38,6 +40,9 @@ CodeFeatures code_features(const runtime::DeviceInfo &device);
 /// A spec taken through the whole compiler at one set of sizes.
 struct Compiled {
   Graph graph;
+  // What the program computes: graph after the schedule's rewrites (equal to graph in
+  // real arithmetic, not in its rounding: the error bound is this one's).
+  Graph computed;
   Program program;
   Target target = Target::OpenCL;
   GeneratedProgram code;          // OpenCL C, or one GLSL shader per kernel
@@ -53,8 +58,13 @@ struct Compiled {
 Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const frontend::SizeOverrides &overrides,
                       const Schedule &schedule = {}, Target target = Target::OpenCL, const CodeFeatures &features = {});
 
-/// The reference at the timed sizes (passes/pipeline.h's reference_program: the
-/// naive program with f64 sums), compiled for target.
-Compiled compile_reference(const frontend::Spec &spec, const frontend::SizeOverrides &overrides, Target target);
+/// The reference at the timed sizes: a graph with its error bounds (error_bound.h) as
+/// the naive program (passes/pipeline.h's reference_program, f64 sums where wide),
+/// compiled for target. Its outputs are the graph's and their bounds.
+struct Reference {
+  Compiled compiled;
+  std::map<std::string, std::string> bound_of;  // an output's bound tensor (none: exact)
+};
+Reference compile_reference(const Graph &graph, Target target, bool wide);
 
 }  // namespace ks

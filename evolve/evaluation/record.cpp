@@ -37,11 +37,17 @@ nlohmann::json device_json(const runtime::DeviceInfo &d) {
   return j;
 }
 
+std::string CheckRecord::tolerance() const {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.3g", allowance);
+  return std::string("each element within ") + text + " x its rounding bound (error_bound.h) of " + against;
+}
+
 std::string EvalRecord::verdict() const {
   auto mismatch = [](const CheckRecord &c) {
-    char text[160];
-    std::snprintf(text, sizeof text, "] is %.8g, expected %.8g (%lld elements over the tolerance)", c.got, c.expected,
-                  static_cast<long long>(c.bad_elements));
+    char text[200];
+    std::snprintf(text, sizeof text, "] is %.8g, expected %.8g, within %.3g (%lld elements over what is allowed)",
+                  c.got, c.expected, c.allowed, static_cast<long long>(c.bad_elements));
     return c.tensor + "[" + index_text(c.index) + text;
   };
   if (failure) {
@@ -94,11 +100,13 @@ nlohmann::json EvalRecord::to_json() const {
     return {{"sizes", c.sizes},
             {"passed", c.passed},
             {"trials", c.trials},
-            {"worst_error", finite(c.worst_error)},
+            {"tolerance", c.tolerance()},
+            {"worst_fraction", finite(c.worst_fraction)},
             {"tensor", c.tensor},
             {"index", c.index},
             {"expected", finite(c.expected)},
             {"got", finite(c.got)},
+            {"allowed", finite(c.allowed)},
             {"bad_elements", c.bad_elements}};
   };
   j["check"] = check_json(check);
@@ -114,8 +122,7 @@ nlohmann::json EvalRecord::to_json() const {
     if (time->versus_naive) {
       tj["versus_naive"] = check_json(*time->versus_naive);
       tj["reference"] = time->reference;
-      tj["tolerance"] = time->tolerance;
-      if (time->reference == "naive, f64 sums") tj["naive_error"] = time->naive_error;
+      if (time->reference == "naive, f64 sums") tj["naive_fraction"] = finite(time->naive_fraction);
     }
     if (time->state_timing)
       tj["state_timing"] = {{"reset_ms", time->state_timing->reset_ms},

@@ -60,7 +60,7 @@ TEST_P(ExampleOnDevice, MatchesTheInterpreter) {
   EvalRecord r = checked(*device, path);
   EXPECT_TRUE(r.check.passed) << r.to_json().dump(2);
   EXPECT_EQ(r.check.trials, 2);
-  EXPECT_LE(r.check.worst_error, tolerance_for(DType::F32));
+  EXPECT_LE(r.check.worst_fraction, 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, ExampleOnDevice,
@@ -541,24 +541,38 @@ TEST_P(Runtime, ReleasedBuffersAreRefused) {
 
 INSTANTIATE_TEST_SUITE_P(Apis, Runtime, testing::ValuesIn(kApis));
 
-// The checker: a never-written output fails, element by element.
+// The checker: a never-written output fails, element by element; each element is
+// judged by its own bound (none: exact).
 TEST(Compare, PoisonedAndPartlyWrittenOutputsFail) {
   TensorDecl t{"y", DType::F32, {4}, TensorRole::Output, std::nullopt};
   HostBuffer got = poisoned(t);
   TensorData expected{DType::F32, {4}, {1, 2, 3, 4}};
-  Mismatch m = compare(got, expected);
+  TensorData bound{DType::F32, {4}, {1e-3, 1e-3, 1e-3, 1e-3}};
+  Mismatch m = compare(got, expected, &bound, 1);
   EXPECT_FALSE(m.passed);
   EXPECT_EQ(m.bad_elements, 4);
   float *values = reinterpret_cast<float *>(got.bytes.data());
   values[0] = 1, values[1] = 2, values[2] = 3;
-  m = compare(got, expected);
+  m = compare(got, expected, &bound, 1);
   EXPECT_FALSE(m.passed);
   EXPECT_EQ(m.bad_elements, 1);
   EXPECT_EQ(m.index, (std::vector<int64_t>{3}));
-  values[3] = 4.0001f;  // within 1e-4 relative
-  EXPECT_TRUE(compare(got, expected).passed);
+  values[3] = 4.0005f;  // within its bound
+  m = compare(got, expected, &bound, 1);
+  EXPECT_TRUE(m.passed);
+  EXPECT_NEAR(m.worst_fraction, 0.5, 1e-3);
+  EXPECT_EQ(m.allowed, 1e-3);
+  EXPECT_FALSE(compare(got, expected, &bound, 0.25).passed) << "a quarter of the bound allowed";
   values[3] = 4.01f;
-  EXPECT_FALSE(compare(got, expected).passed);
+  EXPECT_FALSE(compare(got, expected, &bound, 1).passed);
+  bound.values[3] = std::numeric_limits<double>::infinity();  // unknown there: anything but NaN
+  EXPECT_TRUE(compare(got, expected, &bound, 1).passed);
+  values[3] = std::nanf("");
+  EXPECT_FALSE(compare(got, expected, &bound, 1).passed);
+  values[3] = 4.0f;
+  EXPECT_TRUE(compare(got, expected, nullptr, 1).passed) << "exact";
+  values[3] = 4.0000005f;
+  EXPECT_FALSE(compare(got, expected, nullptr, 1).passed) << "exact";
 }
 
 TEST(Compare, IntegersMustMatchExactly) {
@@ -567,25 +581,31 @@ TEST(Compare, IntegersMustMatchExactly) {
   int64_t *values = reinterpret_cast<int64_t *>(got.bytes.data());
   values[0] = 3;
   values[1] = 5;
-  EXPECT_TRUE(compare(got, TensorData{DType::I64, {2}, {3, 5}}).passed);
-  EXPECT_FALSE(compare(got, TensorData{DType::I64, {2}, {3, 4}}).passed);
+  EXPECT_TRUE(compare(got, TensorData{DType::I64, {2}, {3, 5}}, nullptr, 1).passed);
+  EXPECT_FALSE(compare(got, TensorData{DType::I64, {2}, {3, 4}}, nullptr, 1).passed);
 }
 
 // Over several chunks (evolve/evaluation/parallel.h), compared on the host's threads: the
 // mismatches of every chunk are counted, the worst is the first element with the
-// largest error, as one pass in order finds it, and a reference read back from the
+// largest fraction, as one pass in order finds it, and a reference read back from the
 // device (a HostBuffer) gives the same answer as one widened to f64.
 TEST(Compare, CountsEveryChunkAndReportsTheFirstWorstElement) {
   const int64_t n = 3 * kParallelChunk + 5;
   TensorDecl t{"y", DType::F32, {n}, TensorRole::Output, std::nullopt};
-  HostBuffer expected = random_input(t, 7), got = expected;
+  HostBuffer expected = random_input(t, 7), got = expected, bound = expected;
+  for (int64_t i = 0; i < n; ++i) {
+    const float b = 1e-3f;
+    std::memcpy(bound.bytes.data() + 4 * i, &b, 4);
+  }
   float *values = reinterpret_cast<float *>(got.bytes.data());
   const float *want = reinterpret_cast<const float *>(expected.bytes.data());
   const int64_t worst_first = kParallelChunk + 3, worst_again = 3 * kParallelChunk + 1, mild = 10;
-  // The same (infinite) error at both: the first is the one reported.
+  // The same (infinite) fraction at both: the first is the one reported.
   values[worst_first] = values[worst_again] = std::nanf("");
-  values[mild] = want[mild] + 1.0f;  // at least 1/16 of max(|expected|, rms)
-  for (const Mismatch &m : {compare(got, expected), compare(got, to_tensor_data(expected))}) {
+  values[mild] = want[mild] + 1.0f;
+  const TensorData bound_data = to_tensor_data(bound);
+  for (const Mismatch &m :
+       {compare(got, expected, &bound, 1), compare(got, to_tensor_data(expected), &bound_data, 1)}) {
     EXPECT_FALSE(m.passed);
     EXPECT_EQ(m.bad_elements, 3);
     EXPECT_EQ(m.index, (std::vector<int64_t>{worst_first}));
@@ -595,47 +615,52 @@ TEST(Compare, CountsEveryChunkAndReportsTheFirstWorstElement) {
   values[worst_first] = want[worst_first];
   values[worst_again] = want[worst_again];
   values[mild] = want[mild];
-  EXPECT_TRUE(compare(got, expected).passed);
+  EXPECT_TRUE(compare(got, expected, &bound, 1).passed);
 }
 
-// DeviceComparer gives what compare() gives on the host: the same count over the
-// tolerance, the same worst element (the first of equal ones) and values, NaN and
-// never-written elements always wrong, elements near zero judged by the tensor's rms; and fingerprints agree with the
-// host's and change with one word. On OpenCL a kernel computes them; on Vulkan, the host after a read-back.
+// DeviceComparer gives what compare() gives on the host: the same count over what is
+// allowed, the same worst element (the first of equal ones) and values, NaN and
+// never-written elements always wrong, an infinite bound taking anything but NaN, no
+// bound exact; and fingerprints agree with the host's and change with one word. On
+// OpenCL a kernel computes them; on Vulkan, the host after a read-back.
 TEST_P(Runtime, ComparisonsOnTheDeviceAgreeWithTheHost) {
   KS_REQUIRE_DEVICE(device, GetParam());
   const int64_t n = 300000;  // more elements than the kernel's groups and work-items
   TensorDecl t{"y", DType::F32, {3, n / 3}, TensorRole::Output, std::nullopt};
-  HostBuffer expected = random_input(t, 11), got = expected;
+  HostBuffer expected = random_input(t, 11), got = expected, bound = expected;
   auto set = [](HostBuffer &b, int64_t i, float v) { std::memcpy(b.bytes.data() + 4 * i, &v, 4); };
-  for (int64_t i : {5, 7000, 12345}) set(expected, i, 10.0f);  // large: judged relative to themselves
-  set(got, 5, 10.003f);                                        // over 1e-4
-  set(got, 7000, 10.003f);                                     // as bad: the first one is the worst
-  set(got, 12345, 10.0005f);                                   // under
+  for (int64_t i = 0; i < n; ++i) set(bound, i, 1e-3f);
+  for (int64_t i : {5, 7000, 12345, 260000}) set(expected, i, 10.0f);
+  set(got, 5, 10.003f);       // three times its bound
+  set(got, 7000, 10.003f);    // as bad: the first one is the worst
+  set(got, 12345, 10.0005f);  // under
   set(got, 250000, std::numeric_limits<float>::quiet_NaN());
-  set(expected, 260000, 0.0f);
-  set(got, 260000, 1e-6f);  // near zero: judged by the rms, passes
+  set(got, 260000, 11.0f);
+  set(bound, 260000, std::numeric_limits<float>::infinity());  // unknown there: passes
   runtime::BufferId g = device->allocate(static_cast<size_t>(t.bytes())),
-                    e = device->allocate(static_cast<size_t>(t.bytes()));
+                    e = device->allocate(static_cast<size_t>(t.bytes())),
+                    bb = device->allocate(static_cast<size_t>(t.bytes()));
   device->write(g, got.bytes.data(), got.bytes.size());
   device->write(e, expected.bytes.data(), expected.bytes.size());
+  device->write(bb, bound.bytes.data(), bound.bytes.size());
   DeviceComparer comparer(*device);
-  const double rms = comparer.rms(t, e);
-  EXPECT_NEAR(rms, rms_of(expected), 1e-9 * rms_of(expected) + 1e-30);
-  for (double tolerance : {1e-4, 1e-3}) {
-    Mismatch host = compare(got, expected, tolerance), on = comparer.compare(t, g, e, rms, tolerance);
-    EXPECT_EQ(on.passed, host.passed) << tolerance;
-    EXPECT_EQ(on.bad_elements, host.bad_elements) << tolerance;
-    EXPECT_EQ(on.index, host.index) << tolerance;
-    EXPECT_EQ(on.worst_error, host.worst_error) << tolerance;
+  for (double allowance : {1.0, 3.5}) {
+    Mismatch host = compare(got, expected, &bound, allowance), on = comparer.compare(t, g, e, bb, allowance);
+    EXPECT_EQ(on.passed, host.passed) << allowance;
+    EXPECT_EQ(on.bad_elements, host.bad_elements) << allowance;
+    EXPECT_EQ(on.index, host.index) << allowance;
+    EXPECT_EQ(on.worst_fraction, host.worst_fraction) << allowance;
+    EXPECT_EQ(on.allowed, host.allowed) << allowance;
     EXPECT_EQ(std::isnan(on.got), std::isnan(host.got));
     EXPECT_EQ(on.expected, host.expected);
   }
-  EXPECT_EQ(compare(got, expected, 1e-4).bad_elements, 3) << "the two over 1e-4 and the NaN";
-  Mismatch self = comparer.compare(t, e, e, rms, 0);
-  EXPECT_TRUE(self.passed);
+  EXPECT_EQ(compare(got, expected, &bound, 1).bad_elements, 3) << "the two at three times their bound and the NaN";
+  EXPECT_EQ(compare(got, expected, &bound, 3.5).bad_elements, 1) << "the NaN";
+  EXPECT_TRUE(comparer.compare(t, e, e, std::nullopt, 1).passed);
+  EXPECT_EQ(comparer.compare(t, g, e, std::nullopt, 1).bad_elements, 5) << "no bound: exact";
   EXPECT_EQ(comparer.fingerprint(t, e), fingerprint(expected));
   EXPECT_NE(comparer.fingerprint(t, g), comparer.fingerprint(t, e));
+  device->release(bb);
   device->release(g);
   device->release(e);
 }

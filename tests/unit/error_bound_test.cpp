@@ -1,0 +1,213 @@
+// The rounding-error bound (evolve/evaluation/error_bound.h): honest float32 programs
+// stay within it, whatever order their sums take, and programs that drop a term or
+// round to less precision do not. Float32 programs are computed here on the host, in
+// float, beside the interpreter's bound.
+#include "evolve/evaluation/error_bound.h"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include "evolve/evaluation/inputs.h"
+#include "ir/interpreter.h"
+#include "test_util.h"
+
+namespace ks {
+namespace {
+
+// The graph's values and bounds on random inputs (each input by its declaration).
+struct Evaluated {
+  ErrorBounds bounds;
+  std::map<std::string, std::vector<float>> inputs;  // as the device holds them
+  TensorMap values;
+  double value(const std::string &t, size_t i) const { return values.at(t).values[i]; }
+  double bound(const std::string &t, size_t i) const { return values.at(bounds.bound_of.at(t)).values[i]; }
+};
+
+Evaluated evaluated(const std::string &spec, uint64_t seed) {
+  Evaluated e;
+  const Graph graph = test::graph_of(spec);
+  e.bounds = with_error_bounds(graph);
+  TensorMap in;
+  uint64_t n = 0;
+  for (const TensorDecl &t : graph.tensors)
+    if (t.role == TensorRole::Input) {
+      HostBuffer b = random_input(t, seed + ++n);
+      in[t.name] = to_tensor_data(b);
+      std::vector<float> &f = e.inputs[t.name];
+      f.resize(static_cast<size_t>(t.numel()));
+      std::memcpy(f.data(), b.bytes.data(), b.bytes.size());
+    }
+  e.values = interpret(e.bounds.graph, in);
+  return e;
+}
+
+// Float32 sums of x in several orders a schedule takes: in a row, backwards, a tree of
+// pairs, 256 strided partial sums then a tree (cross_reduce), chunks of 64 in a row
+// then in a row (split-K).
+std::vector<std::pair<std::string, float>> float_sums(const std::vector<float> &x) {
+  std::vector<std::pair<std::string, float>> out;
+  float s = 0;
+  for (float v : x) s += v;
+  out.push_back({"in a row", s});
+  s = 0;
+  for (size_t i = x.size(); i-- > 0;) s += x[i];
+  out.push_back({"backwards", s});
+  std::function<float(size_t, size_t)> tree = [&](size_t lo, size_t hi) -> float {
+    if (hi - lo == 1) return x[lo];
+    const size_t mid = lo + (hi - lo) / 2;
+    return tree(lo, mid) + tree(mid, hi);
+  };
+  out.push_back({"a tree of pairs", tree(0, x.size())});
+  std::vector<float> part(256, 0.0f);
+  for (size_t i = 0; i < x.size(); ++i) part[i % 256] += x[i];
+  for (size_t step = 128; step > 0; step /= 2)
+    for (size_t t = 0; t < step; ++t) part[t] += part[t + step];
+  out.push_back({"256 strided partial sums, then a tree", part[0]});
+  s = 0;
+  for (size_t c = 0; c < x.size(); c += 64) {
+    float chunk = 0;
+    for (size_t i = c; i < std::min(x.size(), c + 64); ++i) chunk += x[i];
+    s += chunk;
+  }
+  out.push_back({"chunks of 64", s});
+  return out;
+}
+
+// Sums of mixed signs and of positive squares, at the check's sizes and at a million
+// terms: every order within the bound; a term of magnitude 8 or more left out is
+// not (mixed signs: 8 is about 4e-6 of the magnitudes' sum at a million terms).
+TEST(ErrorBound, EveryOrderOfASumStaysWithinItAndADroppedTermDoesNot) {
+  for (int64_t n : {1000, 1048576}) {
+    for (const char *term : {"x[i]", "x[i] * x[i]"}) {
+      const std::string spec =
+          "kernel k(x: f32[N]) -> s: f32[] where N = " + std::to_string(n) + " { s[] = sum(i) " + term + " }";
+      for (uint64_t seed : {1, 2, 3}) {
+        const Evaluated e = evaluated(spec, seed);
+        const std::vector<float> &x = e.inputs.at("x");
+        std::vector<float> terms(x.size());
+        for (size_t i = 0; i < x.size(); ++i) terms[i] = std::string(term) == "x[i]" ? x[i] : x[i] * x[i];
+        const double exact = e.value("s", 0), bound = e.bound("s", 0);
+        ASSERT_GT(bound, 0);
+        for (const auto &[order, sum] : float_sums(terms))
+          EXPECT_LE(std::fabs(sum - exact), bound) << term << ", n = " << n << ", " << order;
+        // One term left out: the first of magnitude 8 or more.
+        size_t dropped = 0;
+        while (std::fabs(terms[dropped]) < 8) ++dropped;
+        std::vector<float> fewer = terms;
+        fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(dropped));
+        if (std::string(term) == "x[i]") {
+          EXPECT_GT(std::fabs(float_sums(fewer)[2].second - exact), bound) << "n = " << n;
+        }
+      }
+    }
+  }
+}
+
+// The operands of a matrix product rounded to TF32 (10 bits of mantissa) or bf16 (7):
+// past the bound of an f32 product, which the f32 product itself stays within.
+TEST(ErrorBound, ProductsRoundedToLessPrecisionThanDeclaredExceedIt) {
+  const Evaluated e = evaluated(
+      "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 16, N = 16, K = 256 "
+      "{ c[i, j] = sum(k) a[i, k] * b[k, j] }",
+      7);
+  auto rounded = [](float v, int bits) {  // to nearest, `bits` bits after the point
+    uint32_t u;
+    std::memcpy(&u, &v, 4);
+    const uint32_t drop = 23 - static_cast<uint32_t>(bits), half = 1u << (drop - 1);
+    u = (u + half) & ~((1u << drop) - 1);
+    std::memcpy(&v, &u, 4);
+    return v;
+  };
+  const std::vector<float> &a = e.inputs.at("a"), &b = e.inputs.at("b");
+  for (int bits : {23, 10, 7}) {
+    double worst = 0;  // the largest error as a fraction of the bound
+    for (size_t i = 0; i < 16; ++i)
+      for (size_t j = 0; j < 16; ++j) {
+        float s = 0;
+        for (size_t k = 0; k < 256; ++k) s += rounded(a[i * 256 + k], bits) * rounded(b[k * 16 + j], bits);
+        worst = std::max(worst, std::fabs(s - e.value("c", i * 16 + j)) / e.bound("c", i * 16 + j));
+      }
+    if (bits == 23)
+      EXPECT_LT(worst, 1) << "f32";
+    else
+      EXPECT_GT(worst, 1) << bits << " bits";
+  }
+}
+
+// Elementwise chains computed in float with the C library's functions (within the
+// ulps the model allows) are within the bound at every element.
+TEST(ErrorBound, FloatChainsStayWithinIt) {
+  const Evaluated e = evaluated(
+      "kernel k(x: f32[N], y: f32[N]) -> z: f32[N] where N = 4096 "
+      "{ z[i] = sqrt(abs(x[i] * y[i] + 1.0)) * exp(x[i] / 4.0) - log(1.0 + y[i] * y[i]) / (x[i] - y[i]) }",
+      3);
+  const std::vector<float> &x = e.inputs.at("x"), &y = e.inputs.at("y");
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float got =
+        std::sqrt(std::fabs(x[i] * y[i] + 1.0f)) * std::exp(x[i] / 4.0f) - std::log(1.0f + y[i] * y[i]) / (x[i] - y[i]);
+    EXPECT_LE(std::fabs(got - e.value("z", i)), e.bound("z", i)) << i;
+  }
+}
+
+// A comparison its operands' rounding may flip makes either side possible: a select
+// of 1 or 0 on a computed value equal to the threshold (x * 3 / 3 against x) is off by
+// 1; on a computed value far from it, and on inputs as they are, exact.
+TEST(ErrorBound, ComparisonsThatMayFlipTakeEitherSide) {
+  const Evaluated e = evaluated(
+      "kernel k(x: f32[N]) -> (p: f32[N], q: f32[N], r: f32[N]) where N = 64 "
+      "{ p[i] = select(x[i] * 3.0 / 3.0 > x[i], 1.0, 0.0)\n q[i] = select(x[i] > 1.0, 2.0, 0.0)\n"
+      " r[i] = select(x[i] * 3.0 > x[i] * 3.0 + 100.0, 1.0, 0.0) }",
+      5);
+  for (size_t i = 0; i < 64; ++i) {
+    EXPECT_GE(e.bound("p", i), 1) << i;
+    // Only the stored value's own rounding (2U at most for 1.0 or 2.0).
+    EXPECT_LE(e.bound("q", i), 2.4e-7) << "an input compared as it is: exact";
+    EXPECT_LE(e.bound("r", i), 1.2e-7) << i;
+  }
+}
+
+// Where a divisor is within its bound of zero, the quotient may be anything: the
+// bound is infinite there (only NaN fails), finite elsewhere.
+TEST(ErrorBound, ADivisorThatMayBeZeroLeavesTheQuotientUnknown) {
+  const Evaluated e =
+      evaluated("kernel k(x: f32[N]) -> y: f32[N] where N = 8 { y[i] = 1.0 / (x[i] * 3.0 - x[i] * 3.0) }", 1);
+  for (size_t i = 0; i < 8; ++i) EXPECT_TRUE(std::isinf(e.bound("y", i))) << i;
+  const Evaluated f =
+      evaluated("kernel k(x: f32[N]) -> y: f32[N] where N = 8 { y[i] = 1.0 / (x[i] * 3.0 + 100.0) }", 1);
+  for (size_t i = 0; i < 8; ++i) EXPECT_TRUE(std::isfinite(f.bound("y", i))) << i;
+}
+
+// What the bound graph holds: a bound per float stage after it (f32, the tensor's
+// shape), an output's an output too; none for integers that cannot flip, for argmax,
+// and for a max of inputs (exact); a spec that verifies.
+TEST(ErrorBound, EachFloatTensorHasItsBoundAfterIt) {
+  const Graph g = test::graph_of(R"(kernel k(x: f32[N, D]) -> (y: f32[N, D], m: f32[N], a: i64[N]) where N = 3, D = 5 {
+  m[n] = max(d) x[n, d]
+  e[n, d] = exp(x[n, d] - m[n])
+  t[n] = sum(d) e[n, d]
+  y[n, d] = e[n, d] / t[n]
+  a[n] = argmax(d) x[n, d]
+})");
+  const ErrorBounds b = with_error_bounds(g);
+  EXPECT_FALSE(b.bound_of.count("m")) << "a max of inputs is exact";
+  EXPECT_FALSE(b.bound_of.count("a")) << "argmax is exact";
+  for (const char *t : {"e", "t", "y"}) {
+    ASSERT_TRUE(b.bound_of.count(t)) << t;
+    const TensorDecl *d = b.graph.find_tensor(b.bound_of.at(t));
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->type, DType::F32);
+    EXPECT_EQ(d->shape, g.find_tensor(t)->shape);
+    EXPECT_EQ(d->role, std::string(t) == "y" ? TensorRole::Output : TensorRole::Temp) << t;
+  }
+  // The graph's own stages keep their order; each bound comes after its stage.
+  std::vector<std::string> order;
+  for (const Stage &s : b.graph.stages) order.push_back(s.output);
+  auto at = [&](const std::string &name) { return std::find(order.begin(), order.end(), name) - order.begin(); };
+  EXPECT_LT(at("e"), at(b.bound_of.at("e")));
+  EXPECT_LT(at(b.bound_of.at("e")), at("t"));
+  EXPECT_LT(at("t"), at("y"));
+}
+
+}  // namespace
+}  // namespace ks
