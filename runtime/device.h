@@ -46,6 +46,14 @@ struct DeviceInfo {
   // Loop iterations a work-item may run, summed over all loops of a kernel; 0 for
   // no limit. lavapipe ends a shader's loops silently after 65535 (a Mesa constant).
   uint64_t max_loop_iterations = 0;
+  // Elements of a private array that a loop may index (not unrolled: an index that
+  // changes at run time); 0 for no limit. Mesa 22.3's lavapipe stores into a larger
+  // one (which it keeps in memory, not registers) at the next element when the loop's
+  // body also computes its variable plus one (`acc[i] += x[.. + (i + 1)]`, a padded
+  // read): a 38-element register tile came back shifted by one; with 32, or the loop
+  // unrolled or counting down, it is right. The bug's exact trigger is LLVM's, so any
+  // such array is refused there.
+  uint64_t max_indexed_private_elements = 0;
   std::string extensions;
   // Where the device is when another process holds it: "rank1", an MPI rank of the
   // run's evaluation farm (evolve/farm/); empty for this host's. index is its index there.

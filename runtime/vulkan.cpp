@@ -112,7 +112,10 @@ DeviceInfo describe(const vk::raii::PhysicalDevice &device, int index) {
   info.subgroup_size = subgroups.subgroupSize;
   info.subgroup_arithmetic = (subgroups.supportedOperations & vk::SubgroupFeatureFlagBits::eArithmetic) &&
                              (subgroups.supportedStages & vk::ShaderStageFlagBits::eCompute);
-  if (driver.driverID == vk::DriverId::eMesaLlvmpipe) info.max_loop_iterations = 65535;  // LP_MAX_TGSI_LOOP_ITERATIONS
+  if (driver.driverID == vk::DriverId::eMesaLlvmpipe) {
+    info.max_loop_iterations = 65535;  // LP_MAX_TGSI_LOOP_ITERATIONS
+    info.max_indexed_private_elements = 32;
+  }
   info.fp64 = device.getFeatures().shaderFloat64;
   for (const vk::ExtensionProperties &e : device.enumerateDeviceExtensionProperties())
     info.extensions += (info.extensions.empty() ? "" : " ") + std::string(e.extensionName.data());

@@ -1,6 +1,6 @@
 // ksmith: the kernelsmith command line. One file per subcommand under tools/
 // (devices, compile, inspect, run, bench, time, evolve, runs, export, interpret,
-// import, rewrite, worker, tune); this file
+// import, rewrite, worker, tune, fuzz); this file
 // parses and dispatches.
 // Exit status: 0 success; 1 a bad input, a failed check or a device failure;
 // 2 a bad command line.
@@ -16,7 +16,7 @@ int main(int argc, char **argv) {
                                               cli::add_run(app),       cli::add_bench(app),   cli::add_time(app),
                                               cli::add_evolve(app),    cli::add_runs(app),    cli::add_export(app),
                                               cli::add_interpret(app), cli::add_import(app),  cli::add_rewrite(app),
-                                              cli::add_worker(app),    cli::add_tune(app)};
+                                              cli::add_worker(app),    cli::add_tune(app),    cli::add_fuzz(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {

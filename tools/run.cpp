@@ -167,6 +167,9 @@ Command add_run(CLI::App &app, Served *served) {
   command->add_option("--trials", o->eval.trials, "Correctness trials, each with fresh inputs")
       ->check(CLI::Range(1, 1000));
   command->add_flag("--no-time", o->no_time, "Check only");
+  command->add_flag("--async-copies-in-order", o->eval.async_copies_in_order,
+                    "Where the device cannot copy ahead (no cp.async), run async_copy's copies in order: the "
+                    "schedule's rings and slots are checked all the same (the schedule fuzzer's)");
   command->add_option("--batches", o->eval.timing.batches, "Timed batches")->check(CLI::Range(1, 100000));
   command->add_option("--min-batch-ms", o->eval.timing.min_batch_ms, "Shortest batch, in milliseconds")
       ->check(CLI::Range(0.0, 1e6));

@@ -2,9 +2,12 @@
 #include "evolve/evaluation/device_limits.h"
 
 #include <array>
+#include <map>
+#include <set>
 #include <string>
 
 #include "ir/diagnostic.h"
+#include "ir/visitor.h"
 
 namespace ks {
 
@@ -22,6 +25,47 @@ void check_group_shape(const std::string &kernel, const std::array<int64_t, 3> &
     if (local[d] > static_cast<int64_t>(device.max_work_item_sizes[d]))
       throw UserError("error: kernel '" + kernel + "' needs " + std::to_string(local[d]) + " work-items along local." +
                       "xyz"[d] + "; " + device.name + " allows " + std::to_string(device.max_work_item_sizes[d]));
+}
+
+// The largest private array of the kernel that a serial loop indexes (the index
+// changes at run time), with its name.
+std::pair<std::string, int64_t> largest_indexed_private(const Kernel &kernel) {
+  struct Walk : IRVisitor {
+    std::map<std::string, int64_t> private_elements;  // allocated in private memory
+    std::set<std::string> changing;                   // serial loops' variables, lets made of them
+    std::pair<std::string, int64_t> largest{"", 0};
+    using IRVisitor::visit;
+    void visit(const Allocate *n) override {
+      if (n->scope == MemoryScope::Private) private_elements[n->buffer] = shape_numel(n->shape);
+      IRVisitor::visit(n);
+    }
+    void visit(const For *n) override {
+      // Unrolled and vectorised loops print unrolled (constant indices); bound ones are
+      // a work-item's own; a loop of one iteration is a constant.
+      if (n->kind == ForKind::Serial && n->extent > 1) changing.insert(n->var);
+      IRVisitor::visit(n);
+    }
+    void visit(const LetStmt *n) override {
+      if (mentions(n->value, changing)) changing.insert(n->var);
+      IRVisitor::visit(n);
+    }
+    void access(const std::string &buffer, const std::vector<Expr> &indices) {
+      auto it = private_elements.find(buffer);
+      if (it == private_elements.end() || it->second <= largest.second) return;
+      for (const Expr &i : indices)
+        if (mentions(i, changing)) largest = {buffer, it->second};
+    }
+    void visit(const Load *n) override {
+      access(n->buffer, n->indices);
+      IRVisitor::visit(n);
+    }
+    void visit(const Store *n) override {
+      access(n->buffer, n->indices);
+      IRVisitor::visit(n);
+    }
+  } walk;
+  walk.dispatch(kernel.body);
+  return walk.largest;
 }
 
 }  // namespace
@@ -47,6 +91,14 @@ void check_device_limits(const Program &program, const runtime::DeviceInfo &devi
                       " loop iterations per work-item; " + device.name + " ends a kernel's loops after " +
                       std::to_string(device.max_loop_iterations) +
                       " in all, silently (bind more loops to work-items or groups, or use smaller sizes)");
+    if (device.max_indexed_private_elements) {
+      const auto [array, elements] = largest_indexed_private(kernel);
+      if (static_cast<uint64_t>(elements) > device.max_indexed_private_elements)
+        throw UserError("error: kernel '" + kernel.name + "' indexes its private array " + array + " (" +
+                        std::to_string(elements) + " elements) in a loop; " + device.name + " computes one of more " +
+                        "than " + std::to_string(device.max_indexed_private_elements) +
+                        " elements wrong that way (Mesa 22.3's lavapipe): unroll the loop, or keep the tile smaller");
+    }
     int64_t local = local_memory_bytes(kernel);
     if (local > static_cast<int64_t>(device.local_memory_bytes))
       throw UserError("error: kernel '" + kernel.name + "' needs " + std::to_string(local) +

@@ -16,8 +16,8 @@ namespace ks {
 void check_plan_limits(const frontend::ResolvedPlan &plan, const runtime::DeviceInfo &device);
 
 /// Throws UserError when a kernel of the program exceeds a limit of the device
-/// (work-group size, work-items along a dimension, group counts, loop iterations on
-/// lavapipe, local memory), naming the limit.
+/// (work-group size, work-items along a dimension, group counts, loop iterations and
+/// loop-indexed private arrays on lavapipe, local memory), naming the limit.
 void check_device_limits(const Program &program, const runtime::DeviceInfo &device);
 
 /// Why the device runs no asynchronous copies, as the end of codegen's refusal

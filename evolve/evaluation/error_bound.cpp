@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "ir/verifier.h"
+#include "ir/visitor.h"
 #include "passes/graph_edit.h"
 
 namespace ks {
@@ -27,6 +28,9 @@ const double kLogAbsolute = std::ldexp(1.0, -21);
 const double kSigmas = 8;
 // A term below this many U times the partial sum it meets (half its ulp) is lost whole.
 const double kSmallTerm = 1;
+// A term within this many U times the partial sum of the term before it rounds as
+// that one did: the steps' errors add up coherently.
+const double kAlikeTerm = 16;
 
 Expr num(double v) { return FloatImm::make(kBoundType, v); }
 Expr as_bound(const Expr &value) { return cast_to(kBoundType, value); }
@@ -358,10 +362,15 @@ class StageBound {
       case ReduceOp::Sum: {
         if (!is_float_value) return flips(ReduceOp::Max);
         // The terms' bounds, and those too small for the partial sum they meet, |y| (k + 1) / n.
-        const Expr small =
-            at_most(abs_of(t), num(kSmallTerm * u / static_cast<double>(n_)) * (position() + num(1)) * abs_of(value_));
-        const Expr carried =
-            load(new_stage("_terms", ReduceOp::Sum, plus(term.error, Select::make(small, abs_of(t), num(0)))));
+        // Round to nearest is unbiased only where the terms' low bits vary against the
+        // partial sum's, s_k, taken as y (k + 1) / n: a term below half its ulp is
+        // dropped whole, every time; a term equal to the one before it (a bias over a
+        // padded region, a broadcast value) rounds as that one did, each by up to U |s_k|.
+        const Expr partial = (position() + num(1)) * abs_of(value_) * num(1 / static_cast<double>(n_));
+        const Expr small = at_most(abs_of(t), num(kSmallTerm * u) * partial);
+        const Expr alike = at_most(abs_of(t - previous_term()), num(kAlikeTerm * u) * partial);
+        const Expr biased = Select::make(small, abs_of(t), Select::make(alike, num(u) * partial, num(0)));
+        const Expr carried = load(new_stage("_terms", ReduceOp::Sum, plus(term.error, biased)));
         const Expr squares = load(new_stage("_squares", ReduceOp::Sum, t * t));
         return finish(new_stage("_bound", ReduceOp::None, carried + partial_sums(value_, squares, u) + rounding));
       }
@@ -494,6 +503,14 @@ class StageBound {
     if (y_.role == TensorRole::Output)
       for (TensorDecl &t : b_->out.graph.tensors)
         if (t.name == name) t.role = TensorRole::Output;
+  }
+  // The term at the point before this one along the innermost reduction variable (the
+  // first point's own: it has none before it), as f32.
+  Expr previous_term() const {
+    const IterVar &v = stage_.reduce_vars.back();
+    const Expr k = iter_var(v);
+    const Expr before = Binary::make(BinaryOp::Max, k - make_int(1, k.type()), make_int(0, k.type()));
+    return as_bound(substitute(stage_.body, {{v.name, before}}));
   }
   // The reduction point's number in order (innermost fastest), as f32.
   Expr position() const {

@@ -24,10 +24,14 @@
 //    the partial sums s_k have sum_k s_k^2 = n (2 T1^2 + T2) / 6 in expectation
 //    (T1 = sum t, T2 = sum t^2); each rounds by at most U |s_k|, evenly and
 //    independently, so eight standard deviations are 8 U sqrt(n (2 T1^2 + T2) / 18).
-//    Round to nearest is unbiased only for terms that are not small against the sum:
-//    one below 4U times the partial sum it meets (taken as |y| (k + 1) / n, the k-th
-//    of n) may be dropped every time (a million positive squares summed in a row lose
-//    1e-3 of their sum so), so such terms count in full;
+//    Round to nearest is unbiased only for terms whose low bits vary against the
+//    partial sum's (taken as |y| (k + 1) / n for the k-th of n): one below U times it
+//    (half its ulp) is dropped whole, every time (a million positive squares summed in
+//    a row lose 1e-3 of their sum so), so such terms count in full; and a term within
+//    16 U |s_k| of the term before it (the same value again: a bias over a
+//    zero-padded region, a broadcast value) rounds as that one did, so each such
+//    step counts U |s_k| (the fuzzer met a mean over 961 terms, most of them one
+//    bias, off by 1.6 times the random bound);
 //  - a product: the factors' relative bounds added, and 8 U sqrt(n / 3) relative;
 //    max and min: the largest bound of a term; logsumexp: the largest bound of a term
 //    plus the rounding of its sum of exponentials, as a sum's, relative to the sum,

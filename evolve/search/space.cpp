@@ -31,14 +31,20 @@ bool bind_step(Program *program, const std::string &stage, const std::string &lo
   return true;
 }
 
-// The kind of step each of the generator's nineteen cases makes (split and reorder
+// The kind of step each of the generator's twenty-one cases makes (split and reorder
 // and bind have two cases each: they are the commonest steps of real schedules).
 constexpr PrimitiveKind kCaseKinds[] = {
-    PrimitiveKind::Split,     PrimitiveKind::Split,    PrimitiveKind::Fuse,         PrimitiveKind::Reorder,
-    PrimitiveKind::Reorder,   PrimitiveKind::Tile,     PrimitiveKind::Bind,         PrimitiveKind::Bind,
-    PrimitiveKind::Unroll,    PrimitiveKind::Inline,   PrimitiveKind::CrossReduce,  PrimitiveKind::CacheWrite,
-    PrimitiveKind::CacheRead, PrimitiveKind::Pad,      PrimitiveKind::ComputeAt,    PrimitiveKind::Vectorize,
-    PrimitiveKind::Transpose, PrimitiveKind::Prefetch, PrimitiveKind::ReverseInline};
+    PrimitiveKind::Split,     PrimitiveKind::Split,    PrimitiveKind::Fuse,          PrimitiveKind::Reorder,
+    PrimitiveKind::Reorder,   PrimitiveKind::Tile,     PrimitiveKind::Bind,          PrimitiveKind::Bind,
+    PrimitiveKind::Unroll,    PrimitiveKind::Inline,   PrimitiveKind::CrossReduce,   PrimitiveKind::CacheWrite,
+    PrimitiveKind::CacheRead, PrimitiveKind::Pad,      PrimitiveKind::ComputeAt,     PrimitiveKind::Vectorize,
+    PrimitiveKind::Transpose, PrimitiveKind::Prefetch, PrimitiveKind::ReverseInline, PrimitiveKind::Scan,
+    PrimitiveKind::AsyncCopy};
+// Drawn only where asked for by kind (the schedule fuzzer asks for every kind), so
+// that the streams of the search and of the property tests stay as they were.
+bool asked_for_only(PrimitiveKind kind) {
+  return kind == PrimitiveKind::ReverseInline || kind == PrimitiveKind::Scan || kind == PrimitiveKind::AsyncCopy;
+}
 constexpr int kCases = sizeof kCaseKinds / sizeof kCaseKinds[0];
 
 // One try at a random step on *program, of one of the kinds allowed (all when
@@ -46,14 +52,13 @@ constexpr int kCases = sizeof kCaseKinds / sizeof kCaseKinds[0];
 // it needs first) and true is returned.
 bool try_random_step(Program &program, Schedule &schedule, Rng &rng, int64_t max_group,
                      const std::set<PrimitiveKind> &kinds, int64_t max_copies) {
-  // reverse_inline only where asked for (the mutator's toggle): the fuzz tests'
+  // reverse_inline only where asked for (the mutator's toggle): the property tests'
   // random schedules stay the lists known to compile on PoCL 3.1 (a draw with it
   // among the any-kind cases gave matvec a schedule PoCL did not finish in 10
-  // minutes); the sketches' device tests check it against the interpreter.
+  // minutes); the sketches' device tests and the schedule fuzzer check it.
   std::vector<int> cases;
   for (int c = 0; c < kCases; ++c)
-    if (kinds.empty() ? kCaseKinds[c] != PrimitiveKind::ReverseInline : kinds.count(kCaseKinds[c]) > 0)
-      cases.push_back(c);
+    if (kinds.empty() ? !asked_for_only(kCaseKinds[c]) : kinds.count(kCaseKinds[c]) > 0) cases.push_back(c);
   if (cases.empty()) return false;
   std::vector<std::string> stages = stage_names(program);
   if (stages.empty()) return false;
@@ -270,6 +275,30 @@ bool try_random_step(Program &program, Schedule &schedule, Rng &rng, int64_t max
       case 18: {  // an elementwise stage computed where the temporary it reads is stored
         p.kind = PrimitiveKind::ReverseInline;
         next = reverse_inline(program, p.stage, &reason);
+        break;
+      }
+      case 19: {  // a running total scanned by a group: its other spatial loops bound to work-groups first
+        if (loops->outer.empty() || loops->outer.size() > 4) break;
+        static const ForKind groups[] = {ForKind::GroupX, ForKind::GroupY, ForKind::GroupZ};
+        Program bound = program;
+        std::vector<Primitive> binds;
+        for (size_t i = 0; i + 1 < loops->outer.size(); ++i)
+          if (!bind_step(&bound, p.stage, loops->outer[i]->var, groups[i], &binds)) break;
+        if (binds.size() + 1 != loops->outer.size()) break;
+        p.kind = PrimitiveKind::Scan;
+        p.loops = {loops->outer.back()->var};
+        p.factors = {int64_t{1} << std::uniform_int_distribution<int>(1, 6)(rng)};
+        p.results = {name()};
+        next = scan(bound, p.stage, p.loops[0], p.factors[0], p.results[0], &reason);
+        if (next) schedule.steps.insert(schedule.steps.end(), binds.begin(), binds.end());
+        break;
+      }
+      case 20: {  // local copies at a serial loop's start copied ahead, in a ring of slots
+        if (all.empty()) break;
+        p.kind = PrimitiveKind::AsyncCopy;
+        p.loops = {pick(all, rng)->var};
+        p.factors = {std::uniform_int_distribution<int64_t>(2, 3)(rng)};
+        next = async_copy(program, p.stage, p.loops[0], p.factors[0], &reason);
         break;
       }
     }

@@ -541,6 +541,65 @@ TEST_P(Runtime, ReleasedBuffersAreRefused) {
 
 INSTANTIATE_TEST_SUITE_P(Apis, Runtime, testing::ValuesIn(kApis));
 
+// Mesa 22.3's lavapipe indexes a private array of more than 32 elements wrong when a
+// loop indexes it (found by the schedule fuzzer: a register tile of a transposed
+// convolution read back shifted by one): the shader below gives y[1] = 2 x[1], y[0]
+// unwritten, where each y[i] should be 2 x[i + 1]; with 32 elements it is right. Where
+// this changes, the driver was fixed, and DeviceInfo::max_indexed_private_elements
+// (checked before launch) can go for it.
+TEST(Lavapipe, IndexesPrivateArraysOfMoreThan32ElementsWrong) {
+  auto device = device_or_skip("vulkan");
+  if (!device) GTEST_SKIP() << test::missing_device("vulkan");
+  if (device->info().platform != "llvmpipe") GTEST_SKIP() << "not lavapipe: " << device->info().name;
+  EXPECT_EQ(device->info().max_indexed_private_elements, 32u);
+  for (int elements : {32, 38}) {
+    const std::string n = std::to_string(elements);
+    const std::string glsl =
+        "#version 450\n#extension GL_EXT_control_flow_attributes : require\nlayout(local_size_x = 2) in;\n"
+        "layout(std430, binding = 0) readonly buffer X { float x[]; };\n"
+        "layout(std430, binding = 1) buffer Y { float y[]; };\n"
+        "void main() {\n  const int w = int(gl_LocalInvocationID.x);\n  float acc[" +
+        n +
+        "];\n"
+        "  [[unroll]] for (int i = 0; i < " +
+        n +
+        "; ++i) acc[i] = 0.0f;\n"
+        "  for (int k = 0; k < 1; ++k)\n    for (int i = 0; i < " +
+        n +
+        "; ++i)\n"
+        "      acc[i] = acc[i] + x[(w * 3 + 1) * 40 + (i + 1 - k)] * 2.0f;\n"
+        "  [[unroll]] for (int i = 0; i < " +
+        n + "; ++i) y[w * " + n + " + i] = acc[i];\n}\n";
+    device->build(program("vulkan", "main", 2, "", glsl));
+    std::vector<float> x(240), y(2 * static_cast<size_t>(elements), -1.0f);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+    runtime::BufferId bx = device->allocate(4 * x.size()), by = device->allocate(4 * y.size());
+    device->write(bx, x.data(), 4 * x.size());
+    device->write(by, y.data(), 4 * y.size());
+    runtime::LaunchPlan plan;
+    plan.launches.push_back({"main", {2, 1, 1}, {2, 1, 1}, {bx, by}});
+    device->run(plan);
+    device->read(by, y.data(), 4 * y.size());
+    if (elements == 32)
+      EXPECT_EQ(y[0], 2 * x[41]) << "right";
+    else
+      EXPECT_EQ(y[1], 2 * x[41]) << "shifted by one";
+    device->release(bx);
+    device->release(by);
+  }
+  // Before launch, such a kernel is refused on lavapipe by name; unrolled, not.
+  const std::string path = testing::TempDir() + "/long_tile.ks";
+  std::ofstream(path) << "kernel t(x: f32[K, W], w: f32[O, K]) -> y: f32[O, W] where W = 38, O = 2, K = 3 "
+                         "{ y[o, i] = sum(k) x[k, i] * w[o, k] }\n";
+  EvalOptions options;
+  options.time = false;
+  options.schedule = parse_schedule(test::source("bind y.o local.x\ncache_write y.o private\n", "t.sched"));
+  EvalRecord r = evaluate(frontend::load_spec(path), path, *device, options);
+  ASSERT_TRUE(r.failure) << r.to_json().dump(2);
+  EXPECT_EQ(r.failure->stage, "launch");
+  EXPECT_NE(r.failure->message.find("indexes its private array"), std::string::npos) << r.failure->message;
+}
+
 // The checker: a never-written output fails, element by element; each element is
 // judged by its own bound (none: exact).
 TEST(Compare, PoisonedAndPartlyWrittenOutputsFail) {

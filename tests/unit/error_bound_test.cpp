@@ -104,6 +104,23 @@ TEST(ErrorBound, EveryOrderOfASumStaysWithinItAndADroppedTermDoesNot) {
   }
 }
 
+// Terms that repeat one value (a bias over a zero-padded region: most of the terms
+// of a mean over a strided transposed convolution's output, which the fuzzer met)
+// round alike step after step: their serial float sum, off by more than the random
+// rounding of its partial sums, stays within the bound.
+TEST(ErrorBound, RepeatedTermsThatRoundAlikeStayWithinIt) {
+  for (int64_t n : {961, 100000}) {
+    const Evaluated e = evaluated("kernel k(x: f32[N], b: f32[B]) -> s: f32[] where N = " + std::to_string(n) +
+                                      ", B = 1 { s[] = sum(i) select(i % 7 < 2, x[i], b[0] * 2.5) / N }",
+                                  4);
+    const std::vector<float> &x = e.inputs.at("x");
+    const float bias = e.inputs.at("b")[0] * 2.5f;
+    float sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += (i % 7 < 2 ? x[static_cast<size_t>(i)] : bias) / static_cast<float>(n);
+    EXPECT_LE(std::fabs(sum - e.value("s", 0)), e.bound("s", 0)) << n;
+  }
+}
+
 // The operands of a matrix product rounded to TF32 (10 bits of mantissa) or bf16 (7):
 // past the bound of an f32 product, which the f32 product itself stays within.
 TEST(ErrorBound, ProductsRoundedToLessPrecisionThanDeclaredExceedIt) {

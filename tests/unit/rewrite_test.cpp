@@ -7,6 +7,7 @@
 #include <random>
 
 #include "evolve/evaluation/inputs.h"
+#include "evolve/fuzz/random_spec.h"
 #include "ir/cost.h"
 #include "ir/interpreter.h"
 #include "ir/parser.h"
@@ -464,14 +465,14 @@ TEST(Rewrite, OnlineAttentionRefusesWhatIsNotASoftmaxWeightedSum) {
   EXPECT_EQ(refusal(graph(y, "  y[i, e] = sum(j) v[j, e] * s[i, j]\n"), RewriteKind::OnlineAttention, "y"),
             "y is not a softmax-weighted sum: sum(j) exp(X - L) * W with L = logsumexp(j) X (it reads no "
             "logsumexp, nor a softmax's maximum and sum)");
-  EXPECT_EQ(refusal(graph(y, "  y[i, e] = max(j) exp(s[i, j] - l[i]) * v[j, e]\n"), RewriteKind::OnlineAttention, "y"),
-            "y is not a softmax-weighted sum: sum(j) exp(X - L) * W with L = logsumexp(j) X (y is not a sum of floats)");
-  EXPECT_EQ(refusal(graph(y, "  y[i, e] = sum(j) exp(s[i, j] - l[i]) * v[j, e]\n"), RewriteKind::OnlineAttention,
-                    "w"),
+  EXPECT_EQ(
+      refusal(graph(y, "  y[i, e] = max(j) exp(s[i, j] - l[i]) * v[j, e]\n"), RewriteKind::OnlineAttention, "y"),
+      "y is not a softmax-weighted sum: sum(j) exp(X - L) * W with L = logsumexp(j) X (y is not a sum of floats)");
+  EXPECT_EQ(refusal(graph(y, "  y[i, e] = sum(j) exp(s[i, j] - l[i]) * v[j, e]\n"), RewriteKind::OnlineAttention, "w"),
             "no stage defines 'w'");
   // A softmax_sum is not for the rules that take a reduction apart.
-  Graph fused = rewritten(graph(y, "  y[i, e] = sum(j) exp(s[i, j] - l[i]) * v[j, e]\n"),
-                          RewriteKind::OnlineAttention, "y");
+  Graph fused =
+      rewritten(graph(y, "  y[i, e] = sum(j) exp(s[i, j] - l[i]) * v[j, e]\n"), RewriteKind::OnlineAttention, "y");
   EXPECT_NE(refusal(fused, RewriteKind::DropUnitReduction, "y").find("is a softmax_sum"), std::string::npos);
   std::string reason;
   EXPECT_FALSE(try_rewrite(fused, Rewrite{RewriteKind::Rfactor, "y", {}, "j", 2, {"y_rf", "jo", "ji"}}, &reason));
@@ -635,126 +636,12 @@ TEST(RewriteProperty, EveryRuleOnEveryExampleKeepsItsOutputs) {
   EXPECT_GT(applied[RewriteKind::PushSum], 0) << "the level-2 examples made for the rules";
 }
 
-// Random graphs made of the pieces the rules look for: contractions (GEMMs, plain and
-// transposed convolutions with random strides and padding) with scale and bias
-// chains, sums, means and windowed averages over their outputs, keepdim axes of
-// extent 1 reduced again, masked running totals in every written form, constants and
-// duplicated stages.
-std::string random_spec(std::mt19937 &rng) {
-  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
-  auto size = [&](int lo, int hi) { return lo + pick(hi - lo + 1); };
-  const std::string scale = std::to_string(size(1, 4)) + ".5";
-  std::string text;
-  switch (pick(7)) {
-    case 0: {  // linear layer, affine chain, a reduction over its outputs
-      const int m = size(2, 5), n = size(2, 8), k = size(2, 6), window = size(1, 2);
-      const int groups = (n / window) * window == n ? n / window : 1;
-      const std::string chain =
-          std::vector<std::string>{"acc[i, j]", "(acc[i, j] + b[j]) * " + scale, "acc[i, j] / " + scale + " - b[j]",
-                                   "acc[i, j] + acc[i, j]"}[pick(4)];
-      text = "kernel g(x: f32[M, K], w: f32[N, K], b: f32[N]) -> y: f32[M, 1] where M = " + std::to_string(m) +
-             ", N = " + std::to_string(n) + ", K = " + std::to_string(k) +
-             " {\n  acc[i, j] = sum(k) x[i, k] * w[j, k]\n";
-      switch (pick(3)) {
-        case 0: text += "  t[i, u: 1] = sum(j: N) " + chain + "\n"; break;
-        case 1: text += "  t[i, u: 1] = sum(j: N) " + chain + " / N\n"; break;
-        default:
-          text += "  p[i, q: " + std::to_string(groups) + "] = sum(r: " + std::to_string(n / groups) + ") acc[i, q * " +
-                  std::to_string(n / groups) + " + r] / " + std::to_string(n / groups) +
-                  ".0\n  t[i, u: 1] = sum(q: " + std::to_string(groups) + ") p[i, q]\n";
-      }
-      text += std::vector<std::string>{
-          "  y[i, u] = gelu(t[i, u]) + x[i, 0]\n",
-          "  mx[i] = max(u: 1) t[i, u]\n  e[i] = sum(u: 1) exp(t[i, u] - mx[i])\n  y[i, u] = log(e[i]) + mx[i]\n",
-          "  y[i, u] = sum(v: 1) t[i, v] - t[i, u] + 1.0\n"}[pick(3)];
-      text += "}\n";
-      break;
-    }
-    case 1:
-    case 2: {  // a convolution, plain or transposed, under a global or windowed average
-      const bool transposed = pick(2), window = pick(2);
-      const int n = size(1, 2), c = size(1, 3), o = size(1, 3), kk = transposed ? size(2, 4) : size(1, 3),
-                h = size(kk + 1, 6);
-      const int stride = transposed ? size(1, 3) : 1, pad = transposed ? pick(std::min(kk, 2)) : 0;
-      // The stride test as the importer writes it, or with its sides swapped (stride_phases' other sign).
-      const std::string test_h = pick(2) ? "(oh + P - kh) % S == 0" : "(kh - oh - P) % S == 0";
-      const std::string sizes = "N = " + std::to_string(n) + ", C = " + std::to_string(c) +
-                                ", O = " + std::to_string(o) + ", H = " + std::to_string(h) +
-                                ", K = " + std::to_string(kk) + ", S = " + std::to_string(stride) +
-                                ", P = " + std::to_string(pad);
-      const std::string out_h = transposed ? "(H - 1) * S - 2 * P + K" : "H - K + 1";
-      const std::string body = transposed ? "select(" + test_h +
-                                                " && (ow + P - kw) % S == 0, x[n, c, (oh + P - kh) / S, (ow + P - "
-                                                "kw) / S] else 0.0, 0.0) * w[c, o, kh, kw]"
-                                          : "x[n, c, oh + kh, ow + kw] * w[o, c, kh, kw]";
-      text = "kernel c(x: f32[N, C, H, H], w: " + std::string(transposed ? "f32[C, O, K, K]" : "f32[O, C, K, K]") +
-             ", b: f32[O]) -> y: f32[N, O" + (window ? ", (" + out_h + ") / 2, (" + out_h + ") / 2" : std::string()) +
-             "] where " + sizes + " {\n  t[n, o, oh: " + out_h + ", ow: " + out_h + "] = sum(c, kh, kw) " + body +
-             "\n  s[n, o, oh, ow] = (t[n, o, oh, ow] + b[o]) * " + scale + "\n";
-      text += window ? "  y[n, o, p, q] = sum(i: 2, j: 2) s[n, o, 2 * p + i, 2 * q + j] / 4.0\n"
-                     : "  y[n, o] = sum(p: " + out_h + ", q: " + out_h + ") s[n, o, p, q] / (" + out_h + ") / (" +
-                           out_h + ")\n";
-      text += "}\n";
-      break;
-    }
-    case 3: {  // a masked running total, written one of the ways
-      const std::vector<std::string> masks = {"select(k <= i, x[b, k], 0.0)",       "select(i >= k, x[b, k], 0.0)",
-                                              "select(k < i, x[b, k], 0.0)",        "select(k > i, 0.0, x[b, k])",
-                                              "x[b, k] * select(k <= i, 1.0, 0.0)", "select(k >= i, x[b, k], 0.0)",
-                                              "select(!(k <= i), x[b, k], 0.0)",    "select(i < k, x[b, k], 0.0)"};
-      const std::string op = std::vector<std::string>{"sum", "sum", "max"}[pick(3)];
-      std::string mask = masks[pick(static_cast<int>(masks.size()))];
-      if (op == "max") mask = std::string(mask).replace(mask.rfind("0.0"), 3, "-inf");
-      if (mask.find(" * ") != std::string::npos && op == "max") mask = "select(k <= i, x[b, k], -inf)";
-      text = "kernel r(x: f32[B, N]) -> y: f32[B, N] where B = " + std::to_string(size(1, 3)) +
-             ", N = " + std::to_string(size(2, 9)) + " {\n  y[b, i] = " + op + "(k: N) " + mask + "\n}\n";
-      break;
-    }
-    case 4: {  // a softmax's statistics (online_softmax), read as a softmax, a log-softmax or a loss
-      const std::string value = std::vector<std::string>{"x[n, d]", "x[n, d] * " + scale, "x[n, d] + b[d]"}[pick(3)];
-      const bool through = pick(2) == 1;
-      text = "kernel s(x: f32[N, D], b: f32[D]) -> y: f32[N, D] where N = " + std::to_string(size(1, 4)) +
-             ", D = " + std::to_string(size(2, 7)) + " {\n  m[n] = max(d) " + value + "\n";
-      text += through ? "  e[n, d] = exp(" + value + " - m[n])\n  t[n] = sum(d) e[n, d]\n"
-                      : "  t[n] = sum(d) exp(" + value + " - m[n])\n";
-      const std::string numerator = through ? "e[n, d]" : "exp(" + value + " - m[n])";
-      text += std::vector<std::string>{"  y[n, d] = " + numerator + " / t[n]\n",
-                                       "  y[n, d] = " + value + " - m[n] - log(t[n])\n",
-                                       "  y[n, d] = (log(t[n]) + m[n]) * b[d]\n",
-                                       "  y[n, d] = " + numerator + " + t[n]\n"}[pick(4)] +
-              "}\n";
-      break;
-    }
-    case 5: {  // attention (online_attention): scores, maybe masked, their softmax, a weighted sum
-      const std::string score = pick(2) ? "s[i, j]" : "select(j <= i, s[i, j], -inf)";
-      const std::string value = std::vector<std::string>{"v[j, e]", "v[j, e] * " + scale, "(v[j, e] + b[e])"}[pick(3)];
-      text = "kernel a(q: f32[T, D], k: f32[T, D], v: f32[T, E], b: f32[E]) -> y: f32[T, E] where T = " +
-             std::to_string(size(1, 6)) + ", D = " + std::to_string(size(1, 4)) +
-             ", E = " + std::to_string(size(1, 4)) + " {\n  s[i, j] = sum(d) q[i, d] * k[j, d] * " + scale +
-             "\n  z[i, j] = " + score + "\n  m[i] = max(j) z[i, j]\n  p[i, j] = exp(z[i, j] - m[i])\n"
-             "  t[i] = sum(j) p[i, j]\n";
-      text += pick(2) ? "  y[i, e] = sum(j) p[i, j] / t[i] * " + value + "\n}\n"
-                      : "  w[i, j] = p[i, j] / t[i]\n  y[i, e] = sum(j) " + value + " * w[i, j]\n}\n";
-      break;
-    }
-    default: {  // constants, copies and a duplicated stage
-      text = "kernel d(x: f32[N, D]) -> y: f32[N, D] where N = " + std::to_string(size(1, 4)) +
-             ", D = " + std::to_string(size(1, 5)) +
-             " {\n  one[n: N] = exp(0.0) * 2.0 - 1.0\n  s1[n] = sum(d) x[n, d] * x[n, d]\n"
-             "  s2[i] = sum(j) x[i, j] * x[i, j]\n  c[n] = s2[n]\n"
-             "  y[n, d] = x[n, d] * one[n] / (s1[n] + c[n] + 1.0) + " +
-             scale + " * 0.0\n}\n";
-    }
-  }
-  return text;
-}
-
 TEST(RewriteProperty, EveryRuleOnRandomGraphsKeepsTheirOutputs) {
   std::mt19937 rng(20261126);
   std::map<RewriteKind, int> applied;
   int graphs = 0;
   for (int i = 0; i < 300; ++i) {
-    const std::string text = random_spec(rng);
+    const std::string text = rewrite_pattern_spec(rng);
     Graph g;
     try {
       g = test::graph_of(text);

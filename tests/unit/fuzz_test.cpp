@@ -1,0 +1,212 @@
+// The schedule fuzzer (evolve/fuzz/): the sizes it picks cross a schedule's
+// boundaries within the interpreter's budget; a finding is minimised (steps, then
+// sizes) and written out with its replay; the random specs all elaborate; and its
+// runner through `ksmith worker` tells a passing case from a refused one on a device.
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "evolve/fuzz/random_spec.h"
+#include "evolve/fuzz/schedule_fuzz.h"
+#include "frontend/parser.h"
+#include "passes/pipeline.h"
+#include "test_util.h"
+
+namespace ks {
+namespace {
+
+const char *kMatmul =
+    "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 10, N = 12, K = 8 "
+    "{ c[i, j] = sum(k) a[i, k] * b[k, j] }";
+
+frontend::Spec spec_of(const std::string &text) { return frontend::parse_spec(test::source(text)); }
+
+Schedule schedule_of(const std::string &text) { return parse_schedule(test::source(text, "s.sched")); }
+
+// Whether v is one less, at, or one more than 1, 2 or 3 times f.
+bool near_multiple(int64_t v, int64_t f) {
+  for (int64_t m = 1; m <= 3; ++m)
+    if (std::abs(v - m * f) <= 1) return true;
+  return false;
+}
+
+TEST(FuzzSizes, CrossEveryFactorWithinTheBudget) {
+  const frontend::Spec spec = spec_of(kMatmul);
+  const Schedule s =
+      schedule_of("rewrite rfactor c.k 5 -> c_rf ko2 ki2\nsplit c.i 8 -> io ii\nsplit c_rf.ki2 32 -> ko ki\n");
+  EXPECT_EQ(schedule_factors(s), (std::vector<int64_t>{5, 8, 32}));
+  Rng rng(3);
+  const std::vector<Sizes> sets = boundary_sizes(spec, schedule_factors(s), rng, 40, 5e4);
+  ASSERT_GE(sets.size(), 30u);
+  std::set<int64_t> crossed;  // the factors some size sits at an edge of
+  for (const Sizes &at : sets) {
+    ASSERT_EQ(at.size(), 3u) << "every size given";
+    std::optional<double> points = interpreter_points(spec, at);
+    ASSERT_TRUE(points);
+    EXPECT_LE(*points, 5e4);
+    for (const auto &[name, v] : at)
+      for (int64_t f : {5, 8, 32, 40, 64})
+        if (near_multiple(v, f)) crossed.insert(f);
+  }
+  for (int64_t f : {5, 8, 32}) EXPECT_TRUE(crossed.count(f)) << f;
+  EXPECT_TRUE(crossed.count(40) || crossed.count(64)) << "a product of two factors (nested tiles)";
+  // Past the largest tile: every size past 2 x 32 where the budget takes it.
+  const std::optional<Sizes> past = past_largest_tile(spec, {8, 32}, 1e6);
+  ASSERT_TRUE(past);
+  for (const auto &[name, v] : *past) EXPECT_EQ(v, 65) << name;
+  const std::optional<Sizes> no_tile = past_largest_tile(spec, {}, 1e6);
+  ASSERT_TRUE(no_tile) << "past the check sizes, as if a tile of 8";
+  for (const auto &[name, v] : *no_tile) EXPECT_GE(v, 9) << name;
+  // Within a tighter budget, the sizes it takes (one of them here).
+  const std::optional<Sizes> tight = past_largest_tile(spec, {32}, 1e4);
+  ASSERT_TRUE(tight);
+  EXPECT_LE(*interpreter_points(spec, *tight), 1e4);
+  EXPECT_TRUE(tight->at("M") == 65 || tight->at("N") == 65 || tight->at("K") == 65);
+}
+
+// A spec whose shapes refuse some sizes (a window longer than its input): those are
+// never drawn.
+TEST(FuzzSizes, OnlySizesTheSpecTakes) {
+  const frontend::Spec spec = spec_of(
+      "kernel p(x: f32[N, H]) -> y: f32[N, H - K + 1] where N = 2, H = 9, K = 3 "
+      "{ y[n, h] = sum(k: K) x[n, h + k] }");
+  Rng rng(5);
+  for (const Sizes &at : boundary_sizes(spec, {4, 16}, rng, 30, 1e5)) EXPECT_LE(at.at("K"), at.at("H")) << at.at("K");
+}
+
+// Minimising a finding: a fake runner whose "bug" needs a split by 4 and N over 40.
+TEST(FuzzMinimise, KeepsOnlyTheStepsAndSizesTheFindingNeeds) {
+  FuzzCase c;
+  c.spec_label = "mm";
+  c.spec_text = kMatmul;
+  c.schedule = schedule_of(
+      "rewrite rfactor c.k 4 -> c_rf ko ki\nsplit c.i 8 -> io ii\nsplit c.j 4 -> jo ji\nunroll c.ji\n"
+      "bind c.io group.x\n");
+  c.sizes = {{"M", 30}, {"N", 200}, {"K", 17}};
+  c.device = "opencl:0";
+  int runs = 0;
+  auto buggy = [](const FuzzCase &x) {
+    bool split4 = false;
+    for (const Primitive &p : x.schedule.steps)
+      split4 = split4 || (p.kind == PrimitiveKind::Split && p.factors[0] == 4);
+    return split4 && x.sizes.at("N") > 40;
+  };
+  const CaseRunner run = [&](const std::vector<FuzzCase> &cases) {
+    std::vector<CaseResult> out;
+    for (const FuzzCase &x : cases) {
+      ++runs;
+      out.push_back({buggy(x) ? Outcome::Wrong : Outcome::Passed, ""});
+    }
+    return out;
+  };
+  const FuzzCase small = minimise(c, Outcome::Wrong, run, 100);
+  EXPECT_TRUE(buggy(small));
+  EXPECT_EQ(print_schedule(small.schedule), "split c.j 4 -> jo ji\n");
+  EXPECT_EQ(small.sizes.at("M"), 1);
+  EXPECT_EQ(small.sizes.at("K"), 1);
+  EXPECT_GT(small.sizes.at("N"), 40);
+  EXPECT_LE(small.sizes.at("N"), 47) << "halved to 50, then a few down";
+  EXPECT_LE(runs, 100);
+  // At most max_runs cases run.
+  runs = 0;
+  minimise(c, Outcome::Wrong, run, 3);
+  EXPECT_LE(runs, 3);
+}
+
+// A whole run with a fake runner whose "bug" is a cache_read at M over 20: the finding
+// is written (spec, schedule, sizes, what, and a replay), once however often it is met,
+// and the summary counts every pair.
+TEST(Fuzz, WritesEachFindingOnceWithItsReplay) {
+  const std::string out = testing::TempDir() + "/fuzz_run";
+  std::filesystem::remove_all(out);
+  const std::string spec = testing::TempDir() + "/fuzz_mm.ks";
+  std::ofstream(spec) << kMatmul;
+  FuzzOptions o;
+  o.spec_paths = {spec};
+  o.devices = {"opencl:0", "vulkan:0"};
+  o.max_schedules = 60;
+  o.out = out;
+  int64_t cases = 0;
+  const CaseRunner run = [&](const std::vector<FuzzCase> &batch) {
+    std::vector<CaseResult> results;
+    for (const FuzzCase &c : batch) {
+      ++cases;
+      bool cached = false;
+      for (const Primitive &p : c.schedule.steps) cached = cached || p.kind == PrimitiveKind::CacheRead;
+      results.push_back({cached && c.sizes.at("M") > 20 ? Outcome::Wrong : Outcome::Passed, "a planted bug"});
+    }
+    return results;
+  };
+  const FuzzSummary s = fuzz(o, run);
+  EXPECT_EQ(s.schedules, 60);
+  int64_t outcomes = 0;
+  for (const auto &[name, n] : s.outcomes) outcomes += n;
+  EXPECT_EQ(outcomes, s.pairs);
+  ASSERT_GE(s.outcomes.count("wrong"), 1u) << "the generator draws cache_read";
+  ASSERT_FALSE(s.findings.empty());
+  EXPECT_LT(s.findings.size(), static_cast<size_t>(s.outcomes.at("wrong"))) << "the same finding written once";
+  for (const std::string &f : s.findings) {
+    for (const char *file : {"spec.ks", "schedule.sched", "sizes", "what.txt", "repro.sh"})
+      EXPECT_TRUE(std::filesystem::exists(f + "/" + file)) << f << "/" << file;
+    std::ifstream sched(f + "/schedule.sched");
+    const std::string text((std::istreambuf_iterator<char>(sched)), {});
+    EXPECT_NE(text.find("cache_read"), std::string::npos) << text;
+  }
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(out + "/summary.json"));
+  EXPECT_EQ(j["pairs"], s.pairs);
+  EXPECT_TRUE(std::filesystem::exists(out + "/summary.md"));
+  EXPECT_GT(cases, s.pairs) << "minimising ran cases of its own";
+}
+
+// The random specs parse and elaborate: the fuzzer and the rewrites' property test
+// never meet a bad one.
+TEST(RandomSpecs, AllElaborate) {
+  std::mt19937 rng(11);
+  for (int i = 0; i < 400; ++i) {
+    const std::string text = random_spec(rng);
+    EXPECT_EQ(test::user_error([&] { test::graph_of(text); }), "") << text;
+  }
+}
+
+// Schedules drawn for the fuzzer replay on their graph, and over the examples and
+// random specs use every primitive and every rewrite.
+TEST(FuzzSchedules, ReplayAndUseEveryKind) {
+  std::map<std::string, int> used;
+  Rng rng(2);
+  std::mt19937 spec_rng(2);
+  std::vector<Graph> graphs;
+  for (const std::string &path : test::example_paths())
+    graphs.push_back(frontend::elaborate(frontend::load_spec(path), frontend::SizeSet::Check, {}));
+  for (int i = 0; i < 150; ++i) graphs.push_back(test::graph_of(random_spec(spec_rng)));
+  for (const Graph &g : graphs)
+    for (int n = 0; n < 6; ++n) {
+      const Schedule s = fuzz_schedule(g, rng, 8);
+      EXPECT_EQ(test::user_error([&] { run_pipeline(g, s); }), "") << g.name << "\n" << print_schedule(s);
+      for (const Primitive &p : s.steps) ++used[primitive_name(p.kind)];
+      for (const Rewrite &r : s.rewrites) ++used[rewrite_name(r.kind)];
+    }
+  for (int k = 0; k <= static_cast<int>(PrimitiveKind::AsyncCopy); ++k)
+    EXPECT_GT(used[primitive_name(static_cast<PrimitiveKind>(k))], 0) << primitive_name(static_cast<PrimitiveKind>(k));
+  for (RewriteKind k : all_rewrite_kinds()) EXPECT_GT(used[rewrite_name(k)], 0) << rewrite_name(k);
+}
+
+// Through `ksmith worker` on PoCL: a schedule that fits passes, one that does not fit
+// the sizes (an unroll past its limit) is refused, each with what it gave.
+TEST(FuzzOnDevice, TheWorkerRunnerTellsPassedFromRefused) {
+  if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
+  const std::string device = runtime::find_devices("", "opencl").front().selector();
+  const CaseRunner run = worker_runner(KS_KSMITH, {device}, 1, testing::TempDir() + "/fuzz_work", 120);
+  FuzzCase fits{
+      "mm", kMatmul, schedule_of("split c.i 4 -> io ii\nbind c.io group.x\n"), {{"M", 9}, {"N", 5}, {"K", 3}}, device};
+  FuzzCase over = fits;
+  over.schedule = schedule_of("unroll c.k\n");
+  over.sizes["K"] = 5000;
+  const std::vector<CaseResult> r = run({fits, over});
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].outcome, Outcome::Passed) << r[0].why;
+  EXPECT_EQ(r[1].outcome, Outcome::Refused) << r[1].why;
+  EXPECT_NE(r[1].why.find("unroll"), std::string::npos) << r[1].why;
+}
+
+}  // namespace
+}  // namespace ks
