@@ -93,6 +93,7 @@ int fuzz_command(FuzzCommandOptions &o) {
   if (f.out.empty()) f.out = "fuzz_out";
   f.log = [](const std::string &line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   const std::string ksmith = std::filesystem::read_symlink("/proc/self/exe").string();
+  f.batch_cases = 4 * o.workers * static_cast<int>(f.devices.size());
   const FuzzSummary s = fuzz(f, worker_runner(ksmith, f.devices, o.workers, f.out + "/work", o.time_limit_s));
   std::printf("%lld schedules, %lld pairs of a schedule and its sizes on a device in %.0f s:",
               static_cast<long long>(s.schedules), static_cast<long long>(s.pairs), s.seconds);

@@ -396,15 +396,20 @@ class StageBound {
         // log S: S's relative rounding as a sum of the weights exp(t - y) (they sum to
         // 1); and computed online (a logaddexp a step), each step's result rounds too,
         // at the magnitude of the partial log-sum (at most max(|y|, max |t|)), and its
-        // log1p(exp(.)) within 4U: eight sigma of n such roundings.
+        // log1p(exp(.)) within 4U: eight sigma of n such roundings, except that a step
+        // whose term equals the one before (zeros of a relu) rounds as that one did,
+        // and counts its whole U max(|y|, max |t|) (a logsumexp of 495 terms, most of
+        // them 0, was off by 144U so).
         const Expr weight = call(Builtin::Exp, t - as_bound(value_));
-        const Expr small = at_most(weight, num(kSmallTerm * u / static_cast<double>(n_)) * (position() + num(1)));
-        const Expr lost = load(new_stage("_small", ReduceOp::Sum, Select::make(small, weight, num(0))));
-        const Expr squares = load(new_stage("_squares", ReduceOp::Sum, weight * weight));
         const Expr largest =
             Binary::make(BinaryOp::Max, magnitude(value_), load(new_stage("_largest", ReduceOp::Max, magnitude(t))));
+        const Expr small = at_most(weight, num(kSmallTerm * u / static_cast<double>(n_)) * (position() + num(1)));
+        const Expr alike = at_most(abs_of(t - previous_term()), num(kAlikeTerm * u) * magnitude(value_));
+        const Expr lost = load(new_stage("_small", ReduceOp::Sum, Select::make(small, weight, num(0))));
+        const Expr coherent = load(new_stage("_alike", ReduceOp::Sum, Select::make(alike, num(u), num(0)))) * largest;
+        const Expr squares = load(new_stage("_squares", ReduceOp::Sum, weight * weight));
         const Expr online = num(kSigmas * u * std::sqrt(static_cast<double>(n_) / 3)) * (largest + num(4));
-        Expr bound = lost + partial_sums(num(1), squares, u) + online + num(8 * u) + rounding;
+        Expr bound = lost + coherent + partial_sums(num(1), squares, u) + online + num(8 * u) + rounding;
         if (term.error.defined()) bound = load(new_stage("_terms", ReduceOp::Max, term.error)) + bound;
         return finish(new_stage("_bound", ReduceOp::None, bound));
       }

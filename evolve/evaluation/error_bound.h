@@ -35,7 +35,8 @@
 //  - a product: the factors' relative bounds added, and 8 U sqrt(n / 3) relative;
 //    max and min: the largest bound of a term; logsumexp: the largest bound of a term
 //    plus the rounding of its sum of exponentials, as a sum's, relative to the sum,
-//    and of its online steps (each rounds at the magnitude of the partial log-sum);
+//    and of its online steps (each rounds at the magnitude of the partial log-sum;
+//    a step whose term equals the one before rounds as that one did, in full);
 //    softmax_sum (online_attention's): the bound of the two passes it stands for,
 //    plus its rescalings' roundings;
 //  - every stored value adds its own rounding; an infinity (a mask) is exact.

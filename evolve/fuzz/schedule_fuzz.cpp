@@ -396,30 +396,25 @@ FuzzSummary fuzz(const FuzzOptions &o, const CaseRunner &run) {
   };
   // One schedule of a spec at its boundary sizes on every device: tallied, each
   // finding minimised and written.
-  auto check = [&](const std::string &label, const std::string &text, const frontend::Spec &spec,
-                   const Schedule &schedule) {
-    const std::vector<int64_t> factors = schedule_factors(schedule);
-    std::vector<Sizes> sizes = boundary_sizes(spec, factors, rng, o.sizes_per_schedule, o.max_points);
-    if (std::optional<Sizes> past = past_largest_tile(spec, factors, o.max_points)) sizes.push_back(*past);
-    ++s.schedules;
-    for (const Rewrite &r : schedule.rewrites) ++s.rewrites[rewrite_name(r.kind)];
-    for (const Primitive &p : schedule.steps) ++s.primitives[primitive_name(p.kind)];
-    std::vector<FuzzCase> cases;
-    for (const Sizes &at : sizes)
-      for (const std::string &device : o.devices) cases.push_back({label, text, schedule, at, device});
-    const std::vector<CaseResult> results = run(cases);
-    for (size_t i = 0; i < cases.size(); ++i) {
+  // Cases are run in batches of several schedules, so that every worker has work: the
+  // batch's results tallied, each finding minimised and written.
+  std::vector<FuzzCase> batch;
+  auto flush = [&] {
+    if (batch.empty()) return;
+    const std::vector<CaseResult> results = run(batch);
+    for (size_t i = 0; i < batch.size(); ++i) {
       ++s.pairs;
       const CaseResult &r = results[i];
       ++s.outcomes[outcome_name(r.outcome)];
       if (r.outcome == Outcome::Refused) ++s.refusals[refusal_key(r.why)];
       if (!is_finding(r.outcome)) continue;
-      const FuzzCase small = minimise(cases[i], r.outcome, run, o.minimise_runs);
+      const FuzzCase small = minimise(batch[i], r.outcome, run, o.minimise_runs);
       if (!known.insert(std::string(outcome_name(r.outcome)) + "\n" + key_of(small)).second) continue;
       const CaseResult again = run({small}).front();
-      s.findings.push_back(write_finding(o.out, static_cast<int>(s.findings.size()) + 1, small, again, r, cases[i]));
+      s.findings.push_back(write_finding(o.out, static_cast<int>(s.findings.size()) + 1, small, again, r, batch[i]));
       if (o.log) o.log("finding: " + s.findings.back() + ": " + first_words(again.why, 30));
     }
+    batch.clear();
     if (o.log && monotonic_seconds() - last_log >= 10) {
       last_log = monotonic_seconds();
       char line[200];
@@ -429,6 +424,19 @@ FuzzSummary fuzz(const FuzzOptions &o, const CaseRunner &run) {
                     s.findings.size(), last_log - start);
       o.log(line);
     }
+  };
+  // One schedule of a spec at its boundary sizes on every device, into the batch.
+  auto check = [&](const std::string &label, const std::string &text, const frontend::Spec &spec,
+                   const Schedule &schedule) {
+    const std::vector<int64_t> factors = schedule_factors(schedule);
+    std::vector<Sizes> sizes = boundary_sizes(spec, factors, rng, o.sizes_per_schedule, o.max_points);
+    if (std::optional<Sizes> past = past_largest_tile(spec, factors, o.max_points)) sizes.push_back(*past);
+    ++s.schedules;
+    for (const Rewrite &r : schedule.rewrites) ++s.rewrites[rewrite_name(r.kind)];
+    for (const Primitive &p : schedule.steps) ++s.primitives[primitive_name(p.kind)];
+    for (const Sizes &at : sizes)
+      for (const std::string &device : o.devices) batch.push_back({label, text, schedule, at, device});
+    if (static_cast<int>(batch.size()) >= o.batch_cases) flush();
   };
   auto read_text = [](const std::string &path) {
     std::ifstream in(path);
@@ -470,6 +478,7 @@ FuzzSummary fuzz(const FuzzOptions &o, const CaseRunner &run) {
       check(label, text, *spec,
             fuzz_schedule(*graph, rng, std::uniform_int_distribution<int>(1, std::max(1, o.max_steps))(rng)));
   }
+  flush();
   s.seconds = monotonic_seconds() - start;
   write_summary(o.out, o, s);
   return s;

@@ -105,11 +105,12 @@ struct FuzzOptions {
   int schedules_per_spec = 2;
   int sizes_per_schedule = 6;
   int max_steps = 8;
-  double max_points = 2e6;                           // the interpreter's work per case
-  int64_t max_schedules = 0;                         // stop after this many schedules (0: no limit)
-  double max_seconds = 0;                            // or this long (0: no limit)
-  int minimise_runs = 60;                            // per finding
-  std::string out;                                   // findings and the summary go here
+  double max_points = 2e6;    // the interpreter's work per case
+  int64_t max_schedules = 0;  // stop after this many schedules (0: no limit)
+  double max_seconds = 0;     // or this long (0: no limit)
+  int minimise_runs = 60;     // per finding
+  int batch_cases = 1;        // cases gathered (of whole schedules) before they run: a few a worker keeps each busy
+  std::string out;            // findings and the summary go here
   std::function<void(const std::string &line)> log;  // a progress line now and then
 };
 
