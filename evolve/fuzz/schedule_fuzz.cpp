@@ -415,6 +415,8 @@ FuzzSummary fuzz(const FuzzOptions &o, const CaseRunner &run) {
       if (o.log) o.log("finding: " + s.findings.back() + ": " + first_words(again.why, 30));
     }
     batch.clear();
+    s.seconds = monotonic_seconds() - start;
+    write_summary(o.out, o, s);  // so far: a campaign cut short still says what it did
     if (o.log && monotonic_seconds() - last_log >= 10) {
       last_log = monotonic_seconds();
       char line[200];
