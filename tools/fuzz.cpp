@@ -6,6 +6,8 @@
 // of random specs, each checked against the interpreter at sizes that cross its
 // boundaries, on every device given. Exit status 0 without findings, 1 with (each
 // minimised into DIR/findings/), 2 a bad command line.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -94,7 +96,17 @@ int fuzz_command(FuzzCommandOptions &o) {
   f.log = [](const std::string &line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   const std::string ksmith = std::filesystem::read_symlink("/proc/self/exe").string();
   f.batch_cases = 4 * o.workers * static_cast<int>(f.devices.size());
-  const FuzzSummary s = fuzz(f, worker_runner(ksmith, f.devices, o.workers, f.out + "/work", o.time_limit_s));
+  // The cases' spec and schedule files: scratch, in the temporary directory.
+  const std::filesystem::path work =
+      std::filesystem::temp_directory_path() / ("ksmith-fuzz-" + std::to_string(getpid()));
+  struct Scratch {
+    std::filesystem::path path;
+    ~Scratch() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } scratch{work};
+  const FuzzSummary s = fuzz(f, worker_runner(ksmith, f.devices, o.workers, work.string(), o.time_limit_s));
   std::printf("%lld schedules, %lld pairs of a schedule and its sizes on a device in %.0f s:",
               static_cast<long long>(s.schedules), static_cast<long long>(s.pairs), s.seconds);
   for (const auto &[outcome, n] : s.outcomes) std::printf(" %s %lld", outcome.c_str(), static_cast<long long>(n));
