@@ -28,8 +28,8 @@ const double kLogAbsolute = std::ldexp(1.0, -21);
 const double kSigmas = 8;
 // A term below this many U times the partial sum it meets (half its ulp) is lost whole.
 const double kSmallTerm = 1;
-// A term within this many U times the partial sum of the term before it rounds as
-// that one did: the steps' errors add up coherently.
+// A term within this many U of itself of the term before it rounds as that one
+// did: the steps' errors add up coherently.
 const double kAlikeTerm = 16;
 
 Expr num(double v) { return FloatImm::make(kBoundType, v); }
@@ -361,15 +361,21 @@ class StageBound {
         return;
       case ReduceOp::Sum: {
         if (!is_float_value) return flips(ReduceOp::Max);
-        // The terms' bounds, and those too small for the partial sum they meet, |y| (k + 1) / n.
         // Round to nearest is unbiased only where the terms' low bits vary against the
-        // partial sum's, s_k, taken as y (k + 1) / n: a term below half its ulp is
-        // dropped whole, every time; a term equal to the one before it (a bias over a
-        // padded region, a broadcast value) rounds as that one did, each by up to U |s_k|.
+        // partial sum's: a term below half the ulp of the partial sum it meets (taken
+        // as y (k + 1) / n) is dropped whole, every time; a term equal to the one
+        // before it (a bias over a padded region, a broadcast value; not 0, which
+        // adds exactly) rounds as that one did, by up to U |s_k| each time, and
+        // |s_k| is at most the sum of the terms' magnitudes (the partial sums of
+        // structured terms run far past y: a padded convolution's large terms first,
+        // then thousands of one bias that bring it back to near zero).
         const Expr partial = (position() + num(1)) * abs_of(value_) * num(1 / static_cast<double>(n_));
         const Expr small = at_most(abs_of(t), num(kSmallTerm * u) * partial);
-        const Expr alike = at_most(abs_of(t - previous_term()), num(kAlikeTerm * u) * partial);
-        const Expr biased = Select::make(small, abs_of(t), Select::make(alike, num(u) * partial, num(0)));
+        const Expr magnitudes = load(new_stage("_magnitudes", ReduceOp::Sum, abs_of(t)));
+        const Expr alike = Binary::make(BinaryOp::And, greater(abs_of(t), num(0)),
+                                        at_most(abs_of(t - previous_term()), num(kAlikeTerm * u) * abs_of(t)));
+        const Expr biased = Select::make(
+            small, abs_of(t), Select::make(alike, Binary::make(BinaryOp::Min, num(u) * magnitudes, abs_of(t)), num(0)));
         const Expr carried = load(new_stage("_terms", ReduceOp::Sum, plus(term.error, biased)));
         const Expr squares = load(new_stage("_squares", ReduceOp::Sum, t * t));
         return finish(new_stage("_bound", ReduceOp::None, carried + partial_sums(value_, squares, u) + rounding));
@@ -404,7 +410,7 @@ class StageBound {
         const Expr largest =
             Binary::make(BinaryOp::Max, magnitude(value_), load(new_stage("_largest", ReduceOp::Max, magnitude(t))));
         const Expr small = at_most(weight, num(kSmallTerm * u / static_cast<double>(n_)) * (position() + num(1)));
-        const Expr alike = at_most(abs_of(t - previous_term()), num(kAlikeTerm * u) * magnitude(value_));
+        const Expr alike = at_most(abs_of(t - previous_term()), num(kAlikeTerm * u) * magnitude(t));
         const Expr lost = load(new_stage("_small", ReduceOp::Sum, Select::make(small, weight, num(0))));
         const Expr coherent = load(new_stage("_alike", ReduceOp::Sum, Select::make(alike, num(u), num(0)))) * largest;
         const Expr squares = load(new_stage("_squares", ReduceOp::Sum, weight * weight));

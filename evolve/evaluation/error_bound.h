@@ -28,10 +28,12 @@
 //    partial sum's (taken as |y| (k + 1) / n for the k-th of n): one below U times it
 //    (half its ulp) is dropped whole, every time (a million positive squares summed in
 //    a row lose 1e-3 of their sum so), so such terms count in full; and a term within
-//    16 U |s_k| of the term before it (the same value again: a bias over a
+//    16 U of itself of the term before it (the same value again: a bias over a
 //    zero-padded region, a broadcast value) rounds as that one did, so each such
-//    step counts U |s_k| (the fuzzer met a mean over 961 terms, most of them one
-//    bias, off by 1.6 times the random bound);
+//    step counts U |s_k|, |s_k| at most the sum of the terms' magnitudes (the fuzzer
+//    met a mean over 961 terms, most of them one bias, off by 1.6 times the random
+//    bound, and one whose padded convolution's terms came first, its partial sums
+//    far past the mean, off by 1760U);
 //  - a product: the factors' relative bounds added, and 8 U sqrt(n / 3) relative;
 //    max and min: the largest bound of a term; logsumexp: the largest bound of a term
 //    plus the rounding of its sum of exponentials, as a sum's, relative to the sum,

@@ -378,6 +378,29 @@ TEST_F(Reference, FollowsTheArithmeticOfSumsThatCancel) {
   EXPECT_TRUE(evaluate(spec, path, *device, honest).ok()) << "the naive program by hand";
 }
 
+// The schedule fuzzer's finding, replayed: the naive kernel of a padded transposed
+// convolution's mean (output_padding 47: the convolution's terms first, then
+// thousands of one bias bringing the sum back to near zero) is honest, and within
+// its bound on every draw (it was off by 1.03 of it before the bound took partial
+// sums that run far past the sum into account).
+TEST_F(Reference, AStructuredSumOfTheNaiveKernelStaysWithinItsBound) {
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/conv_transpose_double_pool.ks";
+  auto device = runtime::open_device("", "opencl");
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    EvalOptions options;
+    options.time = false;
+    options.trials = 4;
+    options.seed = seed;
+    frontend::parse_size_assignments(
+        "batch_size=2,height=4,in_channels=4,kernel_size=3,out_channels=1,"
+        "output_padding=47,padding=1,stride=2,width=3",
+        &options.check_sizes);
+    const EvalRecord r = evaluate(frontend::load_spec(path), path, *device, options);
+    EXPECT_TRUE(r.ok()) << "seed " << seed << ": " << r.verdict();
+    EXPECT_LT(r.check.worst_fraction, 0.5) << "seed " << seed;
+  }
+}
+
 // A search's give-up limit (EvalOptions::give_up_ms): over it, the candidate keeps
 // one run's time and is neither timed further nor checked at the timed sizes, and
 // its verdict says so; under it, the evaluation is whole.
