@@ -299,12 +299,16 @@ class PushSum {
     std::set<std::string> consumed;
     std::vector<std::string> reduce;
     std::map<std::string, int64_t> new_extents;
+    bool outside = false;  // whether an index of a dimension left alone may leave it
     for (size_t d = 0; d < indices.size(); ++d) {
       std::set<std::string> in_dim = vars_in(indices[d]);
       std::vector<std::string> mine;
       for (const std::string &v : in_dim)
         if (v_set.count(v)) mine.push_back(v);
-      if (mine.empty()) continue;
+      if (mine.empty()) {
+        outside = outside || may_leave(indices[d], t->shape[d]);
+        continue;
+      }
       std::optional<Affine> a = affine_of(indices[d], {});
       if (mine.size() != 1 || !a || a->coeffs[mine[0]] != 1) return false;
       int64_t lo = a->constant, hi = a->constant;
@@ -321,7 +325,10 @@ class PushSum {
       new_extents[mine[0]] = t->shape[d];
     }
     if (consumed.size() != v_set.size()) return false;
-    inner.body = Load::make(load->type, load->buffer, indices);
+    // The pad goes with the covered dimensions, unless another index may leave its
+    // own (a convolution's window over a dimension that no variable of V sums: the
+    // fuzzer met it, a transposed convolution's mean split by rfactor).
+    inner.body = Load::make(load->type, load->buffer, indices, outside ? load->pad : std::nullopt);
     std::set<std::string> left = vars_in(inner.body);
     std::vector<std::string> spatial;
     for (const std::string &v : inner.spatial)
@@ -330,6 +337,18 @@ class PushSum {
     inner.reduce = reduce;
     inner.new_extents = new_extents;
     return true;
+  }
+
+  // Whether an index may leave [0, size), over its variables' extents.
+  bool may_leave(const Expr &index, int64_t size) const {
+    std::optional<Affine> a = affine_of(index, {});
+    if (!a) return true;
+    int64_t lo = a->constant, hi = a->constant;
+    for (const auto &[name, coeff] : a->coeffs) {
+      const int64_t extreme = coeff * (extents_.at(name) - 1);
+      (extreme < 0 ? lo : hi) += extreme;
+    }
+    return lo < 0 || hi >= size;
   }
 
   std::optional<Inner> candidate(const Term &t, const std::vector<std::string> &v_list) const {

@@ -54,6 +54,13 @@ struct DeviceInfo {
   // unrolled or counting down, it is right. The bug's exact trigger is LLVM's, so any
   // such array is refused there.
   uint64_t max_indexed_private_elements = 0;
+  // Whether a kernel with a barrier must have work-groups more than one work-item
+  // wide along local.x or of at most two. PoCL's work-group function (3.1 and 5.0) never ends
+  // on a group of 1 x 3 x 1 or 1 x 1 x 3 (and more) running a barrier, then a loop
+  // whose body runs on a condition and holds a loop (a register tile's guard around
+  // its reduction); 3 x 1 x 1 and 1 x 1 x 2 are right. Found by the schedule fuzzer;
+  // such kernels are refused there.
+  bool barriers_need_wide_groups = false;
   std::string extensions;
   // Where the device is when another process holds it: "rank1", an MPI rank of the
   // run's evaluation farm (evolve/farm/); empty for this host's. index is its index there.

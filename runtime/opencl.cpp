@@ -135,6 +135,7 @@ DeviceInfo describe(cl_platform_id platform, cl_device_id device, int index) {
   info.max_work_item_sizes = {sizes[0], sizes[1], sizes[2]};
   info.extensions = device_string(device, CL_DEVICE_EXTENSIONS);
   info.fp64 = (" " + info.extensions + " ").find(" cl_khr_fp64 ") != std::string::npos;
+  info.barriers_need_wide_groups = info.platform == "Portable Computing Language";
   // cl_nv_device_attribute_query names the compute capability; cp.async needs 8.0.
   cl_uint major = 0;
   if ((" " + info.extensions + " ").find(" cl_nv_device_attribute_query ") != std::string::npos &&

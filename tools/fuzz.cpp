@@ -1,6 +1,6 @@
 // ksmith fuzz [SPEC|DIR]... [--random-specs N] [--tuned DIR]... [--devices SEL,...] [--seed S] [--schedules N]
 //             [--minutes M] [--schedules-per-spec N] [--sizes-per-schedule N] [--max-steps N]
-//             [--max-points P] [--time-limit S] [--workers W] [--out DIR]
+//             [--max-points P] [--max-work W] [--time-limit S] [--workers W] [--out DIR]
 // The schedule fuzzer (evolve/fuzz/schedule_fuzz.h): the schedules of tuned tables
 // (NAME.sched for the spec NAME.ks given), then random schedules of the specs given and
 // of random specs, each checked against the interpreter at sizes that cross its
@@ -11,6 +11,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "evolve/fuzz/schedule_fuzz.h"
 #include "evolve/workers.h"
@@ -27,7 +30,27 @@ struct FuzzCommandOptions {
   double minutes = 0;
   double time_limit_s = 120;
   int workers = 1;
+  bool dry_run = false;
 };
+
+// The runner of --dry-run: each case written to cases.jsonl in out, none run (each
+// counts as passed), so that a campaign's cases can be replayed one by one elsewhere.
+CaseRunner listing_runner(const std::string &out) {
+  auto file = std::make_shared<std::ofstream>(std::filesystem::path(out) / "cases.jsonl");
+  if (!*file) throw UserError("error: cannot write " + out + "/cases.jsonl");
+  return [file](const std::vector<FuzzCase> &cases) {
+    for (const FuzzCase &c : cases)
+      *file << nlohmann::json{{"spec", c.spec_label},
+                              {"spec_text", c.spec_text},
+                              {"schedule", print_schedule(c.schedule)},
+                              {"sizes", c.sizes},
+                              {"device", c.device}}
+                   .dump()
+            << "\n";
+    file->flush();
+    return std::vector<CaseResult>(cases.size(), {Outcome::Passed, "not run (--dry-run)"});
+  };
+}
 
 // Spec files, a folder's .ks files in name order.
 std::vector<std::string> spec_files(const std::vector<std::string> &given) {
@@ -91,8 +114,18 @@ int fuzz_command(FuzzCommandOptions &o) {
   if (f.max_schedules == 0 && o.minutes == 0 && (!f.spec_paths.empty() || f.random_specs == 0))
     throw UserError("error: give --schedules N or --minutes M: with specs the fuzzer would run for ever");
   f.max_seconds = 60 * o.minutes;
-  f.devices = fuzz_devices(o.devices);
   if (f.out.empty()) f.out = "fuzz_out";
+  if (o.dry_run) {  // the devices as named: none is opened
+    f.devices.clear();
+    std::stringstream named(o.devices.empty() ? "opencl:0,vulkan:0" : o.devices);
+    for (std::string d; std::getline(named, d, ',');) f.devices.push_back(d);
+    std::filesystem::create_directories(f.out);
+    const FuzzSummary s = fuzz(f, listing_runner(f.out));
+    std::printf("%lld schedules, %lld cases listed in %s/cases.jsonl\n", static_cast<long long>(s.schedules),
+                static_cast<long long>(s.pairs), f.out.c_str());
+    return 0;
+  }
+  f.devices = fuzz_devices(o.devices);
   f.log = [](const std::string &line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   const std::string ksmith = std::filesystem::read_symlink("/proc/self/exe").string();
   f.batch_cases = 4 * o.workers * static_cast<int>(f.devices.size());
@@ -123,6 +156,8 @@ Command add_fuzz(CLI::App &app) {
   CLI::App *command = app.add_subcommand(
       "fuzz", "Random schedules checked against the interpreter at sizes that cross their boundaries");
   command->add_option("specs", o->specs, "Spec files or folders of them");
+  command->add_flag("--dry-run", o->dry_run,
+                    "Run no case: write each to OUT/cases.jsonl (the devices as named), to replay a campaign's cases");
   command->add_option("--random-specs", o->fuzz.random_specs, "Random specs to fuzz besides (one a round)")
       ->check(CLI::NonNegativeNumber);
   command->add_option("--tuned", o->tuned,
@@ -142,6 +177,10 @@ Command add_fuzz(CLI::App &app) {
       ->check(CLI::PositiveNumber);
   command->add_option("--max-steps", o->fuzz.max_steps, "Primitives per schedule at most")->check(CLI::PositiveNumber);
   command->add_option("--max-points", o->fuzz.max_points, "The interpreter's work per case at most")
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--max-work", o->fuzz.max_work,
+                   "The scheduled program's work per case at most (operations and memory accesses executed)")
       ->check(CLI::PositiveNumber);
   command->add_option("--time-limit", o->time_limit_s, "Seconds a case may take before it is a hang")
       ->check(CLI::PositiveNumber);

@@ -68,6 +68,16 @@ std::pair<std::string, int64_t> largest_indexed_private(const Kernel &kernel) {
   return walk.largest;
 }
 
+bool has_barrier(const Kernel &kernel) {
+  struct Walk : IRVisitor {
+    bool found = false;
+    using IRVisitor::visit;
+    void visit(const Barrier *) override { found = true; }
+  } walk;
+  walk.dispatch(kernel.body);
+  return walk.found;
+}
+
 }  // namespace
 
 // A kernel the device cannot launch is the schedule's error, said before launching.
@@ -99,6 +109,12 @@ void check_device_limits(const Program &program, const runtime::DeviceInfo &devi
                         "than " + std::to_string(device.max_indexed_private_elements) +
                         " elements wrong that way (Mesa 22.3's lavapipe): unroll the loop, or keep the tile smaller");
     }
+    const int64_t items = shape.local[0] * shape.local[1] * shape.local[2];
+    if (device.barriers_need_wide_groups && shape.local[0] == 1 && items > 2 && has_barrier(kernel))
+      throw UserError("error: kernel '" + kernel.name + "' has a barrier in work-groups of 1 x " +
+                      std::to_string(shape.local[1]) + " x " + std::to_string(shape.local[2]) + " work-items; " +
+                      device.name + " (PoCL " + device.driver_version +
+                      ") hangs on some such kernels: bind a loop to local.x");
     int64_t local = local_memory_bytes(kernel);
     if (local > static_cast<int64_t>(device.local_memory_bytes))
       throw UserError("error: kernel '" + kernel.name + "' needs " + std::to_string(local) +

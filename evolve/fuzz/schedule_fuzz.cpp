@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
@@ -13,6 +14,7 @@
 
 #include "evolve/fuzz/random_spec.h"
 #include "evolve/isolate.h"
+#include "evolve/search/cost_features.h"
 #include "evolve/workers.h"
 #include "frontend/elaborate.h"
 #include "frontend/parser.h"
@@ -85,8 +87,28 @@ std::optional<double> interpreter_points(const frontend::Spec &spec, const Sizes
   return points_of(*g);
 }
 
+std::optional<double> program_work(const frontend::Spec &spec, const Schedule &schedule, const Sizes &sizes) {
+  std::optional<Graph> g = graph_at(spec, sizes);
+  if (!g) return std::nullopt;
+  std::vector<float> features;
+  try {
+    features = cost_features(run_pipeline(*g, schedule));
+  } catch (const UserError &) {
+    return std::nullopt;
+  }
+  double work = 0;
+  const std::vector<std::string> &names = cost_feature_names();
+  for (const char *count :
+       {"log_flops", "log_global_loads", "log_global_stores", "log_local_accesses", "log_private_accesses"}) {
+    const size_t i = static_cast<size_t>(std::find(names.begin(), names.end(), count) - names.begin());
+    if (i == names.size()) throw InternalError(std::string("fuzz: no cost feature named ") + count);
+    work += std::exp2(static_cast<double>(features[i])) - 1;  // the counts are log2(1 + x)
+  }
+  return work;
+}
+
 std::vector<Sizes> boundary_sizes(const frontend::Spec &spec, const std::vector<int64_t> &factors, Rng &rng, int count,
-                                  double max_points) {
+                                  double max_points, const SizeFilter &fits) {
   const Sizes base = check_sizes(spec);
   std::vector<std::string> names;
   for (const auto &[name, value] : base) names.push_back(name);
@@ -114,20 +136,21 @@ std::vector<Sizes> boundary_sizes(const frontend::Spec &spec, const std::vector<
       if (!focus.count(name) && std::uniform_int_distribution<int>(0, 1)(rng))
         s[name] = std::uniform_int_distribution<int64_t>(1, std::max<int64_t>(1, base.at(name)))(rng);
     std::optional<double> points = interpreter_points(spec, s);
-    // Over the interpreter's budget: the other sizes halved toward 1, a few times.
-    for (int shrink = 0; points && *points > max_points && shrink < 8; ++shrink) {
+    auto over = [&] { return points && (*points > max_points || (fits && !fits(s))); };
+    // Over the budget: the other sizes halved toward 1, a few times.
+    for (int shrink = 0; over() && shrink < 8; ++shrink) {
       for (const std::string &name : names)
         if (!focus.count(name)) s[name] = std::max<int64_t>(1, s[name] / 2);
       points = interpreter_points(spec, s);
     }
-    if (!points || *points > max_points || !seen.insert(s).second) continue;
+    if (!points || over() || !seen.insert(s).second) continue;
     out.push_back(s);
   }
   return out;
 }
 
 std::optional<Sizes> past_largest_tile(const frontend::Spec &spec, const std::vector<int64_t> &factors,
-                                       double max_points) {
+                                       double max_points, const SizeFilter &fits) {
   // Without a factor, past the check sizes still: as if a tile of 8.
   const int64_t largest = factors.empty() ? 8 : *std::max_element(factors.begin(), factors.end());
   Sizes s = check_sizes(spec);
@@ -139,7 +162,7 @@ std::optional<Sizes> past_largest_tile(const frontend::Spec &spec, const std::ve
       if (value > largest) break;
       value = raised;
       std::optional<double> points = interpreter_points(spec, s);
-      if (!points || *points > max_points) value = was;
+      if (!points || *points > max_points || (fits && !fits(s))) value = was;
     }
     past = past || value > largest;
   }
@@ -408,7 +431,9 @@ FuzzSummary fuzz(const FuzzOptions &o, const CaseRunner &run) {
       ++s.outcomes[outcome_name(r.outcome)];
       if (r.outcome == Outcome::Refused) ++s.refusals[refusal_key(r.why)];
       if (!is_finding(r.outcome)) continue;
-      const FuzzCase small = minimise(batch[i], r.outcome, run, o.minimise_runs);
+      // A hang's every run takes the whole time limit: a few runs only.
+      const FuzzCase small = minimise(batch[i], r.outcome, run,
+                                      r.outcome == Outcome::Hang ? std::min(o.minimise_runs, 8) : o.minimise_runs);
       if (!known.insert(std::string(outcome_name(r.outcome)) + "\n" + key_of(small)).second) continue;
       const CaseResult again = run({small}).front();
       s.findings.push_back(write_finding(o.out, static_cast<int>(s.findings.size()) + 1, small, again, r, batch[i]));
@@ -431,8 +456,13 @@ FuzzSummary fuzz(const FuzzOptions &o, const CaseRunner &run) {
   auto check = [&](const std::string &label, const std::string &text, const frontend::Spec &spec,
                    const Schedule &schedule) {
     const std::vector<int64_t> factors = schedule_factors(schedule);
-    std::vector<Sizes> sizes = boundary_sizes(spec, factors, rng, o.sizes_per_schedule, o.max_points);
-    if (std::optional<Sizes> past = past_largest_tile(spec, factors, o.max_points)) sizes.push_back(*past);
+    // A schedule that does not apply at some sizes is refused there, cheaply.
+    const SizeFilter fits = [&](const Sizes &at) {
+      const std::optional<double> work = program_work(spec, schedule, at);
+      return !work || *work <= o.max_work;
+    };
+    std::vector<Sizes> sizes = boundary_sizes(spec, factors, rng, o.sizes_per_schedule, o.max_points, fits);
+    if (std::optional<Sizes> past = past_largest_tile(spec, factors, o.max_points, fits)) sizes.push_back(*past);
     ++s.schedules;
     for (const Rewrite &r : schedule.rewrites) ++s.rewrites[rewrite_name(r.kind)];
     for (const Primitive &p : schedule.steps) ++s.primitives[primitive_name(p.kind)];

@@ -34,21 +34,34 @@ std::vector<int64_t> schedule_factors(const Schedule &schedule);
 /// `require` or its shapes refuse).
 std::optional<double> interpreter_points(const frontend::Spec &spec, const Sizes &sizes);
 
+/// The work a scheduled program does at sizes: its float operations and its element
+/// accesses of device, local and private memory executed, over every launch (the cost
+/// model's counts); none where the spec refuses the sizes or the schedule does not
+/// apply at them. A schedule can do far more than the interpreter (a cache copied
+/// again in every iteration of a loop around it): a serial device takes minutes.
+std::optional<double> program_work(const frontend::Spec &spec, const Schedule &schedule, const Sizes &sizes);
+
+/// Whether a case at these sizes is cheap enough to run (beside the interpreter's
+/// budget): none is all of them.
+using SizeFilter = std::function<bool(const Sizes &)>;
+
 /// `count` sets of sizes for spec that cross the boundaries of a schedule with these
 /// factors. Each starts from the check sizes, then sets one or two sizes to just
 /// below, at or past one, two or three times a factor or a product of two (or to a
 /// prime, a small size, one): a ragged edge of some split. Sets over max_points of the
-/// interpreter's work have their other sizes shrunk toward 1 and are dropped where
-/// that is not enough; sets the spec refuses are dropped, and so are repeats.
+/// interpreter's work (or that `fits` turns down) have their other sizes shrunk toward
+/// 1 and are dropped where that is not enough; sets the spec refuses are dropped, and
+/// so are repeats.
 std::vector<Sizes> boundary_sizes(const frontend::Spec &spec, const std::vector<int64_t> &factors, Rng &rng, int count,
-                                  double max_points);
+                                  double max_points, const SizeFilter &fits = nullptr);
 
 /// Sizes past the largest tile of a schedule: from the check sizes, each size at most
 /// its largest factor F (8 without one), in turn, raised to 2 F + 1, else F + 1,
-/// wherever the spec takes it and the interpreter's work stays within max_points;
-/// none where no size then exceeds F (the check sizes themselves where they do).
+/// wherever the spec takes it, the interpreter's work stays within max_points and
+/// `fits` takes it; none where no size then exceeds F (the check sizes themselves
+/// where they do).
 std::optional<Sizes> past_largest_tile(const frontend::Spec &spec, const std::vector<int64_t> &factors,
-                                       double max_points);
+                                       double max_points, const SizeFilter &fits = nullptr);
 
 /// A random schedule of a graph for the fuzzer: with probability one half one or two
 /// rewrites of any kind that apply (rfactor with a random variable and factor), then
@@ -106,6 +119,7 @@ struct FuzzOptions {
   int sizes_per_schedule = 6;
   int max_steps = 8;
   double max_points = 2e6;    // the interpreter's work per case
+  double max_work = 1e8;      // the scheduled program's (program_work) per case
   int64_t max_schedules = 0;  // stop after this many schedules (0: no limit)
   double max_seconds = 0;     // or this long (0: no limit)
   int minimise_runs = 60;     // per finding

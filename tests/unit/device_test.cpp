@@ -600,6 +600,35 @@ TEST(Lavapipe, IndexesPrivateArraysOfMoreThan32ElementsWrong) {
   EXPECT_NE(r.failure->message.find("indexes its private array"), std::string::npos) << r.failure->message;
 }
 
+// PoCL (3.1 and 5.0) never ends a kernel with a barrier in a group of 1 x 1 x 3 work-items
+// followed by a guarded loop (runtime/device.h, barriers_need_wide_groups: the
+// schedule fuzzer's finding, a local cache of a batched matmul bound to local.z):
+// refused there before launch by name; the same bound to local.x runs and is right.
+TEST(PoCL, RefusesABarrierInGroupsOneWideAlongX) {
+  auto device = device_or_skip("opencl");
+  if (!device) GTEST_SKIP() << test::missing_device("opencl");
+  if (!device->info().barriers_need_wide_groups)
+    GTEST_SKIP() << "not PoCL: " << device->info().name << ", driver " << device->info().driver_version;
+  const std::string path = testing::TempDir() + "/bmm.ks";
+  std::ofstream(path) << "kernel bmm(a: f32[B, M, K], b: f32[B, K, N]) -> c: f32[B, M, N] "
+                         "where B = 3, M = 2, K = 2, N = 7 { c[z, i, j] = sum(k) a[z, i, k] * b[z, k, j] }\n";
+  for (const char *lane : {"z", "x"}) {
+    EvalOptions options;
+    options.time = false;
+    options.schedule = parse_schedule(test::source(
+        std::string("bind c.z local.") + lane + "\ncache_read c.z a local -> t2\nsplit c.j 3 -> t4 t5\n", "t.sched"));
+    const EvalRecord r = evaluate(frontend::load_spec(path), path, *device, options);
+    if (std::string(lane) == "z") {
+      ASSERT_TRUE(r.failure) << r.to_json().dump(2);
+      EXPECT_EQ(r.failure->stage, "launch");
+      EXPECT_NE(r.failure->message.find("has a barrier in work-groups of 1 x 1 x 3"), std::string::npos)
+          << r.failure->message;
+    } else {
+      EXPECT_TRUE(r.ok()) << r.verdict();
+    }
+  }
+}
+
 // The checker: a never-written output fails, element by element; each element is
 // judged by its own bound (none: exact).
 TEST(Compare, PoisonedAndPartlyWrittenOutputsFail) {

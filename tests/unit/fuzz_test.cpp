@@ -64,6 +64,36 @@ TEST(FuzzSizes, CrossEveryFactorWithinTheBudget) {
   EXPECT_TRUE(tight->at("M") == 65 || tight->at("N") == 65 || tight->at("K") == 65);
 }
 
+// The work of a scheduled program counts its arithmetic and its accesses of every
+// memory, and the sizes drawn keep it within the budget given (a program can do
+// far more than the interpreter: a serial device then takes minutes, and a case
+// over its time limit is a hang).
+TEST(FuzzSizes, KeepTheProgramsWorkWithinItsBudget) {
+  const frontend::Spec spec = spec_of(
+      "kernel bmm(a: f32[B, M, K], b: f32[B, K, N]) -> c: f32[B, M, N] where B = 3, M = 9, K = 13, N = 7 "
+      "{ c[z, i, j] = sum(k) a[z, i, k] * b[z, k, j] }");
+  const Schedule s = schedule_of("bind c.z group.x\nbind c.i local.x\ncache_read c.i b local -> bl\n");
+  const Sizes large = {{"B", 2}, {"M", 30}, {"K", 40}, {"N", 50}};
+  const std::optional<double> work = program_work(spec, s, large), plain = program_work(spec, {}, large);
+  ASSERT_TRUE(work && plain);
+  const double points = *interpreter_points(spec, large);
+  EXPECT_GE(*plain, 2 * points) << "the naive program's two loads at each point, at least";
+  EXPECT_LE(*plain, 8 * points);
+  EXPECT_GE(*work, 2 * points) << "its loads, from device or local memory";
+  const double budget = *program_work(spec, s, {{"B", 3}, {"M", 9}, {"K", 13}, {"N", 7}}) * 20;
+  const SizeFilter fits = [&](const Sizes &at) { return program_work(spec, s, at).value_or(0) <= budget; };
+  Rng rng(2);
+  int turned_down = 0;
+  for (const Sizes &at : boundary_sizes(spec, {16, 32}, rng, 30, 1e7)) turned_down += !fits(at);
+  EXPECT_GT(turned_down, 0) << "some sets drawn without the filter are over its budget";
+  const std::vector<Sizes> sets = boundary_sizes(spec, {16, 32}, rng, 30, 1e7, fits);
+  ASSERT_GE(sets.size(), 10u);
+  for (const Sizes &at : sets) EXPECT_LE(*program_work(spec, s, at), budget);
+  if (const std::optional<Sizes> past = past_largest_tile(spec, {16, 32}, 1e7, fits)) {
+    EXPECT_LE(*program_work(spec, s, *past), budget);
+  }
+}
+
 // A spec whose shapes refuse some sizes (a window longer than its input): those are
 // never drawn.
 TEST(FuzzSizes, OnlySizesTheSpecTakes) {

@@ -137,6 +137,21 @@ TEST(Rewrite, PushSumTakesAFullConvolutionsGlobalPoolToWindowSums) {
   EXPECT_LT(output_error(g, out, 2), 1e-12);
 }
 
+// A pool that sums one window dimension whole and only part of another (a mean
+// split by rfactor: each part sums a slice of oh): x's sum covers ow's window, but
+// its read along oh still leaves x where oh - kh does, so it keeps x's pad (it
+// dropped it, and failed verification: the schedule fuzzer's finding).
+TEST(Rewrite, PushSumKeepsThePadOfAWindowItDoesNotCover) {
+  Graph g = check_graph(R"(kernel p(x: f32[C, H, W], w: f32[C, K, K]) -> y: f32[L]
+  where C = 2, H = 29, W = 1, K = 2, L = 5 {
+  t[oh: H + K - 1, ow: W + K - 1] = sum(c, kh, kw) (x[c, oh - kh, ow - kw] else 0.0) * w[c, kh, kw]
+  y[lo] = sum(li: 6, b: W + K - 1) t[lo * 6 + li, b] / 60.0
+})");
+  Graph out = rewritten(g, RewriteKind::PushSum, "y");
+  EXPECT_NE(stages_of(out).find("else 0.0"), std::string::npos) << stages_of(out);
+  EXPECT_LT(output_error(g, out, 3), 1e-12);
+}
+
 TEST(Rewrite, PushSumRefusals) {
   Graph g = check_graph(R"(kernel r(x: f32[M, K], w: f32[N, K]) -> (y: f32[M], z: f32[M, N], q: f32[M])
   where M = 4, N = 6, K = 5 {
