@@ -74,10 +74,14 @@ std::vector<std::string> spec_files(const std::vector<std::string> &given) {
 }
 
 // The devices to fuzz on: those named (of any API), every device for "all", else the
-// first of each API there is.
-std::vector<std::string> fuzz_devices(const std::string &selectors) {
+// first of each API there is. Unopened (a dry run), the names as given, and
+// opencl:0 and vulkan:0 for none.
+std::vector<std::string> fuzz_devices(const std::string &selectors, bool open) {
   std::vector<std::string> out;
-  if (selectors == "all") {
+  if (!open) {
+    std::stringstream named(selectors.empty() ? "opencl:0,vulkan:0" : selectors);
+    for (std::string d; std::getline(named, d, ',');) out.push_back(d);
+  } else if (selectors == "all") {
     for (const runtime::DeviceInfo &d : runtime::list_devices()) out.push_back(d.selector());
   } else if (!selectors.empty()) {
     size_t start = 0;
@@ -115,17 +119,14 @@ int fuzz_command(FuzzCommandOptions &o) {
     throw UserError("error: give --schedules N or --minutes M: with specs the fuzzer would run for ever");
   f.max_seconds = 60 * o.minutes;
   if (f.out.empty()) f.out = "fuzz_out";
-  if (o.dry_run) {  // the devices as named: none is opened
-    f.devices.clear();
-    std::stringstream named(o.devices.empty() ? "opencl:0,vulkan:0" : o.devices);
-    for (std::string d; std::getline(named, d, ',');) f.devices.push_back(d);
+  f.devices = fuzz_devices(o.devices, !o.dry_run);
+  if (o.dry_run) {
     std::filesystem::create_directories(f.out);
     const FuzzSummary s = fuzz(f, listing_runner(f.out));
     std::printf("%lld schedules, %lld cases listed in %s/cases.jsonl\n", static_cast<long long>(s.schedules),
                 static_cast<long long>(s.pairs), f.out.c_str());
     return 0;
   }
-  f.devices = fuzz_devices(o.devices);
   f.log = [](const std::string &line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   const std::string ksmith = std::filesystem::read_symlink("/proc/self/exe").string();
   f.batch_cases = 4 * o.workers * static_cast<int>(f.devices.size());

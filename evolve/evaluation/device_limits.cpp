@@ -8,6 +8,7 @@
 
 #include "ir/diagnostic.h"
 #include "ir/visitor.h"
+#include "passes/loops.h"
 
 namespace ks {
 
@@ -68,16 +69,6 @@ std::pair<std::string, int64_t> largest_indexed_private(const Kernel &kernel) {
   return walk.largest;
 }
 
-bool has_barrier(const Kernel &kernel) {
-  struct Walk : IRVisitor {
-    bool found = false;
-    using IRVisitor::visit;
-    void visit(const Barrier *) override { found = true; }
-  } walk;
-  walk.dispatch(kernel.body);
-  return walk.found;
-}
-
 }  // namespace
 
 // A kernel the device cannot launch is the schedule's error, said before launching.
@@ -110,7 +101,7 @@ void check_device_limits(const Program &program, const runtime::DeviceInfo &devi
                         " elements wrong that way (Mesa 22.3's lavapipe): unroll the loop, or keep the tile smaller");
     }
     const int64_t items = shape.local[0] * shape.local[1] * shape.local[2];
-    if (device.barriers_need_wide_groups && shape.local[0] == 1 && items > 2 && has_barrier(kernel))
+    if (device.barriers_need_wide_groups && shape.local[0] == 1 && items > 2 && has_barrier(kernel.body))
       throw UserError("error: kernel '" + kernel.name + "' has a barrier in work-groups of 1 x " +
                       std::to_string(shape.local[1]) + " x " + std::to_string(shape.local[2]) + " work-items; " +
                       device.name + " (PoCL " + device.driver_version +

@@ -136,14 +136,17 @@ std::vector<Sizes> boundary_sizes(const frontend::Spec &spec, const std::vector<
       if (!focus.count(name) && std::uniform_int_distribution<int>(0, 1)(rng))
         s[name] = std::uniform_int_distribution<int64_t>(1, std::max<int64_t>(1, base.at(name)))(rng);
     std::optional<double> points = interpreter_points(spec, s);
+    // Each set judged once: fits lowers the schedule.
     auto over = [&] { return points && (*points > max_points || (fits && !fits(s))); };
+    bool too_big = over();
     // Over the budget: the other sizes halved toward 1, a few times.
-    for (int shrink = 0; over() && shrink < 8; ++shrink) {
+    for (int shrink = 0; too_big && shrink < 8; ++shrink) {
       for (const std::string &name : names)
         if (!focus.count(name)) s[name] = std::max<int64_t>(1, s[name] / 2);
       points = interpreter_points(spec, s);
+      too_big = over();
     }
-    if (!points || over() || !seen.insert(s).second) continue;
+    if (!points || too_big || !seen.insert(s).second) continue;
     out.push_back(s);
   }
   return out;
