@@ -174,14 +174,27 @@ struct CPrinter::Impl : public IRVisitorStrict {
     return name;
   }
 
+  // Division rounding down, and its remainder (the divisor's sign), as the IR means
+  // them. Where the target has unsigned types its signed `/` and `%` are not trusted
+  // with a negative operand (CTarget::u32_type): the quotient is taken of magnitudes,
+  // ~n (that is -n - 1) standing for a negative n.
   std::string floor_helper(bool mod, DType type) {
     const std::string &t = p.type_name(type);
+    const std::string &u = type == DType::I64 ? p.target_.u64_type : p.target_.u32_type;
     std::string name = std::string(mod ? "ks_floormod_" : "ks_floordiv_") + dtype_name(type);
-    std::string q = "a / b";
     std::string qualifier = p.target_.helper_qualifier.empty() ? "" : p.target_.helper_qualifier + " ";
-    std::string def = qualifier + t + " " + name + "(" + t + " a, " + t + " b) {\n" + "  " + t + " q = " + q + ";\n" +
-                      "  if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;\n" +
-                      (mod ? "  return a - q * b;\n" : "  return q;\n") + "}\n";
+    std::string def = qualifier + t + " " + name + "(" + t + " a, " + t + " b) {\n";
+    if (u.empty()) {
+      def += "  " + t + " q = a / b;\n  if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;\n";
+    } else {
+      auto cast = [&](const std::string &type_name, const std::string &v) {
+        return p.target_.constructor_casts ? type_name + "(" + v + ")" : "(" + type_name + ")(" + v + ")";
+      };
+      def += "  " + t + " n = b < 0 ? -a : a, d = b < 0 ? -b : b;\n  " + t + " q = n >= 0 ? " +
+             cast(t, cast(u, "n") + " / " + cast(u, "d")) + " : -" + cast(t, cast(u, "~n") + " / " + cast(u, "d")) +
+             " - " + cast(t, "1") + ";\n";
+    }
+    def += mod ? "  return a - q * b;\n}\n" : "  return q;\n}\n";
     p.helpers_used_[name] = def;
     return name;
   }

@@ -46,10 +46,11 @@ struct CTarget {
   std::array<std::string, 3> group_index{"get_group_id(0)", "get_group_id(1)", "get_group_id(2)"};
   std::array<std::string, 3> local_index{"get_local_id(0)", "get_local_id(1)", "get_local_id(2)"};
   bool constructor_casts = false;  // int(x) rather than (int)x
-  // Unsigned types of the same width (uint, uint64_t): a division or remainder whose
-  // numerator is proven non-negative prints through them where the target's signed
-  // `%` costs more (GLSL's `%` is SPIR-V's OpSMod, with the divisor's sign); empty:
-  // signed, as written.
+  // Unsigned types of the same width (uint, uint64_t): every integer division and
+  // remainder prints through them, since the target's signed `/` and `%` are not
+  // trusted with negative operands (GLSL leaves `%` there undefined; NVIDIA's Vulkan
+  // driver gives OpSMod(-3, 3) as 3), and they cost less; empty: signed, as C
+  // defines them.
   std::string u32_type, u64_type;
   std::string local_barrier = "barrier(CLK_LOCAL_MEM_FENCE);";
   std::string global_barrier = "barrier(CLK_GLOBAL_MEM_FENCE);";

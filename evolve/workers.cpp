@@ -219,7 +219,7 @@ std::string worker_request(const Job &job) {
   return nlohmann::json{{"ticket", job.ticket}, {"args", job.args}}.dump() + "\n";
 }
 
-bool worker_answer(const std::string &line, JobResult *result) {
+bool worker_answer(const std::string &line, JobResult *result, bool *retire) {
   nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
   if (!j.is_object() || !j.contains("ticket") || !j["ticket"].is_number_unsigned() || !j.contains("exit") ||
       !j["exit"].is_number_integer() || !j.contains("out") || !j["out"].is_string() || !j.contains("err") ||
@@ -230,6 +230,7 @@ bool worker_answer(const std::string &line, JobResult *result) {
   result->child.exit_status = j["exit"].get<int>();
   result->child.out = j["out"].get<std::string>();
   result->child.err = j["err"].get<std::string>();
+  if (retire) *retire = j.contains("retire");
   return true;
 }
 
@@ -296,10 +297,12 @@ std::vector<JobResult> WorkerQueue::wait(double timeout_s) {
       JobResult r;
       r.device = w.slot.device;
       if (std::optional<std::string> line = c.take_line()) {
-        if (worker_answer(*line, &r) && r.ticket == w.job->ticket) {
+        bool retire = false;
+        if (worker_answer(*line, &r, &retire) && r.ticket == w.job->ticket) {
           r.child.seconds = monotonic_seconds() - w.started;
           done.push_back(std::move(r));
           w.job.reset();
+          if (retire) w.child.reset();  // it ends after this answer: the next job starts a fresh worker
           continue;
         }
         w.err += "a worker's answer that is not one: " + line->substr(0, 200) + "\n";

@@ -157,7 +157,8 @@ class WorkerQueue : public EvaluationQueue {
 /// The line a worker reads for a job, and the job's result from the line it prints.
 std::string worker_request(const Job &job);
 /// Parses a worker's answer into result; false (result untouched) for a line that is not one.
-bool worker_answer(const std::string &line, JobResult *result);
+/// *retire: whether the worker ends after it (its device failed: a fresh one serves on).
+bool worker_answer(const std::string &line, JobResult *result, bool *retire = nullptr);
 
 /// The slots of a run on these devices: per_device on each (they share its lock:
 /// checks in parallel, timing one at a time), each job told its device and lock. A

@@ -213,6 +213,7 @@ class OpenCLDevice : public Device {
   }
 
   const DeviceInfo &info() const override { return info_; }
+  bool failed() const override { return failed_; }
 
   // A buffer is a sub-buffer (what kernels see) of an allocation with a guard region
   // of guard_bytes_ before and after it.
@@ -318,6 +319,7 @@ class OpenCLDevice : public Device {
     check(err, "clCreateProgramWithSource");
     err = clBuildProgram(program_, 1, &device_, options.c_str(), nullptr, nullptr);
     if (err != CL_SUCCESS) {
+      if (err != CL_BUILD_PROGRAM_FAILURE) failed_ = true;  // not the code's fault: the driver's
       std::string log = build_log();
       release_program();
       throw DeviceError("OpenCL build failed (" + std::string(cl_error_name(err)) + "):\n" + log);
@@ -377,6 +379,7 @@ class OpenCLDevice : public Device {
   cl_device_id device_;
   cl_context context_ = nullptr;
   cl_command_queue queue_ = nullptr;
+  bool failed_ = false;           // a driver call failed (Device::failed)
   cl_program program_ = nullptr;  // the current program: built_'s first
   std::map<std::string, cl_kernel> kernels_;
   struct Built {
@@ -440,6 +443,12 @@ class OpenCLDevice : public Device {
       while (!name.empty() && name.back() == '\0') name.pop_back();
       kernels_[name] = k;
     }
+  }
+
+  // A driver call's error: the device has failed (Device::failed); the error names the call.
+  void check(cl_int code, const char *call) {
+    if (code != CL_SUCCESS) failed_ = true;
+    ::ks::runtime::check(code, call);
   }
 
   // A program that failed to build, or a cached binary that would not load: never kept.

@@ -153,6 +153,7 @@ class VulkanDevice : public Device {
   }
 
   const DeviceInfo &info() const override { return info_; }
+  bool failed() const override { return lost_; }
 
   // A buffer is bound as the range between two guard regions of one allocation.
   BufferId allocate(size_t bytes) override {

@@ -16,6 +16,10 @@ runtime::Device &Served::device(const std::string &selector, const std::string &
   return *d;
 }
 
+bool Served::failed() const {
+  return std::any_of(devices_.begin(), devices_.end(), [](const auto &d) { return d.second && d.second->failed(); });
+}
+
 runtime::Device &open_device_for(Served *served, std::unique_ptr<runtime::Device> *own, const std::string &selector,
                                  const std::string &api) {
   if (served) return served->device(selector, api);

@@ -33,6 +33,7 @@ class Served {
 
  public:
   runtime::Device &device(const std::string &selector, const std::string &api);
+  bool failed() const;  // whether a device served has failed (runtime::Device::failed)
   EvalCache cache;
 };
 

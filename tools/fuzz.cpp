@@ -1,6 +1,6 @@
 // ksmith fuzz [SPEC|DIR]... [--random-specs N] [--tuned DIR]... [--devices SEL,...] [--seed S] [--schedules N]
 //             [--minutes M] [--schedules-per-spec N] [--sizes-per-schedule N] [--max-steps N]
-//             [--max-points P] [--max-work W] [--time-limit S] [--workers W] [--out DIR]
+//             [--max-points P] [--max-work W] [--time-limit S] [--workers W[,W...]] [--out DIR]
 // The schedule fuzzer (evolve/fuzz/schedule_fuzz.h): the schedules of tuned tables
 // (NAME.sched for the spec NAME.ks given), then random schedules of the specs given and
 // of random specs, each checked against the interpreter at sizes that cross its
@@ -29,7 +29,7 @@ struct FuzzCommandOptions {
   FuzzOptions fuzz;
   double minutes = 0;
   double time_limit_s = 120;
-  int workers = 1;
+  std::string workers = "1";  // one count for every device, or one per device
   bool dry_run = false;
 };
 
@@ -129,7 +129,30 @@ int fuzz_command(FuzzCommandOptions &o) {
   }
   f.log = [](const std::string &line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   const std::string ksmith = std::filesystem::read_symlink("/proc/self/exe").string();
-  f.batch_cases = 4 * o.workers * static_cast<int>(f.devices.size());
+  // --workers: one count for every device, or one per device in --devices' order (a
+  // device whose pairs take longer, PoCL compiling on the CPU, gets more).
+  std::vector<int> workers;
+  std::stringstream counts(o.workers);
+  for (std::string n; std::getline(counts, n, ',');) {
+    size_t end = 0;
+    int count = 0;
+    try {
+      count = std::stoi(n, &end);
+    } catch (const std::exception &) {
+      end = 0;
+    }
+    if (end == 0 || end != n.size() || count < 1 || count > 1024)
+      throw UserError("error: --workers " + o.workers + ": each count is a whole number from 1 to 1024, not '" + n +
+                      "'");
+    workers.push_back(count);
+  }
+  if (workers.size() == 1) workers.assign(f.devices.size(), workers.front());
+  if (workers.size() != f.devices.size())
+    throw UserError("error: --workers " + o.workers + " gives " + std::to_string(workers.size()) +
+                    " counts for " + std::to_string(f.devices.size()) + " devices: give one, or one per device");
+  int total = 0;
+  for (int w : workers) total += w;
+  f.batch_cases = 4 * total;
   // The cases' spec and schedule files: scratch, in the temporary directory.
   const std::filesystem::path work =
       std::filesystem::temp_directory_path() / ("ksmith-fuzz-" + std::to_string(getpid()));
@@ -140,7 +163,7 @@ int fuzz_command(FuzzCommandOptions &o) {
       std::filesystem::remove_all(path, ignored);
     }
   } scratch{work};
-  const FuzzSummary s = fuzz(f, worker_runner(ksmith, f.devices, o.workers, work.string(), o.time_limit_s));
+  const FuzzSummary s = fuzz(f, worker_runner(ksmith, f.devices, workers, work.string(), o.time_limit_s));
   std::printf("%lld schedules, %lld pairs of a schedule and its sizes on a device in %.0f s:",
               static_cast<long long>(s.schedules), static_cast<long long>(s.pairs), s.seconds);
   for (const auto &[outcome, n] : s.outcomes) std::printf(" %s %lld", outcome.c_str(), static_cast<long long>(n));
@@ -185,8 +208,9 @@ Command add_fuzz(CLI::App &app) {
       ->check(CLI::PositiveNumber);
   command->add_option("--time-limit", o->time_limit_s, "Seconds a case may take before it is a hang")
       ->check(CLI::PositiveNumber);
-  command->add_option("--workers", o->workers, "Worker processes per device (cases checked at once on it)")
-      ->check(CLI::PositiveNumber);
+  command->add_option("--workers", o->workers,
+                      "Worker processes per device (cases checked at once on it): one count, or one per device "
+                      "in --devices' order (e.g. 10,3,3)");
   command->add_option("--out", o->fuzz.out, "Where findings and the summary go (default fuzz_out)");
   return {command, [o] { return fuzz_command(*o); }};
 }

@@ -70,8 +70,13 @@ int serve() {
       answer["out"] = out.str();
       answer["err"] = err.str();
     }
+    // A device that failed is not trusted with another job (Device::failed): this
+    // worker answers, says so, and ends; the queue starts a fresh one.
+    const bool retire = served.failed();
+    if (retire) answer["retire"] = "the device failed during this job; a fresh worker serves the next";
     std::fprintf(answers, "%s\n", answer.dump().c_str());
     std::fflush(answers);
+    if (retire) return 0;
   }
   return 0;
 }

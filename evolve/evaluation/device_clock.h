@@ -34,6 +34,7 @@ class DeviceClock : public runtime::Device {
     return timed("guards", [&] { return device_.guard_breach(buffer); });
   }
   size_t live_buffers() const override { return device_.live_buffers(); }
+  bool failed() const override { return device_.failed(); }
   void write(runtime::BufferId buffer, const void *data, size_t bytes) override {
     timed("write", [&] { device_.write(buffer, data, bytes); });
   }

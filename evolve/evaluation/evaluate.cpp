@@ -262,6 +262,14 @@ auto at_stage(const char *sizes, const char *stage, Step &&step) -> decltype(ste
 
 Bound bind_to(const Compiled &c, runtime::Device &device, const TimedFixture &f);
 
+// A failure where the device failed (Device::failed) is the device's, at the run stage:
+// a buffer it could not fill or a build it could not make after a fault is not the
+// candidate's refusal (the schedule fuzzer counts refusals apart).
+EvalFailure device_failure(EvalFailure failure, const runtime::Device &device) {
+  if (device.failed() && (failure.stage == "launch" || failure.stage == "build")) failure.stage = "run";
+  return failure;
+}
+
 // Builds c on the device and binds its buffers, its inputs the fixture's; a failure
 // stops the evaluation at the stage it happened in.
 Bound build_and_bind(const char *sizes, const Compiled &c, runtime::Device &device, const TimedFixture &f) {
@@ -996,7 +1004,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
     record.phases.check_s += since();
   } catch (Stopped &stopped) {
     record.check.passed = false;
-    record.failure = std::move(stopped.failure);
+    record.failure = device_failure(std::move(stopped.failure), device);
     record.phases.check_s += since();
     return record;
   }
@@ -1011,7 +1019,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
     time_candidate(spec, clock, options, base_seed + 7777, c, &time, &record.hacking_flags, &record.phases.wait_s);
     record.phases.timed_s += since();
   } catch (Stopped &stopped) {
-    record.failure = std::move(stopped.failure);
+    record.failure = device_failure(std::move(stopped.failure), device);
     record.phases.timed_s += since();
     if (time.timing.batches == 0) return record;  // nothing measured at the timed sizes
   }

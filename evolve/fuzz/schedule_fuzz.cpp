@@ -383,7 +383,8 @@ void write_summary(const std::string &out, const FuzzOptions &o, const FuzzSumma
   nlohmann::json j = {{"seed", o.seed},           {"devices", o.devices},   {"specs", s.specs},
                       {"schedules", s.schedules}, {"pairs", s.pairs},       {"seconds", s.seconds},
                       {"outcomes", s.outcomes},   {"refusals", s.refusals}, {"primitives", s.primitives},
-                      {"rewrites", s.rewrites},   {"findings", s.findings}};
+                      {"rewrites", s.rewrites},   {"device_seconds", s.device_seconds},
+                      {"findings", s.findings}};
   write_file(std::filesystem::path(out) / "summary.json", j.dump(2) + "\n");
   std::string md = "# Schedule fuzzing\n\nSeed " + std::to_string(o.seed) + ", on ";
   for (size_t i = 0; i < o.devices.size(); ++i) md += (i ? ", " : "") + o.devices[i];
@@ -395,6 +396,9 @@ void write_summary(const std::string &out, const FuzzOptions &o, const FuzzSumma
   md += line;
   md += "| outcome | pairs |\n|---|---|\n";
   for (const auto &[name, n] : s.outcomes) md += "| " + name + " | " + std::to_string(n) + " |\n";
+  md += "\n| device | seconds of its pairs (wall time, summed over its workers) |\n|---|---|\n";
+  for (const auto &[device, seconds] : s.device_seconds)
+    md += "| " + device + " | " + std::to_string(static_cast<int64_t>(seconds)) + " |\n";
   md += "\n| step drawn | schedules |\n|---|---|\n";
   for (const auto &[name, n] : s.rewrites) md += "| rewrite " + name + " | " + std::to_string(n) + " |\n";
   for (const auto &[name, n] : s.primitives) md += "| " + name + " | " + std::to_string(n) + " |\n";
@@ -432,6 +436,7 @@ FuzzSummary fuzz(const FuzzOptions &o, const CaseRunner &run) {
       ++s.pairs;
       const CaseResult &r = results[i];
       ++s.outcomes[outcome_name(r.outcome)];
+      s.device_seconds[batch[i].device] += r.seconds;
       if (r.outcome == Outcome::Refused) ++s.refusals[refusal_key(r.why)];
       if (!is_finding(r.outcome)) continue;
       // A hang's every run takes the whole time limit: a few runs only.
@@ -519,14 +524,18 @@ FuzzSummary fuzz(const FuzzOptions &o, const CaseRunner &run) {
   return s;
 }
 
-CaseRunner worker_runner(const std::string &ksmith, const std::vector<std::string> &devices, int workers,
-                         const std::string &work_dir, double time_limit_s) {
+CaseRunner worker_runner(const std::string &ksmith, const std::vector<std::string> &devices,
+                         const std::vector<int> &workers, const std::string &work_dir, double time_limit_s) {
+  if (workers.size() != devices.size())
+    throw InternalError("fuzz: " + std::to_string(workers.size()) + " worker counts for " +
+                        std::to_string(devices.size()) + " devices");
   // One queue a device, so that one whose evaluations crash is never retired for
   // another (the crashes are what the fuzzer looks for).
   auto queues = std::make_shared<std::map<std::string, std::unique_ptr<WorkerQueue>>>();
-  for (const std::string &d : devices)
-    (*queues)[d] = std::make_unique<WorkerQueue>(
-        ksmith, std::vector<WorkerQueue::Slot>(static_cast<size_t>(std::max(1, workers)), {d, {"--device", d}, {}}));
+  for (size_t i = 0; i < devices.size(); ++i)
+    (*queues)[devices[i]] = std::make_unique<WorkerQueue>(
+        ksmith, std::vector<WorkerQueue::Slot>(static_cast<size_t>(std::max(1, workers[i])),
+                                               {devices[i], {"--device", devices[i]}, {}}));
   std::filesystem::create_directories(work_dir);
   return [queues, work_dir, time_limit_s](const std::vector<FuzzCase> &cases) {
     // Each case's files, named by their text's hash (shared by the cases of a schedule).
@@ -568,6 +577,7 @@ CaseRunner worker_runner(const std::string &ksmith, const std::vector<std::strin
       for (auto &[device, queue] : *queues)
         for (const JobResult &r : queue->wait(0.05)) {
           results[r.ticket] = classify(r.child, time_limit_s);
+          results[r.ticket].seconds = r.child.seconds;
           --left;
         }
     }

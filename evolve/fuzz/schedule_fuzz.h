@@ -96,6 +96,7 @@ struct FuzzCase {
 struct CaseResult {
   Outcome outcome = Outcome::Passed;
   std::string why;
+  double seconds = 0;  // the device's time on it (the process's wall time)
 };
 
 /// Runs cases and says what each gave: the fuzzer's device access (in a build of
@@ -134,6 +135,9 @@ struct FuzzSummary {
   std::map<std::string, int64_t> refusals;      // by the refusal's first words
   std::map<std::string, int64_t> primitives;    // steps drawn, by kind
   std::map<std::string, int64_t> rewrites;
+  // By device: its pairs' wall time summed, which says which device's workers are the
+  // campaign's bottleneck (ksmith fuzz --workers gives each device its own count).
+  std::map<std::string, double> device_seconds;
   std::vector<std::string> findings;  // the folders written, one per finding
   double seconds = 0;
 };
@@ -143,10 +147,10 @@ struct FuzzSummary {
 /// (spec.ks, schedule.sched, sizes, what it gave, and repro.sh), the summary into out/summary.json and out/summary.md.
 FuzzSummary fuzz(const FuzzOptions &options, const CaseRunner &run);
 
-/// The runner of a build of ksmith: `workers` persistent `ksmith worker` processes per
-/// device (the executable at ksmith), each case a `ksmith run --no-time --json` job
+/// The runner of a build of ksmith: workers[i] persistent `ksmith worker` processes for
+/// devices[i] (the executable at ksmith), each case a `ksmith run --no-time --json` job
 /// with its time limit; spec and schedule files are written into work_dir.
-CaseRunner worker_runner(const std::string &ksmith, const std::vector<std::string> &devices, int workers,
-                         const std::string &work_dir, double time_limit_s);
+CaseRunner worker_runner(const std::string &ksmith, const std::vector<std::string> &devices,
+                         const std::vector<int> &workers, const std::string &work_dir, double time_limit_s);
 
 }  // namespace ks

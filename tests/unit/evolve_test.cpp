@@ -1065,6 +1065,41 @@ TEST(WorkerQueue, AWorkerThatHangsOrCrashesFailsItsJobOnly) {
   EXPECT_NE(results[5].child.out, second);
 }
 
+// A worker whose device failed answers its job with "retire" (ksmith worker ends
+// then): the queue takes the answer and gives the slot's next job a fresh worker, even
+// where the old one would serve on (this script does).
+TEST(WorkerQueue, AWorkerWhoseDeviceFailedIsReplaced) {
+  const std::string script = temp_path("retiring_worker") + ".sh";
+  write_text_file(
+      script,
+      "#!/bin/sh\n"
+      "while read line; do\n"
+      "  t=$(echo \"$line\" | sed 's/.*\"ticket\":\\([0-9]*\\).*/\\1/')\n"
+      "  case \"$line\" in\n"
+      "    *'\"fail\"'*) echo \"{\\\"ticket\\\":$t,\\\"exit\\\":1,\\\"out\\\":\\\"failed $$\\\",\\\"err\\\":\\\"\\\",\\\"retire\\\":\\\"the device failed\\\"}\";;\n"
+      "    *) echo \"{\\\"ticket\\\":$t,\\\"exit\\\":0,\\\"out\\\":\\\"done $$\\\",\\\"err\\\":\\\"\\\"}\";;\n"
+      "  esac\n"
+      "done\n");
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  WorkerQueue queue(script, {{"only", {}}});
+  auto one = [&](uint64_t ticket, const char *what) {
+    queue.submit({ticket, {what}, 10.0});
+    auto start = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - start < std::chrono::seconds(10))
+      for (JobResult &r : queue.wait(0.5))
+        if (r.ticket == ticket) return r;
+    ADD_FAILURE() << "no answer to job " << ticket;
+    return JobResult{};
+  };
+  const std::string first = one(1, "run").child.out;
+  JobResult failed = one(2, "fail");
+  EXPECT_EQ(failed.child.exit_status, 1);
+  EXPECT_EQ(failed.child.out, "failed " + first.substr(5)) << "the failing job ran on the first worker";
+  const std::string after = one(3, "run").child.out;
+  EXPECT_EQ(after.rfind("done ", 0), 0u) << after;
+  EXPECT_NE(after, first) << "the job after the failure went to a fresh worker";
+}
+
 // A device that disappears: every job on it gives no output (its worker cannot open
 // it). After WorkerQueue::kRetireAfter of them in a row it is left out, said in the
 // note of the result that retires it, and the other device serves every job after.

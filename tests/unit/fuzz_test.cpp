@@ -225,7 +225,7 @@ TEST(FuzzSchedules, ReplayAndUseEveryKind) {
 TEST(FuzzOnDevice, TheWorkerRunnerTellsPassedFromRefused) {
   if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
   const std::string device = runtime::find_devices("", "opencl").front().selector();
-  const CaseRunner run = worker_runner(KS_KSMITH, {device}, 1, testing::TempDir() + "/fuzz_work", 120);
+  const CaseRunner run = worker_runner(KS_KSMITH, {device}, {1}, testing::TempDir() + "/fuzz_work", 120);
   FuzzCase fits{
       "mm", kMatmul, schedule_of("split c.i 4 -> io ii\nbind c.io group.x\n"), {{"M", 9}, {"N", 5}, {"K", 3}}, device};
   FuzzCase over = fits;

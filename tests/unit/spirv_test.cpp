@@ -61,6 +61,19 @@ TEST_P(ExampleToSpirv, RandomSchedulesValidate) {
 
 INSTANTIATE_TEST_SUITE_P(Examples, ExampleToSpirv, testing::ValuesIn(test::example_paths()), test::example_name);
 
+// GLSL's % of a negative operand is undefined (and NVIDIA's Vulkan driver gives
+// OpSMod(-3, 3) as 3): the shaders divide only magnitudes, so no signed division or
+// remainder reaches SPIR-V, even where the values divided are negative.
+TEST(Spirv, DividesOnlyUnsignedValues) {
+  frontend::Spec spec = frontend::load_spec(std::string(KS_SOURCE_DIR) + "/tests/lit/inputs/negative_floors.ks");
+  const Program program = compile_spec(spec, frontend::SizeSet::Check, {}, {}).program;
+  for (const GeneratedKernel &k : generate_glsl(program).kernels) {
+    const std::string text = disassemble_spirv(compile_glsl_to_spirv(k.source, k.name));
+    EXPECT_NE(text.find("OpUDiv"), std::string::npos) << text;
+    for (const char *op : {"OpSDiv", "OpSMod", "OpSRem"}) EXPECT_EQ(text.find(op), std::string::npos) << op << "\n" << k.source;
+  }
+}
+
 TEST(Spirv, ShaderErrorsCarryGlslangsLog) {
   std::string message = test::user_error([] {
     compile_glsl_to_spirv("#version 450\nlayout(local_size_x = 1) in;\nvoid main() { nowhere = 1; }\n", "bad");
