@@ -19,23 +19,37 @@ std::shared_ptr<const SourceFile> read_source_file(const std::string &path, cons
   return std::make_shared<SourceFile>(SourceFile{path, text.str()});
 }
 
-void write_text_file(const std::string &path, const std::string &text) {
+void write_text_file(const std::string &given, const std::string &text) {
+  // Through a link, the file it names (a rename would replace the link itself).
+  std::error_code ec;
+  std::string path = given;
+  if (std::filesystem::is_symlink(given, ec))
+    if (std::filesystem::path target = std::filesystem::canonical(given, ec); !ec) path = target.string();
+  // A device or a pipe (-o /dev/null, a FIFO) is written as it is: a rename would put a
+  // file in its place (as root, /dev/null became one).
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    out.flush();
+    if (!out) throw UserError("error: cannot write '" + given + "'");
+    return;
+  }
   const std::string temp = path + ".tmp" + std::to_string(::getpid());
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UserError("error: cannot write '" + path + "'");
+    if (!out) throw UserError("error: cannot write '" + given + "'");
     out << text;
     out.flush();
     if (!out) {
       std::remove(temp.c_str());
-      throw UserError("error: cannot write '" + path + "'");
+      throw UserError("error: cannot write '" + given + "'");
     }
   }
-  std::error_code ec;
   std::filesystem::rename(temp, path, ec);
   if (ec) {
     std::remove(temp.c_str());
-    throw UserError("error: cannot write '" + path + "': " + ec.message());
+    throw UserError("error: cannot write '" + given + "': " + ec.message());
   }
 }
 

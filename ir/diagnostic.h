@@ -19,7 +19,9 @@ struct SourceFile {
 std::shared_ptr<const SourceFile> read_source_file(const std::string &path, const std::string &what);
 
 /// Writes text to path through a temporary file and a rename, so that a failure or a
-/// kill part-way leaves any old file whole and never a truncated one. Throws UserError.
+/// kill part-way leaves any old file whole and never a truncated one; through a link,
+/// to the file it names; a device or a pipe (/dev/null, a FIFO), written as it is.
+/// Throws UserError.
 void write_text_file(const std::string &path, const std::string &text);
 
 /// A position in a source file (1-based line and column).

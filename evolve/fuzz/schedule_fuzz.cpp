@@ -228,11 +228,14 @@ const char *outcome_name(Outcome outcome) {
     case Outcome::Failed: return "failed";
     case Outcome::Crash: return "crash";
     case Outcome::Hang: return "hang";
+    case Outcome::Slow: return "slow";
   }
   return "?";
 }
 
-bool is_finding(Outcome outcome) { return outcome != Outcome::Passed && outcome != Outcome::Refused; }
+bool is_finding(Outcome outcome) {
+  return outcome != Outcome::Passed && outcome != Outcome::Refused && outcome != Outcome::Slow;
+}
 
 namespace {
 
@@ -434,14 +437,34 @@ FuzzSummary fuzz(const FuzzOptions &o, const CaseRunner &run) {
     const std::vector<CaseResult> results = run(batch);
     for (size_t i = 0; i < batch.size(); ++i) {
       ++s.pairs;
-      const CaseResult &r = results[i];
+      CaseResult r = results[i];
+      if (r.outcome == Outcome::Hang && o.hang_patience > 1) {
+        FuzzCase patient = batch[i];
+        patient.patience = o.hang_patience;
+        const CaseResult again = run({patient}).front();
+        if (again.outcome == Outcome::Passed || again.outcome == Outcome::Refused) {
+          char why[160];
+          std::snprintf(why, sizeof why, "past the time limit, then done in %.0f s (%s)", again.seconds,
+                        outcome_name(again.outcome));
+          r = {Outcome::Slow, why, again.seconds};
+        } else if (again.outcome != Outcome::Hang) {
+          r = again;  // a finding of another kind once it finishes
+        }
+      }
       ++s.outcomes[outcome_name(r.outcome)];
       s.device_seconds[batch[i].device] += r.seconds;
       if (r.outcome == Outcome::Refused) ++s.refusals[refusal_key(r.why)];
       if (!is_finding(r.outcome)) continue;
       // A hang's every run takes the whole time limit: a few runs only.
-      const FuzzCase small = minimise(batch[i], r.outcome, run,
-                                      r.outcome == Outcome::Hang ? std::min(o.minimise_runs, 8) : o.minimise_runs);
+      FuzzCase small = minimise(batch[i], r.outcome, run,
+                                r.outcome == Outcome::Hang ? std::min(o.minimise_runs, 8) : o.minimise_runs);
+      // A hang is minimised at the plain time limit, which a smaller case may pass only
+      // slowly: given its patience, it must still hang, else the case as found stands.
+      if (r.outcome == Outcome::Hang && o.hang_patience > 1) {
+        FuzzCase patient = small;
+        patient.patience = o.hang_patience;
+        if (run({patient}).front().outcome != Outcome::Hang) small = batch[i];
+      }
       if (!known.insert(std::string(outcome_name(r.outcome)) + "\n" + key_of(small)).second) continue;
       const CaseResult again = run({small}).front();
       s.findings.push_back(write_finding(o.out, static_cast<int>(s.findings.size()) + 1, small, again, r, batch[i]));
@@ -571,12 +594,12 @@ CaseRunner worker_runner(const std::string &ksmith, const std::vector<std::strin
                       "1",
                       "--async-copies-in-order"};
           if (!c.sizes.empty()) job.args.insert(job.args.end(), {"--check-size", sizes_text(c.sizes)});
-          job.time_limit_s = time_limit_s;
+          job.time_limit_s = time_limit_s * c.patience;
           queue->submit(job);
         }
       for (auto &[device, queue] : *queues)
         for (const JobResult &r : queue->wait(0.05)) {
-          results[r.ticket] = classify(r.child, time_limit_s);
+          results[r.ticket] = classify(r.child, time_limit_s * cases[r.ticket].patience);
           results[r.ticket].seconds = r.child.seconds;
           --left;
         }

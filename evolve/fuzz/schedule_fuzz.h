@@ -78,7 +78,8 @@ enum class Outcome {
   Build,     // code the device's compiler refuses
   Failed,    // the device failed running it
   Crash,     // the evaluating process died
-  Hang,      // past the time limit
+  Hang,      // past the time limit, and past it again given FuzzOptions::hang_patience times it
+  Slow,      // past the time limit, done within hang_patience times it: a slow driver compile, no finding
 };
 const char *outcome_name(Outcome outcome);  // "passed", "refused", "wrong", ...
 bool is_finding(Outcome outcome);
@@ -89,7 +90,8 @@ struct FuzzCase {
   std::string spec_text;
   Schedule schedule;
   Sizes sizes;
-  std::string device;  // a selector: "opencl:0"
+  std::string device;   // a selector: "opencl:0"
+  double patience = 1;  // times the runner's time limit it may take
 };
 
 /// What a case gave: its outcome and why (the verdict or the process's end).
@@ -124,6 +126,9 @@ struct FuzzOptions {
   int64_t max_schedules = 0;  // stop after this many schedules (0: no limit)
   double max_seconds = 0;     // or this long (0: no limit)
   int minimise_runs = 60;     // per finding
+  // A case past the time limit runs again given this many times it: done then, it is
+  // slow, not a hang (NVIDIA's OpenCL compiler took 87 s on a large private tile).
+  double hang_patience = 4;
   int batch_cases = 1;        // cases gathered (of whole schedules) before they run: a few a worker keeps each busy
   std::string out;            // findings and the summary go here
   std::function<void(const std::string &line)> log;  // a progress line now and then

@@ -1,7 +1,14 @@
 // Parsing and elaboration of specs: inference of shapes and extents, sizes, types.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "frontend/elaborate.h"
+#include "ir/diagnostic.h"
 #include "ir/printer.h"
 #include "test_util.h"
 
@@ -143,6 +150,32 @@ TEST(Frontend, ErrorsPointAtTheSource) {
 TEST(Frontend, MissingFileIsAPlainError) {
   EXPECT_EQ(test::user_error([] { frontend::load_spec("/nonexistent/spec.ks"); }),
             "error: cannot open spec '/nonexistent/spec.ks'");
+}
+
+// Output files are written whole through a rename, but never a rename over what is not
+// a file: `ksmith interpret -o /dev/null` as root had put a file in /dev/null's place.
+// A pipe keeps being a pipe and gets the text; a link stays a link, its file written.
+TEST(WriteTextFile, WritesIntoAPipeAndThroughALink) {
+  const std::string dir = testing::TempDir() + "/write_text_file";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string fifo = dir + "/pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // so that the writer's open returns
+  ASSERT_GE(reader, 0);
+  write_text_file(fifo, "through the pipe");
+  char got[64] = {};
+  const ssize_t n = ::read(reader, got, sizeof got - 1);
+  ::close(reader);
+  EXPECT_EQ(std::string(got, n > 0 ? static_cast<size_t>(n) : 0), "through the pipe");
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo)) << "a file took the pipe's place";
+  const std::string file = dir + "/file", link = dir + "/link";
+  write_text_file(file, "old");
+  std::filesystem::create_symlink(file, link);
+  write_text_file(link, "new");
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  std::ifstream in(file);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "new");
 }
 
 }  // namespace

@@ -188,6 +188,51 @@ TEST(Fuzz, WritesEachFindingOnceWithItsReplay) {
   EXPECT_GT(cases, s.pairs) << "minimising ran cases of its own";
 }
 
+// A case past the time limit runs once more given hang_patience times it: one that
+// finishes then is slow (tallied, no finding: NVIDIA's compiler took 87 s on a large
+// tile), one that does not is a hang, minimised and written.
+TEST(Fuzz, TellsASlowCaseFromAHang) {
+  const std::string out = testing::TempDir() + "/fuzz_slow";
+  std::filesystem::remove_all(out);
+  const std::string spec = testing::TempDir() + "/fuzz_slow_mm.ks";
+  std::ofstream(spec) << kMatmul;
+  FuzzOptions o;
+  o.spec_paths = {spec};
+  o.devices = {"opencl:0"};
+  o.max_schedules = 60;
+  o.out = out;
+  int64_t patient_runs = 0;
+  const CaseRunner run = [&](const std::vector<FuzzCase> &batch) {
+    std::vector<CaseResult> results;
+    for (const FuzzCase &c : batch) {
+      bool unrolled = false, vectorized = false;
+      for (const Primitive &p : c.schedule.steps) {
+        unrolled = unrolled || p.kind == PrimitiveKind::Unroll;
+        vectorized = vectorized || p.kind == PrimitiveKind::Vectorize;
+      }
+      patient_runs += c.patience > 1;
+      if (vectorized)
+        results.push_back({Outcome::Hang, "never done"});
+      else if (unrolled && c.patience == 1)
+        results.push_back({Outcome::Hang, "no answer within the limit"});
+      else
+        results.push_back({Outcome::Passed, "correct", c.patience > 1 ? 50.0 : 1.0});
+    }
+    return results;
+  };
+  const FuzzSummary s = fuzz(o, run);
+  ASSERT_GE(s.outcomes.count("slow"), 1u) << "the generator draws unroll";
+  ASSERT_GE(s.outcomes.count("hang"), 1u) << "the generator draws vectorize";
+  EXPECT_GE(patient_runs, s.outcomes.at("slow") + s.outcomes.at("hang")) << "every hang was given its patience";
+  ASSERT_FALSE(s.findings.empty());
+  for (const std::string &f : s.findings) {
+    EXPECT_NE(f.find("-hang"), std::string::npos) << f << ": a slow case is no finding";
+    std::ifstream sched(f + "/schedule.sched");
+    const std::string text((std::istreambuf_iterator<char>(sched)), {});
+    EXPECT_NE(text.find("vectorize"), std::string::npos) << text;
+  }
+}
+
 // The random specs parse and elaborate: the fuzzer and the rewrites' property test
 // never meet a bad one.
 TEST(RandomSpecs, AllElaborate) {
