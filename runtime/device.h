@@ -217,12 +217,12 @@ class Device {
   /// Runs the plan once and waits for it to finish.
   virtual void run(const LaunchPlan &plan) = 0;
   virtual Timing time(const LaunchPlan &plan, const TimingOptions &options) = 0;
-  /// Whether a command failed on the device (the driver's error while running,
-  /// reading, writing or building, or the device lost): what it holds can no longer be
-  /// trusted, nor what it does next (NVIDIA's OpenCL context is dead after a kernel's
-  /// fault: every later build fails), so a process serving many evaluations starts
-  /// afresh (ksmith worker). A refusal before any command (a buffer or group too
-  /// large) is not a failure.
+  /// Whether the device failed (a driver call's error after which its queue no longer
+  /// finishes work, or the device lost): what it holds can no longer be trusted, nor
+  /// what it does next (NVIDIA's OpenCL context is dead after a kernel's fault: every
+  /// later build fails), so a process serving many evaluations starts afresh (ksmith
+  /// worker). A refusal (a buffer or group too large, at our check or the driver's
+  /// enqueue) is not a failure.
   virtual bool failed() const = 0;
 };
 

@@ -319,7 +319,7 @@ class OpenCLDevice : public Device {
     check(err, "clCreateProgramWithSource");
     err = clBuildProgram(program_, 1, &device_, options.c_str(), nullptr, nullptr);
     if (err != CL_SUCCESS) {
-      if (err != CL_BUILD_PROGRAM_FAILURE) failed_ = true;  // not the code's fault: the driver's
+      if (err != CL_BUILD_PROGRAM_FAILURE && !healthy()) failed_ = true;  // not the code's fault
       std::string log = build_log();
       release_program();
       throw DeviceError("OpenCL build failed (" + std::string(cl_error_name(err)) + "):\n" + log);
@@ -445,11 +445,17 @@ class OpenCLDevice : public Device {
     }
   }
 
-  // A driver call's error: the device has failed (Device::failed); the error names the call.
+  // A driver call's error, which names the call; the device has failed (Device::failed)
+  // where its queue no longer finishes work.
   void check(cl_int code, const char *call) {
-    if (code != CL_SUCCESS) failed_ = true;
+    if (code != CL_SUCCESS && !healthy()) failed_ = true;
     ::ks::runtime::check(code, call);
   }
+
+  // Whether the queue still finishes work: a refusal at enqueue (a group too large for
+  // the kernel's registers) leaves it so; a kernel's fault does not (NVIDIA answers
+  // CL_INVALID_COMMAND_QUEUE or CL_OUT_OF_RESOURCES from then on).
+  bool healthy() const { return queue_ && clFinish(queue_) == CL_SUCCESS; }
 
   // A program that failed to build, or a cached binary that would not load: never kept.
   void release_program() {

@@ -294,6 +294,28 @@ TEST_P(Runtime, RunsAHandWrittenPlan) {
   EXPECT_GE(t.runs_per_batch, 1);
 }
 
+// A launch the driver refuses at enqueue (a group other than the kernel's required
+// size) is an error but no failure of the device: its queue still finishes work, and
+// the next launch runs (Device::failed; a failed device retires its worker).
+TEST(OpenCL, ARefusedLaunchIsNoFailureOfTheDevice) {
+  KS_REQUIRE_DEVICE(device, "opencl");
+  device->build(program("opencl", "fours", 1,
+                        "__kernel __attribute__((reqd_work_group_size(4, 1, 1))) void fours(__global float *y) {\n"
+                        "  y[get_global_id(0)] = 4.0f;\n}\n",
+                        ""));
+  runtime::BufferId by = device->allocate(32);
+  runtime::LaunchPlan wrong, right;
+  wrong.launches.push_back({"fours", {8, 1, 1}, {2, 1, 1}, {by}});
+  right.launches.push_back({"fours", {8, 1, 1}, {4, 1, 1}, {by}});
+  EXPECT_THROW(device->run(wrong), runtime::DeviceError);
+  EXPECT_FALSE(device->failed());
+  device->run(right);
+  std::vector<float> y(8, 0);
+  device->read(by, y.data(), 32);
+  for (float v : y) EXPECT_EQ(v, 4.0f);
+  EXPECT_FALSE(device->failed());
+}
+
 // Each launch sees the writes of the one before, within a run and across the
 // repeated runs of a timed batch.
 TEST_P(Runtime, LaunchesSeeEarlierWrites) {
