@@ -148,11 +148,12 @@ int fuzz_command(FuzzCommandOptions &o) {
   }
   if (workers.size() == 1) workers.assign(f.devices.size(), workers.front());
   if (workers.size() != f.devices.size())
-    throw UserError("error: --workers " + o.workers + " gives " + std::to_string(workers.size()) +
-                    " counts for " + std::to_string(f.devices.size()) + " devices: give one, or one per device");
+    throw UserError("error: --workers " + o.workers + " gives " + std::to_string(workers.size()) + " counts for " +
+                    std::to_string(f.devices.size()) + " devices: give one, or one per device");
   int total = 0;
   for (int w : workers) total += w;
-  f.batch_cases = 16 * total;  // a batch waits for its slowest case (up to --time-limit): many cases a worker keep each busy
+  f.batch_cases =
+      16 * total;  // a batch waits for its slowest case (up to --time-limit): many cases a worker keep each busy
   // The cases' spec and schedule files: scratch, in the temporary directory.
   const std::filesystem::path work =
       std::filesystem::temp_directory_path() / ("ksmith-fuzz-" + std::to_string(getpid()));

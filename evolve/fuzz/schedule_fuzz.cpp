@@ -383,10 +383,17 @@ std::string write_finding(const std::string &out, int number, const FuzzCase &c,
 }
 
 void write_summary(const std::string &out, const FuzzOptions &o, const FuzzSummary &s) {
-  nlohmann::json j = {{"seed", o.seed},           {"devices", o.devices},   {"specs", s.specs},
-                      {"schedules", s.schedules}, {"pairs", s.pairs},       {"seconds", s.seconds},
-                      {"outcomes", s.outcomes},   {"refusals", s.refusals}, {"primitives", s.primitives},
-                      {"rewrites", s.rewrites},   {"device_seconds", s.device_seconds},
+  nlohmann::json j = {{"seed", o.seed},
+                      {"devices", o.devices},
+                      {"specs", s.specs},
+                      {"schedules", s.schedules},
+                      {"pairs", s.pairs},
+                      {"seconds", s.seconds},
+                      {"outcomes", s.outcomes},
+                      {"refusals", s.refusals},
+                      {"primitives", s.primitives},
+                      {"rewrites", s.rewrites},
+                      {"device_seconds", s.device_seconds},
                       {"findings", s.findings}};
   write_file(std::filesystem::path(out) / "summary.json", j.dump(2) + "\n");
   std::string md = "# Schedule fuzzing\n\nSeed " + std::to_string(o.seed) + ", on ";

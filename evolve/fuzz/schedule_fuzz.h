@@ -129,8 +129,8 @@ struct FuzzOptions {
   // A case past the time limit runs again given this many times it: done then, it is
   // slow, not a hang (NVIDIA's OpenCL compiler took 87 s on a large private tile).
   double hang_patience = 4;
-  int batch_cases = 1;        // cases gathered (of whole schedules) before they run: a few a worker keeps each busy
-  std::string out;            // findings and the summary go here
+  int batch_cases = 1;  // cases gathered (of whole schedules) before they run: a few a worker keeps each busy
+  std::string out;      // findings and the summary go here
   std::function<void(const std::string &line)> log;  // a progress line now and then
 };
 

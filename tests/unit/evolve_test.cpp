@@ -792,8 +792,8 @@ TEST(Search, TheSameJobsReachTheQueueAsRecorded) {
     size_t at = 0;
     while (at < recorded.size() && at < runs[0].size() && recorded[at] == runs[0][at]) ++at;
     const size_t line_start = recorded.rfind("\n", at) == std::string::npos ? 0 : recorded.rfind("\n", at) + 1;
-    FAIL() << "the jobs differ from " << golden << " from byte " << at << ":\nrecorded: "
-           << recorded.substr(line_start, 300) << "\nnow:      " << runs[0].substr(line_start, 300);
+    FAIL() << "the jobs differ from " << golden << " from byte " << at
+           << ":\nrecorded: " << recorded.substr(line_start, 300) << "\nnow:      " << runs[0].substr(line_start, 300);
   }
 }
 
@@ -1133,7 +1133,8 @@ TEST(WorkerQueue, AWorkerWhoseDeviceFailedIsReplaced) {
       "while read line; do\n"
       "  t=$(echo \"$line\" | sed 's/.*\"ticket\":\\([0-9]*\\).*/\\1/')\n"
       "  case \"$line\" in\n"
-      "    *'\"fail\"'*) echo \"{\\\"ticket\\\":$t,\\\"exit\\\":1,\\\"out\\\":\\\"failed $$\\\",\\\"err\\\":\\\"\\\",\\\"retire\\\":\\\"the device failed\\\"}\";;\n"
+      "    *'\"fail\"'*) echo \"{\\\"ticket\\\":$t,\\\"exit\\\":1,\\\"out\\\":\\\"failed "
+      "$$\\\",\\\"err\\\":\\\"\\\",\\\"retire\\\":\\\"the device failed\\\"}\";;\n"
       "    *) echo \"{\\\"ticket\\\":$t,\\\"exit\\\":0,\\\"out\\\":\\\"done $$\\\",\\\"err\\\":\\\"\\\"}\";;\n"
       "  esac\n"
       "done\n");

@@ -70,7 +70,8 @@ TEST(Spirv, DividesOnlyUnsignedValues) {
   for (const GeneratedKernel &k : generate_glsl(program).kernels) {
     const std::string text = disassemble_spirv(compile_glsl_to_spirv(k.source, k.name));
     EXPECT_NE(text.find("OpUDiv"), std::string::npos) << text;
-    for (const char *op : {"OpSDiv", "OpSMod", "OpSRem"}) EXPECT_EQ(text.find(op), std::string::npos) << op << "\n" << k.source;
+    for (const char *op : {"OpSDiv", "OpSMod", "OpSRem"})
+      EXPECT_EQ(text.find(op), std::string::npos) << op << "\n" << k.source;
   }
 }
 
