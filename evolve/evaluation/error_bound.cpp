@@ -420,7 +420,20 @@ class StageBound {
         return finish(new_stage("_bound", ReduceOp::None, bound));
       }
       case ReduceOp::ArgMax:
-      case ReduceOp::ArgMin: return;  // exact: a tie within rounding is taken as no tie
+      case ReduceOp::ArgMin: {
+        // A device's terms may be off by their bounds, so where another term is within
+        // both bounds of the extreme one the device may pick either: the index is then
+        // unknown (PoCL's exp(tanh(x)) picked the second of two terms 1 ulp apart).
+        // Terms without a bound (inputs as they are) are exact, and so is their tie:
+        // the first index, checked.
+        if (!term.error.defined()) return flips(ReduceOp::Max);
+        const ReduceOp extreme = stage_.reduce == ReduceOp::ArgMax ? ReduceOp::Max : ReduceOp::Min;
+        const Expr best = load(new_stage("_extreme", extreme, t));
+        const Expr slack = num(2) * load(new_stage("_terms", ReduceOp::Max, term.error));
+        const Expr near = Binary::make(BinaryOp::And, greater(slack, num(0)), at_most(abs_of(t - best), slack));
+        const Expr count = load(new_stage("_near", ReduceOp::Sum, Select::make(near, num(1), num(0))));
+        return finish(new_stage("_bound", ReduceOp::None, Select::make(greater(count, num(1)), num(kInfinity), num(0))));
+      }
       case ReduceOp::SoftmaxSum: break;
     }
     throw InternalError(std::string("error bound: no rule for a ") + reduce_op_name(stage_.reduce) + " stage");

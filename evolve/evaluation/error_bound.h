@@ -46,7 +46,8 @@
 // same values in real arithmetic, rounded differently (online_softmax stores the
 // log-sum-exp, as large as the logits, which the two-pass softmax never does).
 // Integers are exact unless made from floats whose comparison may flip; argmax and
-// argmin are exact (a tie within rounding is taken as no tie).
+// argmin are exact except where another term is within both bounds of the extreme one
+// (there any index passes); a tie of exact terms (inputs) is checked: the first index.
 //
 // The bound is first order and probabilistic in one place only (the partial sums'
 // rounding, 8 sigma); dropping one term of a sum moves it by that term, which is
