@@ -18,6 +18,7 @@
 #include "evolve/search/cost_prior.h"
 #include "evolve/search/genome.h"
 #include "evolve/search/mutator.h"
+#include "evolve/search/pool.h"
 #include "frontend/elaborate.h"
 #include "frontend/parser.h"
 #include "ir/diagnostic.h"
@@ -55,10 +56,6 @@ constexpr size_t kChildrenShown = 6;
 // The share of the time budget that evaluations still running at its end may take
 // more before they are stopped: most finish within it, a hung compile does not.
 constexpr double kOvertimeShare = 0.1;
-// Members of a pool that propose children of their own at each step the cost model
-// looks ahead (cost_model.steps): a few, so that one mis-ranked program does not
-// decide the whole next generation.
-constexpr size_t kLeaders = 4;
 
 // What the search keeps across a resume besides the archive and the candidates.
 struct Counters {
@@ -680,133 +677,49 @@ class Search {
 
   bool finish_pool(Plan &plan, std::optional<std::optional<Proposal>> given) {
     Proposer &proposer = *proposers_[plan.which];
-    const ProposalContext &context = plan.context;
-    Rng &own = plan.own;
     CandidateRow &c = plan.c;
-    const ParentPick pick = plan.pick;
-    const bool ranked = model_ready() && !proposer.costly();
-    const int pool = config_.cost_model == "xgboost" && !proposer.costly() ? config_.cost_pool : 1;
-    // The pool: proposals that replay to programs not seen before.
-    struct Member {
-      Proposal proposal;
-      std::string id;
-      std::vector<float> features;
-    };
-    std::vector<Member> members;
-    bool refused = false;  // a pool of one refused: recorded
-    // Adds a proposal drawn from `from` to the pool, or counts why not; false when the
-    // proposal ends the pool (a kernel body, or the one proposal of an unranked pool).
-    auto draw = [&](const ProposalContext &from, int k, const std::string &path) {
-      std::optional<Proposal> proposal;
-      if (k == 0 && given) {
-        proposal = std::move(*given);
-      } else {
-        proposal = proposer.propose(from, own);
-      }
-      if (!proposal) return true;
-      if (!path.empty()) proposal->note = path + ", then " + proposal->note;
-      if (!proposal->body.empty()) {  // a kernel body: no replay; Clang and the evaluator judge it
-        std::string id = hash_text("kernel body\n" + proposal->body);
-        if (candidates_.count(id)) {
-          ++counters_.duplicates;
-          proposer.judged(*proposal, duplicate_of(id));
-          return true;
-        }
-        members.push_back({std::move(*proposal), id, {}});
-        return false;
-      }
-      Replayed r = replay_both(proposal->schedule);
-      if (!r.program) {
-        ++counters_.refused;
-        proposer.judged(*proposal, "refused: " + r.refusal);
-        if (pool > 1) return true;
-        // Refused by the IR or the device's limits: recorded, no device time.
-        c.schedule = print_schedule(proposal->schedule);
-        c.note = proposal->note + " (" + parent_pick_name(pick) + " parent)";
-        c.created = unix_seconds();
-        c.id = "refused-" + std::to_string(c.seq);
-        c.status = "refused";
-        c.verdict = "refused: " + r.refusal;
-        c.finished = unix_seconds();
-        ++counters_.fruitless;
-        candidates_[c.id] = c;
-        commit({&candidates_[c.id]});
-        refused = true;
-        return false;
-      }
-      std::string id = candidate_identity(*r.program);
-      bool seen = candidates_.count(id) > 0;
-      for (const Member &m : members) seen = seen || m.id == id;
-      if (seen) {  // the same program as one already proposed
-        ++counters_.duplicates;
-        if (candidates_.count(id)) proposer.judged(*proposal, duplicate_of(id));
-        return true;
-      }
-      members.push_back({std::move(*proposal), id, pool > 1 ? cost_features(*r.program) : std::vector<float>()});
-      return ranked;  // unranked, the first new program goes
-    };
-    for (int k = 0; k < pool && draw(context, k, ""); ++k) {
-    }
-    if (refused) return false;
-    // The model's scores of the pool, and of the generations it looks ahead
-    // (cost_model.steps): the best-ranked members so far (kLeaders, each once) propose
-    // children of their own in turn, ranked too, so that a tile, its unroll and its
-    // vector width can change together in one evaluation. Off by default: on the H100
-    // the model overrated the programs two edits away (evolve/search/README.md). The random
-    // draw (explore) is from the parent's own children.
-    const size_t parents_children = members.size();
-    std::vector<float> scores;
-    auto score_new = [&] {
+    PoolSettings settings;
+    settings.ranked = model_ready() && !proposer.costly();
+    settings.size = config_.cost_model == "xgboost" && !proposer.costly() ? config_.cost_pool : 1;
+    settings.steps = config_.cost_steps;
+    settings.explore = config_.cost_explore;
+    PoolWorld world;
+    world.replay = [&](const Schedule &schedule) { return replay_both(schedule); };
+    world.known = [&](const std::string &id) { return candidates_.count(id) > 0; };
+    world.duplicate_of = [&](const std::string &id) { return duplicate_of(id); };
+    world.score = [&](const std::vector<std::vector<float>> &features) {
       std::vector<std::vector<float>> rows;
-      for (size_t i = scores.size(); i < members.size(); ++i)
-        rows.push_back(model_inputs(members[i].features, naive_features()));
-      std::vector<float> more = model_.predict(rows);
-      scores.insert(scores.end(), more.begin(), more.end());
+      for (const std::vector<float> &f : features) rows.push_back(model_inputs(f, naive_features()));
+      return model_.predict(rows);
     };
-    const bool schedules = ranked && !members.empty() && members[0].proposal.body.empty();
-    if (schedules) score_new();
-    std::vector<bool> led(members.size(), false);
-    for (int step = 1; schedules && step < config_.cost_steps; ++step) {
-      std::vector<size_t> order(members.size());
-      std::iota(order.begin(), order.end(), 0);
-      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
-      std::vector<size_t> leaders;
-      for (size_t i : order)
-        if (!led[i] && leaders.size() < kLeaders) leaders.push_back(i), led[i] = true;
-      for (size_t l : leaders) {
-        ProposalContext from = context;
-        from.parent = CandidateView{members[l].id, members[l].proposal.schedule, "", 0, "", {}};
-        const std::string path = members[l].proposal.note;
-        for (int k = 0; k < pool / static_cast<int>(kLeaders); ++k) draw(from, 1, path);
-      }
-      led.resize(members.size(), false);
-      score_new();
+    PoolChoice pool = choose_from_pool(proposer, plan.context, std::move(given), plan.own, settings, world);
+    counters_.refused += pool.refused_count;
+    counters_.duplicates += pool.duplicates;
+    const std::string picked = std::string(" (") + parent_pick_name(plan.pick) + " parent";
+    if (pool.refused) {  // refused by the IR or the device's limits: recorded, no device time
+      c.schedule = print_schedule(pool.refused->schedule);
+      c.note = pool.refused->note + picked + ")";
+      c.created = unix_seconds();
+      c.id = "refused-" + std::to_string(c.seq);
+      c.status = "refused";
+      c.verdict = "refused: " + pool.refusal;
+      c.finished = unix_seconds();
+      ++counters_.fruitless;
+      candidates_[c.id] = c;
+      commit({&candidates_[c.id]});
+      return false;
     }
-    if (members.empty()) {
+    if (!pool.chosen) {
       ++counters_.fruitless;
       return false;
     }
-    // The model's choice, but now and then (explore) one at random, for the model to
-    // learn from what it would not choose; before it is trained, the first.
-    size_t chosen = 0;
-    std::string how;
-    if (schedules && members.size() > 1) {
-      if (std::uniform_real_distribution<double>(0, 1)(own) < config_.cost_explore) {
-        chosen = std::uniform_int_distribution<size_t>(0, parents_children - 1)(own);
-        how = ", drawn unranked from " + std::to_string(parents_children);
-      } else {
-        chosen = static_cast<size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
-        how = ", ranked first of " + std::to_string(members.size());
-        if (members.size() > parents_children) how += " over " + std::to_string(config_.cost_steps) + " steps";
-      }
-      c.predicted = scores[chosen];
-    }
-    Member &m = members[chosen];
+    PoolMember &m = *pool.chosen;
+    if (pool.predicted) c.predicted = *pool.predicted;
     proposer.judged(m.proposal, "evaluated");
     if (!m.features.empty()) cost_features_[m.id] = m.features;
     c.schedule = m.proposal.body.empty() ? print_schedule(m.proposal.schedule) : "";
     c.body = m.proposal.body;
-    c.note = m.proposal.note + " (" + parent_pick_name(pick) + " parent" + how + ")";
+    c.note = m.proposal.note + picked + pool.how + ")";
     c.created = unix_seconds();
     c.id = m.id;
     counters_.fruitless = 0;
