@@ -14,8 +14,7 @@
 #include "evolve/evaluation/record.h"
 #include "evolve/search/archive.h"
 #include "evolve/search/cost_features.h"
-#include "evolve/search/cost_model.h"
-#include "evolve/search/cost_prior.h"
+#include "evolve/search/cost_ranker.h"
 #include "evolve/search/genome.h"
 #include "evolve/search/mutator.h"
 #include "evolve/search/pool.h"
@@ -165,18 +164,7 @@ class Search {
   std::vector<std::unique_ptr<Proposer>> proposers_;  // one of each name any island draws
   std::vector<std::vector<double>> island_weights_;   // per island, proposers_'s weights
   double session_start_ = 0, seconds_before_ = 0;
-  // The cost model, trained on the prior and the first model_trained_at_ evaluations
-  // (-1: not trained); the features of each candidate's program, by id (computed once,
-  // again after a resume), and of the naive program, which the model's inputs are
-  // relative to (cost_features.h's model_inputs).
-  CostModel model_;
-  int64_t model_trained_at_ = -1;
-  std::map<std::string, std::vector<float>> cost_features_;
-  std::vector<float> naive_features_;
-  // The prior's rows (cost_model.prior), each earlier run a group.
-  std::vector<std::vector<float>> prior_inputs_;
-  std::vector<float> prior_labels_;
-  std::vector<unsigned> prior_groups_;
+  CostRanker ranker_{config_, graph_};
   std::shared_ptr<const std::vector<LibraryStage>> library_;  // mutator.library's stages that fit, or none
 
   // ---- set-up ---------------------------------------------------------------------
@@ -246,30 +234,10 @@ class Search {
                    " schedules of other problems in the library " + config_.library + " fit this problem");
   }
 
-  // The cost model's prior: the rows of the earlier runs on this device and target in
-  // cost_model.prior's files (evolve/search/cost_prior.h); said once.
+  // The cost model's prior (cost_model.prior), said once.
   void load_prior() {
-    if (config_.cost_model != "xgboost" || config_.cost_prior.empty()) return;
-    const std::string device = cost_device(setup_.device.name, setup_.target);
-    int64_t runs = 0, skipped = 0, stale = 0;
-    for (const std::string &path : config_.cost_prior) {
-      CostPrior prior = read_cost_prior(path, device);
-      stale += prior.stale;
-      for (const CostRun &run : prior.runs) {
-        for (size_t i = 0; i < run.features.size(); ++i) {
-          prior_inputs_.push_back(model_inputs(run.features[i], run.naive));
-          prior_labels_.push_back(run.labels[i]);
-        }
-        prior_groups_.push_back(static_cast<unsigned>(run.features.size()));
-        runs += 1;
-      }
-      skipped += prior.skipped;
-    }
-    std::string line = "cost model: a prior of " + std::to_string(prior_inputs_.size()) + " measurements from " +
-                       std::to_string(runs) + " runs on " + device;
-    if (skipped) line += "; " + std::to_string(skipped) + " runs of other devices or targets left out";
-    if (stale) line += "; " + std::to_string(stale) + " schedules that no longer replay left out";
-    progress_.note(line);
+    const std::string said = ranker_.load_prior(setup_.device.name, setup_.target);
+    if (!said.empty()) progress_.note(said);
   }
 
   void begin() {
@@ -518,61 +486,6 @@ class Search {
     return ids;
   }
 
-  // The features of a candidate's program, replayed once from its schedule.
-  const std::vector<float> &features_of(const CandidateRow &c) {
-    auto it = cost_features_.find(c.id);
-    if (it != cost_features_.end()) return it->second;
-    if (!c.body.empty()) return cost_features_[c.id];  // a kernel body has no Loop IR: the model learns nothing of it
-    Replayed r = replay(graph_, parse_schedule(std::make_shared<SourceFile>(SourceFile{c.id + ".sched", c.schedule})));
-    return cost_features_[c.id] = r.program ? cost_features(*r.program) : std::vector<float>();
-  }
-
-  // Whether the model ranks proposals now: trained on the prior and on the
-  // evaluations up to the last multiple of retrain_every (so that a resumed run trains
-  // on the rows the uninterrupted one did), once there are warmup of them, or at once
-  // with a prior. The label is the speedup relative to the best among those rows; a
-  // candidate that is not correct is 0.
-  bool model_ready() {
-    if (config_.cost_model != "xgboost") return false;
-    const int64_t at = counters_.evaluated - counters_.evaluated % config_.cost_retrain_every;
-    if (at < config_.cost_warmup && prior_inputs_.empty()) return false;
-    if (at == model_trained_at_) return true;
-    std::vector<const CandidateRow *> rows;
-    for (const auto &[id, c] : candidates_)
-      if (c.eval_seq > 0 && c.eval_seq <= at && !features_of(c).empty()) rows.push_back(&c);
-    std::sort(rows.begin(), rows.end(),
-              [](const CandidateRow *a, const CandidateRow *b) { return a->eval_seq < b->eval_seq; });
-    double best = 0;
-    for (const CandidateRow *c : rows)
-      if (c->status == "correct") best = std::max(best, c->speedup);
-    std::vector<std::vector<float>> inputs = prior_inputs_;
-    std::vector<float> labels = prior_labels_;
-    std::vector<unsigned> groups = prior_groups_;
-    for (const CandidateRow *c : rows) {
-      inputs.push_back(model_inputs(features_of(*c), naive_features()));
-      labels.push_back(cost_label(timed_status(c->status), c->speedup, best));
-    }
-    // The run's own rows weigh as much as the whole prior together (in a ranking a
-    // group counts as its pairs, so sixteen rows against a prior of thousands would
-    // hardly count): the prior ranks the first proposals, the run's own measurements
-    // what comes after (how much that helped offline: evolve/search/README.md).
-    std::vector<float> weights(groups.size(), 1.0f);
-    if (!rows.empty()) {
-      groups.push_back(static_cast<unsigned>(rows.size()));
-      weights.push_back(std::max(1.0f, static_cast<float>(prior_inputs_.size()) / static_cast<float>(rows.size())));
-    }
-    if (inputs.empty()) return false;
-    model_.train(inputs, labels, groups, weights);
-    model_trained_at_ = at;
-    return true;
-  }
-
-  // The naive program's features, the origin of the model's relative inputs.
-  const std::vector<float> &naive_features() {
-    if (naive_features_.empty()) naive_features_ = cost_features(*replay(graph_, Schedule{}).program);
-    return naive_features_;
-  }
-
   // What a proposal draws before its proposer is asked: the island, the proposer,
   // the parent and inspirations, the seed; and the candidate's row so far.
   struct Plan {
@@ -679,7 +592,7 @@ class Search {
     Proposer &proposer = *proposers_[plan.which];
     CandidateRow &c = plan.c;
     PoolSettings settings;
-    settings.ranked = model_ready() && !proposer.costly();
+    settings.ranked = ranker_.ready(counters_.evaluated, candidates_) && !proposer.costly();
     settings.size = config_.cost_model == "xgboost" && !proposer.costly() ? config_.cost_pool : 1;
     settings.steps = config_.cost_steps;
     settings.explore = config_.cost_explore;
@@ -687,11 +600,7 @@ class Search {
     world.replay = [&](const Schedule &schedule) { return replay_both(schedule); };
     world.known = [&](const std::string &id) { return candidates_.count(id) > 0; };
     world.duplicate_of = [&](const std::string &id) { return duplicate_of(id); };
-    world.score = [&](const std::vector<std::vector<float>> &features) {
-      std::vector<std::vector<float>> rows;
-      for (const std::vector<float> &f : features) rows.push_back(model_inputs(f, naive_features()));
-      return model_.predict(rows);
-    };
+    world.score = [&](const std::vector<std::vector<float>> &features) { return ranker_.score(features); };
     PoolChoice pool = choose_from_pool(proposer, plan.context, std::move(given), plan.own, settings, world);
     counters_.refused += pool.refused_count;
     counters_.duplicates += pool.duplicates;
@@ -716,7 +625,7 @@ class Search {
     PoolMember &m = *pool.chosen;
     if (pool.predicted) c.predicted = *pool.predicted;
     proposer.judged(m.proposal, "evaluated");
-    if (!m.features.empty()) cost_features_[m.id] = m.features;
+    if (!m.features.empty()) ranker_.remember(m.id, m.features);
     c.schedule = m.proposal.body.empty() ? print_schedule(m.proposal.schedule) : "";
     c.body = m.proposal.body;
     c.note = m.proposal.note + picked + pool.how + ")";
