@@ -38,8 +38,8 @@ const CandidateRow *best_candidate(const std::vector<CandidateRow> &candidates, 
   std::string id = state.is_object() ? state.value("best", std::string()) : "";
   const CandidateRow *best = nullptr;
   for (const CandidateRow &c : candidates) {
-    if (c.id == id && c.status == "correct") return &c;
-    if (c.status == "correct" && (!best || best_of(c) > best_of(*best))) best = &c;
+    if (c.id == id && c.status == CandidateStatus::Correct) return &c;
+    if (c.status == CandidateStatus::Correct && (!best || best_of(c) > best_of(*best))) best = &c;
   }
   return best;
 }
@@ -64,7 +64,7 @@ nlohmann::json cost_model_quality(const std::vector<CandidateRow> &candidates, c
   for (const CandidateRow &c : candidates)
     if (!std::isnan(c.predicted) && c.eval_seq > 0) {
       predicted.push_back(c.predicted);
-      measured.push_back(c.status == "correct" ? c.speedup : 0);
+      measured.push_back(c.status == CandidateStatus::Correct ? c.speedup : 0);
     }
   nlohmann::json j = {{"kind", kind}, {"predicted", predicted.size()}};
   j["rank_correlation"] = predicted.size() >= 3 ? nlohmann::json(rank_correlation(predicted, measured)) : nullptr;
@@ -89,8 +89,8 @@ nlohmann::json model_call_summary(RunDatabase &db, int64_t run) {
 
 // The summary of a record a training step keeps: verdict and time, no more.
 nlohmann::json record_summary(const CandidateRow &c) {
-  nlohmann::json j = {{"status", c.status}, {"verdict", c.verdict}};
-  if (c.status == "correct") j.update({{"speedup", best_of(c)}, {"median_ms", c.median_ms}});
+  nlohmann::json j = {{"status", status_name(c.status)}, {"verdict", c.verdict}};
+  if (c.status == CandidateStatus::Correct) j.update({{"speedup", best_of(c)}, {"median_ms", c.median_ms}});
   nlohmann::json record = nlohmann::json::parse(c.record.empty() ? "{}" : c.record, nullptr, false);
   if (record.is_object() && record.contains("features")) j["features"] = record["features"];
   return j;
@@ -153,10 +153,10 @@ nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
     }
     nlohmann::json e = {
         {"seq", c->eval_seq},        {"id", c->id},           {"island", c->island}, {"proposer", c->proposer},
-        {"iteration", c->iteration}, {"parent", c->parent},   {"status", c->status}, {"verdict", c->verdict},
+        {"iteration", c->iteration}, {"parent", c->parent},   {"status", status_name(c->status)}, {"verdict", c->verdict},
         {"schedule", code_of(*c)},   {"seconds", c->seconds}, {"note", c->note}};
     e["predicted"] = std::isnan(c->predicted) ? nlohmann::json() : nlohmann::json(c->predicted);
-    if (c->status == "correct") {
+    if (c->status == CandidateStatus::Correct) {
       e["speedup"] = best_of(*c);
       e["median_ms"] = c->median_ms;
       if (record.is_object() && record.contains("features")) {
@@ -178,8 +178,8 @@ nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
                            {"median_s", device_each[device_each.size() / 2]}};
   }
   for (const CandidateRow &c : candidates)
-    if (c.status != "correct" && c.status != "pending") {
-      auto &[count, example] = failures[c.status];
+    if (c.status != CandidateStatus::Correct && c.status != CandidateStatus::Pending) {
+      auto &[count, example] = failures[status_name(c.status)];
       if (count++ == 0) example = c.verdict;
     }
   data["failures"] = nlohmann::json::array();
@@ -313,12 +313,12 @@ std::string export_steps(RunDatabase &db, const ExportOptions &options) {
     for (const CandidateRow &c : candidates) by_id[c.id] = &c;
     std::vector<const CandidateRow *> steps;
     for (const CandidateRow &c : candidates)
-      if (!c.parent.empty() && by_id.count(c.parent) && c.status != "pending") steps.push_back(&c);
+      if (!c.parent.empty() && by_id.count(c.parent) && c.status != CandidateStatus::Pending) steps.push_back(&c);
     std::sort(steps.begin(), steps.end(), [](const CandidateRow *a, const CandidateRow *b) { return a->seq < b->seq; });
     for (const CandidateRow *child : steps) {
       const CandidateRow &parent = *by_id.at(child->parent);
       std::optional<double> gain;
-      if (child->status == "correct" && best_of(parent) > 0) gain = best_of(*child) / best_of(parent);
+      if (child->status == CandidateStatus::Correct && best_of(parent) > 0) gain = best_of(*child) / best_of(parent);
       if (options.best_steps && (!gain || *gain < options.min_gain)) continue;
       nlohmann::json line = {{"run", run.id},
                              {"spec", run.spec_path},
@@ -349,7 +349,7 @@ nlohmann::json run_summary(RunDatabase &db, const RunRow &run) {
   std::map<std::string, int64_t> by_status;
   int64_t evaluated = 0;
   for (const CandidateRow &c : candidates) {
-    ++by_status[c.status];
+    ++by_status[status_name(c.status)];
     evaluated += c.eval_seq > 0;
   }
   nlohmann::json j = {{"run", run.id},           {"spec", run.spec_path},  {"kernel", run.kernel},

@@ -67,7 +67,7 @@ std::string export_cost_rows(RunDatabase &db) {
       std::optional<std::vector<float>> f = features_of(graph, c.schedule);
       if (!f) continue;
       nlohmann::json row = {{"schedule", c.schedule},
-                            {"status", c.status},
+                            {"status", status_name(c.status)},
                             {"speedup", timed_status(c.status) ? c.speedup : 0.0},
                             {"features", *f}};
       out << row.dump() << "\n";
@@ -138,7 +138,9 @@ CostPrior read_cost_prior(const std::string &path, const std::string &device) {
       }
       if (f.size() != cost_feature_names().size()) fail(line, "the features are not as many as their names");
       p.run.features.push_back(std::move(f));
-      p.timed.push_back(timed_status(j.at("status").get<std::string>()));
+      const std::optional<CandidateStatus> status = parse_status(j.at("status").get<std::string>());
+      if (!status) fail(line, "unknown candidate status '" + j.at("status").get<std::string>() + "'");
+      p.timed.push_back(timed_status(*status));
       p.speedups.push_back(j.at("speedup").get<double>());
     } catch (const nlohmann::json::exception &e) {
       fail(line, std::string("a run or candidate line lacks a field or has one of the wrong type: ") + e.what());

@@ -44,7 +44,7 @@ bool CostRanker::ready(int64_t evaluated, const std::map<std::string, CandidateR
             [](const CandidateRow *a, const CandidateRow *b) { return a->eval_seq < b->eval_seq; });
   double best = 0;
   for (const CandidateRow *c : rows)
-    if (c->status == "correct") best = std::max(best, c->speedup);
+    if (c->status == CandidateStatus::Correct) best = std::max(best, c->speedup);
   std::vector<std::vector<float>> inputs = prior_inputs_;
   std::vector<float> labels = prior_labels_;
   std::vector<unsigned> groups = prior_groups_;

@@ -11,6 +11,26 @@
 namespace ks {
 
 namespace {
+const std::pair<CandidateStatus, const char *> kStatusNames[] = {
+    {CandidateStatus::Pending, "pending"},     {CandidateStatus::Refused, "refused"},
+    {CandidateStatus::Correct, "correct"},     {CandidateStatus::Slow, "slow"},
+    {CandidateStatus::Incorrect, "incorrect"}, {CandidateStatus::Flagged, "flagged"},
+    {CandidateStatus::Failed, "failed"},       {CandidateStatus::Timeout, "timeout"}};
+}  // namespace
+
+const char *status_name(CandidateStatus status) {
+  for (const auto &[s, name] : kStatusNames)
+    if (s == status) return name;
+  throw InternalError("a candidate status without a name");
+}
+
+std::optional<CandidateStatus> parse_status(const std::string &name) {
+  for (const auto &[s, known] : kStatusNames)
+    if (name == known) return s;
+  return std::nullopt;
+}
+
+namespace {
 
 // The schema, version 2 (version 1 lacked candidates.body). Candidates are keyed by run and identity; members and
 // cells hold the archive (evolve/search/archive.h) as it stands.
@@ -226,7 +246,11 @@ CandidateRow candidate_from(const Statement &s) {
   c.run = s.integer(0), c.id = s.text(1), c.seq = s.integer(2), c.eval_seq = s.integer(3);
   c.schedule = s.text(4), c.proposer = s.text(5), c.note = s.text(6), c.parent = s.text(7);
   c.inspirations = s.text(8), c.island = static_cast<int>(s.integer(9)), c.iteration = s.integer(10);
-  c.seed = static_cast<uint64_t>(s.integer(11)), c.status = s.text(12), c.verdict = s.text(13);
+  c.seed = static_cast<uint64_t>(s.integer(11)), c.verdict = s.text(13);
+  const std::optional<CandidateStatus> status = parse_status(s.text(12));
+  if (!status)
+    throw UserError("error: the run database holds candidate " + c.id + " of unknown status '" + s.text(12) + "'");
+  c.status = *status;
   c.speedup = s.real(14), c.median_ms = s.real(15), c.cv = s.real(16), c.retimed_speedup = s.real(17);
   c.retimed_cv = s.real(18), c.record = s.text(19), c.seconds = s.real(20), c.created = s.real(21);
   c.finished = s.real(22), c.predicted = s.real_or_nan(23), c.body = s.text(24);
@@ -255,7 +279,7 @@ void RunDatabase::put_candidate(const CandidateRow &c) {
                          .c_str());
   s.bind(1, c.run).bind(2, c.id).bind(3, c.seq).bind(4, c.eval_seq).bind(5, c.schedule).bind(6, c.proposer);
   s.bind(7, c.note).bind(8, c.parent).bind(9, c.inspirations).bind(10, static_cast<int64_t>(c.island));
-  s.bind(11, c.iteration).bind(12, static_cast<int64_t>(c.seed)).bind(13, c.status).bind(14, c.verdict);
+  s.bind(11, c.iteration).bind(12, static_cast<int64_t>(c.seed)).bind(13, std::string(status_name(c.status))).bind(14, c.verdict);
   s.bind(15, c.speedup).bind(16, c.median_ms).bind(17, c.cv).bind(18, c.retimed_speedup).bind(19, c.retimed_cv);
   s.bind(20, c.record).bind(21, c.seconds).bind(22, c.created > 0 ? c.created : now()).bind(23, c.finished);
   s.bind(24, c.predicted);  // NaN: NULL

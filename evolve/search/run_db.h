@@ -39,6 +39,23 @@ struct RunRow {
   std::string state;  // JSON: counters the search keeps across a resume
 };
 
+/// What became of a candidate: proposed and not yet evaluated, refused before any
+/// device time (the IR or the device's limits), or its evaluation's outcome.
+enum class CandidateStatus { Pending, Refused, Correct, Slow, Incorrect, Flagged, Failed, Timeout };
+
+/// Its name in the database, records and reports: "pending", "refused", "correct",
+/// "slow" (given up on after one run: too slow to time in full), "incorrect",
+/// "flagged", "failed", "timeout".
+const char *status_name(CandidateStatus status);
+/// The status of that name; none for any other.
+std::optional<CandidateStatus> parse_status(const std::string &name);
+
+/// Whether an evaluation ended with the candidate checked but not correct, failed or
+/// run out of time: neither pending, refused nor correct.
+inline bool failed_status(CandidateStatus s) {
+  return s != CandidateStatus::Pending && s != CandidateStatus::Refused && s != CandidateStatus::Correct;
+}
+
 /// One candidate: its schedule, lineage and, once evaluated, its record.
 struct CandidateRow {
   int64_t run = 0;
@@ -54,9 +71,7 @@ struct CandidateRow {
   int island = 0;
   int64_t iteration = 0;  // the island's proposal count when it was proposed
   uint64_t seed = 0;      // the random seed the proposer drew for it
-  // "pending" (proposed, not yet evaluated), "correct", "incorrect", "flagged",
-  // "failed", "timeout", "refused" (the IR or the device's limits refused it)
-  std::string status = "pending";
+  CandidateStatus status = CandidateStatus::Pending;
   std::string verdict;
   double speedup = 0, median_ms = 0, cv = 0;   // when correct
   double retimed_speedup = 0, retimed_cv = 0;  // when timed again beside others
@@ -68,9 +83,11 @@ struct CandidateRow {
   double predicted = std::nan("");
 };
 
-/// Whether the device timed a candidate of that status: in full ("correct"), or one
-/// run before it was given up on ("slow": a rough measurement, but one).
-inline bool timed_status(const std::string &status) { return status == "correct" || status == "slow"; }
+/// Whether the device timed a candidate of that status: in full (correct), or one
+/// run before it was given up on (slow: a rough measurement, but one).
+inline bool timed_status(CandidateStatus status) {
+  return status == CandidateStatus::Correct || status == CandidateStatus::Slow;
+}
 
 /// A database error that is not the user's: the message says what failed. A full
 /// disk is one (the transaction in hand is rolled back; the database stays whole).

@@ -24,14 +24,14 @@
 
 namespace ks {
 
-std::string status_of(const ChildRun &child, const std::optional<nlohmann::json> &record) {
-  if (child.timed_out) return "timeout";
-  if (!record) return "failed";
-  if (record->value("ok", false)) return "correct";
-  if (record->contains("failure")) return "failed";
-  if (record->contains("hacking_flags") && !(*record)["hacking_flags"].empty()) return "flagged";
-  if (record->contains("time") && (*record)["time"].contains("gave_up_ms")) return "slow";
-  return "incorrect";
+CandidateStatus status_of(const ChildRun &child, const std::optional<nlohmann::json> &record) {
+  if (child.timed_out) return CandidateStatus::Timeout;
+  if (!record) return CandidateStatus::Failed;
+  if (record->value("ok", false)) return CandidateStatus::Correct;
+  if (record->contains("failure")) return CandidateStatus::Failed;
+  if (record->contains("hacking_flags") && !(*record)["hacking_flags"].empty()) return CandidateStatus::Flagged;
+  if (record->contains("time") && (*record)["time"].contains("gave_up_ms")) return CandidateStatus::Slow;
+  return CandidateStatus::Incorrect;
 }
 
 namespace {
@@ -305,7 +305,7 @@ class Search {
     }
     std::vector<const CandidateRow *> failed;  // in the order they were evaluated, as before the stop
     for (const auto &[cid, c] : candidates_)
-      if (c.status != "correct" && c.status != "pending" && c.status != "refused") failed.push_back(&c);
+      if (failed_status(c.status)) failed.push_back(&c);
     std::sort(failed.begin(), failed.end(),
               [](const CandidateRow *a, const CandidateRow *b) { return a->eval_seq < b->eval_seq; });
     for (const CandidateRow *c : failed) recent_failures_.push_back(c->id);
@@ -425,8 +425,8 @@ class Search {
     v.id = id;
     v.schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{id + ".sched", c.schedule}));
     v.body = c.body;
-    v.speedup = c.status == "correct" ? (c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup) : 0;
-    v.verdict = c.status == "pending" ? "being evaluated" : c.verdict;
+    v.speedup = c.status == CandidateStatus::Correct ? (c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup) : 0;
+    v.verdict = c.status == CandidateStatus::Pending ? "being evaluated" : c.verdict;
     nlohmann::json record = nlohmann::json::parse(c.record.empty() ? "{}" : c.record, nullptr, false);
     if (record.is_object() && record.contains("features")) v.features = record["features"];
     return v;
@@ -441,7 +441,7 @@ class Search {
     c.id = candidate_identity(*r.program);
     c.seq = counters_.proposals++;
     c.proposer = "naive";
-    c.status = "pending";
+    c.status = CandidateStatus::Pending;
     c.created = unix_seconds();
     candidates_[c.id] = c;
     commit({&candidates_[c.id]});
@@ -477,7 +477,7 @@ class Search {
       c.parent = naive_id();
       c.schedule = s.schedule;
       c.note = s.note;
-      c.status = "pending";
+      c.status = CandidateStatus::Pending;
       c.created = unix_seconds();
       candidates_[c.id] = c;
       commit({&candidates_[c.id]});
@@ -610,7 +610,7 @@ class Search {
       c.note = pool.refused->note + picked + ")";
       c.created = unix_seconds();
       c.id = "refused-" + std::to_string(c.seq);
-      c.status = "refused";
+      c.status = CandidateStatus::Refused;
       c.verdict = "refused: " + pool.refusal;
       c.finished = unix_seconds();
       ++counters_.fruitless;
@@ -632,7 +632,7 @@ class Search {
     c.created = unix_seconds();
     c.id = m.id;
     counters_.fruitless = 0;
-    c.status = "pending";
+    c.status = CandidateStatus::Pending;
     candidates_[c.id] = c;
     commit({&candidates_[c.id]});
     submit_evaluation(candidates_[c.id]);
@@ -717,7 +717,7 @@ class Search {
       c.cv = t.value("cv", 0.0);
       c.speedup = t.value("speedup", 0.0);
     }
-    if (c.status == "correct") {
+    if (c.status == CandidateStatus::Correct) {
       const nlohmann::json &f = (*outcome.record)["features"];
       Cell cell = archive_.cell_of(f.value(config_.features[0], 0.0), f.value(config_.features[1], 0.0));
       const bool naive = c.proposer == "naive";
@@ -809,7 +809,7 @@ class Search {
     std::vector<std::string> compared = ticket.ids;
     if (first) compared.push_back(naive_id_timed);
     for (const std::string &id : compared)
-      if (candidates_.at(id).status == "correct" && speedup_of(candidates_.at(id)) > speedup_of(candidates_.at(best)))
+      if (candidates_.at(id).status == CandidateStatus::Correct && speedup_of(candidates_.at(id)) > speedup_of(candidates_.at(best)))
         best = id;
     if (best != counters_.best && first && best == naive_id_timed)
       progress_.note("best: the naive kernel (none of the best " + std::to_string(ticket.ids.size()) +
@@ -861,7 +861,7 @@ class Search {
     p.model_calls = model_calls_;
     p.model_tokens = model_tokens_;
     for (const auto &[id, c] : candidates_)
-      if (c.status != "correct" && c.status != "pending" && c.status != "refused") ++p.by_status[c.status];
+      if (failed_status(c.status)) ++p.by_status[status_name(c.status)];
     p.elapsed_s = elapsed();
     p.per_minute = p.elapsed_s > 0 ? 60.0 * static_cast<double>(p.evaluated) / p.elapsed_s : 0;
     double by_budget = p.per_minute > 0 ? 60.0 * static_cast<double>(config_.budget - p.evaluated) / p.per_minute : -1;
@@ -921,10 +921,10 @@ class Search {
     // the kill, then a re-timing that was due.
     bool naive_done = false;
     for (const auto &[id, c] : candidates_)
-      if (c.proposer == "naive") naive_done = c.status != "pending";
+      if (c.proposer == "naive") naive_done = c.status != CandidateStatus::Pending;
     std::vector<const CandidateRow *> pending;
     for (const auto &[id, c] : candidates_)
-      if (c.status == "pending") pending.push_back(&c);
+      if (c.status == CandidateStatus::Pending) pending.push_back(&c);
     std::sort(pending.begin(), pending.end(),
               [](const CandidateRow *a, const CandidateRow *b) { return a->seq < b->seq; });
     std::vector<std::string> backlog;
@@ -991,7 +991,7 @@ class Search {
           if (candidates_.at(ticket.ids[0]).proposer == "naive") {
             naive_done = true;
             const CandidateRow &naive = candidates_.at(ticket.ids[0]);
-            if (naive.status != "correct") {
+            if (naive.status != CandidateStatus::Correct) {
               queue_.stop();
               return finish("failed",
                             "the naive kernel, the baseline of every speedup, is not correct: " + naive.verdict);
@@ -1025,7 +1025,7 @@ class Search {
   std::vector<std::string> top_candidates(int n) const {
     std::vector<const CandidateRow *> correct;
     for (const auto &[id, c] : candidates_)
-      if (c.status == "correct" && c.proposer != "naive" && c.body.empty()) correct.push_back(&c);
+      if (c.status == CandidateStatus::Correct && c.proposer != "naive" && c.body.empty()) correct.push_back(&c);
     std::sort(correct.begin(), correct.end(),
               [&](const CandidateRow *a, const CandidateRow *b) { return speedup_of(*a) > speedup_of(*b); });
     std::vector<std::string> out;

@@ -27,7 +27,7 @@ struct Progress {
   int64_t in_flight = 0;
   int64_t refused = 0, duplicates = 0;
   int64_t model_calls = 0, model_tokens = 0;  // the LLM proposers' calls and their tokens
-  std::map<std::string, int64_t> by_status;   // "incorrect", "flagged", "failed", "timeout": counts
+  std::map<std::string, int64_t> by_status;   // the failed statuses by name (status_name): counts
   double elapsed_s = 0, per_minute = 0;
   double left_s = -1;  // by the budget or the minutes, whichever ends first; -1 when unknown
   double best_speedup = 0;
@@ -75,8 +75,8 @@ struct SearchOutcome {
 SearchOutcome run_search(RunDatabase &db, std::optional<int64_t> resume, const SearchSetup &setup,
                          EvaluationQueue &queue, ProgressSink &progress, const std::atomic<bool> &stop);
 
-/// The status a finished evaluation gives a candidate: "correct", "incorrect",
-/// "flagged", "failed" or "timeout".
-std::string status_of(const ChildRun &child, const std::optional<nlohmann::json> &record);
+/// The status a finished evaluation gives a candidate: correct, slow, incorrect,
+/// flagged, failed or timeout.
+CandidateStatus status_of(const ChildRun &child, const std::optional<nlohmann::json> &record);
 
 }  // namespace ks

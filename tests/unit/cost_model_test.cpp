@@ -230,7 +230,7 @@ double mean_after_warmup(const SimulatedRun &run) {
   double sum = 0;
   int after = 0;
   for (const CandidateRow &c : run.candidates)
-    if (c.eval_seq > 24) sum += c.status == "correct" ? c.speedup : 0, ++after;
+    if (c.eval_seq > 24) sum += c.status == CandidateStatus::Correct ? c.speedup : 0, ++after;
   return after ? sum / after : 0;
 }
 
@@ -247,7 +247,7 @@ TEST(CostModel, RanksTheSearchsProposals) {
     SimulatedRun run = simulated_search(dir, kind, seed, 48);
     Result r;
     for (const CandidateRow &c : run.candidates) {
-      if (c.status == "correct") r.best = std::max(r.best, c.speedup);
+      if (c.status == CandidateStatus::Correct) r.best = std::max(r.best, c.speedup);
       r.predicted += !std::isnan(c.predicted);
     }
     r.mean_after_warmup = mean_after_warmup(run);
@@ -347,7 +347,7 @@ TEST(CostPrior, ExportsAndReadsARunsMeasurements) {
   double best = 0;
   for (const CandidateRow &c : run.candidates) {
     evaluated += c.eval_seq > 0;
-    if (c.status == "correct") best = std::max(best, c.speedup);
+    if (c.status == CandidateStatus::Correct) best = std::max(best, c.speedup);
   }
   EXPECT_EQ(prior.rows, evaluated);
   ASSERT_EQ(r.labels.size(), r.features.size());
@@ -424,7 +424,7 @@ TEST(CostPrior, RanksFromTheFirstProposal) {
       int n = 0;
       for (const CandidateRow &c : r.candidates)
         if (c.eval_seq > 1 && c.eval_seq <= 16) {
-          sum += c.status == "correct" ? c.speedup : 0, ++n;
+          sum += c.status == CandidateStatus::Correct ? c.speedup : 0, ++n;
           *predicted += !std::isnan(c.predicted);
         }
       return n ? sum / n : 0;

@@ -663,6 +663,48 @@ TEST(RunDatabase, AVersionOneDatabaseIsMigrated) {
   std::filesystem::remove(path);
 }
 
+// A candidate's status is one of the names the database writes, read back as it was
+// written; a database whose status is another says which candidate and what it holds.
+TEST(RunDatabase, CandidateStatusesRoundTripAndAnUnknownOneIsAClearError) {
+  const std::string path = temp_path("status.db");
+  const std::vector<CandidateStatus> all = {CandidateStatus::Pending,   CandidateStatus::Refused,
+                                            CandidateStatus::Correct,   CandidateStatus::Slow,
+                                            CandidateStatus::Incorrect, CandidateStatus::Flagged,
+                                            CandidateStatus::Failed,    CandidateStatus::Timeout};
+  std::set<std::string> names;
+  for (CandidateStatus s : all) {
+    names.insert(status_name(s));
+    EXPECT_EQ(parse_status(status_name(s)), s) << status_name(s);
+  }
+  EXPECT_EQ(names.size(), all.size());
+  EXPECT_FALSE(parse_status("running"));
+  int64_t run = 0;
+  {
+    RunDatabase db(path);
+    RunRow r;
+    r.spec_path = "s.ks", r.kernel = "k", r.device = "d", r.target = "opencl", r.config = "{}", r.status = "running";
+    run = db.add_run(r);
+    for (size_t i = 0; i < all.size(); ++i) {
+      CandidateRow c;
+      c.run = run, c.id = "0000000000000" + std::to_string(100 + i), c.status = all[i];
+      db.put_candidate(c);
+    }
+    std::vector<CandidateRow> rows = db.candidates(run);
+    std::set<CandidateStatus> back;
+    for (const CandidateRow &c : rows) back.insert(c.status);
+    EXPECT_EQ(back.size(), all.size());
+  }
+  sqlite3 *raw = nullptr;
+  sqlite3_open(path.c_str(), &raw);
+  sqlite3_exec(raw, "UPDATE candidates SET status = 'splendid' WHERE id = '0000000000000102'", nullptr, nullptr,
+               nullptr);
+  sqlite3_close(raw);
+  RunDatabase db(path);
+  EXPECT_EQ(test::user_error([&] { db.candidates(run); }),
+            "error: the run database holds candidate 0000000000000102 of unknown status 'splendid'");
+  std::filesystem::remove(path);
+}
+
 // ---- whole searches on the simulated queue -----------------------------------------
 
 SearchSetup simulated_setup(const std::string &dir, int budget) {
@@ -686,7 +728,7 @@ SearchSetup simulated_setup(const std::string &dir, int budget) {
 std::string fingerprint(RunDatabase &db, int64_t run) {
   std::ostringstream out;
   for (const CandidateRow &c : db.candidates(run))
-    out << c.seq << " " << c.id << " " << c.eval_seq << " " << c.status << " " << c.parent << " " << c.island << " "
+    out << c.seq << " " << c.id << " " << c.eval_seq << " " << status_name(c.status) << " " << c.parent << " " << c.island << " "
         << c.speedup << " " << c.retimed_speedup << " " << c.note << "\n";
   for (int island = 0; island < 3; ++island) {
     std::vector<std::pair<Elite, Cell>> members;
@@ -719,8 +761,8 @@ TEST(Search, RunsToItsBudgetAndIsDeterministic) {
         EXPECT_TRUE(seqs.insert(c.eval_seq).second) << "evaluated twice: " << c.id;
       }
       evaluated += c.eval_seq > 0;
-      correct += c.status == "correct";
-      if (c.proposer != "naive" && c.status != "refused") {
+      correct += c.status == CandidateStatus::Correct;
+      if (c.proposer != "naive" && c.status != CandidateStatus::Refused) {
         EXPECT_FALSE(c.parent.empty()) << c.id;
       }
     }
@@ -810,7 +852,7 @@ TEST(Search, TheFinalFiguresAreAgainstTheNaiveKernelTimedBesideThem) {
   std::vector<CandidateRow> candidates = db.candidates(out.run);
   std::vector<const CandidateRow *> top;
   for (const CandidateRow &c : candidates)
-    if (c.status == "correct" && c.proposer != "naive") top.push_back(&c);
+    if (c.status == CandidateStatus::Correct && c.proposer != "naive") top.push_back(&c);
   std::sort(top.begin(), top.end(), [](const CandidateRow *a, const CandidateRow *b) {
     return (a->retimed_speedup > 0 ? a->retimed_speedup : a->speedup) >
            (b->retimed_speedup > 0 ? b->retimed_speedup : b->speedup);
@@ -907,7 +949,7 @@ TEST(Search, StopsWhatStillRunsPastItsTimeBudget) {
   EXPECT_LT(seconds, 10);
   EXPECT_EQ(queue.stops(), 1);
   std::map<std::string, int> by_status;
-  for (const CandidateRow &c : db.candidates(out.run)) ++by_status[c.status];
+  for (const CandidateRow &c : db.candidates(out.run)) ++by_status[status_name(c.status)];
   EXPECT_EQ(by_status["pending"], 1);
   EXPECT_EQ(by_status["timeout"], 0);
   EXPECT_GE(by_status["correct"], 3);
@@ -1064,7 +1106,7 @@ TEST(Search, ADeviceThatVanishesFailsTheRunResumably) {
   out = run_search(db, out.run, simulated_setup(dir, 20), healthy, progress, stop);
   EXPECT_EQ(out.status, "finished") << out.message;
   int failed = 0;
-  for (const CandidateRow &c : db.candidates(out.run)) failed += c.status == "failed";
+  for (const CandidateRow &c : db.candidates(out.run)) failed += c.status == CandidateStatus::Failed;
   EXPECT_EQ(failed, 5);
 }
 
@@ -1224,7 +1266,7 @@ TEST(Search, GoesOnFromAStartSchedule) {
   EXPECT_EQ(start->eval_seq, 2) << "right after the naive kernel";
   EXPECT_EQ(start->note.rfind(hand + " (", 0), 0u) << start->note;  // the file and its first comment
   EXPECT_EQ(start->schedule, print_schedule(load_schedule(hand)));
-  if (start->status == "correct") {
+  if (start->status == CandidateStatus::Correct) {
     for (int island = 0; island < 3; ++island) {
       std::vector<std::pair<Elite, Cell>> members;
       std::map<Cell, Elite> grid;
@@ -1290,7 +1332,7 @@ TEST(Search, GivesUpOnCandidatesFarSlowerThanTheBest) {
   }
   int slow = 0;
   for (const CandidateRow &c : db.candidates(out.run)) {
-    if (c.status != "slow") continue;
+    if (c.status != CandidateStatus::Slow) continue;
     ++slow;
     EXPECT_GT(c.speedup, 0) << "its one run";
     EXPECT_LT(c.speedup, 1) << "slower than the naive kernel at least";

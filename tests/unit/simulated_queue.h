@@ -87,7 +87,7 @@ inline DeviceSearch device_search(const std::string &name, const std::string &si
   DeviceSearch out;
   out.outcome = run_search(db, std::nullopt, setup, queue, progress, stop);
   for (const CandidateRow &c : db.candidates(out.outcome.run))
-    if (c.status == "correct") {
+    if (c.status == CandidateStatus::Correct) {
       out.correct.push_back(c);
       const double s = c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup;
       if (s > out.best) out.best = s, out.schedule = c.schedule;
