@@ -16,6 +16,7 @@
 #include "evolve/search/cost_features.h"
 #include "evolve/search/cost_ranker.h"
 #include "evolve/search/genome.h"
+#include "evolve/search/jobs.h"
 #include "evolve/search/mutator.h"
 #include "evolve/search/pool.h"
 #include "frontend/elaborate.h"
@@ -23,16 +24,6 @@
 #include "ir/diagnostic.h"
 
 namespace ks {
-
-CandidateStatus status_of(const ChildRun &child, const std::optional<nlohmann::json> &record) {
-  if (child.timed_out) return CandidateStatus::Timeout;
-  if (!record) return CandidateStatus::Failed;
-  if (record->value("ok", false)) return CandidateStatus::Correct;
-  if (record->contains("failure")) return CandidateStatus::Failed;
-  if (record->contains("hacking_flags") && !(*record)["hacking_flags"].empty()) return CandidateStatus::Flagged;
-  if (record->contains("time") && (*record)["time"].contains("gave_up_ms")) return CandidateStatus::Slow;
-  return CandidateStatus::Incorrect;
-}
 
 namespace {
 
@@ -330,13 +321,7 @@ class Search {
     return text;
   }
 
-  // What every job is told besides its own arguments; the queue's slot adds its
-  // device and that device's lock.
-  std::vector<std::string> device_args() const {
-    std::vector<std::string> args = {"--target", setup_.target};
-    if (!config_.sizes.empty()) args.insert(args.end(), {"--size", config_.sizes});
-    return args;
-  }
+  JobSizes job_sizes() const { return {setup_.target, config_.sizes}; }
 
   // The candidate's schedule as a file for its child, written from the database's
   // copy every time and through a rename: a kill in the middle of a write must not
@@ -357,47 +342,42 @@ class Search {
   }
 
   void submit_evaluation(const CandidateRow &c) {
-    std::vector<std::string> args = {"run", spec_file_, "--json"};
+    EvaluationRequest request;
+    request.spec_file = spec_file_;
     if (c.body.empty())
-      args.insert(args.end(), {"--schedule", schedule_file(c)});
+      request.schedule_file = schedule_file(c);
     else
-      args.insert(args.end(), {"--kernel", body_file(c)});
-    std::vector<std::string> device = device_args();
-    args.insert(args.end(), device.begin(), device.end());
-    args.insert(args.end(), {"--trials", std::to_string(config_.trials), "--batches", std::to_string(config_.batches),
-                             "--min-batch-ms", std::to_string(config_.min_batch_ms)});
-    if (!config_.check_sizes.empty()) args.insert(args.end(), {"--check-size", config_.check_sizes});
+      request.body_file = body_file(c);
+    request.sizes = job_sizes();
+    request.trials = config_.trials;
+    request.batches = config_.batches;
+    request.min_batch_ms = config_.min_batch_ms;
+    request.check_sizes = config_.check_sizes;
     if (config_.give_up > 0 && run_.baseline_ms > 0 && !counters_.best.empty()) {
       const double best_ms = run_.baseline_ms / speedup_of(candidates_.at(counters_.best));
-      args.insert(args.end(), {"--give-up-ms", std::to_string(std::max(config_.give_up * best_ms, kGiveUpFloorMs))});
+      request.give_up_ms = std::max(config_.give_up * best_ms, kGiveUpFloorMs);
     }
     uint64_t ticket = next_ticket_++;
     tickets_[ticket] = {Ticket::Evaluation, {c.id}};
-    queue_.submit({ticket, args, config_.time_limit_s});
+    queue_.submit({ticket, request.args(), config_.time_limit_s});
   }
 
   void submit_retime(Ticket::Kind kind, const std::vector<std::string> &ids) {
-    std::vector<std::string> args = {"time",
-                                     spec_file_,
-                                     "--json",
-                                     "--rounds",
-                                     "3",
-                                     "--batches",
-                                     std::to_string(config_.batches),
-                                     "--min-batch-ms",
-                                     std::to_string(config_.min_batch_ms)};
     const Ticket t{kind, ids, kind == Ticket::FinalRetime || devices_.size() > 1};
+    RetimeRequest request;
+    request.spec_file = spec_file_;
     // At the end the naive kernel is timed beside the best few, and their figures are
     // against it: on a CPU device one process runs the same kernel up to twice as fast
     // as another (PoCL), and against a baseline from another process a softmax schedule
     // about as fast as the naive kernel was reported at 1.09x and 1.36x.
-    if (t.naive_timed()) args.push_back("--naive");
-    for (const std::string &id : ids) args.insert(args.end(), {"--schedule", schedule_file(candidates_.at(id))});
-    std::vector<std::string> device = device_args();
-    args.insert(args.end(), device.begin(), device.end());
+    request.with_naive = t.with_naive;
+    for (const std::string &id : ids) request.schedule_files.push_back(schedule_file(candidates_.at(id)));
+    request.sizes = job_sizes();
+    request.batches = config_.batches;
+    request.min_batch_ms = config_.min_batch_ms;
     uint64_t ticket = next_ticket_++;
     tickets_[ticket] = t;
-    queue_.submit({ticket, args, config_.time_limit_s * static_cast<double>(ids.size() + t.naive_timed())});
+    queue_.submit({ticket, request.args(), config_.time_limit_s * static_cast<double>(ids.size() + t.naive_timed())});
   }
 
   // ---- the record of it all -----------------------------------------------------
@@ -427,8 +407,8 @@ class Search {
     v.body = c.body;
     v.speedup = c.status == CandidateStatus::Correct ? (c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup) : 0;
     v.verdict = c.status == CandidateStatus::Pending ? "being evaluated" : c.verdict;
-    nlohmann::json record = nlohmann::json::parse(c.record.empty() ? "{}" : c.record, nullptr, false);
-    if (record.is_object() && record.contains("features")) v.features = record["features"];
+    if (std::optional<EvaluationResult> r = EvaluationResult::from_json(nlohmann::json::parse(c.record, nullptr, false)))
+      v.features = r->features;
     return v;
   }
 
@@ -702,24 +682,24 @@ class Search {
   void evaluated(const std::string &id, const ChildRun &child) {
     CandidateRow &c = candidates_.at(id);
     IsolatedRun outcome = isolated_outcome(child, config_.time_limit_s);
-    c.status = status_of(child, outcome.record);
-    c.verdict = outcome.record ? outcome.record->value("verdict", std::string()) : outcome.failure;
-    if (c.verdict.empty()) c.verdict = outcome.failure;
+    std::optional<EvaluationResult> result;
+    if (outcome.record) result = EvaluationResult::from_json(*outcome.record);
+    if (outcome.record && !result) outcome.failure = "its record is not one ksmith run --json writes";
+    c.status = status_of(child, result);
+    c.verdict = result && !result->verdict.empty() ? result->verdict : outcome.failure;
     c.record = outcome.record ? outcome.record->dump() : "";
     c.seconds = child.seconds;
     c.finished = unix_seconds();
     c.eval_seq = ++counters_.evaluated;
-    counters_.broken = outcome.record ? 0 : counters_.broken + 1;
+    counters_.broken = result ? 0 : counters_.broken + 1;
     std::vector<const CandidateRow *> changed = {&c};
     if (timed_status(c.status)) {
-      const nlohmann::json &t = (*outcome.record)["time"];
-      c.median_ms = t.value("median_ms", 0.0);
-      c.cv = t.value("cv", 0.0);
-      c.speedup = t.value("speedup", 0.0);
+      c.median_ms = result->median_ms;
+      c.cv = result->cv;
+      c.speedup = result->speedup;
     }
     if (c.status == CandidateStatus::Correct) {
-      const nlohmann::json &f = (*outcome.record)["features"];
-      Cell cell = archive_.cell_of(f.value(config_.features[0], 0.0), f.value(config_.features[1], 0.0));
+      Cell cell = archive_.cell_of(result->feature(config_.features[0]), result->feature(config_.features[1]));
       const bool naive = c.proposer == "naive";
       if (naive) {
         run_.baseline_ms = c.median_ms;
@@ -764,24 +744,14 @@ class Search {
                    " evaluations (" + c.proposer + ": " + c.note + ")");
   }
 
-  // One of `ksmith time --json`'s times: an object with a number for its median and,
-  // if any, for its spread (value() throws on anything else).
-  static bool a_time(const nlohmann::json &t) {
-    return t.is_object() && t.contains("median_ms") && t["median_ms"].is_number() &&
-           (!t.contains("cv") || t["cv"].is_number());
-  }
-
   void retimed(const Ticket &ticket, const ChildRun &child) {
-    nlohmann::json out = nlohmann::json::parse(child.out, nullptr, false);
     std::vector<const CandidateRow *> changed;
     const size_t first = ticket.naive_timed();  // the naive kernel's time comes first
     const std::string naive_id_timed = first ? naive_id() : "";
-    if (!child.timed_out && child.exit_status == 0 && out.is_object() && out.contains("times") &&
-        out["times"].is_array() && out["times"].size() == first + ticket.ids.size() &&
-        std::all_of(out["times"].begin(), out["times"].end(), a_time)) {
+    if (std::optional<std::vector<Time>> times = read_times(child, first + ticket.ids.size())) {
       double baseline_ms = run_.baseline_ms;
       if (first) {
-        baseline_ms = out["times"][0].value("median_ms", 0.0);
+        baseline_ms = (*times)[0].median_ms;
         progress_.note("timed again beside the best " + std::to_string(ticket.ids.size()) + ": the naive kernel " +
                        format_ms(baseline_ms) + " (" + format_ms(run_.baseline_ms) + " when evaluated)");
         // The naive kernel, timed beside them, is one of those compared: when none
@@ -789,15 +759,15 @@ class Search {
         // small gains vanish when timed again).
         CandidateRow &naive = candidates_.at(naive_id_timed);
         naive.retimed_speedup = 1;
-        naive.retimed_cv = out["times"][0].value("cv", 0.0);
+        naive.retimed_cv = (*times)[0].cv;
         changed.push_back(&naive);
       }
       for (size_t i = 0; i < ticket.ids.size(); ++i) {
         CandidateRow &c = candidates_.at(ticket.ids[i]);
-        double ms = out["times"][first + i].value("median_ms", 0.0);
-        if (ms <= 0 || baseline_ms <= 0) continue;
-        c.retimed_speedup = baseline_ms / ms;
-        c.retimed_cv = out["times"][first + i].value("cv", 0.0);
+        const Time &t = (*times)[first + i];
+        if (t.median_ms <= 0 || baseline_ms <= 0) continue;
+        c.retimed_speedup = baseline_ms / t.median_ms;
+        c.retimed_cv = t.cv;
         archive_.set_speedup(c.id, c.retimed_speedup);
         changed.push_back(&c);
       }

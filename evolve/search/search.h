@@ -75,8 +75,4 @@ struct SearchOutcome {
 SearchOutcome run_search(RunDatabase &db, std::optional<int64_t> resume, const SearchSetup &setup,
                          EvaluationQueue &queue, ProgressSink &progress, const std::atomic<bool> &stop);
 
-/// The status a finished evaluation gives a candidate: correct, slow, incorrect,
-/// flagged, failed or timeout.
-CandidateStatus status_of(const ChildRun &child, const std::optional<nlohmann::json> &record);
-
 }  // namespace ks
