@@ -17,6 +17,7 @@
 #include "evolve/search/cost_ranker.h"
 #include "evolve/search/genome.h"
 #include "evolve/search/jobs.h"
+#include "evolve/search/ledger.h"
 #include "evolve/search/mutator.h"
 #include "evolve/search/pool.h"
 #include "frontend/elaborate.h"
@@ -47,57 +48,6 @@ constexpr size_t kChildrenShown = 6;
 // more before they are stopped: most finish within it, a hung compile does not.
 constexpr double kOvertimeShare = 0.1;
 
-// What the search keeps across a resume besides the archive and the candidates.
-struct Counters {
-  int64_t proposals = 0;  // proposals made: the next one's seq
-  int64_t evaluated = 0;  // evaluations finished: the last one's eval_seq
-  int64_t refused = 0, duplicates = 0, fruitless = 0, broken = 0;
-  int64_t migrations = 0;
-  std::vector<int64_t> island_proposals;
-  std::string best;                          // the believed best's id
-  std::vector<std::string> pending_retimes;  // a close new best and the best it challenges
-  bool final_retimed = false;
-
-  nlohmann::json to_json() const {
-    return {{"proposals", proposals},
-            {"evaluated", evaluated},
-            {"refused", refused},
-            {"duplicates", duplicates},
-            {"fruitless", fruitless},
-            {"broken", broken},
-            {"migrations", migrations},
-            {"island_proposals", island_proposals},
-            {"best", best},
-            {"pending_retimes", pending_retimes},
-            {"final_retimed", final_retimed}};
-  }
-  static Counters from(const std::string &text, int islands) {
-    Counters c;
-    nlohmann::json j = nlohmann::json::parse(text.empty() ? "{}" : text, nullptr, false);
-    if (j.is_object()) {
-      c.proposals = j.value("proposals", int64_t{0});
-      c.evaluated = j.value("evaluated", int64_t{0});
-      c.refused = j.value("refused", int64_t{0});
-      c.duplicates = j.value("duplicates", int64_t{0});
-      c.fruitless = j.value("fruitless", int64_t{0});
-      c.broken = j.value("broken", int64_t{0});
-      c.migrations = j.value("migrations", int64_t{0});
-      c.island_proposals = j.value("island_proposals", std::vector<int64_t>{});
-      c.best = j.value("best", std::string());
-      c.pending_retimes = j.value("pending_retimes", std::vector<std::string>{});
-      c.final_retimed = j.value("final_retimed", false);
-    }
-    c.island_proposals.resize(static_cast<size_t>(islands), 0);
-    return c;
-  }
-};
-
-std::string rng_text(const Rng &rng) {
-  std::ostringstream out;
-  out << rng;
-  return out.str();
-}
-
 // What a job is, by its ticket.
 struct Ticket {
   enum Kind { Evaluation, Retime, FinalRetime } kind = Evaluation;
@@ -118,14 +68,13 @@ class Search {
         queue_(queue),
         progress_(progress),
         stop_(stop),
-        archive_(1, {}, {}) {}
+        ledger_(db) {}
 
   SearchOutcome run(std::optional<int64_t> resume) {
     resume ? reopen(*resume) : begin();
-    session_start_ = monotonic_seconds();
-    seconds_before_ = run_.seconds;
+    ledger_.start_clock();
     SearchOutcome out = loop();
-    out.run = run_.id;
+    out.run = ledger_.run.id;
     return out;
   }
 
@@ -137,24 +86,19 @@ class Search {
   ProgressSink &progress_;
   const std::atomic<bool> &stop_;
   EvolveConfig config_;
-  RunRow run_;
   frontend::Spec spec_;
   Graph graph_;
   Graph check_graph_;  // at the check sizes, where a schedule must replay too
   std::string spec_file_;
-  Archive archive_;
-  Rng rng_;
-  Counters counters_;
+  RunLedger ledger_;
   // The run's model calls and their tokens (a resumed run's earlier ones included),
   // and the calls planned but not yet made: llm.max_calls and llm.max_run_tokens.
   int64_t model_calls_ = 0, model_tokens_ = 0, planned_calls_ = 0;
-  std::map<std::string, CandidateRow> candidates_;
   std::vector<std::string> recent_failures_;
   std::map<uint64_t, Ticket> tickets_;
   uint64_t next_ticket_ = 1;
   std::vector<std::unique_ptr<Proposer>> proposers_;  // one of each name any island draws
   std::vector<std::vector<double>> island_weights_;   // per island, proposers_'s weights
-  double session_start_ = 0, seconds_before_ = 0;
   CostRanker ranker_{config_, graph_};
   std::shared_ptr<const std::vector<LibraryStage>> library_;  // mutator.library's stages that fit, or none
 
@@ -178,7 +122,7 @@ class Search {
     frontend::SizeOverrides check_sizes;
     if (!config_.check_sizes.empty()) frontend::parse_size_assignments(config_.check_sizes, &check_sizes);
     check_graph_ = frontend::elaborate(spec_, frontend::SizeSet::Check, check_sizes);
-    archive_ = Archive(config_.islands, config_.edges(config_.features[0]), config_.edges(config_.features[1]));
+    ledger_.archive = Archive(config_.islands, config_.edges(config_.features[0]), config_.edges(config_.features[1]));
     // Each island's mix. With no model configured, an LLM proposer's share goes to
     // the mutator (said once).
     std::set<std::string> said;
@@ -250,65 +194,44 @@ class Search {
       if (text.rfind("# ", 0) == 0) note += " (" + text.substr(2, text.find('\n') - 2) + ")";
       starts_.push_back({note, print_schedule(schedule), candidate_identity(*r.program)});
     }
-    rng_.seed(config_.seed);
-    counters_ = Counters::from("", config_.islands);
-    run_.spec_path = setup_.spec_path;
-    run_.kernel = spec_.name;
-    run_.spec_text = spec_text_;
-    run_.device = devices_text();
-    run_.target = setup_.target;
-    run_.sizes = describe_sizes(graph_);
-    run_.config = config_.to_toml();
-    run_.status = "running";
-    run_.rng = rng_text(rng_);
-    run_.state = counters_.to_json().dump();
-    db_.transaction([&] { run_.id = db_.add_run(run_); });
-    progress_.note("run " + std::to_string(run_.id) + " of " + spec_.name + " at " + run_.sizes + " on " + run_.device +
-                   " (" + run_.target + ")");
+    ledger_.rng.seed(config_.seed);
+    ledger_.counters = Counters::from("", config_.islands);
+    RunRow row;
+    row.spec_path = setup_.spec_path;
+    row.kernel = spec_.name;
+    row.spec_text = spec_text_;
+    row.device = devices_text();
+    row.target = setup_.target;
+    row.sizes = describe_sizes(graph_);
+    row.config = config_.to_toml();
+    row.status = "running";
+    ledger_.add(row);
+    progress_.note("run " + std::to_string(ledger_.run.id) + " of " + spec_.name + " at " + ledger_.run.sizes + " on " + ledger_.run.device +
+                   " (" + ledger_.run.target + ")");
   }
 
   void reopen(int64_t id) {
-    std::optional<RunRow> row = db_.run(id);
-    if (!row) throw UserError("error: the run database '" + db_.path() + "' has no run " + std::to_string(id));
-    run_ = *row;
-    if (run_.status == "finished")
-      throw UserError("error: run " + std::to_string(id) + " of '" + db_.path() +
-                      "' has finished; start a new run (without --resume)");
+    ledger_.open(id);
     // The stored configuration, with the limits a resume may raise.
-    config_ = parse_config(run_.config, db_.path() + " (run " + std::to_string(id) + "'s configuration)");
+    config_ = parse_config(ledger_.run.config, db_.path() + " (run " + std::to_string(id) + "'s configuration)");
     config_.budget = std::max(config_.budget, setup_.config.budget);
     config_.minutes = setup_.config.minutes;
     config_.workers = setup_.config.workers;
-    load_spec(run_.spec_text);
+    load_spec(ledger_.run.spec_text);
     load_prior();
     load_library();
-    if (run_.device != devices_text())
-      progress_.note("note: run " + std::to_string(id) + " began on " + run_.device + "; it continues on " +
+    if (ledger_.run.device != devices_text())
+      progress_.note("note: run " + std::to_string(id) + " began on " + ledger_.run.device + "; it continues on " +
                      devices_text());
-    std::istringstream(run_.rng) >> rng_;
-    counters_ = Counters::from(run_.state, config_.islands);
-    for (CandidateRow &c : db_.candidates(id)) candidates_[c.id] = c;
-    for (int i = 0; i < config_.islands; ++i) {
-      std::vector<std::pair<Elite, Cell>> members;
-      std::map<Cell, Elite> grid;
-      db_.load_island(id, i, &members, &grid);
-      archive_.restore(i, members, grid);
-    }
-    std::vector<const CandidateRow *> failed;  // in the order they were evaluated, as before the stop
-    for (const auto &[cid, c] : candidates_)
-      if (failed_status(c.status)) failed.push_back(&c);
-    std::sort(failed.begin(), failed.end(),
-              [](const CandidateRow *a, const CandidateRow *b) { return a->eval_seq < b->eval_seq; });
-    for (const CandidateRow *c : failed) recent_failures_.push_back(c->id);
-    if (recent_failures_.size() > kRecentFailures)
-      recent_failures_.erase(recent_failures_.begin(), recent_failures_.end() - kRecentFailures);
+    ledger_.restore(config_.islands);
+    recent_failures_ = ledger_.recent_failures(kRecentFailures);  // as before the stop
     const ModelCallTotals calls = db_.model_call_totals(id);
     model_calls_ = calls.calls;
     model_tokens_ = calls.prompt_tokens + calls.completion_tokens;
-    run_.status = "running";
-    run_.message.clear();
+    ledger_.run.status = "running";
+    ledger_.run.message.clear();
     progress_.note("resuming run " + std::to_string(id) + " of " + spec_.name + ": " +
-                   std::to_string(counters_.evaluated) + " evaluations done");
+                   std::to_string(ledger_.counters.evaluated) + " evaluations done");
   }
 
   // ---- jobs -----------------------------------------------------------------------
@@ -353,8 +276,8 @@ class Search {
     request.batches = config_.batches;
     request.min_batch_ms = config_.min_batch_ms;
     request.check_sizes = config_.check_sizes;
-    if (config_.give_up > 0 && run_.baseline_ms > 0 && !counters_.best.empty()) {
-      const double best_ms = run_.baseline_ms / speedup_of(candidates_.at(counters_.best));
+    if (config_.give_up > 0 && ledger_.run.baseline_ms > 0 && !ledger_.counters.best.empty()) {
+      const double best_ms = ledger_.run.baseline_ms / RunLedger::speedup_of(ledger_.candidates.at(ledger_.counters.best));
       request.give_up_ms = std::max(config_.give_up * best_ms, kGiveUpFloorMs);
     }
     uint64_t ticket = next_ticket_++;
@@ -371,7 +294,7 @@ class Search {
     // as another (PoCL), and against a baseline from another process a softmax schedule
     // about as fast as the naive kernel was reported at 1.09x and 1.36x.
     request.with_naive = t.with_naive;
-    for (const std::string &id : ids) request.schedule_files.push_back(schedule_file(candidates_.at(id)));
+    for (const std::string &id : ids) request.schedule_files.push_back(schedule_file(ledger_.candidates.at(id)));
     request.sizes = job_sizes();
     request.batches = config_.batches;
     request.min_batch_ms = config_.min_batch_ms;
@@ -382,25 +305,10 @@ class Search {
 
   // ---- the record of it all -----------------------------------------------------
 
-  double elapsed() const { return seconds_before_ + monotonic_seconds() - session_start_; }
-
-  // One transaction: the candidates changed, the archive's changes, the run's state.
-  void commit(const std::vector<const CandidateRow *> &changed) {
-    run_.rng = rng_text(rng_);
-    run_.state = counters_.to_json().dump();
-    run_.seconds = elapsed();
-    std::vector<ArchiveChange> changes = archive_.take_changes();
-    db_.transaction([&] {
-      for (const CandidateRow *c : changed) db_.put_candidate(*c);
-      db_.apply(run_.id, changes);
-      db_.update_run(run_);
-    });
-  }
-
   // ---- proposing ------------------------------------------------------------------
 
   CandidateView view(const std::string &id) const {
-    const CandidateRow &c = candidates_.at(id);
+    const CandidateRow &c = ledger_.candidates.at(id);
     CandidateView v;
     v.id = id;
     v.schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{id + ".sched", c.schedule}));
@@ -417,15 +325,15 @@ class Search {
     Replayed r = replay(graph_, {}, &setup_.device);
     if (!r.program) throw UserError("error: the naive kernel of " + spec_.name + " is refused: " + r.refusal);
     CandidateRow c;
-    c.run = run_.id;
+    c.run = ledger_.run.id;
     c.id = candidate_identity(*r.program);
-    c.seq = counters_.proposals++;
+    c.seq = ledger_.counters.proposals++;
     c.proposer = "naive";
     c.status = CandidateStatus::Pending;
     c.created = unix_seconds();
-    candidates_[c.id] = c;
-    commit({&candidates_[c.id]});
-    submit_evaluation(candidates_[c.id]);
+    ledger_.candidates[c.id] = c;
+    ledger_.commit({&ledger_.candidates[c.id]});
+    submit_evaluation(ledger_.candidates[c.id]);
   }
 
   // A schedule replayed at the timed sizes (the program) and at the check sizes: the
@@ -448,19 +356,19 @@ class Search {
   std::vector<std::string> propose_starts() {
     std::vector<std::string> ids;
     for (const Start &s : starts_) {
-      if (candidates_.count(s.id)) continue;
+      if (ledger_.candidates.count(s.id)) continue;
       CandidateRow c;
-      c.run = run_.id;
+      c.run = ledger_.run.id;
       c.id = s.id;
-      c.seq = counters_.proposals++;
+      c.seq = ledger_.counters.proposals++;
       c.proposer = "start";
-      c.parent = naive_id();
+      c.parent = ledger_.naive_id();
       c.schedule = s.schedule;
       c.note = s.note;
       c.status = CandidateStatus::Pending;
       c.created = unix_seconds();
-      candidates_[c.id] = c;
-      commit({&candidates_[c.id]});
+      ledger_.candidates[c.id] = c;
+      ledger_.commit({&ledger_.candidates[c.id]});
       ids.push_back(c.id);
     }
     return ids;
@@ -478,9 +386,9 @@ class Search {
   };
 
   Plan plan_proposal() {
-    const int island = static_cast<int>(counters_.proposals % config_.islands);
+    const int island = static_cast<int>(ledger_.counters.proposals % config_.islands);
     std::vector<double> &weights = island_weights_[static_cast<size_t>(island)];
-    size_t which = std::discrete_distribution<size_t>(weights.begin(), weights.end())(rng_);
+    size_t which = std::discrete_distribution<size_t>(weights.begin(), weights.end())(ledger_.rng);
     std::string why = proposers_[which]->exhausted();
     if (why.empty() && proposers_[which]->costly()) why = model_budget_spent();
     if (!why.empty()) {
@@ -494,24 +402,24 @@ class Search {
     planned_calls_ += proposers_[which]->costly();
     ParentPick pick = ParentPick::Uniform;
     std::optional<std::string> parent =
-        archive_.choose_parent(island, rng_, config_.exploit, config_.explore, config_.uniform, &pick);
-    if (!parent) parent = naive_id();
-    std::vector<std::string> inspirations = archive_.inspirations(island, *parent, config_.inspirations, rng_);
-    const uint64_t seed = rng_();
+        ledger_.archive.choose_parent(island, ledger_.rng, config_.exploit, config_.explore, config_.uniform, &pick);
+    if (!parent) parent = ledger_.naive_id();
+    std::vector<std::string> inspirations = ledger_.archive.inspirations(island, *parent, config_.inspirations, ledger_.rng);
+    const uint64_t seed = ledger_.rng();
     ProposalContext context{graph_, setup_.device, view(*parent), {}, {}, library_, config_.rewrites};
     for (const std::string &id : inspirations) context.inspirations.push_back(view(id));
     for (const std::string &id : recent_failures_) context.failures.push_back(view(id));
     if (proposers_[which]->costly()) context.tried = children_of(*parent);
-    ++counters_.proposals;
-    ++counters_.island_proposals[static_cast<size_t>(island)];
+    ++ledger_.counters.proposals;
+    ++ledger_.counters.island_proposals[static_cast<size_t>(island)];
     CandidateRow c;
-    c.run = run_.id;
-    c.seq = counters_.proposals - 1;
+    c.run = ledger_.run.id;
+    c.seq = ledger_.counters.proposals - 1;
     c.proposer = proposers_[which]->name();
     c.parent = *parent;
     c.inspirations = nlohmann::json(inspirations).dump();
     c.island = island;
-    c.iteration = counters_.island_proposals[static_cast<size_t>(island)];
+    c.iteration = ledger_.counters.island_proposals[static_cast<size_t>(island)];
     c.seed = seed;
     return Plan{island, which, pick, std::move(context), Rng(seed), std::move(c)};
   }
@@ -572,18 +480,18 @@ class Search {
     Proposer &proposer = *proposers_[plan.which];
     CandidateRow &c = plan.c;
     PoolSettings settings;
-    settings.ranked = ranker_.ready(counters_.evaluated, candidates_) && !proposer.costly();
+    settings.ranked = ranker_.ready(ledger_.counters.evaluated, ledger_.candidates) && !proposer.costly();
     settings.size = config_.cost_model == "xgboost" && !proposer.costly() ? config_.cost_pool : 1;
     settings.steps = config_.cost_steps;
     settings.explore = config_.cost_explore;
     PoolWorld world;
     world.replay = [&](const Schedule &schedule) { return replay_both(schedule); };
-    world.known = [&](const std::string &id) { return candidates_.count(id) > 0; };
+    world.known = [&](const std::string &id) { return ledger_.candidates.count(id) > 0; };
     world.duplicate_of = [&](const std::string &id) { return duplicate_of(id); };
     world.score = [&](const std::vector<std::vector<float>> &features) { return ranker_.score(features); };
     PoolChoice pool = choose_from_pool(proposer, plan.context, std::move(given), plan.own, settings, world);
-    counters_.refused += pool.refused_count;
-    counters_.duplicates += pool.duplicates;
+    ledger_.counters.refused += pool.refused_count;
+    ledger_.counters.duplicates += pool.duplicates;
     const std::string picked = std::string(" (") + parent_pick_name(plan.pick) + " parent";
     if (pool.refused) {  // refused by the IR or the device's limits: recorded, no device time
       c.schedule = print_schedule(pool.refused->schedule);
@@ -593,13 +501,13 @@ class Search {
       c.status = CandidateStatus::Refused;
       c.verdict = "refused: " + pool.refusal;
       c.finished = unix_seconds();
-      ++counters_.fruitless;
-      candidates_[c.id] = c;
-      commit({&candidates_[c.id]});
+      ++ledger_.counters.fruitless;
+      ledger_.candidates[c.id] = c;
+      ledger_.commit({&ledger_.candidates[c.id]});
       return false;
     }
     if (!pool.chosen) {
-      ++counters_.fruitless;
+      ++ledger_.counters.fruitless;
       return false;
     }
     PoolMember &m = *pool.chosen;
@@ -611,11 +519,11 @@ class Search {
     c.note = m.proposal.note + picked + pool.how + ")";
     c.created = unix_seconds();
     c.id = m.id;
-    counters_.fruitless = 0;
+    ledger_.counters.fruitless = 0;
     c.status = CandidateStatus::Pending;
-    candidates_[c.id] = c;
-    commit({&candidates_[c.id]});
-    submit_evaluation(candidates_[c.id]);
+    ledger_.candidates[c.id] = c;
+    ledger_.commit({&ledger_.candidates[c.id]});
+    submit_evaluation(ledger_.candidates[c.id]);
     return true;
   }
 
@@ -631,7 +539,7 @@ class Search {
     }
     db_.transaction([&] {
       for (size_t j = 0; j < calls.size(); ++j)
-        db_.add_model_call(ModelCallRow{run_.id, proposals[std::min(j, proposals.size() - 1)], calls[j]});
+        db_.add_model_call(ModelCallRow{ledger_.run.id, proposals[std::min(j, proposals.size() - 1)], calls[j]});
     });
   }
 
@@ -659,7 +567,7 @@ class Search {
   // model has tried from it (evaluated, being evaluated or refused).
   std::vector<CandidateView> children_of(const std::string &parent) const {
     std::vector<const CandidateRow *> children;
-    for (const auto &[id, c] : candidates_)
+    for (const auto &[id, c] : ledger_.candidates)
       if (c.parent == parent) children.push_back(&c);
     std::sort(children.begin(), children.end(),
               [](const CandidateRow *a, const CandidateRow *b) { return a->seq < b->seq; });
@@ -669,18 +577,10 @@ class Search {
     return out;
   }
 
-  std::string naive_id() const {
-    for (const auto &[id, c] : candidates_)
-      if (c.proposer == "naive") return id;
-    return "";
-  }
-
   // ---- results --------------------------------------------------------------------
 
-  double speedup_of(const CandidateRow &c) const { return c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup; }
-
   void evaluated(const std::string &id, const ChildRun &child) {
-    CandidateRow &c = candidates_.at(id);
+    CandidateRow &c = ledger_.candidates.at(id);
     IsolatedRun outcome = isolated_outcome(child, config_.time_limit_s);
     std::optional<EvaluationResult> result;
     if (outcome.record) result = EvaluationResult::from_json(*outcome.record);
@@ -690,8 +590,8 @@ class Search {
     c.record = outcome.record ? outcome.record->dump() : "";
     c.seconds = child.seconds;
     c.finished = unix_seconds();
-    c.eval_seq = ++counters_.evaluated;
-    counters_.broken = result ? 0 : counters_.broken + 1;
+    c.eval_seq = ++ledger_.counters.evaluated;
+    ledger_.counters.broken = result ? 0 : ledger_.counters.broken + 1;
     std::vector<const CandidateRow *> changed = {&c};
     if (timed_status(c.status)) {
       c.median_ms = result->median_ms;
@@ -699,19 +599,19 @@ class Search {
       c.speedup = result->speedup;
     }
     if (c.status == CandidateStatus::Correct) {
-      Cell cell = archive_.cell_of(result->feature(config_.features[0]), result->feature(config_.features[1]));
+      Cell cell = ledger_.archive.cell_of(result->feature(config_.features[0]), result->feature(config_.features[1]));
       const bool naive = c.proposer == "naive";
       if (naive) {
-        run_.baseline_ms = c.median_ms;
-        run_.baseline_cv = c.cv;
+        ledger_.run.baseline_ms = c.median_ms;
+        ledger_.run.baseline_cv = c.cv;
         c.speedup = 1;
-        counters_.best = c.id;
+        ledger_.counters.best = c.id;
       }
       // The naive kernel and a start schedule are every island's parents.
       if (naive || c.proposer == "start") {
-        for (int i = 0; i < archive_.islands(); ++i) archive_.add(i, {c.id, c.speedup, false}, cell);
+        for (int i = 0; i < ledger_.archive.islands(); ++i) ledger_.archive.add(i, {c.id, c.speedup, false}, cell);
       } else {
-        archive_.add(c.island, {c.id, c.speedup, false}, cell);
+        ledger_.archive.add(c.island, {c.id, c.speedup, false}, cell);
       }
       if (!naive) consider_best(c);
     } else {
@@ -719,77 +619,77 @@ class Search {
       if (recent_failures_.size() > kRecentFailures) recent_failures_.erase(recent_failures_.begin());
     }
     migrate_when_due();
-    commit(changed);
+    ledger_.commit(changed);
   }
 
   // A new best is believed at once when it is clearly faster; within retime_within
   // of the old one, only once the two are timed side by side.
   void consider_best(const CandidateRow &c) {
-    if (counters_.best.empty()) {
-      counters_.best = c.id;
+    if (ledger_.counters.best.empty()) {
+      ledger_.counters.best = c.id;
       return;
     }
-    const CandidateRow &best = candidates_.at(counters_.best);
-    const double old = speedup_of(best);
+    const CandidateRow &best = ledger_.candidates.at(ledger_.counters.best);
+    const double old = RunLedger::speedup_of(best);
     if (c.speedup <= old) return;
     // Kernel bodies are not timed side by side (ksmith time takes schedules): their
     // evaluation's time stands.
     if (c.speedup < old * (1 + config_.retime_within) && best.proposer != "naive" && c.body.empty() &&
         best.body.empty()) {
-      counters_.pending_retimes = {best.id, c.id};
+      ledger_.counters.pending_retimes = {best.id, c.id};
       return;
     }
-    counters_.best = c.id;
-    progress_.note("best " + format_speedup(c.speedup) + " after " + std::to_string(counters_.evaluated) +
+    ledger_.counters.best = c.id;
+    progress_.note("best " + format_speedup(c.speedup) + " after " + std::to_string(ledger_.counters.evaluated) +
                    " evaluations (" + c.proposer + ": " + c.note + ")");
   }
 
   void retimed(const Ticket &ticket, const ChildRun &child) {
     std::vector<const CandidateRow *> changed;
     const size_t first = ticket.naive_timed();  // the naive kernel's time comes first
-    const std::string naive_id_timed = first ? naive_id() : "";
+    const std::string naive_id_timed = first ? ledger_.naive_id() : "";
     if (std::optional<std::vector<Time>> times = read_times(child, first + ticket.ids.size())) {
-      double baseline_ms = run_.baseline_ms;
+      double baseline_ms = ledger_.run.baseline_ms;
       if (first) {
         baseline_ms = (*times)[0].median_ms;
         progress_.note("timed again beside the best " + std::to_string(ticket.ids.size()) + ": the naive kernel " +
-                       format_ms(baseline_ms) + " (" + format_ms(run_.baseline_ms) + " when evaluated)");
+                       format_ms(baseline_ms) + " (" + format_ms(ledger_.run.baseline_ms) + " when evaluated)");
         // The naive kernel, timed beside them, is one of those compared: when none
         // beats it there, it is the best (a CPU device's noise can make a search's
         // small gains vanish when timed again).
-        CandidateRow &naive = candidates_.at(naive_id_timed);
+        CandidateRow &naive = ledger_.candidates.at(naive_id_timed);
         naive.retimed_speedup = 1;
         naive.retimed_cv = (*times)[0].cv;
         changed.push_back(&naive);
       }
       for (size_t i = 0; i < ticket.ids.size(); ++i) {
-        CandidateRow &c = candidates_.at(ticket.ids[i]);
+        CandidateRow &c = ledger_.candidates.at(ticket.ids[i]);
         const Time &t = (*times)[first + i];
         if (t.median_ms <= 0 || baseline_ms <= 0) continue;
         c.retimed_speedup = baseline_ms / t.median_ms;
         c.retimed_cv = t.cv;
-        archive_.set_speedup(c.id, c.retimed_speedup);
+        ledger_.archive.set_speedup(c.id, c.retimed_speedup);
         changed.push_back(&c);
       }
     } else {
       progress_.note("note: timing again failed (" + first_line(child.err) + "); the first times stand");
     }
     // The best is the fastest of those timed together, by their new times.
-    std::string best = counters_.best;
+    std::string best = ledger_.counters.best;
     std::vector<std::string> compared = ticket.ids;
     if (first) compared.push_back(naive_id_timed);
     for (const std::string &id : compared)
-      if (candidates_.at(id).status == CandidateStatus::Correct && speedup_of(candidates_.at(id)) > speedup_of(candidates_.at(best)))
+      if (ledger_.candidates.at(id).status == CandidateStatus::Correct && RunLedger::speedup_of(ledger_.candidates.at(id)) > RunLedger::speedup_of(ledger_.candidates.at(best)))
         best = id;
-    if (best != counters_.best && first && best == naive_id_timed)
+    if (best != ledger_.counters.best && first && best == naive_id_timed)
       progress_.note("best: the naive kernel (none of the best " + std::to_string(ticket.ids.size()) +
                      " beat it when timed again beside it)");
-    else if (best != counters_.best)
-      progress_.note("best " + format_speedup(speedup_of(candidates_.at(best))) +
+    else if (best != ledger_.counters.best)
+      progress_.note("best " + format_speedup(RunLedger::speedup_of(ledger_.candidates.at(best))) +
                      " (timed again beside the last best)");
-    counters_.best = best;
-    if (ticket.kind == Ticket::FinalRetime) counters_.final_retimed = true;
-    commit(changed);
+    ledger_.counters.best = best;
+    if (ticket.kind == Ticket::FinalRetime) ledger_.counters.final_retimed = true;
+    ledger_.commit(changed);
   }
 
   static std::string first_line(const std::string &text) { return text.substr(0, text.find('\n')); }
@@ -811,11 +711,11 @@ class Search {
 
   void migrate_when_due() {
     const int64_t every = static_cast<int64_t>(config_.generation) * config_.interval * config_.islands;
-    if (config_.islands < 2 || config_.migrants == 0 || counters_.evaluated % every != 0) return;
-    int arrived = archive_.migrate(config_.migrants);
-    ++counters_.migrations;
+    if (config_.islands < 2 || config_.migrants == 0 || ledger_.counters.evaluated % every != 0) return;
+    int arrived = ledger_.archive.migrate(config_.migrants);
+    ++ledger_.counters.migrations;
     if (arrived)
-      progress_.note("migration " + std::to_string(counters_.migrations) + ": " + std::to_string(arrived) +
+      progress_.note("migration " + std::to_string(ledger_.counters.migrations) + ": " + std::to_string(arrived) +
                      " elites settled on the next island");
   }
 
@@ -823,23 +723,23 @@ class Search {
 
   Progress progress() const {
     Progress p;
-    p.evaluated = counters_.evaluated;
+    p.evaluated = ledger_.counters.evaluated;
     p.budget = config_.budget;
     p.in_flight = static_cast<int64_t>(queue_.running());
-    p.refused = counters_.refused;
-    p.duplicates = counters_.duplicates;
+    p.refused = ledger_.counters.refused;
+    p.duplicates = ledger_.counters.duplicates;
     p.model_calls = model_calls_;
     p.model_tokens = model_tokens_;
-    for (const auto &[id, c] : candidates_)
+    for (const auto &[id, c] : ledger_.candidates)
       if (failed_status(c.status)) ++p.by_status[status_name(c.status)];
-    p.elapsed_s = elapsed();
+    p.elapsed_s = ledger_.elapsed();
     p.per_minute = p.elapsed_s > 0 ? 60.0 * static_cast<double>(p.evaluated) / p.elapsed_s : 0;
     double by_budget = p.per_minute > 0 ? 60.0 * static_cast<double>(config_.budget - p.evaluated) / p.per_minute : -1;
     double by_minutes = config_.minutes > 0 ? config_.minutes * 60 - p.elapsed_s : -1;
     p.left_s = by_budget < 0 ? by_minutes : by_minutes < 0 ? by_budget : std::min(by_budget, by_minutes);
-    if (!counters_.best.empty()) {
-      const CandidateRow &b = candidates_.at(counters_.best);
-      p.best_speedup = speedup_of(b);
+    if (!ledger_.counters.best.empty()) {
+      const CandidateRow &b = ledger_.candidates.at(ledger_.counters.best);
+      p.best_speedup = RunLedger::speedup_of(b);
       p.best_retimed = b.retimed_speedup > 0;
       p.best_steps = static_cast<int>(std::count(b.schedule.begin(), b.schedule.end(), '\n'));
     }
@@ -848,14 +748,14 @@ class Search {
 
   // Why no more proposals are to be made, or "".
   std::string exhausted() const {
-    if (counters_.evaluated + static_cast<int64_t>(queue_.running()) >= config_.budget)
+    if (ledger_.counters.evaluated + static_cast<int64_t>(queue_.running()) >= config_.budget)
       return "the budget of " + std::to_string(config_.budget) + " evaluations is spent";
-    if (config_.minutes > 0 && elapsed() >= config_.minutes * 60)
+    if (config_.minutes > 0 && ledger_.elapsed() >= config_.minutes * 60)
       return "the time budget of " + format_number(config_.minutes) + " minutes is spent";
-    if (config_.target_speedup > 0 && !counters_.best.empty() &&
-        speedup_of(candidates_.at(counters_.best)) >= config_.target_speedup)
+    if (config_.target_speedup > 0 && !ledger_.counters.best.empty() &&
+        RunLedger::speedup_of(ledger_.candidates.at(ledger_.counters.best)) >= config_.target_speedup)
       return "the target speedup is reached";
-    if (counters_.fruitless >= kMaxFruitless)
+    if (ledger_.counters.fruitless >= kMaxFruitless)
       return "the proposers found nothing new in " + std::to_string(kMaxFruitless) + " tries";
     return "";
   }
@@ -866,7 +766,7 @@ class Search {
   // a timeout it did not reach. The final timing again is the run's answer and runs
   // to its own limit.
   void stop_overtime() {
-    if (config_.minutes <= 0 || elapsed() < config_.minutes * 60 * (1 + kOvertimeShare) || tickets_.empty()) return;
+    if (config_.minutes <= 0 || ledger_.elapsed() < config_.minutes * 60 * (1 + kOvertimeShare) || tickets_.empty()) return;
     int64_t evaluations = 0;
     for (const auto &[number, ticket] : tickets_) {
       if (ticket.kind == Ticket::FinalRetime) return;
@@ -879,10 +779,10 @@ class Search {
   }
 
   SearchOutcome finish(const std::string &status, const std::string &message) {
-    run_.status = status;
-    run_.message = message;
-    commit({});
-    return {run_.id, status, message};
+    ledger_.run.status = status;
+    ledger_.run.message = message;
+    ledger_.commit({});
+    return {ledger_.run.id, status, message};
   }
 
   SearchOutcome loop() {
@@ -890,16 +790,10 @@ class Search {
     // Unfinished work of an earlier session goes first: evaluations in flight at
     // the kill, then a re-timing that was due.
     bool naive_done = false;
-    for (const auto &[id, c] : candidates_)
+    for (const auto &[id, c] : ledger_.candidates)
       if (c.proposer == "naive") naive_done = c.status != CandidateStatus::Pending;
-    std::vector<const CandidateRow *> pending;
-    for (const auto &[id, c] : candidates_)
-      if (c.status == CandidateStatus::Pending) pending.push_back(&c);
-    std::sort(pending.begin(), pending.end(),
-              [](const CandidateRow *a, const CandidateRow *b) { return a->seq < b->seq; });
-    std::vector<std::string> backlog;
-    for (const CandidateRow *c : pending) backlog.push_back(c->id);
-    if (candidates_.empty()) {
+    std::vector<std::string> backlog = ledger_.pending();
+    if (ledger_.candidates.empty()) {
       propose_naive();
       for (const std::string &id : propose_starts()) backlog.push_back(id);
     }
@@ -915,35 +809,35 @@ class Search {
       // other, then the backlog, a due re-timing, then new proposals.
       while (queue_.running() < slots) {
         if (!naive_done) {
-          auto naive = std::find(backlog.begin(), backlog.end(), naive_id());
+          auto naive = std::find(backlog.begin(), backlog.end(), ledger_.naive_id());
           if (naive != backlog.end()) {
-            submit_evaluation(candidates_.at(*naive));
+            submit_evaluation(ledger_.candidates.at(*naive));
             backlog.erase(naive);
           }
           break;
         }
         if (!backlog.empty()) {
-          submit_evaluation(candidates_.at(backlog.front()));
+          submit_evaluation(ledger_.candidates.at(backlog.front()));
           backlog.erase(backlog.begin());
           continue;
         }
-        if (!counters_.pending_retimes.empty()) {
-          submit_retime(Ticket::Retime, counters_.pending_retimes);
-          counters_.pending_retimes.clear();
+        if (!ledger_.counters.pending_retimes.empty()) {
+          submit_retime(Ticket::Retime, ledger_.counters.pending_retimes);
+          ledger_.counters.pending_retimes.clear();
           continue;
         }
         why_done = exhausted();
         if (!why_done.empty()) break;
         // As many proposals as free workers and budget allow (a model's together).
-        const int64_t room = config_.budget - counters_.evaluated - static_cast<int64_t>(queue_.running());
+        const int64_t room = config_.budget - ledger_.counters.evaluated - static_cast<int64_t>(queue_.running());
         propose_some(std::min(slots - queue_.running(), static_cast<size_t>(std::max<int64_t>(1, room))));
       }
       if (naive_done) stop_overtime();  // the naive kernel, the baseline, is waited for
       if (queue_.running() == 0) {
         if (!naive_done) return finish("failed", "the naive kernel was not evaluated");
-        if (!counters_.pending_retimes.empty()) continue;
-        if (!counters_.final_retimed && config_.final_top > 1) {
-          std::vector<std::string> top = top_candidates(config_.final_top);
+        if (!ledger_.counters.pending_retimes.empty()) continue;
+        if (!ledger_.counters.final_retimed && config_.final_top > 1) {
+          std::vector<std::string> top = ledger_.top_candidates(config_.final_top);
           if (top.size() > 1) {
             submit_retime(Ticket::FinalRetime, top);
             continue;
@@ -958,9 +852,9 @@ class Search {
         tickets_.erase(r.ticket);
         if (ticket.kind == Ticket::Evaluation) {
           evaluated(ticket.ids[0], r.child);
-          if (candidates_.at(ticket.ids[0]).proposer == "naive") {
+          if (ledger_.candidates.at(ticket.ids[0]).proposer == "naive") {
             naive_done = true;
-            const CandidateRow &naive = candidates_.at(ticket.ids[0]);
+            const CandidateRow &naive = ledger_.candidates.at(ticket.ids[0]);
             if (naive.status != CandidateStatus::Correct) {
               queue_.stop();
               return finish("failed",
@@ -970,12 +864,12 @@ class Search {
         } else {
           retimed(ticket, r.child);
         }
-        if (counters_.broken >= kMaxBroken) {
+        if (ledger_.counters.broken >= kMaxBroken) {
           queue_.stop();
           return finish("failed", std::to_string(kMaxBroken) +
                                       " evaluations in a row gave no record (the device or the children failing); "
                                       "the last said: " +
-                                      last_evaluated().verdict);
+                                      ledger_.last_evaluated().verdict);
         }
       }
       if (monotonic_seconds() - last_progress > 0.5) {
@@ -985,23 +879,6 @@ class Search {
     }
   }
 
-  const CandidateRow &last_evaluated() const {
-    const CandidateRow *last = nullptr;
-    for (const auto &[id, c] : candidates_)
-      if (!last || c.eval_seq > last->eval_seq) last = &c;
-    return *last;
-  }
-
-  std::vector<std::string> top_candidates(int n) const {
-    std::vector<const CandidateRow *> correct;
-    for (const auto &[id, c] : candidates_)
-      if (c.status == CandidateStatus::Correct && c.proposer != "naive" && c.body.empty()) correct.push_back(&c);
-    std::sort(correct.begin(), correct.end(),
-              [&](const CandidateRow *a, const CandidateRow *b) { return speedup_of(*a) > speedup_of(*b); });
-    std::vector<std::string> out;
-    for (size_t i = 0; i < correct.size() && static_cast<int>(i) < n; ++i) out.push_back(correct[i]->id);
-    return out;
-  }
 };
 
 }  // namespace
