@@ -13,6 +13,7 @@
 
 #include "evolve/evaluation/record.h"
 #include "evolve/search/archive.h"
+#include "evolve/search/best.h"
 #include "evolve/search/cost_features.h"
 #include "evolve/search/cost_ranker.h"
 #include "evolve/search/genome.h"
@@ -91,6 +92,7 @@ class Search {
   Graph check_graph_;  // at the check sizes, where a schedule must replay too
   std::string spec_file_;
   RunLedger ledger_;
+  BestTracker best_{ledger_, progress_, config_.retime_within};
   // The run's model calls and their tokens (a resumed run's earlier ones included),
   // and the calls planned but not yet made: llm.max_calls and llm.max_run_tokens.
   int64_t model_calls_ = 0, model_tokens_ = 0, planned_calls_ = 0;
@@ -613,7 +615,7 @@ class Search {
       } else {
         ledger_.archive.add(c.island, {c.id, c.speedup, false}, cell);
       }
-      if (!naive) consider_best(c);
+      if (!naive) best_.consider(c);
     } else {
       recent_failures_.push_back(c.id);
       if (recent_failures_.size() > kRecentFailures) recent_failures_.erase(recent_failures_.begin());
@@ -622,91 +624,11 @@ class Search {
     ledger_.commit(changed);
   }
 
-  // A new best is believed at once when it is clearly faster; within retime_within
-  // of the old one, only once the two are timed side by side.
-  void consider_best(const CandidateRow &c) {
-    if (ledger_.counters.best.empty()) {
-      ledger_.counters.best = c.id;
-      return;
-    }
-    const CandidateRow &best = ledger_.candidates.at(ledger_.counters.best);
-    const double old = RunLedger::speedup_of(best);
-    if (c.speedup <= old) return;
-    // Kernel bodies are not timed side by side (ksmith time takes schedules): their
-    // evaluation's time stands.
-    if (c.speedup < old * (1 + config_.retime_within) && best.proposer != "naive" && c.body.empty() &&
-        best.body.empty()) {
-      ledger_.counters.pending_retimes = {best.id, c.id};
-      return;
-    }
-    ledger_.counters.best = c.id;
-    progress_.note("best " + format_speedup(c.speedup) + " after " + std::to_string(ledger_.counters.evaluated) +
-                   " evaluations (" + c.proposer + ": " + c.note + ")");
-  }
-
   void retimed(const Ticket &ticket, const ChildRun &child) {
-    std::vector<const CandidateRow *> changed;
-    const size_t first = ticket.naive_timed();  // the naive kernel's time comes first
-    const std::string naive_id_timed = first ? ledger_.naive_id() : "";
-    if (std::optional<std::vector<Time>> times = read_times(child, first + ticket.ids.size())) {
-      double baseline_ms = ledger_.run.baseline_ms;
-      if (first) {
-        baseline_ms = (*times)[0].median_ms;
-        progress_.note("timed again beside the best " + std::to_string(ticket.ids.size()) + ": the naive kernel " +
-                       format_ms(baseline_ms) + " (" + format_ms(ledger_.run.baseline_ms) + " when evaluated)");
-        // The naive kernel, timed beside them, is one of those compared: when none
-        // beats it there, it is the best (a CPU device's noise can make a search's
-        // small gains vanish when timed again).
-        CandidateRow &naive = ledger_.candidates.at(naive_id_timed);
-        naive.retimed_speedup = 1;
-        naive.retimed_cv = (*times)[0].cv;
-        changed.push_back(&naive);
-      }
-      for (size_t i = 0; i < ticket.ids.size(); ++i) {
-        CandidateRow &c = ledger_.candidates.at(ticket.ids[i]);
-        const Time &t = (*times)[first + i];
-        if (t.median_ms <= 0 || baseline_ms <= 0) continue;
-        c.retimed_speedup = baseline_ms / t.median_ms;
-        c.retimed_cv = t.cv;
-        ledger_.archive.set_speedup(c.id, c.retimed_speedup);
-        changed.push_back(&c);
-      }
-    } else {
-      progress_.note("note: timing again failed (" + first_line(child.err) + "); the first times stand");
-    }
-    // The best is the fastest of those timed together, by their new times.
-    std::string best = ledger_.counters.best;
-    std::vector<std::string> compared = ticket.ids;
-    if (first) compared.push_back(naive_id_timed);
-    for (const std::string &id : compared)
-      if (ledger_.candidates.at(id).status == CandidateStatus::Correct && RunLedger::speedup_of(ledger_.candidates.at(id)) > RunLedger::speedup_of(ledger_.candidates.at(best)))
-        best = id;
-    if (best != ledger_.counters.best && first && best == naive_id_timed)
-      progress_.note("best: the naive kernel (none of the best " + std::to_string(ticket.ids.size()) +
-                     " beat it when timed again beside it)");
-    else if (best != ledger_.counters.best)
-      progress_.note("best " + format_speedup(RunLedger::speedup_of(ledger_.candidates.at(best))) +
-                     " (timed again beside the last best)");
-    ledger_.counters.best = best;
+    const std::optional<std::vector<Time>> times = read_times(child, ticket.naive_timed() + ticket.ids.size());
+    std::vector<const CandidateRow *> changed = best_.retimed(ticket.ids, ticket.with_naive, times, child.err);
     if (ticket.kind == Ticket::FinalRetime) ledger_.counters.final_retimed = true;
     ledger_.commit(changed);
-  }
-
-  static std::string first_line(const std::string &text) { return text.substr(0, text.find('\n')); }
-
-  static std::string format_speedup(double s) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.3gx", s);
-    return text;
-  }
-
-  static std::string format_ms(double ms) { return format_number(ms) + " ms"; }
-
-  // Four significant digits at most, no trailing zeros: 3, 1.25, 0.5566.
-  static std::string format_number(double x) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.4g", x);
-    return text;
   }
 
   void migrate_when_due() {
