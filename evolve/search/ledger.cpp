@@ -1,6 +1,7 @@
 #include "evolve/search/ledger.h"
 
 #include <algorithm>
+#include <chrono>
 #include <sstream>
 
 #include "evolve/workers.h"
@@ -16,6 +17,10 @@ std::string rng_text(const Rng &rng) {
 }
 
 }  // namespace
+
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 nlohmann::json Counters::to_json() const {
   return {{"proposals", proposals},

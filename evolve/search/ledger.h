@@ -16,6 +16,9 @@
 
 namespace ks {
 
+/// Now, in unix seconds: when a candidate was created and finished.
+double unix_seconds();
+
 /// What the search keeps across a resume besides the archive and the candidates.
 struct Counters {
   int64_t proposals = 0;  // proposals made: the next one's seq
@@ -35,7 +38,7 @@ struct Counters {
 
 class RunLedger {
  public:
-  explicit RunLedger(RunDatabase &db) : db_(db), archive(1, {}, {}) {}
+  explicit RunLedger(RunDatabase &db) : archive(1, {}, {}), db_(db) {}
 
   RunRow run;
   std::map<std::string, CandidateRow> candidates;
