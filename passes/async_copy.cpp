@@ -196,9 +196,7 @@ std::optional<Program> async_copy(const Program &program, const std::string &sta
     return std::nullopt;
   }
 
-  NameSet names;
-  for (const TensorDecl &b : program.buffers) names.reserve(b.name);
-  for (const std::string &n : names_in_kernel(kernel)) names.reserve(n);
+  NameSet names = kernel_names(program, kernel);
   // The ranges of the loops and lets from the kernel's root to L (L's own included).
   BoundsScope to_loop;
   for (const Stmt &s : path_to(kernel.body, loop)) {

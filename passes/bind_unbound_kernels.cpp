@@ -23,9 +23,7 @@ Program bind_unbound_kernels(const Program &input) {
   for (size_t k = 0; k < program.kernels.size(); ++k) {
     const Kernel &kernel = program.kernels[k];
     if (has_bound_loop(kernel.body)) continue;
-    NameSet names;
-    for (const TensorDecl &b : program.buffers) names.reserve(b.name);
-    for (const std::string &n : names_in_kernel(kernel)) names.reserve(n);
+    NameSet names = kernel_names(program, kernel);
     const std::string g = names.fresh("g"), l = names.fresh("l");
     std::vector<std::string> loops;
     for (const For *f = kernel.body.as<For>(); f && f->kind == ForKind::Serial; f = f->body.as<For>())

@@ -247,9 +247,7 @@ std::optional<Program> cache_read(const Program &program, const std::string &sta
   }
 
   // 2. The copy: element f = i * W + w, its coordinates by / and %.
-  NameSet names;
-  for (const TensorDecl &b : program.buffers) names.reserve(b.name);
-  for (const std::string &n : names_in_kernel(kernel)) names.reserve(n);
+  NameSet names = kernel_names(program, kernel);
   names.reserve(cache);
   const std::string step = names.fresh(cache + "_i"), flat = names.fresh(cache + "_f");
   Expr worker;

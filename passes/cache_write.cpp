@@ -98,9 +98,7 @@ std::optional<Program> tile_softmax_sum(const Program &program, const StageLoops
   if (form.row_shape.empty()) form.row_shape = {1};
   form.tile_layers = spatial;
   form.copies = shape_numel(form.tile_shape) <= kMaxUnroll ? ForKind::Unrolled : ForKind::Serial;
-  NameSet names;
-  for (const TensorDecl &b : program.buffers) names.reserve(b.name);
-  for (const std::string &n : names_in_kernel(program.kernels[where.kernel])) names.reserve(n);
+  NameSet names = kernel_names(program, program.kernels[where.kernel]);
   form.names = &names;
   Stmt body = softmax_sum_block(form, wrap(reduction, softmax_sum_step(form)), output, output_index);
   Stmt new_block = Block::make(stage, read_regions(program, body), write_regions(program, body), body);
@@ -176,9 +174,7 @@ std::optional<Program> cache_write(const Program &program, const std::string &st
     return std::nullopt;
   }
 
-  NameSet names;
-  for (const TensorDecl &b : program.buffers) names.reserve(b.name);
-  for (const std::string &n : names_in_kernel(program.kernels[where.kernel])) names.reserve(n);
+  NameSet names = kernel_names(program, program.kernels[where.kernel]);
   std::map<std::string, std::string> init_names, out_names;
   for (const std::string &n : spatial_names) out_names[n] = names.fresh(n + "_out");
   // 2. Initialisation. It and the write-back are unrolled where the limit allows:

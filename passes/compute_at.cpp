@@ -213,9 +213,7 @@ std::optional<Program> compute_at(const Program &program, const std::string &pro
   }
   // Names of P that would clash in C's kernel become fresh.
   const std::set<std::string> consumer_names = names_in_kernel(ck);
-  NameSet used;
-  for (const TensorDecl &b : program.buffers) used.reserve(b.name);
-  for (const std::string &n : consumer_names) used.reserve(n);
+  NameSet used = kernel_names(program, ck);
   for (const std::string &n : names_in_kernel(pk)) used.reserve(n);
   for (const std::string &n : names_in_kernel(Kernel{"", rest}))
     if (consumer_names.count(n)) names[n] = used.fresh(n);

@@ -53,9 +53,7 @@ std::optional<Program> cross_reduce(const Program &program, const std::string &s
     return std::nullopt;
   const Kernel &kernel = program.kernels[where.kernel];
   if (!name_is_free(program, kernel, thread, reason)) return std::nullopt;
-  NameSet names;
-  for (const TensorDecl &b : program.buffers) names.reserve(b.name);
-  for (const std::string &n : names_in_kernel(kernel)) names.reserve(n);
+  NameSet names = kernel_names(program, kernel);
   names.reserve(thread);
   const std::string chunk = names.fresh(loop + "j"), part = names.fresh(stage + "_part");
 

@@ -126,6 +126,13 @@ std::set<std::string> names_in_kernel(const Kernel &kernel) {
   return collect.names;
 }
 
+NameSet kernel_names(const Program &program, const Kernel &kernel) {
+  NameSet names;
+  for (const TensorDecl &b : program.buffers) names.reserve(b.name);
+  for (const std::string &n : names_in_kernel(kernel)) names.reserve(n);
+  return names;
+}
+
 namespace {
 
 std::vector<const Allocate *> allocations(const Kernel &kernel) { return collect<Allocate>(kernel.body); }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ir/loop_ir.h"
+#include "passes/names.h"
 
 namespace ks {
 
@@ -40,6 +41,10 @@ const For *find_loop(const Program &program, const std::string &stage, const std
 
 /// Every variable name a kernel defines (loops, lets) and every buffer it allocates.
 std::set<std::string> names_in_kernel(const Kernel &kernel);
+
+/// The names a pass that adds to the kernel must not take: the program's buffers and
+/// names_in_kernel (graph_edit.h's graph_names is the same for a graph).
+NameSet kernel_names(const Program &program, const Kernel &kernel);
 
 /// The local buffers of two or more dimensions a kernel allocates: the panels whose
 /// layout pad and transpose change.

@@ -133,9 +133,7 @@ std::optional<Program> prefetch(const Program &program, const std::string &stage
               std::to_string(kMaxPrefetchElements) + " fit in registers";
     return std::nullopt;
   }
-  NameSet names;
-  for (const TensorDecl &b : program.buffers) names.reserve(b.name);
-  for (const std::string &n : names_in_kernel(kernel)) names.reserve(n);
+  NameSet names = kernel_names(program, kernel);
   const std::string registers = names.fresh(buffer + "_next");
   // The copy again under fresh names (loop and lets), rewritten.
   auto copy_of = [&](const std::string &suffix, std::map<std::string, Expr> loop_value) {

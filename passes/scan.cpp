@@ -134,9 +134,7 @@ std::optional<Program> scan(const Program &program, const std::string &stage, co
 
   const Kernel &kernel = program.kernels[where.kernel];
   if (!name_is_free(program, kernel, thread, reason)) return std::nullopt;
-  NameSet names;
-  for (const TensorDecl &b : program.buffers) names.reserve(b.name);
-  for (const std::string &n : names_in_kernel(kernel)) names.reserve(n);
+  NameSet names = kernel_names(program, kernel);
   names.reserve(thread);
   // Each pass over the chunk has a loop of its own: schedules name loops.
   const std::string chunk = names.fresh(c->k->var + "c"), again = names.fresh(c->k->var + "c"),

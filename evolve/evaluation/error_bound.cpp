@@ -432,7 +432,8 @@ class StageBound {
         const Expr slack = num(2) * load(new_stage("_terms", ReduceOp::Max, term.error));
         const Expr near = Binary::make(BinaryOp::And, greater(slack, num(0)), at_most(abs_of(t - best), slack));
         const Expr count = load(new_stage("_near", ReduceOp::Sum, Select::make(near, num(1), num(0))));
-        return finish(new_stage("_bound", ReduceOp::None, Select::make(greater(count, num(1)), num(kInfinity), num(0))));
+        return finish(
+            new_stage("_bound", ReduceOp::None, Select::make(greater(count, num(1)), num(kInfinity), num(0))));
       }
       case ReduceOp::SoftmaxSum: break;
     }

@@ -151,10 +151,17 @@ nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
       }
       device_each.push_back(total);
     }
-    nlohmann::json e = {
-        {"seq", c->eval_seq},        {"id", c->id},           {"island", c->island}, {"proposer", c->proposer},
-        {"iteration", c->iteration}, {"parent", c->parent},   {"status", status_name(c->status)}, {"verdict", c->verdict},
-        {"schedule", code_of(*c)},   {"seconds", c->seconds}, {"note", c->note}};
+    nlohmann::json e = {{"seq", c->eval_seq},
+                        {"id", c->id},
+                        {"island", c->island},
+                        {"proposer", c->proposer},
+                        {"iteration", c->iteration},
+                        {"parent", c->parent},
+                        {"status", status_name(c->status)},
+                        {"verdict", c->verdict},
+                        {"schedule", code_of(*c)},
+                        {"seconds", c->seconds},
+                        {"note", c->note}};
     e["predicted"] = std::isnan(c->predicted) ? nlohmann::json() : nlohmann::json(c->predicted);
     if (c->status == CandidateStatus::Correct) {
       e["speedup"] = best_of(*c);

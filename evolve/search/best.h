@@ -29,8 +29,7 @@ class BestTracker {
   /// candidate's speedup timed again, the best chosen among them. Returns the rows it
   /// changed, for the caller's transaction.
   std::vector<const CandidateRow *> retimed(const std::vector<std::string> &ids, bool with_naive,
-                                            const std::optional<std::vector<Time>> &times,
-                                            const std::string &failure);
+                                            const std::optional<std::vector<Time>> &times, const std::string &failure);
 
  private:
   RunLedger &ledger_;

@@ -29,8 +29,15 @@ std::vector<std::string> EvaluationRequest::args() const {
 }
 
 std::vector<std::string> RetimeRequest::args() const {
-  std::vector<std::string> args = {"time",    spec_file, "--json", "--rounds", "3", "--batches", std::to_string(batches),
-                                   "--min-batch-ms", std::to_string(min_batch_ms)};
+  std::vector<std::string> args = {"time",
+                                   spec_file,
+                                   "--json",
+                                   "--rounds",
+                                   "3",
+                                   "--batches",
+                                   std::to_string(batches),
+                                   "--min-batch-ms",
+                                   std::to_string(min_batch_ms)};
   if (with_naive) args.push_back("--naive");
   for (const std::string &f : schedule_files) args.insert(args.end(), {"--schedule", f});
   add_sizes(sizes, &args);

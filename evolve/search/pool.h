@@ -25,9 +25,9 @@ struct PoolSettings {
 
 /// What the pool asks of the search.
 struct PoolWorld {
-  std::function<Replayed(const Schedule &)> replay;               // at the timed and the check sizes
-  std::function<bool(const std::string &)> known;                 // an id the run has a candidate of
-  std::function<std::string(const std::string &)> duplicate_of;   // what a duplicate of that id is told
+  std::function<Replayed(const Schedule &)> replay;              // at the timed and the check sizes
+  std::function<bool(const std::string &)> known;                // an id the run has a candidate of
+  std::function<std::string(const std::string &)> duplicate_of;  // what a duplicate of that id is told
   std::function<std::vector<float>(const std::vector<std::vector<float>> &)> score;  // the model, on features
 };
 

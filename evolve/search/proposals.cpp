@@ -154,7 +154,8 @@ ProposalPipeline::Plan ProposalPipeline::plan_proposal() {
   std::optional<std::string> parent =
       ledger_.archive.choose_parent(island, ledger_.rng, config_.exploit, config_.explore, config_.uniform, &pick);
   if (!parent) parent = ledger_.naive_id();
-  std::vector<std::string> inspirations = ledger_.archive.inspirations(island, *parent, config_.inspirations, ledger_.rng);
+  std::vector<std::string> inspirations =
+      ledger_.archive.inspirations(island, *parent, config_.inspirations, ledger_.rng);
   const uint64_t seed = ledger_.rng();
   ProposalContext context{graph_, device_, view(*parent), {}, {}, library, config_.rewrites, {}};
   for (const std::string &id : inspirations) context.inspirations.push_back(view(id));
@@ -203,8 +204,7 @@ void ProposalPipeline::propose_some(size_t n) {
     std::vector<const ProposalContext *> contexts;
     std::vector<Rng *> rngs;
     for (size_t i = 0; i < plans.size(); ++i)
-      if (plans[i].which == w)
-        mine.push_back(i), contexts.push_back(&plans[i].context), rngs.push_back(&plans[i].own);
+      if (plans[i].which == w) mine.push_back(i), contexts.push_back(&plans[i].context), rngs.push_back(&plans[i].own);
     if (mine.empty()) continue;
     std::vector<std::optional<Proposal>> got = proposers_[w]->propose_all(contexts, rngs);
     for (size_t i : mine) seqs[w].push_back(plans[i].c.seq);

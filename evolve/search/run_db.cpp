@@ -279,7 +279,10 @@ void RunDatabase::put_candidate(const CandidateRow &c) {
                          .c_str());
   s.bind(1, c.run).bind(2, c.id).bind(3, c.seq).bind(4, c.eval_seq).bind(5, c.schedule).bind(6, c.proposer);
   s.bind(7, c.note).bind(8, c.parent).bind(9, c.inspirations).bind(10, static_cast<int64_t>(c.island));
-  s.bind(11, c.iteration).bind(12, static_cast<int64_t>(c.seed)).bind(13, std::string(status_name(c.status))).bind(14, c.verdict);
+  s.bind(11, c.iteration)
+      .bind(12, static_cast<int64_t>(c.seed))
+      .bind(13, std::string(status_name(c.status)))
+      .bind(14, c.verdict);
   s.bind(15, c.speedup).bind(16, c.median_ms).bind(17, c.cv).bind(18, c.retimed_speedup).bind(19, c.retimed_cv);
   s.bind(20, c.record).bind(21, c.seconds).bind(22, c.created > 0 ? c.created : now()).bind(23, c.finished);
   s.bind(24, c.predicted);  // NaN: NULL

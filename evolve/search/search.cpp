@@ -117,14 +117,13 @@ class Search {
     if (config_.library.empty()) return;
     const std::vector<LibrarySchedule> schedules = read_library(config_.library, spec_.name);
     proposals_.library = std::make_shared<const std::vector<LibraryStage>>(fitting_stages(graph_, schedules));
-    progress_.note("mutator: " + std::to_string(proposals_.library->size()) + " stages of " + std::to_string(schedules.size()) +
-                   " schedules of other problems in the library " + config_.library + " fit this problem");
+    progress_.note("mutator: " + std::to_string(proposals_.library->size()) + " stages of " +
+                   std::to_string(schedules.size()) + " schedules of other problems in the library " + config_.library +
+                   " fit this problem");
   }
 
   // The cost model's prior (cost_model.prior), said once.
-  void load_prior() {
-    proposals_.load_prior(setup_.device.name, setup_.target);
-  }
+  void load_prior() { proposals_.load_prior(setup_.device.name, setup_.target); }
 
   void begin() {
     config_ = setup_.config;
@@ -157,8 +156,8 @@ class Search {
     row.config = config_.to_toml();
     row.status = "running";
     ledger_.add(row);
-    progress_.note("run " + std::to_string(ledger_.run.id) + " of " + spec_.name + " at " + ledger_.run.sizes + " on " + ledger_.run.device +
-                   " (" + ledger_.run.target + ")");
+    progress_.note("run " + std::to_string(ledger_.run.id) + " of " + spec_.name + " at " + ledger_.run.sizes + " on " +
+                   ledger_.run.device + " (" + ledger_.run.target + ")");
   }
 
   void reopen(int64_t id) {
@@ -225,7 +224,8 @@ class Search {
     request.min_batch_ms = config_.min_batch_ms;
     request.check_sizes = config_.check_sizes;
     if (config_.give_up > 0 && ledger_.run.baseline_ms > 0 && !ledger_.counters.best.empty()) {
-      const double best_ms = ledger_.run.baseline_ms / RunLedger::speedup_of(ledger_.candidates.at(ledger_.counters.best));
+      const double best_ms =
+          ledger_.run.baseline_ms / RunLedger::speedup_of(ledger_.candidates.at(ledger_.counters.best));
       request.give_up_ms = std::max(config_.give_up * best_ms, kGiveUpFloorMs);
     }
     uint64_t ticket = next_ticket_++;
@@ -359,7 +359,8 @@ class Search {
   // a timeout it did not reach. The final timing again is the run's answer and runs
   // to its own limit.
   void stop_overtime() {
-    if (config_.minutes <= 0 || ledger_.elapsed() < config_.minutes * 60 * (1 + kOvertimeShare) || tickets_.empty()) return;
+    if (config_.minutes <= 0 || ledger_.elapsed() < config_.minutes * 60 * (1 + kOvertimeShare) || tickets_.empty())
+      return;
     int64_t evaluations = 0;
     for (const auto &[number, ticket] : tickets_) {
       if (ticket.kind == Ticket::FinalRetime) return;
@@ -473,7 +474,6 @@ class Search {
       }
     }
   }
-
 };
 
 }  // namespace

@@ -667,10 +667,9 @@ TEST(RunDatabase, AVersionOneDatabaseIsMigrated) {
 // written; a database whose status is another says which candidate and what it holds.
 TEST(RunDatabase, CandidateStatusesRoundTripAndAnUnknownOneIsAClearError) {
   const std::string path = temp_path("status.db");
-  const std::vector<CandidateStatus> all = {CandidateStatus::Pending,   CandidateStatus::Refused,
-                                            CandidateStatus::Correct,   CandidateStatus::Slow,
-                                            CandidateStatus::Incorrect, CandidateStatus::Flagged,
-                                            CandidateStatus::Failed,    CandidateStatus::Timeout};
+  const std::vector<CandidateStatus> all = {
+      CandidateStatus::Pending,   CandidateStatus::Refused, CandidateStatus::Correct, CandidateStatus::Slow,
+      CandidateStatus::Incorrect, CandidateStatus::Flagged, CandidateStatus::Failed,  CandidateStatus::Timeout};
   std::set<std::string> names;
   for (CandidateStatus s : all) {
     names.insert(status_name(s));
@@ -728,8 +727,8 @@ SearchSetup simulated_setup(const std::string &dir, int budget) {
 std::string fingerprint(RunDatabase &db, int64_t run) {
   std::ostringstream out;
   for (const CandidateRow &c : db.candidates(run))
-    out << c.seq << " " << c.id << " " << c.eval_seq << " " << status_name(c.status) << " " << c.parent << " " << c.island << " "
-        << c.speedup << " " << c.retimed_speedup << " " << c.note << "\n";
+    out << c.seq << " " << c.id << " " << c.eval_seq << " " << status_name(c.status) << " " << c.parent << " "
+        << c.island << " " << c.speedup << " " << c.retimed_speedup << " " << c.note << "\n";
   for (int island = 0; island < 3; ++island) {
     std::vector<std::pair<Elite, Cell>> members;
     std::map<Cell, Elite> grid;

@@ -26,10 +26,10 @@ TEST(Jobs, TheCommandLinesSayWhatTheRequestSays) {
   EvaluationRequest e;
   e.spec_file = "w/k.ks", e.schedule_file = "w/s/a.sched", e.sizes = {"opencl", "N=64"};
   e.trials = 3, e.batches = 10, e.min_batch_ms = 5, e.check_sizes = "N=9", e.give_up_ms = 20;
-  EXPECT_EQ(e.args(), (std::vector<std::string>{"run", "w/k.ks", "--json", "--schedule", "w/s/a.sched", "--target",
-                                                "opencl", "--size", "N=64", "--trials", "3", "--batches", "10",
-                                                "--min-batch-ms", "5.000000", "--check-size", "N=9", "--give-up-ms",
-                                                "20.000000"}));
+  EXPECT_EQ(e.args(),
+            (std::vector<std::string>{"run", "w/k.ks", "--json", "--schedule", "w/s/a.sched", "--target", "opencl",
+                                      "--size", "N=64", "--trials", "3", "--batches", "10", "--min-batch-ms",
+                                      "5.000000", "--check-size", "N=9", "--give-up-ms", "20.000000"}));
   e.body_file = "w/b/a.cl", e.sizes.sizes = "", e.check_sizes = "", e.give_up_ms.reset();
   EXPECT_EQ(e.args(), (std::vector<std::string>{"run", "w/k.ks", "--json", "--kernel", "w/b/a.cl", "--target", "opencl",
                                                 "--trials", "3", "--batches", "10", "--min-batch-ms", "5.000000"}));

@@ -38,11 +38,13 @@ TEST(RunLedger, WhatASessionCommitsTheNextReadsBack) {
     ledger.add(row);
     id = ledger.run.id;
     ledger.start_clock();
-    const std::vector<CandidateRow> rows = {
-        candidate(id, "naive", 0, CandidateStatus::Correct, 1, 1), candidate(id, "a", 1, CandidateStatus::Correct, 2, 2),
-        candidate(id, "b", 2, CandidateStatus::Incorrect, 0, 3), candidate(id, "c", 3, CandidateStatus::Correct, 3, 4),
-        candidate(id, "d", 4, CandidateStatus::Timeout, 0, 5), candidate(id, "e", 5, CandidateStatus::Pending, 0, 0),
-        candidate(id, "f", 6, CandidateStatus::Refused, 0, 0)};
+    const std::vector<CandidateRow> rows = {candidate(id, "naive", 0, CandidateStatus::Correct, 1, 1),
+                                            candidate(id, "a", 1, CandidateStatus::Correct, 2, 2),
+                                            candidate(id, "b", 2, CandidateStatus::Incorrect, 0, 3),
+                                            candidate(id, "c", 3, CandidateStatus::Correct, 3, 4),
+                                            candidate(id, "d", 4, CandidateStatus::Timeout, 0, 5),
+                                            candidate(id, "e", 5, CandidateStatus::Pending, 0, 0),
+                                            candidate(id, "f", 6, CandidateStatus::Refused, 0, 0)};
     std::vector<const CandidateRow *> changed;
     for (const CandidateRow &c : rows) changed.push_back(&(ledger.candidates[c.id] = c));
     ledger.archive.add(1, {"c", 3, false}, {0, 1});
