@@ -152,8 +152,8 @@ int fuzz_command(FuzzCommandOptions &o) {
                     std::to_string(f.devices.size()) + " devices: give one, or one per device");
   int total = 0;
   for (int w : workers) total += w;
-  f.batch_cases =
-      16 * total;  // a batch waits for its slowest case (up to --time-limit): many cases a worker keep each busy
+  // A batch waits for its slowest case (up to --time-limit): many cases a worker keep each busy.
+  f.batch_cases = 16 * total;
   // The cases' spec and schedule files: scratch, in the temporary directory.
   const std::filesystem::path work =
       std::filesystem::temp_directory_path() / ("ksmith-fuzz-" + std::to_string(getpid()));

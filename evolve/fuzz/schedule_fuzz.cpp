@@ -434,8 +434,11 @@ FuzzSummary fuzz(const FuzzOptions &o, const CaseRunner &run) {
     return (o.max_schedules > 0 && s.schedules >= o.max_schedules) ||
            (o.max_seconds > 0 && monotonic_seconds() - start >= o.max_seconds);
   };
-  // One schedule of a spec at its boundary sizes on every device: tallied, each
-  // finding minimised and written.
+  // A case run once more, given hang_patience times the time limit.
+  auto patiently = [&](FuzzCase c) {
+    c.patience = o.hang_patience;
+    return run({c}).front();
+  };
   // Cases are run in batches of several schedules, so that every worker has work: the
   // batch's results tallied, each finding minimised and written.
   std::vector<FuzzCase> batch;
@@ -446,9 +449,7 @@ FuzzSummary fuzz(const FuzzOptions &o, const CaseRunner &run) {
       ++s.pairs;
       CaseResult r = results[i];
       if (r.outcome == Outcome::Hang && o.hang_patience > 1) {
-        FuzzCase patient = batch[i];
-        patient.patience = o.hang_patience;
-        const CaseResult again = run({patient}).front();
+        const CaseResult again = patiently(batch[i]);
         if (again.outcome == Outcome::Passed || again.outcome == Outcome::Refused) {
           char why[160];
           std::snprintf(why, sizeof why, "past the time limit, then done in %.0f s (%s)", again.seconds,
@@ -467,11 +468,8 @@ FuzzSummary fuzz(const FuzzOptions &o, const CaseRunner &run) {
                                 r.outcome == Outcome::Hang ? std::min(o.minimise_runs, 8) : o.minimise_runs);
       // A hang is minimised at the plain time limit, which a smaller case may pass only
       // slowly: given its patience, it must still hang, else the case as found stands.
-      if (r.outcome == Outcome::Hang && o.hang_patience > 1) {
-        FuzzCase patient = small;
-        patient.patience = o.hang_patience;
-        if (run({patient}).front().outcome != Outcome::Hang) small = batch[i];
-      }
+      if (r.outcome == Outcome::Hang && o.hang_patience > 1 && patiently(small).outcome != Outcome::Hang)
+        small = batch[i];
       if (!known.insert(std::string(outcome_name(r.outcome)) + "\n" + key_of(small)).second) continue;
       const CaseResult again = run({small}).front();
       s.findings.push_back(write_finding(o.out, static_cast<int>(s.findings.size()) + 1, small, again, r, batch[i]));

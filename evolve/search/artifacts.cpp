@@ -22,8 +22,6 @@ namespace ks {
 
 namespace {
 
-double best_of(const CandidateRow &c) { return c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup; }
-
 std::vector<std::string> lines_of(const std::string &text) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -39,7 +37,7 @@ const CandidateRow *best_candidate(const std::vector<CandidateRow> &candidates, 
   const CandidateRow *best = nullptr;
   for (const CandidateRow &c : candidates) {
     if (c.id == id && c.status == CandidateStatus::Correct) return &c;
-    if (c.status == CandidateStatus::Correct && (!best || best_of(c) > best_of(*best))) best = &c;
+    if (c.status == CandidateStatus::Correct && (!best || speedup_of(c) > speedup_of(*best))) best = &c;
   }
   return best;
 }
@@ -90,7 +88,7 @@ nlohmann::json model_call_summary(RunDatabase &db, int64_t run) {
 // The summary of a record a training step keeps: verdict and time, no more.
 nlohmann::json record_summary(const CandidateRow &c) {
   nlohmann::json j = {{"status", status_name(c.status)}, {"verdict", c.verdict}};
-  if (c.status == CandidateStatus::Correct) j.update({{"speedup", best_of(c)}, {"median_ms", c.median_ms}});
+  if (c.status == CandidateStatus::Correct) j.update({{"speedup", speedup_of(c)}, {"median_ms", c.median_ms}});
   nlohmann::json record = nlohmann::json::parse(c.record.empty() ? "{}" : c.record, nullptr, false);
   if (record.is_object() && record.contains("features")) j["features"] = record["features"];
   return j;
@@ -164,7 +162,7 @@ nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
                         {"note", c->note}};
     e["predicted"] = std::isnan(c->predicted) ? nlohmann::json() : nlohmann::json(c->predicted);
     if (c->status == CandidateStatus::Correct) {
-      e["speedup"] = best_of(*c);
+      e["speedup"] = speedup_of(*c);
       e["median_ms"] = c->median_ms;
       if (record.is_object() && record.contains("features")) {
         const nlohmann::json &f = record["features"];
@@ -230,9 +228,10 @@ nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
         for (const std::string &l : before)
           if (std::find(now.begin(), now.end(), l) == now.end()) removed.push_back(l);
       }
-      nlohmann::json step = {{"id", c.id},         {"speedup", best_of(c)},  {"schedule", code_of(c)}, {"added", added},
-                             {"removed", removed}, {"proposer", c.proposer}, {"note", c.note}};
-      if (i && best_of(*chain[i - 1]) > 0) step["gain"] = best_of(c) / best_of(*chain[i - 1]);
+      nlohmann::json step = {{"id", c.id},     {"speedup", speedup_of(c)}, {"schedule", code_of(c)},
+                             {"added", added}, {"removed", removed},       {"proposer", c.proposer},
+                             {"note", c.note}};
+      if (i && speedup_of(*chain[i - 1]) > 0) step["gain"] = speedup_of(c) / speedup_of(*chain[i - 1]);
       data["lineage"].push_back(step);
     }
   }
@@ -296,7 +295,7 @@ std::string write_artifacts(RunDatabase &db, int64_t run_id, const std::string &
       if (c.proposer == "start") started += "; started from " + c.note;
     }
     char speedup[32];
-    std::snprintf(speedup, sizeof speedup, "%.3gx", best_of(*best));
+    std::snprintf(speedup, sizeof speedup, "%.3gx", speedup_of(*best));
     const std::string about = run->kernel + " at " + run->sizes + ": " + speedup + " over the naive kernel on " +
                               run->device + " (" + run->target + "), found by ksmith evolve (run " +
                               std::to_string(run->id) + ", " + std::to_string(evaluations) + " evaluations, " +
@@ -325,7 +324,8 @@ std::string export_steps(RunDatabase &db, const ExportOptions &options) {
     for (const CandidateRow *child : steps) {
       const CandidateRow &parent = *by_id.at(child->parent);
       std::optional<double> gain;
-      if (child->status == CandidateStatus::Correct && best_of(parent) > 0) gain = best_of(*child) / best_of(parent);
+      if (child->status == CandidateStatus::Correct && speedup_of(parent) > 0)
+        gain = speedup_of(*child) / speedup_of(parent);
       if (options.best_steps && (!gain || *gain < options.min_gain)) continue;
       nlohmann::json line = {{"run", run.id},
                              {"spec", run.spec_path},
@@ -367,7 +367,7 @@ nlohmann::json run_summary(RunDatabase &db, const RunRow &run) {
   j["model_calls"] = model_call_summary(db, run.id);
   if (const CandidateRow *best = best_candidate(candidates, run)) {
     j["best"] = {{"id", best->id},
-                 {"speedup", best_of(*best)},
+                 {"speedup", speedup_of(*best)},
                  {"retimed", best->retimed_speedup > 0},
                  {"schedule", best->schedule}};
   }

@@ -28,7 +28,7 @@ void BestTracker::consider(const CandidateRow &c) {
     return;
   }
   const CandidateRow &best = ledger_.candidates.at(counters.best);
-  const double old = RunLedger::speedup_of(best);
+  const double old = speedup_of(best);
   if (c.speedup <= old) return;
   // Kernel bodies are not timed side by side (ksmith time takes schedules): their
   // evaluation's time stands.
@@ -78,7 +78,7 @@ std::vector<const CandidateRow *> BestTracker::retimed(const std::vector<std::st
   std::string best = ledger_.counters.best;
   std::vector<std::string> compared = ids;
   if (first) compared.push_back(naive_id);
-  auto speedup = [&](const std::string &id) { return RunLedger::speedup_of(ledger_.candidates.at(id)); };
+  auto speedup = [&](const std::string &id) { return speedup_of(ledger_.candidates.at(id)); };
   for (const std::string &id : compared)
     if (ledger_.candidates.at(id).status == CandidateStatus::Correct && speedup(id) > speedup(best)) best = id;
   if (best != ledger_.counters.best && first && best == naive_id)

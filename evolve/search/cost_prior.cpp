@@ -24,18 +24,17 @@ Graph graph_of(const std::string &spec_path, const std::string &spec_text, const
   return frontend::elaborate(spec, frontend::SizeSet::Default, sizes);
 }
 
-// The features of schedule on graph; none when it no longer replays.
-std::optional<std::vector<float>> features_of(const Graph &graph, const std::string &schedule) {
+}  // namespace
+
+std::optional<std::vector<float>> schedule_features(const Graph &graph, const std::string &schedule) {
   try {
-    Replayed r = replay(graph, parse_schedule(std::make_shared<SourceFile>(SourceFile{"prior.sched", schedule})));
+    Replayed r = replay(graph, parse_schedule(std::make_shared<SourceFile>(SourceFile{"schedule", schedule})));
     if (r.program) return cost_features(*r.program);
   } catch (const UserError &) {
     // A schedule of an older build that this one parses no longer.
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 std::string cost_device(const std::string &name, const std::string &target) { return name + " (" + target + ")"; }
 
@@ -48,7 +47,7 @@ std::string export_cost_rows(RunDatabase &db) {
   for (const RunRow &run : db.runs()) {
     const EvolveConfig config = parse_config(run.config, db.path());
     Graph graph = graph_of(run.spec_path, run.spec_text, config.sizes);
-    std::optional<std::vector<float>> naive = features_of(graph, "");
+    std::optional<std::vector<float>> naive = schedule_features(graph, "");
     nlohmann::json head = {{"run",
                             {{"kernel", run.kernel},
                              {"spec_path", run.spec_path},
@@ -64,7 +63,7 @@ std::string export_cost_rows(RunDatabase &db) {
               [](const CandidateRow &a, const CandidateRow &b) { return a.eval_seq < b.eval_seq; });
     for (const CandidateRow &c : candidates) {
       if (c.eval_seq <= 0 || !c.body.empty()) continue;
-      std::optional<std::vector<float>> f = features_of(graph, c.schedule);
+      std::optional<std::vector<float>> f = schedule_features(graph, c.schedule);
       if (!f) continue;
       nlohmann::json row = {{"schedule", c.schedule},
                             {"status", status_name(c.status)},
@@ -117,7 +116,7 @@ CostPrior read_cost_prior(const std::string &path, const std::string &device) {
           } catch (const UserError &e) {
             fail(line, std::string("its run's spec does not elaborate: ") + e.what());
           }
-          p.run.naive = *features_of(*p.graph, "");
+          p.run.naive = *schedule_features(*p.graph, "");
         }
         runs.push_back(std::move(p));
         continue;
@@ -127,7 +126,7 @@ CostPrior read_cost_prior(const std::string &path, const std::string &device) {
       if (p.skip) continue;
       std::vector<float> f;
       if (p.graph) {
-        std::optional<std::vector<float>> again = features_of(*p.graph, j.at("schedule").get<std::string>());
+        std::optional<std::vector<float>> again = schedule_features(*p.graph, j.at("schedule").get<std::string>());
         if (!again) {
           ++prior.stale;
           continue;

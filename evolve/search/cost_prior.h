@@ -48,6 +48,10 @@ std::string cost_device(const std::string &name, const std::string &target);
 /// UserError naming the file and line for a file that is not one.
 CostPrior read_cost_prior(const std::string &path, const std::string &device);
 
+/// The cost features of `schedule` (as printed) replayed on graph; none where it no
+/// longer parses or replays (a schedule of an older build).
+std::optional<std::vector<float>> schedule_features(const Graph &graph, const std::string &schedule);
+
 /// The label of a candidate as the model learns it: its speedup over the best of its
 /// run (best_so_far, online), 1 at most; 0 when the device did not time it.
 float cost_label(bool timed, double speedup, double best);

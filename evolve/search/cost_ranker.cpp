@@ -4,7 +4,6 @@
 
 #include "evolve/search/cost_features.h"
 #include "evolve/search/cost_prior.h"
-#include "evolve/search/genome.h"
 
 namespace ks {
 
@@ -78,12 +77,11 @@ const std::vector<float> &CostRanker::features_of(const CandidateRow &c) {
   auto it = features_.find(c.id);
   if (it != features_.end()) return it->second;
   if (!c.body.empty()) return features_[c.id];  // a kernel body has no Loop IR: the model learns nothing of it
-  Replayed r = replay(graph_, parse_schedule(std::make_shared<SourceFile>(SourceFile{c.id + ".sched", c.schedule})));
-  return features_[c.id] = r.program ? cost_features(*r.program) : std::vector<float>();
+  return features_[c.id] = schedule_features(graph_, c.schedule).value_or(std::vector<float>());
 }
 
 const std::vector<float> &CostRanker::naive_features() {
-  if (naive_features_.empty()) naive_features_ = cost_features(*replay(graph_, Schedule{}).program);
+  if (naive_features_.empty()) naive_features_ = schedule_features(graph_, "").value_or(std::vector<float>());
   return naive_features_;
 }
 

@@ -63,8 +63,6 @@ class RunLedger {
 
   /// The naive kernel's id ("" before it is proposed).
   std::string naive_id() const;
-  /// A candidate's speedup as last measured: timed again beside others, or evaluated.
-  static double speedup_of(const CandidateRow &c) { return c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup; }
   /// The last candidate evaluated (there is one).
   const CandidateRow &last_evaluated() const;
   /// The ids of the n fastest correct schedules (neither the naive kernel nor a body).

@@ -44,12 +44,6 @@ void ProposalPipeline::load_prior(const std::string &device_name, const std::str
 void ProposalPipeline::resume(const ModelCallTotals &calls) {
   model_calls_ = calls.calls;
   model_tokens_ = calls.prompt_tokens + calls.completion_tokens;
-  recent_failures_ = ledger_.recent_failures(kRecentFailures);
-}
-
-void ProposalPipeline::failed(const std::string &id) {
-  recent_failures_.push_back(id);
-  if (recent_failures_.size() > kRecentFailures) recent_failures_.erase(recent_failures_.begin());
 }
 
 std::vector<std::string> ProposalPipeline::propose(size_t n) {
@@ -74,7 +68,7 @@ CandidateView ProposalPipeline::view(const std::string &id) const {
   v.id = id;
   v.schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{id + ".sched", c.schedule}));
   v.body = c.body;
-  v.speedup = c.status == CandidateStatus::Correct ? (c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup) : 0;
+  v.speedup = c.status == CandidateStatus::Correct ? speedup_of(c) : 0;
   v.verdict = c.status == CandidateStatus::Pending ? "being evaluated" : c.verdict;
   if (std::optional<EvaluationResult> r = EvaluationResult::from_json(nlohmann::json::parse(c.record, nullptr, false)))
     v.features = r->features;
@@ -159,7 +153,7 @@ ProposalPipeline::Plan ProposalPipeline::plan_proposal() {
   const uint64_t seed = ledger_.rng();
   ProposalContext context{graph_, device_, view(*parent), {}, {}, library, config_.rewrites, {}};
   for (const std::string &id : inspirations) context.inspirations.push_back(view(id));
-  for (const std::string &id : recent_failures_) context.failures.push_back(view(id));
+  for (const std::string &id : ledger_.recent_failures(kRecentFailures)) context.failures.push_back(view(id));
   if (proposers_[which]->costly()) context.tried = children_of(*parent);
   ++ledger_.counters.proposals;
   ++ledger_.counters.island_proposals[static_cast<size_t>(island)];

@@ -47,7 +47,7 @@ class ProposalPipeline {
   void load_prior(const std::string &device_name, const std::string &target);
   /// mutator.library's stages that fit this graph, for the transfer mutation.
   std::shared_ptr<const std::vector<LibraryStage>> library;
-  /// A resumed run's model calls and its recent failures, as before the stop.
+  /// A resumed run's model calls, as before the stop.
   void resume(const ModelCallTotals &calls);
 
   /// A schedule replayed at the timed sizes (the program) and at the check sizes: the
@@ -64,8 +64,6 @@ class ProposalPipeline {
   /// a model): the ids of the candidates to evaluate, in order.
   std::vector<std::string> propose(size_t n);
 
-  /// A candidate whose evaluation failed: shown to the proposers among the recent ones.
-  void failed(const std::string &id);
   /// The run's model calls and their tokens (a resumed run's earlier ones included).
   int64_t model_calls() const { return model_calls_; }
   int64_t model_tokens() const { return model_tokens_; }
@@ -81,7 +79,6 @@ class ProposalPipeline {
   CostRanker ranker_;
   std::vector<std::unique_ptr<Proposer>> proposers_;  // one of each name any island draws
   std::vector<std::vector<double>> island_weights_;   // per island, proposers_'s weights
-  std::vector<std::string> recent_failures_;
   // The model calls planned but not yet made count against llm.max_calls and
   // llm.max_run_tokens with those made.
   int64_t model_calls_ = 0, model_tokens_ = 0, planned_calls_ = 0;

@@ -83,6 +83,9 @@ struct CandidateRow {
   double predicted = std::nan("");
 };
 
+/// A candidate's speedup as last measured: timed again beside others, else as evaluated.
+inline double speedup_of(const CandidateRow &c) { return c.retimed_speedup > 0 ? c.retimed_speedup : c.speedup; }
+
 /// Whether the device timed a candidate of that status: in full (correct), or one
 /// run before it was given up on (slow: a rough measurement, but one).
 inline bool timed_status(CandidateStatus status) {

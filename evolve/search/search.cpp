@@ -224,8 +224,7 @@ class Search {
     request.min_batch_ms = config_.min_batch_ms;
     request.check_sizes = config_.check_sizes;
     if (config_.give_up > 0 && ledger_.run.baseline_ms > 0 && !ledger_.counters.best.empty()) {
-      const double best_ms =
-          ledger_.run.baseline_ms / RunLedger::speedup_of(ledger_.candidates.at(ledger_.counters.best));
+      const double best_ms = ledger_.run.baseline_ms / speedup_of(ledger_.candidates.at(ledger_.counters.best));
       request.give_up_ms = std::max(config_.give_up * best_ms, kGiveUpFloorMs);
     }
     uint64_t ticket = next_ticket_++;
@@ -288,8 +287,6 @@ class Search {
         ledger_.archive.add(c.island, {c.id, c.speedup, false}, cell);
       }
       if (!naive) best_.consider(c);
-    } else {
-      proposals_.failed(c.id);
     }
     migrate_when_due();
     ledger_.commit(changed);
@@ -332,7 +329,7 @@ class Search {
     p.left_s = by_budget < 0 ? by_minutes : by_minutes < 0 ? by_budget : std::min(by_budget, by_minutes);
     if (!ledger_.counters.best.empty()) {
       const CandidateRow &b = ledger_.candidates.at(ledger_.counters.best);
-      p.best_speedup = RunLedger::speedup_of(b);
+      p.best_speedup = speedup_of(b);
       p.best_retimed = b.retimed_speedup > 0;
       p.best_steps = static_cast<int>(std::count(b.schedule.begin(), b.schedule.end(), '\n'));
     }
@@ -346,7 +343,7 @@ class Search {
     if (config_.minutes > 0 && ledger_.elapsed() >= config_.minutes * 60)
       return "the time budget of " + format_number(config_.minutes) + " minutes is spent";
     if (config_.target_speedup > 0 && !ledger_.counters.best.empty() &&
-        RunLedger::speedup_of(ledger_.candidates.at(ledger_.counters.best)) >= config_.target_speedup)
+        speedup_of(ledger_.candidates.at(ledger_.counters.best)) >= config_.target_speedup)
       return "the target speedup is reached";
     if (ledger_.counters.fruitless >= kMaxFruitless)
       return "the proposers found nothing new in " + std::to_string(kMaxFruitless) + " tries";

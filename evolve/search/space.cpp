@@ -124,15 +124,21 @@ void draw_inline(Draw &d) {
   d.next = inline_stage(d.program, d.p.stage, &d.reason);
 }
 
+// The stage's first `count` spatial loops (three at most) bound to work-groups x, y, z
+// in *bound, the steps in *binds; false where bind refuses one.
+bool bind_to_groups(const Draw &d, size_t count, Program *bound, std::vector<Primitive> *binds) {
+  static const ForKind groups[] = {ForKind::GroupX, ForKind::GroupY, ForKind::GroupZ};
+  for (size_t i = 0; i < count; ++i)
+    if (!bind_step(bound, d.p.stage, d.loops.outer[i]->var, groups[i], binds)) return false;
+  return true;
+}
+
 // The spatial loops bound to work-groups, then a reduction loop shared by work-items.
 void draw_cross_reduce(Draw &d) {
   if (d.loops.inner.empty() || d.loops.outer.size() > 3) return;
-  static const ForKind groups[] = {ForKind::GroupX, ForKind::GroupY, ForKind::GroupZ};
   Program bound = d.program;
   std::vector<Primitive> binds;
-  for (size_t i = 0; i < d.loops.outer.size(); ++i)
-    if (!bind_step(&bound, d.p.stage, d.loops.outer[i]->var, groups[i], &binds)) break;
-  if (binds.size() != d.loops.outer.size()) return;
+  if (!bind_to_groups(d, d.loops.outer.size(), &bound, &binds)) return;
   d.p.kind = PrimitiveKind::CrossReduce;
   d.p.loops = {pick(d.loops.inner, d.rng)->var};
   d.p.factors = {int64_t{1} << std::uniform_int_distribution<int>(1, 6)(d.rng)};
@@ -257,12 +263,9 @@ void draw_reverse_inline(Draw &d) {
 // A running total scanned by a group: its other spatial loops bound to work-groups first.
 void draw_scan(Draw &d) {
   if (d.loops.outer.empty() || d.loops.outer.size() > 4) return;
-  static const ForKind groups[] = {ForKind::GroupX, ForKind::GroupY, ForKind::GroupZ};
   Program bound = d.program;
   std::vector<Primitive> binds;
-  for (size_t i = 0; i + 1 < d.loops.outer.size(); ++i)
-    if (!bind_step(&bound, d.p.stage, d.loops.outer[i]->var, groups[i], &binds)) break;
-  if (binds.size() + 1 != d.loops.outer.size()) return;
+  if (!bind_to_groups(d, d.loops.outer.size() - 1, &bound, &binds)) return;
   d.p.kind = PrimitiveKind::Scan;
   d.p.loops = {d.loops.outer.back()->var};
   d.p.factors = {int64_t{1} << std::uniform_int_distribution<int>(1, 6)(d.rng)};
