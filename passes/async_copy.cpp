@@ -28,6 +28,7 @@
 #include "ir/visitor.h"
 #include "passes/loops.h"
 #include "passes/names.h"
+#include "passes/primitive_info.h"
 #include "passes/primitives.h"
 
 namespace ks {
@@ -254,5 +255,28 @@ std::optional<Program> async_copy(const Program &program, const std::string &sta
   if (!verified(out, reason)) return std::nullopt;
   return out;
 }
+
+namespace {
+
+// Local copies at a serial loop's start copied ahead, in a ring of slots.
+void draw_async_copy(StepDraw &d) {
+  if (d.all.empty()) return;
+  d.p.loops = {pick(d.all, d.rng)->var};
+  d.p.factors = {std::uniform_int_distribution<int64_t>(2, 3)(d.rng)};
+  d.next = async_copy(d.program, d.p.stage, d.p.loops[0], d.p.factors[0], &d.reason);
+}
+
+}  // namespace
+
+// Drawn only where asked for (draw_cases 0): it needs a local cache_read first.
+const PrimitiveInfo async_copy_primitive = {
+    {{ArgKind::StageLoop}, {ArgKind::Factor}},
+    "async_copy c.ko 2",
+    "the local copies at the start of ko's iterations copied ahead, in a ring of 2 slots",
+    [](const Program &program, const Primitive &p, std::string *reason) {
+      return async_copy(program, p.stage, p.loops[0], p.factors[0], reason);
+    },
+    draw_async_copy,
+    0};
 
 }  // namespace ks

@@ -3,6 +3,7 @@
 
 #include "ir/visitor.h"
 #include "passes/loops.h"
+#include "passes/primitive_info.h"
 #include "passes/primitives.h"
 
 namespace ks {
@@ -113,5 +114,75 @@ std::optional<Program> tile(const Program &program, const std::string &stage, co
   if (!b) return std::nullopt;
   return reorder(*b, stage, names, reason);
 }
+
+namespace {
+
+// A spatial loop bound to work-groups or work-items, the group within max_group.
+void draw_bind(StepDraw &d) {
+  if (d.loops.outer.empty()) return;
+  const For *f = pick(d.loops.outer, d.rng);
+  static const ForKind kinds[] = {ForKind::GroupX, ForKind::GroupY, ForKind::GroupZ,
+                                  ForKind::LocalX, ForKind::LocalY, ForKind::LocalZ};
+  d.p.loops = {f->var};
+  d.p.binding = kinds[std::uniform_int_distribution<int>(0, 5)(d.rng)];
+  d.next = ks::bind(d.program, d.p.stage, f->var, d.p.binding, &d.reason);
+  if (d.next && d.group_too_large(*d.next)) d.next.reset();
+}
+
+void draw_unroll(StepDraw &d) {
+  if (d.all.empty()) return;
+  const For *f = pick(d.all, d.rng);
+  d.p.loops = {f->var};
+  d.next = unroll(d.program, d.p.stage, f->var, &d.reason);
+  if (d.next && unrolled_copies(*d.next) > d.max_copies) d.next.reset();
+}
+
+// The first two spatial loops tiled.
+void draw_tile(StepDraw &d) {
+  if (d.loops.outer.size() < 2) return;
+  const For *a = d.loops.outer[0], *b = d.loops.outer[1];
+  d.p.loops = {a->var, b->var};
+  d.p.factors = {std::uniform_int_distribution<int64_t>(1, a->extent)(d.rng),
+                 std::uniform_int_distribution<int64_t>(1, b->extent)(d.rng)};
+  d.p.results = {d.fresh_name(), d.fresh_name(), d.fresh_name(), d.fresh_name()};
+  d.next = tile(d.program, d.p.stage, a->var, b->var, d.p.factors[0], d.p.factors[1], d.p.results, &d.reason);
+}
+
+}  // namespace
+
+const PrimitiveInfo bind_primitive = {{{ArgKind::StageLoop}, {ArgKind::Binding}},
+                                      "bind y.mo group.y",
+                                      "loop mo runs as work-groups along y (local.x/y/z: as a group's work-items)",
+                                      [](const Program &program, const Primitive &p, std::string *reason) {
+                                        return ks::bind(program, p.stage, p.loops[0], p.binding, reason);
+                                      },
+                                      draw_bind,
+                                      2};
+
+const PrimitiveInfo unroll_primitive = {{{ArgKind::StageLoop}},
+                                        "unroll y.ki",
+                                        "loop ki unrolled (at most 64 iterations)",
+                                        [](const Program &program, const Primitive &p, std::string *reason) {
+                                          return unroll(program, p.stage, p.loops[0], reason);
+                                        },
+                                        draw_unroll};
+
+const PrimitiveInfo tile_primitive = {{{ArgKind::Stage},
+                                       {ArgKind::Loop, "the first loop"},
+                                       {ArgKind::Loop, "the second loop"},
+                                       {ArgKind::Factor},
+                                       {ArgKind::Factor},
+                                       {ArgKind::Arrow, "before the names of the new loops"},
+                                       {ArgKind::Result, "a new loop's name"},
+                                       {ArgKind::Result, "a new loop's name"},
+                                       {ArgKind::Result, "a new loop's name"},
+                                       {ArgKind::Result, "a new loop's name"}},
+                                      "tile y m n 64 32 -> mo no mi ni",
+                                      "m and n split by 64 and 32, then reordered mo no mi ni",
+                                      [](const Program &program, const Primitive &p, std::string *reason) {
+                                        return tile(program, p.stage, p.loops[0], p.loops[1], p.factors[0],
+                                                    p.factors[1], p.results, reason);
+                                      },
+                                      draw_tile};
 
 }  // namespace ks

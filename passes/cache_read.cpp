@@ -25,6 +25,7 @@
 #include "ir/visitor.h"
 #include "passes/loops.h"
 #include "passes/names.h"
+#include "passes/primitive_info.h"
 #include "passes/primitives.h"
 
 namespace ks {
@@ -321,5 +322,35 @@ std::optional<Program> cache_read(const Program &program, const std::string &sta
   if (!verified(out, reason)) return std::nullopt;
   return out;
 }
+
+namespace {
+
+// What one iteration of a loop reads of a buffer, cached.
+void draw_cache_read(StepDraw &d) {
+  if (d.all.empty()) return;
+  std::vector<std::string> read = kernel_buffers(d.program, d.program.kernels[d.loops.kernel]);
+  if (read.empty()) return;
+  d.p.loops = {pick(d.all, d.rng)->var};
+  d.p.buffer = pick(read, d.rng);
+  d.p.memory = std::uniform_int_distribution<int>(0, 1)(d.rng) ? MemoryScope::Local : MemoryScope::Private;
+  d.p.results = {d.fresh_name()};
+  d.next = cache_read(d.program, d.p.stage, d.p.loops[0], d.p.buffer, d.p.memory, d.p.results[0], &d.reason);
+  if (d.next && d.group_too_large(*d.next)) d.next.reset();
+}
+
+}  // namespace
+
+const PrimitiveInfo cache_read_primitive = {{{ArgKind::StageLoop},
+                                             {ArgKind::Buffer, "the buffer to cache"},
+                                             {ArgKind::Memory},
+                                             {ArgKind::Arrow, "before the cache's name"},
+                                             {ArgKind::Result, "the cache's name"}},
+                                            "cache_read c.ko a local -> a_s",
+                                            "the box of a that one iteration of ko reads, copied to a_s",
+                                            [](const Program &program, const Primitive &p, std::string *reason) {
+                                              return cache_read(program, p.stage, p.loops[0], p.buffer, p.memory,
+                                                                p.results[0], reason);
+                                            },
+                                            draw_cache_read};
 
 }  // namespace ks

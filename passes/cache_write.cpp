@@ -17,6 +17,7 @@
 #include "ir/visitor.h"
 #include "passes/loops.h"
 #include "passes/names.h"
+#include "passes/primitive_info.h"
 #include "passes/primitives.h"
 #include "passes/regions.h"
 #include "passes/softmax_sum.h"
@@ -218,5 +219,24 @@ std::optional<Program> cache_write(const Program &program, const std::string &st
   if (!verified(out, reason)) return std::nullopt;
   return out;
 }
+
+namespace {
+
+// A tile of a reduction accumulated in registers.
+void draw_cache_write(StepDraw &d) {
+  if (d.loops.outer.empty()) return;
+  d.p.loops = {pick(d.loops.outer, d.rng)->var};
+  d.next = cache_write(d.program, d.p.stage, d.p.loops[0], d.p.memory, &d.reason);
+}
+
+}  // namespace
+
+const PrimitiveInfo cache_write_primitive = {{{ArgKind::StageLoop}, {ArgKind::Memory}},
+                                             "cache_write c.tx private",
+                                             "c's accumulators for one iteration of tx in registers",
+                                             [](const Program &program, const Primitive &p, std::string *reason) {
+                                               return cache_write(program, p.stage, p.loops[0], p.memory, reason);
+                                             },
+                                             draw_cache_write};
 
 }  // namespace ks

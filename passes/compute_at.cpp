@@ -24,6 +24,7 @@
 #include "ir/visitor.h"
 #include "passes/loops.h"
 #include "passes/names.h"
+#include "passes/primitive_info.h"
 #include "passes/primitives.h"
 
 namespace ks {
@@ -334,5 +335,43 @@ std::optional<Program> compute_at(const Program &program, const std::string &pro
   if (!verified(out, reason)) return std::nullopt;
   return out;
 }
+
+namespace {
+
+// The stage computed inside a later stage's kernel, at the first loop where that is
+// legal; first loops of equal extent, both serial, are bound to work-groups for it.
+void draw_compute_at(StepDraw &d) {
+  for (const std::string &consumer : d.stages) {
+    auto theirs = stage_loops(d.program, consumer, &d.reason);
+    if (!theirs || theirs->kernel <= d.loops.kernel || d.next) continue;
+    Program base = d.program;
+    std::vector<Primitive> binds;
+    const std::vector<const For *> &mine = d.loops.outer;
+    if (!mine.empty() && !theirs->outer.empty() && mine[0]->kind == ForKind::Serial &&
+        theirs->outer[0]->kind == ForKind::Serial && mine[0]->extent == theirs->outer[0]->extent) {
+      if (!d.bind(&base, d.p.stage, mine[0]->var, ForKind::GroupX, &binds) ||
+          !d.bind(&base, consumer, theirs->outer[0]->var, ForKind::GroupX, &binds)) {
+        base = d.program;
+        binds.clear();
+      }
+    }
+    for (const For *f : theirs->outer)
+      if (!d.next && (d.next = compute_at(base, d.p.stage, consumer, f->var, &d.reason))) {
+        d.p.consumer = consumer;
+        d.p.loops = {f->var};
+        d.before = binds;
+      }
+  }
+}
+
+}  // namespace
+
+const PrimitiveInfo compute_at_primitive = {{{ArgKind::Stage, "the producer stage"}, {ArgKind::ConsumerLoop}},
+                                            "compute_at total y.t",
+                                            "total's kernel inside y's, at loop t",
+                                            [](const Program &program, const Primitive &p, std::string *reason) {
+                                              return compute_at(program, p.stage, p.consumer, p.loops[0], reason);
+                                            },
+                                            draw_compute_at};
 
 }  // namespace ks

@@ -14,6 +14,7 @@
 #include "ir/visitor.h"
 #include "passes/loops.h"
 #include "passes/names.h"
+#include "passes/primitive_info.h"
 #include "passes/primitives.h"
 #include "passes/regions.h"
 
@@ -119,5 +120,34 @@ std::optional<Program> cross_reduce(const Program &program, const std::string &s
   if (!verified(out, reason)) return std::nullopt;
   return out;
 }
+
+namespace {
+
+// The spatial loops bound to work-groups, then a reduction loop shared by work-items.
+void draw_cross_reduce(StepDraw &d) {
+  if (d.loops.inner.empty() || d.loops.outer.size() > 3) return;
+  Program bound = d.program;
+  std::vector<Primitive> binds;
+  if (!d.bind_to_groups(d.loops.outer.size(), &bound, &binds)) return;
+  d.p.loops = {pick(d.loops.inner, d.rng)->var};
+  d.p.factors = {int64_t{1} << std::uniform_int_distribution<int>(1, 6)(d.rng)};
+  d.p.results = {d.fresh_name()};
+  d.next = cross_reduce(bound, d.p.stage, d.p.loops[0], d.p.factors[0], d.p.results[0], &d.reason);
+  if (d.next) d.before = binds;
+}
+
+}  // namespace
+
+const PrimitiveInfo cross_reduce_primitive = {
+    {{ArgKind::StageLoop},
+     {ArgKind::Factor},
+     {ArgKind::Arrow, "before the work-item variable's name"},
+     {ArgKind::Result, "the work-item variable's name"}},
+    "cross_reduce y.d 256 -> t",
+    "256 work-items t share reduction loop d, their partial results combined in a tree",
+    [](const Program &program, const Primitive &p, std::string *reason) {
+      return cross_reduce(program, p.stage, p.loops[0], p.factors[0], p.results[0], reason);
+    },
+    draw_cross_reduce};
 
 }  // namespace ks

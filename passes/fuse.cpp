@@ -1,5 +1,6 @@
 // fuse: directly nested loops become one.
 #include "passes/loops.h"
+#include "passes/primitive_info.h"
 #include "passes/primitives.h"
 
 namespace ks {
@@ -65,5 +66,31 @@ std::optional<Program> fuse(const Program &program, const std::string &stage, co
   if (!verified(out, reason)) return std::nullopt;
   return out;
 }
+
+namespace {
+
+// A loop fused with the one directly inside it.
+void draw_fuse(StepDraw &d) {
+  if (d.all.empty()) return;
+  const For *f = pick(d.all, d.rng);
+  const For *inner = f->body.as<For>();
+  if (!inner) return;
+  d.p.loops = {f->var, inner->var};
+  d.p.results = {d.fresh_name()};
+  d.next = fuse(d.program, d.p.stage, d.p.loops, d.p.results[0], &d.reason);
+}
+
+}  // namespace
+
+const PrimitiveInfo fuse_primitive = {{{ArgKind::Stage},
+                                       {ArgKind::Loops, "its loops", 1},
+                                       {ArgKind::Arrow, "before the fused loop's name"},
+                                       {ArgKind::Result, "the fused loop's name"}},
+                                      "fuse y m n -> mn",
+                                      "directly nested loops m and n become one loop mn",
+                                      [](const Program &program, const Primitive &p, std::string *reason) {
+                                        return fuse(program, p.stage, p.loops, p.results[0], reason);
+                                      },
+                                      draw_fuse};
 
 }  // namespace ks

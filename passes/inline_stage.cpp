@@ -12,6 +12,7 @@
 
 #include "ir/visitor.h"
 #include "passes/loops.h"
+#include "passes/primitive_info.h"
 #include "passes/primitives.h"
 #include "passes/regions.h"
 
@@ -104,5 +105,19 @@ std::optional<Program> inline_stage(const Program &program, const std::string &s
   if (!verified(out, reason)) return std::nullopt;
   return out;
 }
+
+namespace {
+
+void draw_inline(StepDraw &d) { d.next = inline_stage(d.program, d.p.stage, &d.reason); }
+
+}  // namespace
+
+const PrimitiveInfo inline_primitive = {{{ArgKind::Stage}},
+                                        "inline e",
+                                        "e computed where it is read",
+                                        [](const Program &program, const Primitive &p, std::string *reason) {
+                                          return inline_stage(program, p.stage, reason);
+                                        },
+                                        draw_inline};
 
 }  // namespace ks

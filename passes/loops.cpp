@@ -133,6 +133,14 @@ NameSet kernel_names(const Program &program, const Kernel &kernel) {
   return names;
 }
 
+NameSet program_names(const Program &program) {
+  NameSet names;
+  for (const TensorDecl &b : program.buffers) names.reserve(b.name);
+  for (const Kernel &k : program.kernels)
+    for (const std::string &n : names_in_kernel(k)) names.reserve(n);
+  return names;
+}
+
 namespace {
 
 std::vector<const Allocate *> allocations(const Kernel &kernel) { return collect<Allocate>(kernel.body); }

@@ -45,6 +45,9 @@ std::set<std::string> names_in_kernel(const Kernel &kernel);
 /// The names a pass that adds to the kernel must not take: the program's buffers and
 /// names_in_kernel (graph_edit.h's graph_names is the same for a graph).
 NameSet kernel_names(const Program &program, const Kernel &kernel);
+/// The same over every kernel: the names a step that may move code between kernels
+/// must not take (the search's fresh names).
+NameSet program_names(const Program &program);
 
 /// The local buffers of two or more dimensions a kernel allocates: the panels whose
 /// layout pad and transpose change.

@@ -3,6 +3,7 @@
 // only the row stride the code generator derives from the shape does.
 #include "ir/visitor.h"
 #include "passes/loops.h"
+#include "passes/primitive_info.h"
 #include "passes/primitives.h"
 
 namespace ks {
@@ -41,5 +42,23 @@ std::optional<Program> pad(const Program &program, const std::string &stage, con
   if (!verified(out, reason)) return std::nullopt;
   return out;
 }
+
+namespace {
+
+void draw_pad(StepDraw &d) {
+  if (!d.draw_panel()) return;
+  d.p.factors = {std::uniform_int_distribution<int64_t>(1, 3)(d.rng)};
+  d.next = pad(d.program, d.p.stage, d.p.buffer, d.p.factors[0], &d.reason);
+}
+
+}  // namespace
+
+const PrimitiveInfo pad_primitive = {{{ArgKind::StageBuffer}, {ArgKind::Factor}},
+                                     "pad c.a_s 1",
+                                     "local buffer a_s's rows one element longer",
+                                     [](const Program &program, const Primitive &p, std::string *reason) {
+                                       return pad(program, p.stage, p.buffer, p.factors[0], reason);
+                                     },
+                                     draw_pad};
 
 }  // namespace ks

@@ -21,6 +21,7 @@
 #include "ir/visitor.h"
 #include "passes/loops.h"
 #include "passes/names.h"
+#include "passes/primitive_info.h"
 #include "passes/primitives.h"
 
 namespace ks {
@@ -171,5 +172,22 @@ std::optional<Program> prefetch(const Program &program, const std::string &stage
   if (!verified(out, reason)) return std::nullopt;
   return out;
 }
+
+namespace {
+
+void draw_prefetch(StepDraw &d) {
+  if (!d.draw_panel()) return;
+  d.next = prefetch(d.program, d.p.stage, d.p.buffer, &d.reason);
+}
+
+}  // namespace
+
+const PrimitiveInfo prefetch_primitive = {{{ArgKind::StageBuffer}},
+                                          "prefetch c.a_s",
+                                          "local buffer a_s's next copy read into registers while this one is used",
+                                          [](const Program &program, const Primitive &p, std::string *reason) {
+                                            return prefetch(program, p.stage, p.buffer, reason);
+                                          },
+                                          draw_prefetch};
 
 }  // namespace ks

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "passes/loops.h"
+#include "passes/primitive_info.h"
 #include "passes/primitives.h"
 
 namespace ks {
@@ -100,5 +101,31 @@ std::optional<Program> reorder(const Program &program, const std::string &stage,
   if (!verified(out, reason)) return std::nullopt;
   return out;
 }
+
+namespace {
+
+// Two or three loops of one side reordered.
+void draw_reorder(StepDraw &d) {
+  const std::vector<const For *> &side =
+      std::uniform_int_distribution<int>(0, 3)(d.rng) == 0 ? d.loops.inner : d.loops.outer;
+  if (side.size() < 2) return;
+  std::vector<std::string> names;
+  for (const For *f : side) names.push_back(f->var);
+  std::shuffle(names.begin(), names.end(), d.rng);
+  names.resize(std::min<size_t>(names.size(), std::uniform_int_distribution<size_t>(2, 3)(d.rng)));
+  d.p.loops = names;
+  d.next = reorder(d.program, d.p.stage, d.p.loops, &d.reason);
+}
+
+}  // namespace
+
+const PrimitiveInfo reorder_primitive = {{{ArgKind::Stage}, {ArgKind::Loops, "at least two loops", 2}},
+                                         "reorder y mo no mi ni",
+                                         "these loops, in this order",
+                                         [](const Program &program, const Primitive &p, std::string *reason) {
+                                           return reorder(program, p.stage, p.loops, reason);
+                                         },
+                                         draw_reorder,
+                                         2};
 
 }  // namespace ks

@@ -19,6 +19,7 @@
 
 #include "ir/visitor.h"
 #include "passes/loops.h"
+#include "passes/primitive_info.h"
 #include "passes/primitives.h"
 #include "passes/regions.h"
 
@@ -175,5 +176,25 @@ std::optional<Program> reverse_inline(const Program &program, const std::string 
   if (!verified(out, reason)) return std::nullopt;
   return out;
 }
+
+namespace {
+
+// An elementwise stage computed where the temporary it reads is stored.
+void draw_reverse_inline(StepDraw &d) { d.next = reverse_inline(d.program, d.p.stage, &d.reason); }
+
+}  // namespace
+
+// Drawn only where asked for (draw_cases 0): the property tests' random schedules
+// stay the lists known to compile on PoCL 3.1 (a draw with it among the any-kind
+// cases gave matvec a schedule PoCL did not finish in 10 minutes); the sketches'
+// device tests and the schedule fuzzer check it.
+const PrimitiveInfo reverse_inline_primitive = {{{ArgKind::Stage}},
+                                                "reverse_inline y",
+                                                "y computed where the temporary it reads is stored",
+                                                [](const Program &program, const Primitive &p, std::string *reason) {
+                                                  return reverse_inline(program, p.stage, reason);
+                                                },
+                                                draw_reverse_inline,
+                                                0};
 
 }  // namespace ks

@@ -24,6 +24,7 @@
 #include "ir/visitor.h"
 #include "passes/loops.h"
 #include "passes/names.h"
+#include "passes/primitive_info.h"
 #include "passes/primitives.h"
 #include "passes/regions.h"
 
@@ -201,5 +202,35 @@ std::optional<Program> scan(const Program &program, const std::string &stage, co
   if (!verified(out, reason)) return std::nullopt;
   return out;
 }
+
+namespace {
+
+// A running total scanned by a group: its other spatial loops bound to work-groups first.
+void draw_scan(StepDraw &d) {
+  if (d.loops.outer.empty() || d.loops.outer.size() > 4) return;
+  Program bound = d.program;
+  std::vector<Primitive> binds;
+  if (!d.bind_to_groups(d.loops.outer.size() - 1, &bound, &binds)) return;
+  d.p.loops = {d.loops.outer.back()->var};
+  d.p.factors = {int64_t{1} << std::uniform_int_distribution<int>(1, 6)(d.rng)};
+  d.p.results = {d.fresh_name()};
+  d.next = scan(bound, d.p.stage, d.p.loops[0], d.p.factors[0], d.p.results[0], &d.reason);
+  if (d.next) d.before = binds;
+}
+
+}  // namespace
+
+// Drawn only where asked for (draw_cases 0): it applies to running totals alone.
+const PrimitiveInfo scan_primitive = {{{ArgKind::StageLoop},
+                                       {ArgKind::Factor},
+                                       {ArgKind::Arrow, "before the work-item variable's name"},
+                                       {ArgKind::Result, "the work-item variable's name"}},
+                                      "scan y.i 256 -> t",
+                                      "a running total along i as a work-group scan of 256 work-items t",
+                                      [](const Program &program, const Primitive &p, std::string *reason) {
+                                        return scan(program, p.stage, p.loops[0], p.factors[0], p.results[0], reason);
+                                      },
+                                      draw_scan,
+                                      0};
 
 }  // namespace ks

@@ -2,27 +2,15 @@
 // graph rewrites that change what is computed (passes/rewrite.h), if any:
 //
 //   rewrite push_sum total              # the sum pushed down through the GEMM it sums
-//   inline  e                           # compute e where it is read
-//   reverse_inline y                    # compute y where the temporary it reads is stored
-//   split   y.m 64 -> mo mi             # loop m: mo outside mi (64 iterations)
 //   tile    y m n 64 32 -> mo no mi ni  # split both, then reorder mo no mi ni
-//   reorder y mo no mi ni               # these loops, in this order
-//   fuse    y m n -> mn                 # directly nested loops into one
 //   bind    y.mo group.y                # loop mo runs as work-groups along y
-//   unroll  y.ki                        # at most 64 iterations
-//   vectorize y.v                       # 2, 4, 8 or 16 iterations as vector lanes
-//   cross_reduce y.d 256 -> t           # 256 work-items share reduction loop d
-//   scan    y.i 256 -> t                # a cumulative stage as a work-group scan along i
-//   compute_at total y.t                # total's kernel inside y's, at loop t
-//   cache_write c.tx private            # c's accumulators for one tx in registers
-//   cache_read c.ko a local -> a_s      # a's box read in one ko, copied to a_s
-//   pad c.a_s 1                         # a_s's rows one element longer
-//   transpose c.a_s                     # a_s's two innermost dimensions swapped
-//   prefetch c.a_s                      # a_s's next copy read into registers early
+//   cache_read y.ko a local -> a_s      # a's box read in one ko, copied to a_s
 //
-// Names are stages (the tensors they define) and loops as the printed Loop IR
-// shows them (`ksmith inspect SPEC --print-after=lower`): after the rewrites, the
-// rewritten graph's stages. `#` starts a comment. Rewrites come first.
+// Each primitive's arguments, what it does and an example come from the registry
+// (passes/primitive_info.h, listed in passes/primitives.def; `ksmith primitives`
+// prints them). Names are stages (the tensors they define) and loops as the printed
+// Loop IR shows them (`ksmith inspect SPEC --print-after=lower`): after the rewrites,
+// the rewritten graph's stages. `#` starts a comment. Rewrites come first.
 // A schedule is data: records that print and parse back exactly.
 #pragma once
 
@@ -37,39 +25,24 @@
 namespace ks {
 
 enum class PrimitiveKind {
-  Split,
-  Tile,
-  Reorder,
-  Fuse,
-  Bind,
-  Unroll,
-  Vectorize,
-  Inline,
-  CrossReduce,
-  ComputeAt,
-  CacheWrite,
-  CacheRead,
-  Pad,
-  Transpose,
-  Prefetch,
-  Scan,
-  ReverseInline,
-  AsyncCopy
+#define PRIMITIVE(Kind, name) Kind,
+#include "passes/primitives.def"
 };
 const char *primitive_name(PrimitiveKind kind);
 
-/// One primitive application. Which fields matter depends on the kind.
+/// One primitive application. Which fields a kind uses, and in which order, its
+/// arguments in the registry say (primitive_info(kind).args).
 struct Primitive {
   PrimitiveKind kind = PrimitiveKind::Split;
   std::string stage;
-  std::string consumer;  // compute_at: the stage whose loop it names
-  std::string buffer;    // cache_read: the buffer cached; pad, transpose, prefetch: the one changed
+  std::string consumer;                       // compute_at: the stage whose loop it names
+  std::string buffer;                         // the buffer cached, padded, transposed, prefetched
   MemoryScope memory = MemoryScope::Private;  // cache_read, cache_write
-  std::vector<std::string> loops;  // split, bind, unroll, vectorize, compute_at: one; tile: two; reorder, fuse: several
-  std::vector<int64_t> factors;    // split, cross_reduce, scan, pad: one; tile: two
-  std::vector<std::string> results;   // split: outer, inner; tile: four; fuse, cache_read: one
-  ForKind binding = ForKind::Serial;  // bind
-  SourceLoc loc;                      // where it was written, for errors
+  std::vector<std::string> loops;             // the loops named, in order
+  std::vector<int64_t> factors;               // the integers, in order
+  std::vector<std::string> results;           // the names it introduces, in order
+  ForKind binding = ForKind::Serial;          // bind
+  SourceLoc loc;                              // where it was written, for errors
 };
 
 struct Schedule {

@@ -1,5 +1,6 @@
 // split: one loop becomes two.
 #include "passes/loops.h"
+#include "passes/primitive_info.h"
 #include "passes/primitives.h"
 
 namespace ks {
@@ -44,5 +45,33 @@ std::optional<Program> split(const Program &program, const std::string &stage, c
   if (!verified(out, reason)) return std::nullopt;
   return out;
 }
+
+namespace {
+
+void draw_split(StepDraw &d) {
+  if (d.all.empty()) return;
+  const For *f = pick(d.all, d.rng);
+  d.p.loops = {f->var};
+  d.p.factors = {
+      std::uniform_int_distribution<int64_t>(1, std::max<int64_t>(1, std::min<int64_t>(f->extent + 3, 40)))(d.rng)};
+  d.p.results = {d.fresh_name(), d.fresh_name()};
+  d.next = split(d.program, d.p.stage, f->var, d.p.factors[0], d.p.results[0], d.p.results[1], &d.reason);
+}
+
+}  // namespace
+
+const PrimitiveInfo split_primitive = {{{ArgKind::StageLoop},
+                                        {ArgKind::Factor},
+                                        {ArgKind::Arrow, "before the names of the new loops"},
+                                        {ArgKind::Result, "the outer loop's name"},
+                                        {ArgKind::Result, "the inner loop's name"}},
+                                       "split y.m 64 -> mo mi",
+                                       "loop m: mo outside mi (64 iterations), guarded where 64 does not divide m",
+                                       [](const Program &program, const Primitive &p, std::string *reason) {
+                                         return split(program, p.stage, p.loops[0], p.factors[0], p.results[0],
+                                                      p.results[1], reason);
+                                       },
+                                       draw_split,
+                                       2};
 
 }  // namespace ks

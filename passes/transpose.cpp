@@ -7,6 +7,7 @@
 
 #include "ir/visitor.h"
 #include "passes/loops.h"
+#include "passes/primitive_info.h"
 #include "passes/primitives.h"
 
 namespace ks {
@@ -58,5 +59,22 @@ std::optional<Program> transpose(const Program &program, const std::string &stag
   if (!verified(out, reason)) return std::nullopt;
   return out;
 }
+
+namespace {
+
+void draw_transpose(StepDraw &d) {
+  if (!d.draw_panel()) return;
+  d.next = transpose(d.program, d.p.stage, d.p.buffer, &d.reason);
+}
+
+}  // namespace
+
+const PrimitiveInfo transpose_primitive = {{{ArgKind::StageBuffer}},
+                                           "transpose c.a_s",
+                                           "local buffer a_s's two innermost dimensions swapped",
+                                           [](const Program &program, const Primitive &p, std::string *reason) {
+                                             return transpose(program, p.stage, p.buffer, reason);
+                                           },
+                                           draw_transpose};
 
 }  // namespace ks

@@ -60,6 +60,7 @@ Command add_export(CLI::App &app);
 Command add_interpret(CLI::App &app);
 Command add_import(CLI::App &app);
 Command add_rewrite(CLI::App &app);
+Command add_primitives(CLI::App &app);
 Command add_fuzz(CLI::App &app);
 
 /// Size assignments given with a flag (--size N=64,K=32, repeatable).

@@ -12,11 +12,11 @@ int main(int argc, char **argv) {
   using namespace ks;
   CLI::App app{"kernelsmith: operator specs to fast OpenCL and SPIR-V kernels", "ksmith"};
   app.require_subcommand(1);
-  const std::vector<cli::Command> commands = {cli::add_devices(app),   cli::add_compile(app), cli::add_inspect(app),
-                                              cli::add_run(app),       cli::add_bench(app),   cli::add_time(app),
-                                              cli::add_evolve(app),    cli::add_runs(app),    cli::add_export(app),
-                                              cli::add_interpret(app), cli::add_import(app),  cli::add_rewrite(app),
-                                              cli::add_worker(app),    cli::add_tune(app),    cli::add_fuzz(app)};
+  const std::vector<cli::Command> commands = {
+      cli::add_devices(app),    cli::add_compile(app),   cli::add_inspect(app), cli::add_run(app),
+      cli::add_bench(app),      cli::add_time(app),      cli::add_evolve(app),  cli::add_runs(app),
+      cli::add_export(app),     cli::add_interpret(app), cli::add_import(app),  cli::add_rewrite(app),
+      cli::add_primitives(app), cli::add_worker(app),    cli::add_tune(app),    cli::add_fuzz(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {

@@ -202,8 +202,7 @@ Schedule fuzz_schedule(const Graph &graph, Rng &rng, int steps) {
     }
   }
   Program program = lower(g);
-  std::set<PrimitiveKind> every;
-  for (int k = 0; k <= static_cast<int>(PrimitiveKind::AsyncCopy); ++k) every.insert(static_cast<PrimitiveKind>(k));
+  const std::set<PrimitiveKind> every(all_primitive_kinds().begin(), all_primitive_kinds().end());
   for (int attempt = 0; attempt < 4 * steps && static_cast<int>(schedule.steps.size()) < steps; ++attempt)
     add_random_step(&program, &schedule, rng, 4, 256, every, kMaxUnroll);
   // The steps that need others before them (a local cache to pad, transpose,

@@ -390,19 +390,6 @@ std::optional<std::string> mutate_rewrites(const Graph &graph, Schedule &s, cons
   return note;
 }
 
-// The names a step introduces (loops, local buffers).
-std::vector<std::string> introduced(const Primitive &p) {
-  switch (p.kind) {
-    case PrimitiveKind::Split:
-    case PrimitiveKind::Tile:
-    case PrimitiveKind::Fuse:
-    case PrimitiveKind::CrossReduce:
-    case PrimitiveKind::Scan:
-    case PrimitiveKind::CacheRead: return p.results;
-    default: return {};
-  }
-}
-
 // The steps of `mine` whose stage `keep` accepts, then `theirs`, renamed where a name
 // they introduce is one the kept steps introduce (and their later uses with it).
 Schedule mixed(const Schedule &mine, const std::function<bool(const std::string &)> &keep,
@@ -413,7 +400,7 @@ Schedule mixed(const Schedule &mine, const std::function<bool(const std::string 
   for (const Primitive &p : mine.steps)
     if (keep(p.stage)) {
       child.steps.push_back(p);
-      for (const std::string &n : introduced(p)) names.insert(n);
+      for (const std::string &n : p.results) names.insert(n);
     }
   std::map<std::string, std::string> renamed;
   auto rename = [&](std::string &n) {
@@ -430,7 +417,7 @@ Schedule mixed(const Schedule &mine, const std::function<bool(const std::string 
         renamed[n] = fresh;
         n = fresh;
       }
-    for (const std::string &n : introduced(p)) names.insert(n);
+    for (const std::string &n : p.results) names.insert(n);
     child.steps.push_back(p);
   }
   return child;

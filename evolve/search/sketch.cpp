@@ -159,12 +159,10 @@ class Builder {
 
   // A name no kernel or buffer uses, nor any name handed out before.
   std::string fresh(const std::string &base) {
-    NameSet used = handed_out_;
-    for (const Kernel &k : program_.kernels)
-      for (const std::string &n : names_in_kernel(k)) used.reserve(n);
-    for (const TensorDecl &t : program_.buffers) used.reserve(t.name);
+    NameSet used = program_names(program_);
+    for (const std::string &n : handed_out_) used.reserve(n);
     const std::string n = used.fresh(base);
-    handed_out_.reserve(n);
+    handed_out_.insert(n);
     return n;
   }
 
@@ -207,7 +205,7 @@ class Builder {
   Program program_;
   int64_t max_copies_;
   Schedule schedule_;
-  NameSet handed_out_;
+  std::set<std::string> handed_out_;
 };
 
 // The inputs and temporaries a stage loads, largest first (the operands worth a copy

@@ -4,23 +4,13 @@
 // from it, the mutator inserts its steps, and the tests' property checks use it.
 #pragma once
 
-#include <random>
 #include <set>
 
 #include "ir/loop_ir.h"
+#include "passes/primitive_info.h"
 #include "passes/schedule.h"
 
 namespace ks {
-
-/// The search's random number generator: its state prints and parses as text (the
-/// run database keeps it), and the same seed gives the same stream everywhere.
-using Rng = std::mt19937_64;
-
-/// One of items (not empty), uniformly: the draw every proposer makes.
-template <typename T>
-const T &pick(const std::vector<T> &items, Rng &rng) {
-  return items[std::uniform_int_distribution<size_t>(0, items.size() - 1)(rng)];
-}
 
 /// Up to `steps` accepted primitives on `program` (at most `attempts` tries), the
 /// names they introduce ("t0", "t1", ...) starting after those `program` already

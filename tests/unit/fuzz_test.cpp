@@ -10,6 +10,7 @@
 #include "evolve/fuzz/schedule_fuzz.h"
 #include "frontend/parser.h"
 #include "passes/pipeline.h"
+#include "passes/primitive_info.h"
 #include "test_util.h"
 
 namespace ks {
@@ -260,8 +261,7 @@ TEST(FuzzSchedules, ReplayAndUseEveryKind) {
       for (const Primitive &p : s.steps) ++used[primitive_name(p.kind)];
       for (const Rewrite &r : s.rewrites) ++used[rewrite_name(r.kind)];
     }
-  for (int k = 0; k <= static_cast<int>(PrimitiveKind::AsyncCopy); ++k)
-    EXPECT_GT(used[primitive_name(static_cast<PrimitiveKind>(k))], 0) << primitive_name(static_cast<PrimitiveKind>(k));
+  for (PrimitiveKind k : all_primitive_kinds()) EXPECT_GT(used[primitive_name(k)], 0) << primitive_name(k);
   for (RewriteKind k : all_rewrite_kinds()) EXPECT_GT(used[rewrite_name(k)], 0) << rewrite_name(k);
 }
 

@@ -1,10 +1,13 @@
 // Schedule text, and each primitive: what it produces and every reason it refuses.
 #include "passes/schedule.h"
 
+#include <set>
+
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "passes/loops.h"
 #include "passes/lower.h"
+#include "passes/primitive_info.h"
 #include "passes/primitives.h"
 #include "passes/unguard_accumulators.h"
 #include "test_util.h"
@@ -47,11 +50,42 @@ TEST(ScheduleText, RoundTripIsExact) {
   EXPECT_EQ(print_schedule(schedule_of("# tiles\nsplit   y.m  64->mo mi  # outer first\n")), "split y.m 64 -> mo mi\n");
 }
 
+// The registry: each primitive's example is a schedule line of its kind that prints
+// back as written, and every argument shape of the language is some primitive's.
+TEST(PrimitiveRegistry, EachExampleParsesToItsKindAndPrintsBack) {
+  std::set<ArgKind> shapes;
+  for (PrimitiveKind k : all_primitive_kinds()) {
+    const PrimitiveInfo &info = primitive_info(k);
+    const Schedule s = schedule_of(info.example);
+    ASSERT_EQ(s.steps.size(), 1u) << info.example;
+    EXPECT_EQ(s.steps[0].kind, k) << info.example;
+    EXPECT_EQ(print_primitive(s.steps[0]), info.example);
+    EXPECT_EQ(parse_primitive_kind(primitive_name(k)), k);
+    EXPECT_NE(std::string(info.doc), "");
+    EXPECT_TRUE(info.apply && info.draw) << info.example;
+    for (const PrimitiveArg &arg : info.args) shapes.insert(arg.kind);
+  }
+  EXPECT_EQ(shapes.size(), static_cast<size_t>(ArgKind::Result) + 1);
+  EXPECT_EQ(parse_primitive_kind("wiggle"), std::nullopt);
+}
+
+// A refusal names what the step acted on, as written, up to its first argument
+// that is not a stage, a loop of it or a buffer.
+TEST(PrimitiveRegistry, ARefusalNamesTheStepsTarget) {
+  EXPECT_EQ(first_line(refusal(kMatmul, "cache_read c.q a local -> a_s")),
+            "s.sched:1:1: error: cache_read c.q a: no loop named q in stage c; loops are i, j, k");
+  EXPECT_EQ(first_line(refusal(kMatmul, "tile c i q 2 2 -> a b d e")).rfind("s.sched:1:1: error: tile c: ", 0), 0u);
+  EXPECT_EQ(
+      first_line(refusal(kSoftmax, "compute_at row_max y.q")).rfind("s.sched:1:1: error: compute_at row_max y.q: ", 0),
+      0u);
+  EXPECT_EQ(first_line(refusal(kMatmul, "pad c.q 1")).rfind("s.sched:1:1: error: pad c.q: ", 0), 0u);
+}
+
 TEST(ScheduleText, ErrorsPointAtTheText) {
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 64 -> mo mi\nshuffle y.m\n"); })),
-            "s.sched:2:1: error: unknown primitive 'shuffle'; primitives are split, tile, reorder, fuse, bind, "
-            "unroll, vectorize, inline, cross_reduce, compute_at, cache_write, cache_read, pad, transpose, prefetch, "
-            "scan, reverse_inline, async_copy");
+            "s.sched:2:1: error: unknown primitive 'shuffle'; primitives are split, fuse, reorder, tile, bind, "
+            "unroll, inline, cross_reduce, cache_write, cache_read, pad, compute_at, vectorize, transpose, prefetch, "
+            "reverse_inline, scan, async_copy");
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("cache_write c.tx global"); })),
             "s.sched:1:18: error: unknown memory 'global'; caches are local or private");
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 0 -> mo mi"); })),
