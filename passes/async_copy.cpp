@@ -130,6 +130,62 @@ std::optional<Stmt> in_lanes(const Program &program, const For &copy, const Boun
   return For::make(copy.var, copy.extent / 4, ForKind::Unrolled, LetStmt::make(g, let->value, vector));
 }
 
+// L's body as cache_read leaves it: local allocations around `copies; barrier; work;
+// barrier`, the copies each a loop into one cache from a global buffer.
+struct CopiedLoop {
+  std::vector<const Allocate *> allocations;
+  std::set<std::string> caches;  // the local ones
+  const Seq *seq = nullptr;
+  size_t barrier = 0;  // the first barrier's place in seq
+  std::vector<const For *> copies;
+};
+
+std::optional<CopiedLoop> copied_loop(const Program &program, const For &l, const std::string &only,
+                                      std::string *reason) {
+  CopiedLoop c;
+  Stmt inner = l.body;
+  while (const Allocate *a = inner.as<Allocate>()) c.allocations.push_back(a), inner = a->body;
+  c.seq = inner.as<Seq>();
+  const Seq *seq = c.seq;
+  while (seq && c.barrier < seq->stmts.size() && !seq->stmts[c.barrier].as<Barrier>()) ++c.barrier;
+  for (const Allocate *a : c.allocations)
+    if (a->scope == MemoryScope::Local) c.caches.insert(a->buffer);
+  if (!seq || c.barrier == 0 || c.barrier == seq->stmts.size() || !seq->stmts.back().as<Barrier>() ||
+      c.caches.empty()) {
+    *reason = "no local cache is copied at the start of each iteration of " + l.var + only;
+    return std::nullopt;
+  }
+  for (size_t s = 0; s < c.barrier; ++s) {
+    const For *copy = seq->stmts[s].as<For>();
+    const BufferUse use = copy ? buffers_used(seq->stmts[s]) : BufferUse{};
+    if (!copy || use.written.size() != 1 || !c.caches.count(*use.written.begin())) {
+      *reason = "the statements before " + l.var + "'s first barrier are not copies into its local caches" + only;
+      return std::nullopt;
+    }
+    for (const std::string &source : use.read)
+      if (!program.find_buffer(source)) {
+        *reason = *use.written.begin() + " is copied from " + source +
+                  ", not from a global buffer (prefetch stages it in registers; async_copy copies from global "
+                  "memory itself)";
+        return std::nullopt;
+      }
+    c.copies.push_back(copy);
+  }
+  return c;
+}
+
+// The local memory the caches take in `slots` slots.
+int64_t ring_bytes(const CopiedLoop &c, int64_t slots) {
+  int64_t bytes = 0;
+  for (const Allocate *a : c.allocations) {
+    if (!c.caches.count(a->buffer)) continue;
+    int64_t n = dtype_bytes(a->type) * slots;
+    for (int64_t e : a->shape) n *= e;
+    bytes += n;
+  }
+  return bytes;
+}
+
 }  // namespace
 
 std::optional<Program> async_copy(const Program &program, const std::string &stage, const std::string &loop,
@@ -153,45 +209,13 @@ std::optional<Program> async_copy(const Program &program, const std::string &sta
   // More slots than iterations copy nothing more: as many as the iterations (at least
   // 2, so that a schedule drawn at large sizes holds at the check sizes' short loops).
   slots = std::max<int64_t>(2, std::min(slots, l->extent));
-  // L's body: local allocations around `copies; barrier; work; barrier`.
-  std::vector<const Allocate *> allocations;
-  Stmt inner = l->body;
-  while (const Allocate *a = inner.as<Allocate>()) allocations.push_back(a), inner = a->body;
-  const Seq *seq = inner.as<Seq>();
-  size_t barrier = 0;
-  while (seq && barrier < seq->stmts.size() && !seq->stmts[barrier].as<Barrier>()) ++barrier;
-  std::set<std::string> caches;
-  for (const Allocate *a : allocations)
-    if (a->scope == MemoryScope::Local) caches.insert(a->buffer);
-  if (!seq || barrier == 0 || barrier == seq->stmts.size() || !seq->stmts.back().as<Barrier>() || caches.empty()) {
-    *reason = "no local cache is copied at the start of each iteration of " + loop + only;
-    return std::nullopt;
-  }
-  std::vector<const For *> copies;
-  for (size_t s = 0; s < barrier; ++s) {
-    const For *copy = seq->stmts[s].as<For>();
-    const BufferUse use = copy ? buffers_used(seq->stmts[s]) : BufferUse{};
-    if (!copy || use.written.size() != 1 || !caches.count(*use.written.begin())) {
-      *reason = "the statements before " + loop + "'s first barrier are not copies into its local caches" + only;
-      return std::nullopt;
-    }
-    for (const std::string &source : use.read)
-      if (!program.find_buffer(source)) {
-        *reason = *use.written.begin() + " is copied from " + source +
-                  ", not from a global buffer (prefetch stages it in registers; async_copy copies from global "
-                  "memory itself)";
-        return std::nullopt;
-      }
-    copies.push_back(copy);
-  }
-  int64_t bytes = 0;
-  for (const Allocate *a : allocations) {
-    if (!caches.count(a->buffer)) continue;
-    int64_t n = dtype_bytes(a->type) * slots;
-    for (int64_t e : a->shape) n *= e;
-    bytes += n;
-  }
-  if (bytes > kMaxLocalBytes) {
+  std::optional<CopiedLoop> copied = copied_loop(program, *l, only, reason);
+  if (!copied) return std::nullopt;
+  const std::vector<const Allocate *> &allocations = copied->allocations;
+  const std::set<std::string> &caches = copied->caches;
+  const Seq *seq = copied->seq;
+  const size_t barrier = copied->barrier;
+  if (int64_t bytes = ring_bytes(*copied, slots); bytes > kMaxLocalBytes) {
     *reason = std::to_string(slots) + " slots of " + loop + "'s caches take " + std::to_string(bytes) +
               " bytes of local memory; at most " + std::to_string(kMaxLocalBytes);
     return std::nullopt;
@@ -206,7 +230,7 @@ std::optional<Program> async_copy(const Program &program, const std::string &sta
   }
   // 2. Each copy in lanes where it can be.
   std::vector<Stmt> copy_stmts;
-  for (const For *copy : copies) {
+  for (const For *copy : copied->copies) {
     std::optional<Stmt> wide = in_lanes(program, *copy, to_loop, names);
     copy_stmts.push_back(wide ? *wide : Stmt(std::make_shared<For>(*copy)));
   }

@@ -20,6 +20,8 @@
 //  4. Local memory: a barrier after the copy (the group's work-items read each
 //     other's elements) and one after the body (before the next copy overwrites).
 #include <numeric>
+#include <set>
+#include <tuple>
 
 #include "ir/affine.h"
 #include "ir/visitor.h"
@@ -86,6 +88,245 @@ Stmt join_copies(const Stmt &body, const Stmt &copy) {
   return Seq::make(stmts);
 }
 
+// The loops and lets from the kernel's top down to L, as step 1 sees them.
+struct Around {
+  std::map<std::string, Affine> lets;
+  std::map<std::string, int64_t> extents;  // loops
+  std::map<std::string, DType> types;      // loops, and lets outside L that are not affine but fixed
+  std::set<std::string> ranging;
+  // A let that depends on a ranging loop and is not affine in it: the loop. Such a
+  // let may not stand for a fixed value (o = f / 8 % 8 with f = g * 32 + l takes
+  // several values across the work-items of a group).
+  std::map<std::string, std::string> varies_through;
+  std::vector<std::pair<std::string, int64_t>> local_loops[3];  // by dimension
+
+  bool has_local_loops() const { return !local_loops[0].empty() || !local_loops[1].empty() || !local_loops[2].empty(); }
+  // The work-items of the group, each copying its share.
+  int64_t workers() const {
+    int64_t w = 1;
+    for (int dim = 2; dim >= 0; --dim)
+      for (const auto &[v, e] : local_loops[dim]) w *= e;
+    return w;
+  }
+};
+
+Around around_loop(const std::vector<Stmt> &path, MemoryScope scope) {
+  Around out;
+  std::set<std::string> varying;  // the ranging loops and the lets that depend on them
+  for (const Stmt &s : path) {
+    if (const For *f = s.as<For>()) {
+      out.extents[f->var] = f->extent;
+      out.types[f->var] = index_type_for(f->extent);
+      if (is_local(f->kind)) out.local_loops[hardware_dim(f->kind)].push_back({f->var, f->extent});
+      if (is_local(f->kind) && scope == MemoryScope::Local) out.ranging.insert(f->var), varying.insert(f->var);
+    } else if (const LetStmt *l = s.as<LetStmt>()) {
+      const bool varies = mentions(l->value, varying);
+      if (varies) {
+        varying.insert(l->var);
+        for (const std::string &v : varying)
+          if (v != l->var && mentions(l->value, {v})) {
+            out.varies_through[l->var] = out.varies_through.count(v) ? out.varies_through[v] : v;
+            break;
+          }
+      }
+      if (auto a = affine_of(l->value, out.lets))
+        out.lets[l->var] = *a;
+      else if (!varies)
+        out.types[l->var] = l->value.type();  // fixed during one iteration of L, like a loop outside it
+    }
+  }
+  return out;
+}
+
+// Per dimension: the fixed part F all reads share, the span [lo, hi] of their ranging
+// parts, the step s between the elements they read, and the box's shape.
+struct Box {
+  std::vector<Affine> fixed;
+  std::vector<int64_t> lo, hi, stride, shape;
+};
+
+// One read's part of the box in dimension d: its fixed part, and the least and
+// greatest of its ranging part; nullopt (with *reason) where an index uses a name
+// that is neither.
+std::optional<std::tuple<Affine, int64_t, int64_t>> read_span(const Read &read, size_t d, Around &around,
+                                                              const std::string &buffer, int64_t *stride,
+                                                              std::string *reason) {
+  Affine f{{}, 0};
+  int64_t min = read.index[d].constant, max = min;
+  for (const auto &[v, c] : read.index[d].coeffs) {
+    if (around.varies_through.count(v)) {
+      *reason = "an index of " + buffer + " uses " + v + ", which takes several values across the group's " +
+                "work-items (through local loop " + around.varies_through[v] + ") and is not affine in them: no " +
+                "one box of " + buffer + " serves the group";
+      return std::nullopt;
+    }
+    if (!around.types.count(v)) {
+      *reason = "an index of " + buffer + " uses " + v + ", which is not affine in the loops";
+      return std::nullopt;
+    }
+    if (around.ranging.count(v) && around.extents.count(v)) {
+      (c < 0 ? min : max) += c * (around.extents[v] - 1);
+      if (around.extents[v] > 1) *stride = std::gcd(*stride, std::abs(c));
+    } else {
+      f.coeffs[v] = c;
+    }
+  }
+  return std::tuple{f, min, max};
+}
+
+std::optional<Box> box_of(const std::vector<Read> &reads, Around &around, const std::string &buffer,
+                          const std::string &loop, size_t rank, std::string *reason) {
+  Box box{std::vector<Affine>(rank),
+          std::vector<int64_t>(rank),
+          std::vector<int64_t>(rank),
+          std::vector<int64_t>(rank, 0),
+          {}};
+  for (size_t r = 0; r < reads.size(); ++r) {
+    const Read &read = reads[r];
+    if (read.load->pad != reads[0].load->pad) {
+      *reason = "reads of " + buffer + " in loop " + loop + " pad differently";
+      return std::nullopt;
+    }
+    for (size_t d = 0; d < rank; ++d) {
+      auto span = read_span(read, d, around, buffer, &box.stride[d], reason);
+      if (!span) return std::nullopt;
+      const auto &[f, min, max] = *span;
+      if (r == 0) {
+        box.fixed[d] = f;
+        box.lo[d] = min;
+        box.hi[d] = max;
+      } else if (f.coeffs != box.fixed[d].coeffs) {
+        *reason = "reads of " + buffer + " in loop " + loop + " do not move together in dimension " +
+                  std::to_string(d) + ", so no one box covers them";
+        return std::nullopt;
+      } else {
+        box.stride[d] = std::gcd(box.stride[d], std::abs(read.index[d].constant - reads[0].index[d].constant));
+        box.lo[d] = std::min(box.lo[d], min);
+        box.hi[d] = std::max(box.hi[d], max);
+      }
+    }
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    if (box.stride[d] == 0) box.stride[d] = 1;
+    box.shape.push_back((box.hi[d] - box.lo[d]) / box.stride[d] + 1);
+  }
+  return box;
+}
+
+// Whether the box fits the memory it goes to; else *reason says by how much not.
+bool fits(const Box &box, const TensorDecl &source, MemoryScope scope, std::string *reason) {
+  const int64_t volume = shape_numel(box.shape);
+  if (scope == MemoryScope::Private && volume > kMaxPrivateElements) {
+    *reason = "the box of " + source.name + " has " + std::to_string(volume) +
+              " elements; private caches hold at most " + std::to_string(kMaxPrivateElements);
+    return false;
+  }
+  if (scope == MemoryScope::Local && volume * dtype_bytes(source.type) > kMaxLocalBytes) {
+    *reason = "the box of " + source.name + " needs " + std::to_string(volume * dtype_bytes(source.type)) +
+              " bytes of local memory; at most " + std::to_string(kMaxLocalBytes);
+    return false;
+  }
+  return true;
+}
+
+// Step 2: the copy `cache[p] = source[F + lo + p * s]`, element f = i * W + w for
+// work-item w of W, its coordinates by / and %.
+Stmt copy_loop(const Box &box, const Around &around, const TensorDecl &source, double pad, MemoryScope scope,
+               const std::string &cache, NameSet &names) {
+  const size_t rank = box.shape.size();
+  const int64_t volume = shape_numel(box.shape);
+  const int64_t workers = scope == MemoryScope::Local ? around.workers() : 1;
+  // The copy's flat element numbers run to steps * workers, past the volume where the
+  // work-items do not divide it: the index type must hold both.
+  const int64_t steps = (volume + workers - 1) / workers;
+  const DType index = index_type_for(std::max(volume, steps * workers));
+  const std::string step = names.fresh(cache + "_i"), flat = names.fresh(cache + "_f");
+  Expr worker;
+  if (scope == MemoryScope::Local)
+    for (int dim = 2; dim >= 0; --dim)
+      for (const auto &[v, e] : around.local_loops[dim]) {
+        Expr w = cast_to(index, Var::make(index_type_for(e), v));
+        worker = worker.defined() ? worker * make_int(e, index) + w : w;
+      }
+  Expr f = Var::make(index, flat);
+  std::vector<Expr> coords(rank), source_index(rank);
+  int64_t below = 1;  // elements of the box per step of dimension d
+  for (size_t d = rank; d-- > 0;) {
+    Affine o = box.fixed[d];  // the box's origin, in the fixed variables
+    o.constant = box.lo[d];
+    const DType t = index_type_for(source.shape[d]);
+    Expr c = below == 1 ? f : f / make_int(below, index);
+    if (d > 0) c = c % make_int(box.shape[d], index);
+    coords[d] = c;
+    source_index[d] = affine_expr(o, around.types, t) +
+                      (box.stride[d] == 1 ? cast_to(t, c) : cast_to(t, c) * make_int(box.stride[d], t));
+    below *= box.shape[d];
+  }
+  Stmt copy = Store::make(cache, coords, Load::make(source.type, source.name, source_index, pad));
+  if (steps * workers != volume) copy = IfThenElse::make(f < make_int(volume, index), copy);
+  Expr element = cast_to(index, Var::make(index_type_for(steps), step));
+  if (worker.defined()) element = element * make_int(workers, index) + worker;
+  copy = LetStmt::make(flat, element, copy);
+  // Unrolled where the limit allows: a private copy needs constant indices to live in registers.
+  return For::make(step, steps, steps <= kMaxUnroll ? ForKind::Unrolled : ForKind::Serial, copy);
+}
+
+// Step 3: the reads of the box read the cache instead, at indices in the ranging
+// variables alone.
+struct Redirect : IRMutator {
+  const std::string &cache;
+  std::map<const Load *, const std::vector<Affine> *> index;  // each read's affine index, from step 1
+  const Box &box;
+  const std::map<std::string, DType> &types;
+  Redirect(const std::string &cache, const std::vector<Read> &reads, const Box &box,
+           const std::map<std::string, DType> &types)
+      : cache(cache), box(box), types(types) {
+    for (const Read &r : reads) index[r.load] = &r.index;
+  }
+  using IRMutator::visit;
+  Expr visit(const Load *n, const Expr &self) override {
+    auto it = index.find(n);
+    if (it == index.end()) return IRMutator::visit(n, self);
+    std::vector<Expr> indices;
+    for (size_t d = 0; d < n->indices.size(); ++d) {
+      Affine a = (*it->second)[d];
+      for (const auto &[v, c] : box.fixed[d].coeffs) a.coeffs.erase(v);
+      a.constant -= box.lo[d];
+      for (auto &[v, c] : a.coeffs) c /= box.stride[d];
+      a.constant /= box.stride[d];
+      indices.push_back(affine_expr(a, types, DType::I32));
+    }
+    return Load::make(n->type, cache, indices);
+  }
+};
+
+// The buffer to cache, where L may hold a copy of it and the cache's name is free;
+// else nullptr with *reason.
+const TensorDecl *cacheable(const Program &program, const Kernel &kernel, const For &at, const std::string &buffer,
+                            MemoryScope scope, const std::string &cache, std::string *reason) {
+  if (scope == MemoryScope::Global) {
+    *reason = "a cache lives in local or private memory";
+    return nullptr;
+  }
+  const bool bound = is_group(at.kind) || is_local(at.kind);
+  if (at.kind == ForKind::Vectorized || is_group(at.kind) || (bound && has_bound_loop(at.body))) {
+    *reason = "loop " + at.var + " is " + for_kind_name(at.kind) +
+              "; the copy goes in a serial loop or the innermost local loop";
+    return nullptr;
+  }
+  const TensorDecl *source = program.find_buffer(buffer);
+  if (!source) {
+    *reason = "no global buffer named " + buffer;
+    return nullptr;
+  }
+  for (const std::string &w : kernel_written_buffers(kernel))
+    if (w == buffer) {
+      *reason = "kernel " + kernel.name + " writes " + buffer + "; only what it just reads can be cached";
+      return nullptr;
+    }
+  return name_is_free(program, kernel, cache, reason) ? source : nullptr;
+}
+
 }  // namespace
 
 std::optional<Program> cache_read(const Program &program, const std::string &stage, const std::string &loop,
@@ -94,74 +335,23 @@ std::optional<Program> cache_read(const Program &program, const std::string &sta
   StageLoops where;
   const For *at = find_loop(program, stage, loop, &where, reason);
   if (!at) return std::nullopt;
-  if (scope == MemoryScope::Global) {
-    *reason = "a cache lives in local or private memory";
-    return std::nullopt;
-  }
-  const bool bound = is_group(at->kind) || is_local(at->kind);
-  if (at->kind == ForKind::Vectorized || is_group(at->kind) || (bound && has_bound_loop(at->body))) {
-    *reason = "loop " + loop + " is " + for_kind_name(at->kind) +
-              "; the copy goes in a serial loop or the innermost local loop";
-    return std::nullopt;
-  }
-  const TensorDecl *source = program.find_buffer(buffer);
-  if (!source) {
-    *reason = "no global buffer named " + buffer;
-    return std::nullopt;
-  }
   const Kernel &kernel = program.kernels[where.kernel];
-  for (const std::string &w : kernel_written_buffers(kernel))
-    if (w == buffer) {
-      *reason = "kernel " + kernel.name + " writes " + buffer + "; only what it just reads can be cached";
-      return std::nullopt;
-    }
-  if (!name_is_free(program, kernel, cache, reason)) return std::nullopt;
+  const TensorDecl *source = cacheable(program, kernel, *at, buffer, scope, cache, reason);
+  if (!source) return std::nullopt;
 
   // 1. The box.
-  const std::vector<Stmt> path = path_to(kernel.body, loop);
-  std::map<std::string, Affine> lets;
-  std::map<std::string, int64_t> extents;  // loops
-  std::map<std::string, DType> types;      // loops, and lets outside L that are not affine but fixed
-  std::set<std::string> ranging;
-  // The ranging loops and the lets that depend on them: a let that is not affine may
-  // stand for a fixed value only where it depends on none of them (o = f / 8 % 8
-  // with f = g * 32 + l takes several values across the work-items of a group).
-  std::set<std::string> varying;
-  std::map<std::string, std::string> varies_through;            // a varying let: the ranging loop it depends on
-  std::vector<std::pair<std::string, int64_t>> local_loops[3];  // by dimension
-  for (const Stmt &s : path) {
-    if (const For *f = s.as<For>()) {
-      extents[f->var] = f->extent;
-      types[f->var] = index_type_for(f->extent);
-      if (is_local(f->kind)) local_loops[hardware_dim(f->kind)].push_back({f->var, f->extent});
-      if (is_local(f->kind) && scope == MemoryScope::Local) ranging.insert(f->var), varying.insert(f->var);
-    } else if (const LetStmt *l = s.as<LetStmt>()) {
-      const bool varies = mentions(l->value, varying);
-      if (varies) {
-        varying.insert(l->var);
-        for (const std::string &v : varying)
-          if (v != l->var && mentions(l->value, {v})) {
-            varies_through[l->var] = varies_through.count(v) ? varies_through[v] : v;
-            break;
-          }
-      }
-      if (auto a = affine_of(l->value, lets))
-        lets[l->var] = *a;
-      else if (!varies)
-        types[l->var] = l->value.type();  // fixed during one iteration of L, like a loop outside it
-    }
-  }
-  if (scope == MemoryScope::Local && local_loops[0].empty() && local_loops[1].empty() && local_loops[2].empty()) {
+  Around around = around_loop(path_to(kernel.body, loop), scope);
+  if (scope == MemoryScope::Local && !around.has_local_loops()) {
     *reason =
         "no local loop encloses " + loop + ": a local copy is shared by the work-items of a group, so bind them first";
     return std::nullopt;
   }
-  CollectReads reads(buffer, lets);
+  CollectReads reads(buffer, around.lets);
   reads.dispatch(at->body);
   for (const auto &[v, e] : reads.inner_loops) {
-    extents[v] = e;
-    types[v] = index_type_for(e);
-    ranging.insert(v);
+    around.extents[v] = e;
+    around.types[v] = index_type_for(e);
+    around.ranging.insert(v);
   }
   if (!reads.failure.empty()) {
     *reason = reads.failure;
@@ -171,152 +361,26 @@ std::optional<Program> cache_read(const Program &program, const std::string &sta
     *reason = "loop " + loop + " of " + stage + " does not read " + buffer;
     return std::nullopt;
   }
-  const size_t rank = source->shape.size();
-  std::vector<Affine> fixed(rank);
-  std::vector<int64_t> lo(rank), hi(rank), stride(rank, 0);
-  for (size_t r = 0; r < reads.reads.size(); ++r) {
-    const Read &read = reads.reads[r];
-    if (read.load->pad != reads.reads[0].load->pad) {
-      *reason = "reads of " + buffer + " in loop " + loop + " pad differently";
-      return std::nullopt;
-    }
-    for (size_t d = 0; d < rank; ++d) {
-      Affine f{{}, 0};
-      int64_t min = read.index[d].constant, max = min;
-      for (const auto &[v, c] : read.index[d].coeffs) {
-        if (varies_through.count(v)) {
-          *reason = "an index of " + buffer + " uses " + v + ", which takes several values across the group's " +
-                    "work-items (through local loop " + varies_through[v] +
-                    ") and is not affine in them: no one box of " + buffer + " serves the group";
-          return std::nullopt;
-        }
-        if (!types.count(v)) {
-          *reason = "an index of " + buffer + " uses " + v + ", which is not affine in the loops";
-          return std::nullopt;
-        }
-        if (ranging.count(v) && extents.count(v)) {
-          (c < 0 ? min : max) += c * (extents[v] - 1);
-          if (extents[v] > 1) stride[d] = std::gcd(stride[d], std::abs(c));
-        } else {
-          f.coeffs[v] = c;
-        }
-      }
-      if (r == 0) {
-        fixed[d] = f;
-        lo[d] = min;
-        hi[d] = max;
-      } else if (f.coeffs != fixed[d].coeffs) {
-        *reason = "reads of " + buffer + " in loop " + loop + " do not move together in dimension " +
-                  std::to_string(d) + ", so no one box covers them";
-        return std::nullopt;
-      } else {
-        stride[d] = std::gcd(stride[d], std::abs(read.index[d].constant - reads.reads[0].index[d].constant));
-        lo[d] = std::min(lo[d], min);
-        hi[d] = std::max(hi[d], max);
-      }
-    }
-  }
-  std::vector<int64_t> shape;
-  for (size_t d = 0; d < rank; ++d) {
-    if (stride[d] == 0) stride[d] = 1;
-    shape.push_back((hi[d] - lo[d]) / stride[d] + 1);
-  }
-  const int64_t volume = shape_numel(shape);
-  if (scope == MemoryScope::Private && volume > kMaxPrivateElements) {
-    *reason = "the box of " + buffer + " has " + std::to_string(volume) + " elements; private caches hold at most " +
-              std::to_string(kMaxPrivateElements);
-    return std::nullopt;
-  }
-  if (scope == MemoryScope::Local && volume * dtype_bytes(source->type) > kMaxLocalBytes) {
-    *reason = "the box of " + buffer + " needs " + std::to_string(volume * dtype_bytes(source->type)) +
-              " bytes of local memory; at most " + std::to_string(kMaxLocalBytes);
-    return std::nullopt;
-  }
-  // The copy's flat element numbers run to steps * workers, past the volume where the
-  // work-items do not divide it: the index type must hold both.
-  int64_t workers = 1;
-  if (scope == MemoryScope::Local)
-    for (int dim = 2; dim >= 0; --dim)
-      for (const auto &[v, e] : local_loops[dim]) workers *= e;
-  const int64_t steps = (volume + workers - 1) / workers;
-  const DType index = index_type_for(std::max(volume, steps * workers));
-  std::vector<Expr> origin;  // in the fixed variables
-  for (size_t d = 0; d < rank; ++d) {
-    Affine o = fixed[d];
-    o.constant = lo[d];
-    origin.push_back(affine_expr(o, types, index_type_for(source->shape[d])));
-  }
+  std::optional<Box> box = box_of(reads.reads, around, buffer, loop, source->shape.size(), reason);
+  if (!box || !fits(*box, *source, scope, reason)) return std::nullopt;
 
-  // 2. The copy: element f = i * W + w, its coordinates by / and %.
+  // 2. The copy.
   NameSet names = kernel_names(program, kernel);
   names.reserve(cache);
-  const std::string step = names.fresh(cache + "_i"), flat = names.fresh(cache + "_f");
-  Expr worker;
-  if (scope == MemoryScope::Local)
-    for (int dim = 2; dim >= 0; --dim)
-      for (const auto &[v, e] : local_loops[dim]) {
-        Expr w = cast_to(index, Var::make(index_type_for(e), v));
-        worker = worker.defined() ? worker * make_int(e, index) + w : w;
-      }
-  Expr f = Var::make(index, flat);
-  std::vector<Expr> coords(rank), source_index(rank);
-  int64_t below = 1;  // elements of the box per step of dimension d
-  for (size_t d = rank; d-- > 0;) {
-    Expr c = below == 1 ? f : f / make_int(below, index);
-    if (d > 0) c = c % make_int(shape[d], index);
-    coords[d] = c;
-    DType t = index_type_for(source->shape[d]);
-    source_index[d] = origin[d] + (stride[d] == 1 ? cast_to(t, c) : cast_to(t, c) * make_int(stride[d], t));
-    below *= shape[d];
-  }
-  Stmt copy = Store::make(cache, coords,
-                          Load::make(source->type, buffer, source_index, reads.reads[0].load->pad.value_or(0.0)));
-  if (steps * workers != volume) copy = IfThenElse::make(f < make_int(volume, index), copy);
-  Expr element = cast_to(index, Var::make(index_type_for(steps), step));
-  if (worker.defined()) element = element * make_int(workers, index) + worker;
-  copy = LetStmt::make(flat, element, copy);
-  // Unrolled where the limit allows: a private copy needs constant indices to live in registers.
-  copy = For::make(step, steps, steps <= kMaxUnroll ? ForKind::Unrolled : ForKind::Serial, copy);
+  const Stmt copy = copy_loop(*box, around, *source, reads.reads[0].load->pad.value_or(0.0), scope, cache, names);
 
   // 3. Reads from the cache.
-  struct Redirect : IRMutator {
-    const std::string &cache;
-    std::map<const Load *, const std::vector<Affine> *> index;  // each read's affine index, from step 1
-    const std::vector<Affine> &fixed;
-    const std::vector<int64_t> &lo, &stride;
-    const std::map<std::string, DType> &types;
-    Redirect(const std::string &cache, const std::vector<Read> &reads, const std::vector<Affine> &fixed,
-             const std::vector<int64_t> &lo, const std::vector<int64_t> &stride,
-             const std::map<std::string, DType> &types)
-        : cache(cache), fixed(fixed), lo(lo), stride(stride), types(types) {
-      for (const Read &r : reads) index[r.load] = &r.index;
-    }
-    using IRMutator::visit;
-    Expr visit(const Load *n, const Expr &self) override {
-      auto it = index.find(n);
-      if (it == index.end()) return IRMutator::visit(n, self);
-      std::vector<Expr> indices;
-      for (size_t d = 0; d < n->indices.size(); ++d) {
-        Affine a = (*it->second)[d];
-        for (const auto &[v, c] : fixed[d].coeffs) a.coeffs.erase(v);
-        a.constant -= lo[d];
-        for (auto &[v, c] : a.coeffs) c /= stride[d];
-        a.constant /= stride[d];
-        indices.push_back(affine_expr(a, types, DType::I32));
-      }
-      return Load::make(n->type, cache, indices);
-    }
-  } redirect(cache, reads.reads, fixed, lo, stride, types);
-  Stmt body = redirect.mutate(at->body);
+  const Stmt body = Redirect(cache, reads.reads, *box, around.types).mutate(at->body);
 
   // 4. Barriers around the use of a shared copy; copies at one loop share them.
   Stmt cached;
   if (scope == MemoryScope::Private)
     cached = Seq::make({copy, body});
   else if (!(cached = join_copies(body, copy)).defined())
-    cached = bound ? Seq::make({copy, Barrier::make(MemoryScope::Local), body})
-                   : Seq::make({copy, Barrier::make(MemoryScope::Local), body, Barrier::make(MemoryScope::Local)});
-  cached = Allocate::make(cache, source->type, shape, scope, cached);
+    cached = is_local(at->kind)
+                 ? Seq::make({copy, Barrier::make(MemoryScope::Local), body})
+                 : Seq::make({copy, Barrier::make(MemoryScope::Local), body, Barrier::make(MemoryScope::Local)});
+  cached = Allocate::make(cache, source->type, box->shape, scope, cached);
   Program out = replace_loop(program, where.kernel, loop,
                              [&](const For *l) { return For::make(l->var, l->extent, l->kind, cached); });
   if (!verified(out, reason)) return std::nullopt;

@@ -143,6 +143,178 @@ Stmt local_barriers(const Stmt &s) {
   return l.mutate(s);
 }
 
+// Step 1: P's kernel's loops matched, down to L, to the loops around C's block.
+struct Match {
+  std::map<std::string, std::string> names;   // P's loop -> C's (and P's clashing names -> fresh)
+  std::set<std::string> matched, group_vars;  // C's loops down to L; those bound to groups
+  bool local_matched = false;                 // whether a local loop is among them
+  Stmt rest;                                  // P's kernel inside the matched loops
+};
+
+std::optional<Match> match_loops(const Kernel &pk, const Kernel &ck, const For &at, const std::string &producer,
+                                 const std::string &consumer, std::string *reason) {
+  const std::string &loop = at.var;
+  std::vector<const For *> chain;
+  for (Stmt s = ck.body;;) {
+    const For *f = s.as<For>();
+    if (!f) {
+      *reason =
+          "loop " + loop + " of " + consumer + " is not in its kernel's outer loop nest (only loops may enclose it)";
+      return std::nullopt;
+    }
+    chain.push_back(f);
+    if (f->var == loop) break;
+    s = f->body;
+  }
+  if (at.kind == ForKind::Serial || at.kind == ForKind::Unrolled || at.kind == ForKind::Vectorized) {
+    *reason = "loop " + loop + " is " + for_kind_name(at.kind) + "; compute_at goes at " + consumer +
+              "'s innermost bound loop (bind its loops first)";
+    return std::nullopt;
+  }
+  if (has_bound_loop(at.body)) {
+    *reason = "loop " + loop + " is not " + consumer + "'s innermost bound loop";
+    return std::nullopt;
+  }
+  Match m;
+  m.rest = pk.body;
+  for (const For *c : chain) {
+    const For *p = m.rest.as<For>();
+    if (!p || p->extent != c->extent || p->kind != c->kind) {
+      *reason = "the loops of " + producer + "'s kernel do not match " + consumer + "'s down to " + loop + ": " +
+                (p ? p->var + " (" + std::to_string(p->extent) + ", " + for_kind_name(p->kind) + ")"
+                   : std::string("no loop")) +
+                " where " + consumer + " has " + c->var + " (" + std::to_string(c->extent) + ", " +
+                for_kind_name(c->kind) + ")";
+      return std::nullopt;
+    }
+    m.names[p->var] = c->var;
+    m.matched.insert(c->var);
+    if (is_group(c->kind)) m.group_vars.insert(c->var);
+    m.local_matched |= is_local(c->kind);
+    m.rest = p->body;
+  }
+  if (has_bound_loop(m.rest)) {
+    *reason = producer + "'s kernel has more bound loops than " + consumer + " has down to " + loop;
+    return std::nullopt;
+  }
+  return m;
+}
+
+// Step 2, by buffers: no kernel between them uses what P's kernel writes or writes
+// what it reads, and C's kernel writes nothing P's reads or writes.
+bool kernels_allow(const Program &program, const StageLoops &pw, const StageLoops &cw, const std::string &producer,
+                   const std::string &consumer, std::string *reason) {
+  const KernelBuffers pb = buffers_of(program.kernels[pw.kernel].body),
+                      cb = buffers_of(program.kernels[cw.kernel].body);
+  for (size_t k = pw.kernel + 1; k < cw.kernel; ++k) {
+    const KernelBuffers between = buffers_of(program.kernels[k].body);
+    std::string b = first_common(between.read, pb.written);
+    if (b.empty()) b = first_common(between.written, pb.read);
+    if (b.empty()) b = first_common(between.written, pb.written);
+    if (!b.empty()) {
+      *reason = "kernel " + program.kernels[k].name + ", between them, uses " + b + " which " + producer +
+                "'s kernel " + (pb.written.count(b) ? "writes" : "reads");
+      return false;
+    }
+  }
+  if (std::string b = first_common(cb.written, pb.read); !b.empty()) {
+    *reason = consumer + "'s kernel writes " + b + ", which " + producer + "'s kernel reads";
+    return false;
+  }
+  if (std::string b = first_common(cb.written, pb.written); !b.empty()) {
+    *reason = "both kernels write " + b;
+    return false;
+  }
+  return true;
+}
+
+// Step 2, by elements: every element of a shared buffer that one iteration of L
+// reads is the one element P writes in the same iteration, unguarded.
+bool reads_what_is_written(const Stmt &rest, const Kernel &ck, const For &at, const std::set<std::string> &shared,
+                           const std::set<std::string> &matched, const std::string &producer,
+                           const std::string &consumer, std::string *reason) {
+  const std::string &loop = at.var;
+  const std::vector<Access> reads = accesses(at.body, shared);
+  if (reads.size() != accesses(ck.body, shared).size()) {
+    *reason = consumer + "'s kernel reads what " + producer + " writes outside loop " + loop;
+    return false;
+  }
+  std::map<std::string, std::string> point;  // buffer -> the one index every access uses
+  for (const Access &a : accesses(rest, shared)) {
+    if (!a.store) continue;
+    std::set<std::string> used_vars;
+    for (const Expr &i : a.indices)
+      for (const std::string &v : vars_in(i)) used_vars.insert(v);
+    for (const std::string &v : used_vars)
+      if (!matched.count(v)) {
+        *reason = producer + " writes " + a.buffer + "[" + print_indices(a.indices) + "], which uses " + v +
+                  ", not only loops shared with " + consumer;
+        return false;
+      }
+    if (std::string g = first_common(a.guard_vars, used_vars); !g.empty()) {
+      *reason = producer + "'s store to " + a.buffer + " is guarded by a condition on " + g +
+                ", so some iterations of " + consumer + " would read what was never written";
+      return false;
+    }
+    auto [it, inserted] = point.try_emplace(a.buffer, print_indices(a.indices));
+    if (!inserted && it->second != print_indices(a.indices)) {
+      *reason = producer + " writes " + a.buffer + " at more than one index in one iteration";
+      return false;
+    }
+  }
+  for (const Access &a : reads) {
+    auto it = point.find(a.buffer);
+    if (it == point.end() || it->second != print_indices(a.indices)) {
+      *reason = consumer + " reads " + a.buffer + "[" + print_indices(a.indices) + "], but in one iteration of " +
+                loop + " " + producer + " writes " +
+                (it == point.end() ? "no element of it" : a.buffer + "[" + it->second + "]");
+      return false;
+    }
+  }
+  return true;
+}
+
+// Step 4: the temporaries that only the fused kernel uses, shared between P and C,
+// allocated in local memory around *fused_at (their dimensions indexed by group
+// loops alone dropped) where they fit; the buffers the program keeps.
+std::vector<TensorDecl> demote_temporaries(const Program &program, const Program &out, size_t fused,
+                                           const std::set<std::string> &shared, const std::set<std::string> &group_vars,
+                                           Stmt *fused_at) {
+  std::set<std::string> elsewhere;  // buffers the other kernels use
+  for (size_t k = 0; k < out.kernels.size(); ++k)
+    if (k != fused) {
+      const KernelBuffers other = buffers_of(out.kernels[k].body);
+      elsewhere.insert(other.read.begin(), other.read.end());
+      elsewhere.insert(other.written.begin(), other.written.end());
+    }
+  std::vector<TensorDecl> buffers;
+  for (const TensorDecl &t : program.buffers) {
+    if (t.role != TensorRole::Temp || !shared.count(t.name) || elsewhere.count(t.name)) {
+      buffers.push_back(t);
+      continue;
+    }
+    const std::vector<Access> uses = accesses(*fused_at, {t.name});
+    std::vector<bool> keep;
+    std::vector<int64_t> shape;
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+      std::set<std::string> vars;
+      for (const Access &a : uses)
+        for (const std::string &v : vars_in(a.indices[d])) vars.insert(v);
+      bool group_only = true;
+      for (const std::string &v : vars) group_only &= group_vars.count(v) > 0;
+      keep.push_back(!group_only);
+      if (!group_only) shape.push_back(t.shape[d]);
+    }
+    if (shape.empty()) shape.push_back(1);
+    if (shape_numel(shape) * dtype_bytes(t.type) > kMaxLocalBytes) {
+      buffers.push_back(t);
+      continue;
+    }
+    *fused_at = Allocate::make(t.name, t.type, shape, MemoryScope::Local, demote(*fused_at, t.name, keep));
+  }
+  return buffers;
+}
+
 }  // namespace
 
 std::optional<Program> compute_at(const Program &program, const std::string &producer, const std::string &consumer,
@@ -167,167 +339,37 @@ std::optional<Program> compute_at(const Program &program, const std::string &pro
   const Kernel &pk = program.kernels[pw->kernel], &ck = program.kernels[cw.kernel];
 
   // 1. The loop chain down to L, and P's matching loops.
-  std::vector<const For *> chain;
-  for (Stmt s = ck.body;;) {
-    const For *f = s.as<For>();
-    if (!f) {
-      *reason =
-          "loop " + loop + " of " + consumer + " is not in its kernel's outer loop nest (only loops may enclose it)";
-      return std::nullopt;
-    }
-    chain.push_back(f);
-    if (f->var == loop) break;
-    s = f->body;
-  }
-  if (at->kind == ForKind::Serial || at->kind == ForKind::Unrolled || at->kind == ForKind::Vectorized) {
-    *reason = "loop " + loop + " is " + for_kind_name(at->kind) + "; compute_at goes at " + consumer +
-              "'s innermost bound loop (bind its loops first)";
-    return std::nullopt;
-  }
-  if (has_bound_loop(at->body)) {
-    *reason = "loop " + loop + " is not " + consumer + "'s innermost bound loop";
-    return std::nullopt;
-  }
-  std::map<std::string, std::string> names;
-  Stmt rest = pk.body;
-  bool local_matched = false;
-  std::set<std::string> matched, group_vars;
-  for (const For *c : chain) {
-    const For *p = rest.as<For>();
-    if (!p || p->extent != c->extent || p->kind != c->kind) {
-      *reason = "the loops of " + producer + "'s kernel do not match " + consumer + "'s down to " + loop + ": " +
-                (p ? p->var + " (" + std::to_string(p->extent) + ", " + for_kind_name(p->kind) + ")"
-                   : std::string("no loop")) +
-                " where " + consumer + " has " + c->var + " (" + std::to_string(c->extent) + ", " +
-                for_kind_name(c->kind) + ")";
-      return std::nullopt;
-    }
-    names[p->var] = c->var;
-    matched.insert(c->var);
-    if (is_group(c->kind)) group_vars.insert(c->var);
-    local_matched |= is_local(c->kind);
-    rest = p->body;
-  }
-  if (has_bound_loop(rest)) {
-    *reason = producer + "'s kernel has more bound loops than " + consumer + " has down to " + loop;
-    return std::nullopt;
-  }
+  std::optional<Match> m = match_loops(pk, ck, *at, producer, consumer, reason);
+  if (!m) return std::nullopt;
   // Names of P that would clash in C's kernel become fresh.
   const std::set<std::string> consumer_names = names_in_kernel(ck);
   NameSet used = kernel_names(program, ck);
   for (const std::string &n : names_in_kernel(pk)) used.reserve(n);
-  for (const std::string &n : names_in_kernel(Kernel{"", rest}))
-    if (consumer_names.count(n)) names[n] = used.fresh(n);
-  rest = rename(rest, names);
+  for (const std::string &n : names_in_kernel(Kernel{"", m->rest}))
+    if (consumer_names.count(n)) m->names[n] = used.fresh(n);
+  const Stmt rest = rename(m->rest, m->names);
 
   // 2. Legality.
-  const KernelBuffers pb = buffers_of(pk.body), cb = buffers_of(ck.body);
-  for (size_t k = pw->kernel + 1; k < cw.kernel; ++k) {
-    const KernelBuffers between = buffers_of(program.kernels[k].body);
-    std::string b = first_common(between.read, pb.written);
-    if (b.empty()) b = first_common(between.written, pb.read);
-    if (b.empty()) b = first_common(between.written, pb.written);
-    if (!b.empty()) {
-      *reason = "kernel " + program.kernels[k].name + ", between them, uses " + b + " which " + producer +
-                "'s kernel " + (pb.written.count(b) ? "writes" : "reads");
-      return std::nullopt;
-    }
-  }
-  if (std::string b = first_common(cb.written, pb.read); !b.empty()) {
-    *reason = consumer + "'s kernel writes " + b + ", which " + producer + "'s kernel reads";
-    return std::nullopt;
-  }
-  if (std::string b = first_common(cb.written, pb.written); !b.empty()) {
-    *reason = "both kernels write " + b;
-    return std::nullopt;
-  }
+  if (!kernels_allow(program, *pw, cw, producer, consumer, reason)) return std::nullopt;
   std::set<std::string> shared;  // written by P, read by C
-  for (const std::string &b : pb.written)
+  const KernelBuffers cb = buffers_of(ck.body);
+  for (const std::string &b : buffers_of(pk.body).written)
     if (cb.read.count(b)) shared.insert(b);
-  const std::vector<Access> reads = accesses(at->body, shared);
-  if (reads.size() != accesses(ck.body, shared).size()) {
-    *reason = consumer + "'s kernel reads what " + producer + " writes outside loop " + loop;
-    return std::nullopt;
-  }
-  std::map<std::string, std::string> point;  // buffer -> the one index every access uses
-  for (const Access &a : accesses(rest, shared)) {
-    if (!a.store) continue;
-    std::set<std::string> used_vars;
-    for (const Expr &i : a.indices)
-      for (const std::string &v : vars_in(i)) used_vars.insert(v);
-    for (const std::string &v : used_vars)
-      if (!matched.count(v)) {
-        *reason = producer + " writes " + a.buffer + "[" + print_indices(a.indices) + "], which uses " + v +
-                  ", not only loops shared with " + consumer;
-        return std::nullopt;
-      }
-    if (std::string g = first_common(a.guard_vars, used_vars); !g.empty()) {
-      *reason = producer + "'s store to " + a.buffer + " is guarded by a condition on " + g +
-                ", so some iterations of " + consumer + " would read what was never written";
-      return std::nullopt;
-    }
-    auto [it, inserted] = point.try_emplace(a.buffer, print_indices(a.indices));
-    if (!inserted && it->second != print_indices(a.indices)) {
-      *reason = producer + " writes " + a.buffer + " at more than one index in one iteration";
-      return std::nullopt;
-    }
-  }
-  for (const Access &a : reads) {
-    auto it = point.find(a.buffer);
-    if (it == point.end() || it->second != print_indices(a.indices)) {
-      *reason = consumer + " reads " + a.buffer + "[" + print_indices(a.indices) + "], but in one iteration of " +
-                loop + " " + producer + " writes " +
-                (it == point.end() ? "no element of it" : a.buffer + "[" + it->second + "]");
-      return std::nullopt;
-    }
-  }
+  if (!reads_what_is_written(rest, ck, *at, shared, m->matched, producer, consumer, reason)) return std::nullopt;
 
   // 3. One kernel.
   std::vector<Stmt> body{rest};
-  if (local_matched && !shared.empty()) body.push_back(Barrier::make(MemoryScope::Global));
+  if (m->local_matched && !shared.empty()) body.push_back(Barrier::make(MemoryScope::Global));
   body.push_back(at->body);
   Stmt fused_at = Seq::make(body);
 
   // 4. Temporaries used only here move to local memory.
   Program out = program;
-  std::vector<Kernel> kernels;
+  out.kernels.clear();
   for (size_t k = 0; k < program.kernels.size(); ++k)
-    if (k != pw->kernel) kernels.push_back(program.kernels[k]);
-  out.kernels = kernels;
+    if (k != pw->kernel) out.kernels.push_back(program.kernels[k]);
   const size_t fused = cw.kernel - 1;
-  std::set<std::string> elsewhere;  // buffers the other kernels use
-  for (size_t k = 0; k < out.kernels.size(); ++k)
-    if (k != fused) {
-      const KernelBuffers other = buffers_of(out.kernels[k].body);
-      elsewhere.insert(other.read.begin(), other.read.end());
-      elsewhere.insert(other.written.begin(), other.written.end());
-    }
-  std::vector<TensorDecl> buffers;
-  for (const TensorDecl &t : program.buffers) {
-    if (t.role != TensorRole::Temp || !shared.count(t.name) || elsewhere.count(t.name)) {
-      buffers.push_back(t);
-      continue;
-    }
-    const std::vector<Access> uses = accesses(fused_at, {t.name});
-    std::vector<bool> keep;
-    std::vector<int64_t> shape;
-    for (size_t d = 0; d < t.shape.size(); ++d) {
-      std::set<std::string> vars;
-      for (const Access &a : uses)
-        for (const std::string &v : vars_in(a.indices[d])) vars.insert(v);
-      bool group_only = true;
-      for (const std::string &v : vars) group_only &= group_vars.count(v) > 0;
-      keep.push_back(!group_only);
-      if (!group_only) shape.push_back(t.shape[d]);
-    }
-    if (shape.empty()) shape.push_back(1);
-    if (shape_numel(shape) * dtype_bytes(t.type) > kMaxLocalBytes) {
-      buffers.push_back(t);
-      continue;
-    }
-    fused_at = Allocate::make(t.name, t.type, shape, MemoryScope::Local, demote(fused_at, t.name, keep));
-  }
-  out.buffers = buffers;
+  out.buffers = demote_temporaries(program, out, fused, shared, m->group_vars, &fused_at);
   out = replace_loop(out, fused, loop, [&](const For *f) { return For::make(f->var, f->extent, f->kind, fused_at); });
   Kernel &k = out.kernels[fused];
   const KernelBuffers now = buffers_of(k.body);

@@ -1,4 +1,5 @@
-// The schedule text format and the dispatch of each step to its primitive.
+// The schedule text format, parsed and printed from each primitive's arguments in the
+// registry (passes/primitive_info.h), and the dispatch of each step to its applier.
 #include "passes/schedule.h"
 
 #include "ir/lexer.h"

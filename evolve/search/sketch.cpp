@@ -373,23 +373,30 @@ struct Drawer {
     return b.bind(s, z, ForKind::GroupZ);
   }
 
-  // Multi-level tiling of a contraction (see sketch.h).
-  bool tiled(const Stage &stage) {
-    const std::string &s = stage.output;
-    Builder::Mark mark = b.mark();
-    std::vector<std::string> loops = b.loops(s);
-    if (loops.size() < 2) return false;
-    const std::string lb = loops.back();
+  // The shape of a tiled pair of loops: work-items (t), outputs per work-item (p) and
+  // the chunks those come in (c), along each.
+  struct TileShape {
+    int64_t ta = 1, tb = 1, pa = 1, pb = 1, ca = 1, cb = 1;
+  };
+  // A tiled loop's levels: loop = o * (t * p) + reg * (t * c) + th * c + lane; reg
+  // and lane empty where there is no such level.
+  struct Levels {
+    std::string o, th, reg, lane;
+  };
+
+  // The loop tiled beside the innermost (lb): one of at least 2 iterations. The tile
+  // pays where each operand is reused: the other loop (lb) reuses the operands that
+  // do not vary along it, so la is mostly a loop along which an operand that varies
+  // with lb does not vary (matmul's i for b; a conv's output channels for x, not its
+  // batch or rows, along which x varies like w does not). "" where none has 2.
+  std::string reusing_loop(const std::string &s, const std::vector<std::string> &loops,
+                           const std::vector<Access> &reads) {
+    const std::string &lb = loops.back();
     std::vector<std::string> candidates;
     for (size_t i = 0; i + 1 < loops.size(); ++i)
       if (b.extent(s, loops[i]) >= 2) candidates.push_back(loops[i]);
-    if (candidates.empty()) return false;
-    // The tile pays where each operand is reused: the other loop (lb) reuses the
-    // operands that do not vary along it, so la is mostly a loop along which an
-    // operand that varies with lb does not vary (matmul's i for b; a conv's output
-    // channels for x, not its batch or rows, along which x varies like w does not).
+    if (candidates.empty()) return "";
     std::vector<std::string> reusing;
-    const std::vector<Access> reads = loads_of(stage.body);
     for (const std::string &l : candidates) {
       bool reuses = false;
       for (const Access &a : reads) {
@@ -400,11 +407,14 @@ struct Drawer {
       if (reuses) reusing.push_back(l);
     }
     const std::vector<std::string> &pool = !reusing.empty() && chance(rng, 0.85) ? reusing : candidates;
-    const std::string la = chance(rng, 0.6) ? pool.back() : pick(pool, rng);
-    const int64_t ea = b.extent(s, la), eb = b.extent(s, lb);
-    // Work-items along each tiled loop: the inner one 4 to 32 (coalesced rows), 32
-    // or more in a group where the loops are that long (a warp at least), within the
-    // device's limit; outputs per work-item: at most 64 accumulators in registers.
+    return chance(rng, 0.6) ? pool.back() : pick(pool, rng);
+  }
+
+  // Work-items along each tiled loop: the inner one 4 to 32 (coalesced rows), 32 or
+  // more in a group where the loops are that long (a warp at least), within the
+  // device's limit; outputs per work-item: at most 64 accumulators in registers.
+  TileShape tile_shape(int64_t ea, int64_t eb) {
+    TileShape t;
     const int64_t wa = pow2_at_least(ea), wb = pow2_at_least(eb);
     const int64_t least = std::min<int64_t>({least_group, max_group, wa * std::min<int64_t>(wb, 32)});
     // A large contraction on a GPU (both loops' tiles 128 or longer: a conv's 126
@@ -413,19 +423,19 @@ struct Drawer {
     // to 512 work-items, 4 or 8 outputs a side each. Otherwise, and 3 draws in 10
     // there, any shape.
     const bool gemm_shape = least_group >= 32 && wa >= 128 && wb >= 128 && max_group >= 256 && chance(rng, 0.7);
-    int64_t ta = 1, tb = 1;
     for (int tries = 0; tries < 32; ++tries) {
-      tb = gemm_shape ? pick(std::vector<int64_t>{16, 16, 32}, rng)
-                      : pick(powers(4, std::min<int64_t>(32, std::max<int64_t>(4, wb))), rng);
-      ta = gemm_shape ? pick(std::vector<int64_t>{8, 16}, rng) : pick(powers(1, std::min<int64_t>(16, wa)), rng);
-      if (ta * tb <= max_group && ta * tb >= least) break;
-      ta = 1, tb = std::min<int64_t>(tb, max_group);
+      t.tb = gemm_shape ? pick(std::vector<int64_t>{16, 16, 32}, rng)
+                        : pick(powers(4, std::min<int64_t>(32, std::max<int64_t>(4, wb))), rng);
+      t.ta = gemm_shape ? pick(std::vector<int64_t>{8, 16}, rng) : pick(powers(1, std::min<int64_t>(16, wa)), rng);
+      if (t.ta * t.tb <= max_group && t.ta * t.tb >= least) break;
+      t.ta = 1, t.tb = std::min<int64_t>(t.tb, max_group);
     }
-    auto outputs = [&](int64_t w, int64_t t) {
-      const int64_t most = std::max<int64_t>(1, std::min<int64_t>(8, w / t));
+    auto outputs = [&](int64_t w, int64_t th) {
+      const int64_t most = std::max<int64_t>(1, std::min<int64_t>(8, w / th));
       return pick(gemm_shape && most >= 8 ? std::vector<int64_t>{4, 8, 8} : powers(1, most), rng);
     };
-    const int64_t pa = outputs(wa, ta), pb = outputs(wb, tb);
+    t.pa = outputs(wa, t.ta);
+    t.pb = outputs(wb, t.tb);
     // Each work-item's outputs along a loop come in chunks of c neighbours (c
     // divides p), chunks t * c apart: with c = 1 the work-items' outputs interleave
     // (a warp's reads of one row coalesce); with c = 4 a work-item reads its
@@ -437,123 +447,148 @@ struct Drawer {
       if (c.back() == 4) c.push_back(4);
       return pick(c, rng);
     };
-    const int64_t ca = chunk(pa), cb = chunk(pb);
-    // loop = o * (t * p) + reg * (t * c) + th * c + lane
-    auto levels = [&](const std::string &loop, int64_t t, int64_t p, int64_t c, std::string *o, std::string *th,
-                      std::string *reg, std::string *lane) {
-      *o = b.fresh(loop + "o");
-      const std::string i = b.fresh(loop + "i");
-      if (!b.split(s, loop, t * p, *o, i)) return false;
-      if (p == 1) {  // no register level: the inner loop is the work-items'
-        *th = i;
-        return true;
-      }
-      std::string rest = i;
-      if (p > c) {
-        *reg = b.fresh(loop + "r");
-        rest = c == 1 ? b.fresh(loop + "t") : b.fresh(loop + "x");
-        if (!b.split(s, i, t * c, *reg, rest)) return false;
-      }
-      if (c == 1) {
-        *th = rest;
-        return true;
-      }
-      *th = b.fresh(loop + "t");
-      *lane = b.fresh(loop + "v");
-      return b.split(s, rest, c, *th, *lane);
-    };
-    std::string ao, at, ar, al, bo, bt, br, bl;
-    if (!levels(la, ta, pa, ca, &ao, &at, &ar, &al) || !levels(lb, tb, pb, cb, &bo, &bt, &br, &bl))
-      return b.rollback(mark), false;
-    if (!tile_order(s, loops, {la, lb}, {ao, bo, at, bt, ar, al, br, bl})) return b.rollback(mark), false;
-    if (!b.bind(s, ao, ForKind::GroupY) || !b.bind(s, bo, ForKind::GroupX) || !b.bind(s, at, ForKind::LocalY) ||
-        !b.bind(s, bt, ForKind::LocalX))
-      return b.rollback(mark), false;
-    char shape[128];
-    std::snprintf(shape, sizeof shape, "%s: tiled %lldx%lld per group, %lldx%lld per work-item", s.c_str(),
-                  static_cast<long long>(ta * pa), static_cast<long long>(tb * pb), static_cast<long long>(pa),
-                  static_cast<long long>(pb));
-    std::string note = shape;
-    if (ca > 1 || cb > 1) note += " in " + std::to_string(ca) + "x" + std::to_string(cb) + " chunks";
-    bool registers = false;
-    if (pa * pb > 1 || chance(rng, 0.3)) {
-      registers = b.step(PrimitiveKind::CacheWrite, s, {bt});  // a step's memory is private
-      if (registers) note += ", registers";
+    t.ca = chunk(t.pa);
+    t.cb = chunk(t.pb);
+    return t;
+  }
+
+  // Splits a tiled loop into its levels; false where a split is refused.
+  bool split_levels(const std::string &s, const std::string &loop, int64_t t, int64_t p, int64_t c, Levels *l) {
+    l->o = b.fresh(loop + "o");
+    const std::string i = b.fresh(loop + "i");
+    if (!b.split(s, loop, t * p, l->o, i)) return false;
+    if (p == 1) {  // no register level: the inner loop is the work-items'
+      l->th = i;
+      return true;
     }
+    std::string rest = i;
+    if (p > c) {
+      l->reg = b.fresh(loop + "r");
+      rest = c == 1 ? b.fresh(loop + "t") : b.fresh(loop + "x");
+      if (!b.split(s, i, t * c, l->reg, rest)) return false;
+    }
+    if (c == 1) {
+      l->th = rest;
+      return true;
+    }
+    l->th = b.fresh(loop + "t");
+    l->lane = b.fresh(loop + "v");
+    return b.split(s, rest, c, l->th, l->lane);
+  }
+
+  // The reduction split into steps whose operands' panels go to local memory (laid
+  // out for the tile's reads) and are copied ahead; the inner reduction loop where
+  // it is to be unrolled around the tile, else "".
+  std::string reduction_steps(const Stage &stage, const std::vector<Access> &reads, const TileShape &t,
+                              std::string *note) {
+    const std::string &s = stage.output;
     const IterVar &r = stage.reduce_vars.front();
     // The reduction's steps unrolled around the register tile: then k is drawn
     // small enough that the copies (the tile's, about pa * pb / cb) fit the budget.
-    std::string unroll_k;
     const bool unroll_steps = chance(rng, 0.5);
-    const int64_t tile_copies = std::max<int64_t>(1, pa * pb / cb);
+    const int64_t tile_copies = std::max<int64_t>(1, t.pa * t.pb / t.cb);
     const int64_t k_most = unroll_steps ? std::max<int64_t>(4, b.max_copies() / tile_copies) : 32;
-    if (r.extent >= 8 && chance(rng, 0.8)) {
-      const int64_t k = pick(powers(4, std::min<int64_t>({32, k_most, r.extent})), rng);
-      const std::string ro = b.fresh(r.name + "o"), ri = b.fresh(r.name + "i");
-      if (b.split(s, r.name, k, ro, ri)) {
-        note += ", k by " + std::to_string(k);
-        std::vector<std::string> panels;
-        for (const std::string &buffer : operands(graph, stage)) {
-          const std::string cache = b.fresh(buffer + "_s");
-          if (!chance(rng, 0.7) || !b.cache_read(s, ro, buffer, MemoryScope::Local, cache)) continue;
-          note += ", " + buffer + " in local";
-          // A panel whose rows run along the reduction (a in a matmul, both
-          // operands of x @ w.T) is read by each work-item down a column: mostly
-          // transposed, so that a chunk of outputs reads neighbours (float4) and a
-          // warp's reads broadcast; its rows then padded by 4 (float4 alignment
-          // kept), otherwise by 1 or not at all (bank conflicts).
-          bool along_k = false;
-          for (const Access &a : reads) along_k = along_k || (a.buffer == buffer && a.runs_along(r.name));
-          const bool transposed =
-              chance(rng, along_k ? 0.85 : 0.15) && b.layout(PrimitiveKind::Transpose, s, cache, {});
-          if (transposed) note += " (transposed)";
-          const int64_t padding =
-              pick(transposed ? std::vector<int64_t>{0, 4, 4} : std::vector<int64_t>{0, 0, 1, 4}, rng);
-          if (padding && b.layout(PrimitiveKind::Pad, s, cache, {padding}))
-            note += " (padded by " + std::to_string(padding) + ")";
-          panels.push_back(cache);
-        }
-        // The next steps' panels copied while this step computes: asynchronously, into
-        // a ring of 2 or 3 slots (async_copy), where the device has cp.async (on the
-        // H100 a 4096^3 GEMM's b panel in 16-byte copies: 42.1 to 45.0 TFLOP/s,
-        // bench/results.md); else (or where the ring does not fit) the next step read
-        // into registers during this step's arithmetic (prefetch): the GEMM's global
-        // loads otherwise stall the group between its barriers.
-        bool prefetched = false;
-        if (async_copies && !panels.empty() && chance(rng, 0.5)) {
-          const int64_t slots = chance(rng, 0.5) ? 2 : 3;
-          if (b.async_copy(s, ro, slots))
-            note += ", panels copied ahead (" + std::to_string(slots) + " slots)", prefetched = true;
-        }
-        if (!prefetched && chance(rng, 0.6))
-          for (const std::string &cache : panels)
-            if (b.layout(PrimitiveKind::Prefetch, s, cache, {}))
-              note += ", " + cache + " prefetched", prefetched = true;
-        unroll_k = unroll_steps || (prefetched && chance(rng, 0.3)) ? ri : "";
-      }
+    if (r.extent < 8 || !chance(rng, 0.8)) return "";
+    const int64_t k = pick(powers(4, std::min<int64_t>({32, k_most, r.extent})), rng);
+    const std::string ro = b.fresh(r.name + "o"), ri = b.fresh(r.name + "i");
+    if (!b.split(s, r.name, k, ro, ri)) return "";
+    *note += ", k by " + std::to_string(k);
+    std::vector<std::string> panels;
+    for (const std::string &buffer : operands(graph, stage)) {
+      const std::string cache = b.fresh(buffer + "_s");
+      if (!chance(rng, 0.7) || !b.cache_read(s, ro, buffer, MemoryScope::Local, cache)) continue;
+      *note += ", " + buffer + " in local";
+      // A panel whose rows run along the reduction (a in a matmul, both operands of
+      // x @ w.T) is read by each work-item down a column: mostly transposed, so that
+      // a chunk of outputs reads neighbours (float4) and a warp's reads broadcast;
+      // its rows then padded by 4 (float4 alignment kept), otherwise by 1 or not at
+      // all (bank conflicts).
+      bool along_k = false;
+      for (const Access &a : reads) along_k = along_k || (a.buffer == buffer && a.runs_along(r.name));
+      const bool transposed = chance(rng, along_k ? 0.85 : 0.15) && b.layout(PrimitiveKind::Transpose, s, cache, {});
+      if (transposed) *note += " (transposed)";
+      const int64_t padding = pick(transposed ? std::vector<int64_t>{0, 4, 4} : std::vector<int64_t>{0, 0, 1, 4}, rng);
+      if (padding && b.layout(PrimitiveKind::Pad, s, cache, {padding}))
+        *note += " (padded by " + std::to_string(padding) + ")";
+      panels.push_back(cache);
     }
+    // The next steps' panels copied while this step computes: asynchronously, into a
+    // ring of 2 or 3 slots (async_copy), where the device has cp.async (on the H100 a
+    // 4096^3 GEMM's b panel in 16-byte copies: 42.1 to 45.0 TFLOP/s,
+    // bench/results.md); else (or where the ring does not fit) the next step read into
+    // registers during this step's arithmetic (prefetch): the GEMM's global loads
+    // otherwise stall the group between its barriers.
+    bool prefetched = false;
+    if (async_copies && !panels.empty() && chance(rng, 0.5)) {
+      const int64_t slots = chance(rng, 0.5) ? 2 : 3;
+      if (b.async_copy(s, ro, slots))
+        *note += ", panels copied ahead (" + std::to_string(slots) + " slots)", prefetched = true;
+    }
+    if (!prefetched && chance(rng, 0.6))
+      for (const std::string &cache : panels)
+        if (b.layout(PrimitiveKind::Prefetch, s, cache, {})) *note += ", " + cache + " prefetched", prefetched = true;
+    return unroll_steps || (prefetched && chance(rng, 0.3)) ? ri : "";
+  }
+
+  // The register tile's loops unrolled, its chunk's lanes vectorised, then the
+  // reduction's steps and its other short loops (a conv's window) unrolled around it.
+  void unroll_tile(const Stage &stage, const Levels &a, const Levels &c, int64_t cb, bool registers,
+                   const std::string &unroll_k, std::string *note) {
+    const std::string &s = stage.output;
     bool tile_unrolled = true;
-    for (const std::string &reg : {ar, al, br})
+    for (const std::string &reg : {a.reg, a.lane, c.reg})
       if (!reg.empty()) tile_unrolled = chance(rng, 0.8) && b.step(PrimitiveKind::Unroll, s, {reg}) && tile_unrolled;
     // The chunk's lanes as one vector operation where the panels allow (the
     // verifier's vector form), else unrolled; its write-back as a vector store.
-    if (!bl.empty()) {
-      if (chance(rng, 0.8) && b.step(PrimitiveKind::Vectorize, s, {bl}))
-        note += ", float" + std::to_string(cb);
+    if (!c.lane.empty()) {
+      if (chance(rng, 0.8) && b.step(PrimitiveKind::Vectorize, s, {c.lane}))
+        *note += ", float" + std::to_string(cb);
       else
-        b.step(PrimitiveKind::Unroll, s, {bl});
-      if (registers && chance(rng, 0.8)) b.step(PrimitiveKind::Vectorize, s, {bl + "_out"});
+        b.step(PrimitiveKind::Unroll, s, {c.lane});
+      if (registers && chance(rng, 0.8)) b.step(PrimitiveKind::Vectorize, s, {c.lane + "_out"});
     }
-    // The reduction's steps, then its other short loops (a conv's window), unrolled
-    // around the register tile where the copies allow (after it: the tile first).
     // Only around an unrolled tile: around a serial one it gives no register its
     // constant index, and PoCL's compiler ran for minutes on 16 copies of a guarded
     // serial tile loop between two barriers (a matmul at N = 37, bench/results.md).
-    if (!unroll_k.empty() && tile_unrolled && b.step(PrimitiveKind::Unroll, s, {unroll_k})) note += ", k unrolled";
+    if (!unroll_k.empty() && tile_unrolled && b.step(PrimitiveKind::Unroll, s, {unroll_k})) *note += ", k unrolled";
     for (size_t i = 1; i < stage.reduce_vars.size(); ++i)
       if (stage.reduce_vars[i].extent <= 8 && chance(rng, 0.5) &&
           b.step(PrimitiveKind::Unroll, s, {stage.reduce_vars[i].name}))
-        note += ", " + stage.reduce_vars[i].name + " unrolled";
+        *note += ", " + stage.reduce_vars[i].name + " unrolled";
+  }
+
+  // Multi-level tiling of a contraction (see sketch.h).
+  bool tiled(const Stage &stage) {
+    const std::string &s = stage.output;
+    Builder::Mark mark = b.mark();
+    std::vector<std::string> loops = b.loops(s);
+    if (loops.size() < 2) return false;
+    const std::string lb = loops.back();
+    const std::vector<Access> reads = loads_of(stage.body);
+    const std::string la = reusing_loop(s, loops, reads);
+    if (la.empty()) return false;
+    const TileShape t = tile_shape(b.extent(s, la), b.extent(s, lb));
+    Levels a, c;
+    if (!split_levels(s, la, t.ta, t.pa, t.ca, &a) || !split_levels(s, lb, t.tb, t.pb, t.cb, &c))
+      return b.rollback(mark), false;
+    if (!tile_order(s, loops, {la, lb}, {a.o, c.o, a.th, c.th, a.reg, a.lane, c.reg, c.lane}))
+      return b.rollback(mark), false;
+    if (!b.bind(s, a.o, ForKind::GroupY) || !b.bind(s, c.o, ForKind::GroupX) || !b.bind(s, a.th, ForKind::LocalY) ||
+        !b.bind(s, c.th, ForKind::LocalX))
+      return b.rollback(mark), false;
+    char shape[128];
+    std::snprintf(shape, sizeof shape, "%s: tiled %lldx%lld per group, %lldx%lld per work-item", s.c_str(),
+                  static_cast<long long>(t.ta * t.pa), static_cast<long long>(t.tb * t.pb),
+                  static_cast<long long>(t.pa), static_cast<long long>(t.pb));
+    std::string note = shape;
+    if (t.ca > 1 || t.cb > 1) note += " in " + std::to_string(t.ca) + "x" + std::to_string(t.cb) + " chunks";
+    bool registers = false;
+    if (t.pa * t.pb > 1 || chance(rng, 0.3)) {
+      registers = b.step(PrimitiveKind::CacheWrite, s, {c.th});  // a step's memory is private
+      if (registers) note += ", registers";
+    }
+    const std::string unroll_k = reduction_steps(stage, reads, t, &note);
+    unroll_tile(stage, a, c, t.cb, registers, unroll_k, &note);
     notes.push_back(note);
     return true;
   }
