@@ -8,7 +8,8 @@
 // The search (evolve/search/search.h) from the naive kernel to a fast schedule; progress on
 // the terminal; the best kernel and the report in --out. Ctrl-C stops after the
 // transaction in hand and says how to resume. Exit 0 finished, 1 failed or bad
-// input, 130 stopped. Under mpirun, rank 0 searches on every rank's devices.
+// input, 130 stopped. Under mpirun, rank 0 searches on every rank's devices. The flags
+// that set configuration keys come with the keys, from evolve/search/config_keys.def.
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,16 +17,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
-#include <map>
-#include <sstream>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <variant>
 
 #include "evolve/farm/farm.h"
 #include "evolve/farm/mpi_farm.h"
 #include "evolve/search/artifacts.h"
 #include "evolve/search/cost_prior.h"
 #include "evolve/search/library.h"
-#include "evolve/search/proposer.h"
 #include "evolve/search/search.h"
 #ifdef KS_WITH_LLM
 #include "llm/proposers.h"
@@ -38,14 +41,11 @@ namespace ks::cli {
 namespace {
 
 struct EvolveOptions {
-  std::string spec, config, db, out, device, target, proposer, cost_model, llm_url, llm_model, library;
-  std::vector<std::string> sizes, check_sizes, starts, cost_priors;
-  std::optional<int> budget, workers;
-  std::optional<double> minutes;
-  std::optional<uint64_t> seed;
-  std::optional<int64_t> llm_max_calls, llm_max_run_tokens;
-  bool resume = false, print_config = false, no_rewrites = false;
+  std::string spec, config, db, out, device, target;
+  std::vector<std::string> starts;
+  bool resume = false, print_config = false;
   double rank_timeout = 60;
+  std::vector<std::function<void(EvolveConfig &)>> set_keys;  // the flags of config_flags() given
 };
 
 std::atomic<bool> stop_requested{false};
@@ -104,50 +104,48 @@ class TerminalProgress : public ProgressSink {
   double last_ = -10;
 };
 
-// --proposer mutator, or mutator:0.6,llm-schedule:0.4 (weights).
-std::map<std::string, double> proposer_weights(const std::string &text) {
-  std::map<std::string, double> weights;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    const size_t colon = item.find(':');
-    const std::string name = item.substr(0, colon);
-    double weight = 1;
-    if (colon != std::string::npos) {
-      const std::string w = item.substr(colon + 1);
-      char *end = nullptr;
-      weight = std::strtod(w.c_str(), &end);
-      if (w.empty() || *end || !(weight >= 0) || weight > 1e6)
-        throw UserError("error: --proposer: '" + item + "' needs a weight from 0 to 1e6 after the colon, as " +
-                        "mutator:0.6,llm-schedule:0.3,llm-kernel:0.1");
-    }
-    if (name.empty() || weights.count(name))
-      throw UserError("error: --proposer: '" + text + "' names a proposer twice or not at all");
-    check_proposer_name(name, "--proposer");
-    weights[name] = weight;
+// A flag that sets a configuration key, bound to what the command line reads: given
+// (a string or a list: not empty), it sets the key over the file's.
+template <class T>
+void add_key_flag(CLI::App *command, const ConfigFlag &flag, const FlagValue<T> &value,
+                  std::vector<std::function<void(EvolveConfig &)>> *set_keys) {
+  if constexpr (std::is_same_v<T, bool>) {
+    auto given = std::make_shared<bool>(false);
+    command->add_flag(flag.name, *given, flag.help);
+    set_keys->push_back([given, set = value.set](EvolveConfig &c) {
+      if (*given) set(c, true);
+    });
+  } else if constexpr (std::is_arithmetic_v<T>) {
+    auto given = std::make_shared<std::optional<T>>();
+    CLI::Option *option = command->add_option(flag.name, *given, flag.help);
+    if (value.range) option->check(CLI::Range(value.range->first, value.range->second));
+    set_keys->push_back([given, set = value.set](EvolveConfig &c) {
+      if (*given) set(c, **given);
+    });
+  } else {
+    auto given = std::make_shared<T>();
+    CLI::Option *option = command->add_option(flag.name, *given, flag.help);
+    if (!value.choices.empty()) option->check(CLI::IsMember(value.choices));
+    set_keys->push_back([given, set = value.set](EvolveConfig &c) {
+      if (!given->empty()) set(c, *given);
+    });
   }
-  return weights;
 }
 
-int search(const EvolveOptions &o, Farm *farm) {
+// The flags that set configuration keys (evolve/search/config_keys.def).
+void add_key_flags(CLI::App *command, std::vector<std::function<void(EvolveConfig &)>> *set_keys) {
+  for (const ConfigFlag &flag : config_flags())
+    std::visit([&](const auto &value) { add_key_flag(command, flag, value, set_keys); }, flag.value);
+}
+
+// The file's configuration under the flags, checked before anything runs.
+EvolveConfig resolved_config(const EvolveOptions &o, Farm *farm) {
   EvolveConfig config = o.config.empty() ? EvolveConfig{} : load_config(o.config);
-  if (o.budget) config.budget = *o.budget;
-  if (o.minutes) config.minutes = *o.minutes;
-  if (o.seed) config.seed = *o.seed;
-  if (o.workers) config.workers = *o.workers;
-  if (!o.proposer.empty()) config.proposers = proposer_weights(o.proposer);
-  if (!o.llm_url.empty()) config.llm.url = o.llm_url;
-  if (!o.llm_model.empty()) config.llm.model = o.llm_model;
-  if (o.llm_max_calls) config.llm.max_calls = *o.llm_max_calls;
-  if (o.llm_max_run_tokens) config.llm.max_run_tokens = *o.llm_max_run_tokens;
+  for (const auto &set : o.set_keys) set(config);
   if (const char *url = std::getenv("OPENAI_BASE_URL"); config.llm.url.empty() && url) config.llm.url = url;
 #ifdef KS_WITH_LLM
   llm::register_llm_proposers();
 #endif
-  if (!o.cost_model.empty()) config.cost_model = o.cost_model;
-  if (o.no_rewrites) config.rewrites = false;
-  if (!o.cost_priors.empty()) config.cost_prior = o.cost_priors;
-  if (!o.library.empty()) config.library = o.library;
   if (farm && o.device.empty() && !config.device.empty())
     throw UserError(
         "error: under mpirun, give the devices with --devices: every rank reads its command line, and "
@@ -155,46 +153,56 @@ int search(const EvolveOptions &o, Farm *farm) {
         config.device + "\" only rank 0");
   if (!o.device.empty()) config.device = o.device;
   if (!o.target.empty()) config.target = o.target;
-  auto joined = [](const std::vector<std::string> &items) {
-    std::string out;
-    for (const std::string &s : items) out += (out.empty() ? "" : ",") + s;
-    return out;
-  };
-  if (!o.sizes.empty()) config.sizes = joined(o.sizes);
-  if (!o.check_sizes.empty()) config.check_sizes = joined(o.check_sizes);
   validate(config);
   frontend::SizeOverrides checked;
   if (!config.sizes.empty()) frontend::parse_size_assignments(config.sizes, &checked);  // an error before anything runs
-  if (o.print_config) {
-    std::cout << config.to_toml();
-    return 0;
-  }
+  return config;
+}
+
+// A bad spec, sizes, prior or library is an error before any folder or database is made.
+void check_inputs(const EvolveOptions &o, const EvolveConfig &config) {
   if (o.resume && !o.starts.empty())
     throw UserError("error: --start begins a new run; a resumed run goes on with its own candidates");
-  if (!o.resume) {  // a bad spec, sizes, prior or library are errors before any folder or database is made
-    frontend::Spec spec = frontend::load_spec(o.spec);
-    frontend::elaborate(spec, frontend::SizeSet::Default, checked);
-    if (config.cost_model == "xgboost")
-      for (const std::string &path : config.cost_prior) read_cost_prior(path, "");
-    if (!config.library.empty()) read_library(config.library, spec.name);
-  }
-  const std::string kernel = std::filesystem::path(o.spec).stem().string();
-  const std::string out = o.out.empty() ? "evolve_" + kernel : o.out;
-  const std::string db_path = o.db.empty() ? (std::filesystem::path(out) / "evolve.db").string() : o.db;
+  if (o.resume) return;  // the run goes on with the spec and configuration it stored
+  frontend::SizeOverrides sizes;
+  if (!config.sizes.empty()) frontend::parse_size_assignments(config.sizes, &sizes);
+  frontend::Spec spec = frontend::load_spec(o.spec);
+  frontend::elaborate(spec, frontend::SizeSet::Default, sizes);
+  if (config.cost_model == "xgboost")
+    for (const std::string &path : config.cost_prior) read_cost_prior(path, "");
+  if (!config.library.empty()) read_library(config.library, spec.name);
+}
+
+// Where the run writes: its folder (made), and its database, in it unless --db names another.
+struct RunPlace {
+  std::string out, db;
+};
+
+RunPlace run_place(const EvolveOptions &o) {
+  RunPlace at;
+  at.out = o.out.empty() ? "evolve_" + std::filesystem::path(o.spec).stem().string() : o.out;
+  at.db = o.db.empty() ? (std::filesystem::path(at.out) / "evolve.db").string() : o.db;
   std::error_code ec;
-  std::filesystem::create_directories(out, ec);
-  if (ec) throw UserError("error: cannot create the output folder '" + out + "': " + ec.message());
+  std::filesystem::create_directories(at.out, ec);
+  if (ec) throw UserError("error: cannot create the output folder '" + at.out + "': " + ec.message());
   if (!o.db.empty() && std::filesystem::path(o.db).has_parent_path())
     std::filesystem::create_directories(std::filesystem::path(o.db).parent_path(), ec);
-  if (o.resume && !std::filesystem::exists(db_path))
-    throw UserError("error: nothing to resume: there is no run database '" + db_path + "'");
-  RunDatabase db(db_path);
-  std::optional<int64_t> resume;
-  if (o.resume) {
-    for (const RunRow &r : db.runs())
-      if (r.status != "finished") resume = r.id;
-    if (!resume) throw UserError("error: every run in '" + db_path + "' has finished; nothing to resume");
-  }
+  if (o.resume && !std::filesystem::exists(at.db))
+    throw UserError("error: nothing to resume: there is no run database '" + at.db + "'");
+  return at;
+}
+
+// With --resume, the database's last unfinished run.
+std::optional<int64_t> run_to_resume(RunDatabase &db, const std::string &path, bool resume) {
+  if (!resume) return std::nullopt;
+  std::optional<int64_t> run;
+  for (const RunRow &r : db.runs())
+    if (r.status != "finished") run = r.id;
+  if (!run) throw UserError("error: every run in '" + path + "' has finished; nothing to resume");
+  return run;
+}
+
+SearchSetup search_setup(const EvolveOptions &o, const EvolveConfig &config, Farm *farm, const std::string &out) {
   SearchSetup setup;
   setup.spec_path = o.spec;
   setup.config = config;
@@ -207,24 +215,12 @@ int search(const EvolveOptions &o, Farm *farm) {
   setup.devices = farm ? farm->devices() : find_run_devices(config.device, api);
   setup.device = setup.devices.front();
   setup.target = target_name(target_for(setup.device));
-  WorkerQueue queue(setup.ksmith, device_slots(setup.devices, config.workers));
-  TerminalProgress progress;
-  struct sigaction action {};
-  action.sa_handler = on_interrupt;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-  const std::string resume_hint = "ksmith evolve " + o.spec + " --db " + db_path + " --resume";
-  SearchOutcome outcome;
-  try {
-    outcome = run_search(db, resume, setup, queue, progress, stop_requested);
-  } catch (const DatabaseError &e) {
-    progress.done();
-    throw UserError("error: the run database cannot be written: " + std::string(e.what()) +
-                    "; it holds every evaluation up to the last one finished: once that is fixed, resume with " +
-                    resume_hint);
-  }
-  progress.done();
-  std::string report = write_artifacts(db, outcome.run, out);
+  return setup;
+}
+
+// What the run found, on the terminal; the exit status.
+int report_outcome(RunDatabase &db, const SearchOutcome &outcome, const RunPlace &at, const std::string &resume_hint) {
+  std::string report = write_artifacts(db, outcome.run, at.out);
   std::optional<RunRow> run = db.run(outcome.run);
   nlohmann::json summary = run_summary(db, *run);
   if (summary.contains("best")) {
@@ -233,7 +229,7 @@ int search(const EvolveOptions &o, Farm *farm) {
                 best["speedup"].get<double>(), best["retimed"].get<bool>() ? " (timed again)" : "",
                 static_cast<long long>(summary["evaluations"].get<int64_t>()), outcome.message.c_str());
     std::printf("  schedule: %s\n  report:   %s\n  database: %s (run %lld)\n",
-                (std::filesystem::path(out) / "best.sched").c_str(), report.c_str(), db_path.c_str(),
+                (std::filesystem::path(at.out) / "best.sched").c_str(), report.c_str(), at.db.c_str(),
                 static_cast<long long>(outcome.run));
   } else {
     std::printf("%s: no correct candidate (%s); report: %s\n", run->kernel.c_str(), outcome.message.c_str(),
@@ -248,6 +244,37 @@ int search(const EvolveOptions &o, Farm *farm) {
     return 1;
   }
   return 0;
+}
+
+int search(const EvolveOptions &o, Farm *farm) {
+  const EvolveConfig config = resolved_config(o, farm);
+  if (o.print_config) {
+    std::cout << config.to_toml();
+    return 0;
+  }
+  check_inputs(o, config);
+  const RunPlace at = run_place(o);
+  RunDatabase db(at.db);
+  const std::optional<int64_t> resume = run_to_resume(db, at.db, o.resume);
+  const SearchSetup setup = search_setup(o, config, farm, at.out);
+  WorkerQueue queue(setup.ksmith, device_slots(setup.devices, config.workers));
+  TerminalProgress progress;
+  struct sigaction action {};
+  action.sa_handler = on_interrupt;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  const std::string resume_hint = "ksmith evolve " + o.spec + " --db " + at.db + " --resume";
+  SearchOutcome outcome;
+  try {
+    outcome = run_search(db, resume, setup, queue, progress, stop_requested);
+  } catch (const DatabaseError &e) {
+    progress.done();
+    throw UserError("error: the run database cannot be written: " + std::string(e.what()) +
+                    "; it holds every evaluation up to the last one finished: once that is fixed, resume with " +
+                    resume_hint);
+  }
+  progress.done();
+  return report_outcome(db, outcome, at, resume_hint);
 }
 
 // Under mpirun (evolve/farm/mpi_farm.h) rank 0 searches, on every rank's devices,
@@ -270,47 +297,10 @@ Command add_evolve(CLI::App &app) {
   command->add_option("spec", o->spec, "The .ks spec")->required();
   command->add_option("--config", o->config,
                       "A TOML configuration (ksmith evolve SPEC --print-config shows every key)");
-  command->add_option("--budget", o->budget, "Device evaluations (default 200)")->check(CLI::Range(1, 10000000));
-  command
-      ->add_option("--minutes", o->minutes,
-                   "Wall-clock limit, in minutes: no proposals after it; evaluations still running a tenth of it later "
-                   "are stopped, left not evaluated")
-      ->check(CLI::Range(0.0, 1e6));
-  command->add_option("--seed", o->seed, "Seed of the search's random stream");
-  command->add_option("--workers", o->workers, "Evaluations in flight at once on each device")
-      ->check(CLI::Range(1, 256));
-  command->add_option("--proposer", o->proposer,
-                      "mutator (default), random (the baseline), llm-schedule, llm-kernel, or a mix with weights: "
-                      "mutator:0.6,llm-schedule:0.3,llm-kernel:0.1");
-  command->add_option("--llm-url", o->llm_url,
-                      "The model's OpenAI-compatible base URL (default $OPENAI_BASE_URL; its key from "
-                      "$OPENAI_API_KEY)");
-  command->add_option("--llm-model", o->llm_model, "The model's name at that URL");
-  command
-      ->add_option("--llm-max-calls", o->llm_max_calls,
-                   "Model calls the run may make in all, then the mutator takes the LLM proposers' share (default: "
-                   "three per evaluation of the budget; 0: never ask; llm.max_calls)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1000000000}));
-  command
-      ->add_option("--llm-max-run-tokens", o->llm_max_run_tokens,
-                   "Tokens (prompts and answers) the run's model calls may take in all (default: what the calls may "
-                   "take; llm.max_run_tokens)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1000000000000}));
-  command
-      ->add_option("--cost-model", o->cost_model,
-                   "xgboost (default: rank a pool of proposals, send the best) or none (send each)")
-      ->check(CLI::IsMember({"xgboost", "none"}));
-  command->add_option("--cost-prior", o->cost_priors,
-                      "Earlier runs' measurements on this device for the cost model (ksmith export DB --cost-rows; "
-                      "repeatable; in place of cost_model.prior)");
-  command->add_option("--library", o->library,
-                      "A folder of other problems' tuned schedules on this device (NAME.sched, as bench/tuned/DEVICE): "
-                      "the transfer mutation tries their stages' steps (in place of mutator.library)");
+  add_key_flags(command, &o->set_keys);
   command->add_option("--db", o->db, "The run database (default: OUT/evolve.db)");
   command->add_option("--out", o->out, "The run's folder: best kernel, report, database (default: evolve_NAME)");
   command->add_flag("--resume", o->resume, "Continue the last unfinished run of the database");
-  command->add_flag("--no-rewrites", o->no_rewrites,
-                    "Schedule the graph as written: no graph rewrite in any proposal (search.rewrites = false)");
   command->add_option("--start", o->starts,
                       "A schedule to evaluate right after the naive kernel and to go on from (an earlier run's "
                       "best; repeatable)");
@@ -318,8 +308,6 @@ Command add_evolve(CLI::App &app) {
   command->add_option("--device,--devices", o->device,
                       "Device, as for run; or several, comma-separated (opencl:1,opencl:2), or 'all' (every GPU of "
                       "the target's API): the candidates spread over them, --workers on each");
-  command->add_option("--size", o->sizes, "Override a size of the timed runs: NAME=VALUE");
-  command->add_option("--check-size", o->check_sizes, "Override a size of the correctness checks: NAME=VALUE");
   command->add_flag("--print-config", o->print_config, "Print the resolved configuration as TOML and exit");
   add_rank_timeout_option(command, &o->rank_timeout);
   return {command, [o] { return evolve(*o); }};

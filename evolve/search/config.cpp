@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
+#include <optional>
 #include <sstream>
+#include <type_traits>
 
 #include "evolve/search/mutator.h"
 #include "ir/diagnostic.h"
@@ -94,8 +97,7 @@ void check_toml_text(const std::string &text, const std::string &name) {
   }
 }
 
-// One [table] of the file: its keys, each read into the configuration by a setter
-// that checks the value's type and range.
+// Reads a key's value, checking its type and range; an error at the value's line.
 struct Reader {
   std::string name;  // the file's name, for errors
   [[noreturn]] void fail(const toml::node &node, const std::string &message) const {
@@ -131,11 +133,11 @@ struct Reader {
     if (!node.is_string()) fail(node, key + " must be a string");
     return *node.value<std::string>();
   }
-  std::map<std::string, double> weights(const toml::node &node, const std::string &key,
-                                        const std::vector<std::string> &names) const {
+  EvolveConfig::Weights weights(const toml::node &node, const std::string &key,
+                                const std::vector<std::string> &names) const {
     const toml::table *t = node.as_table();
     if (!t) fail(node, key + " must be a table of weights, as { " + names[0] + " = 1.0 }");
-    std::map<std::string, double> out;
+    EvolveConfig::Weights out;
     for (auto &&[k, v] : *t) {
       std::string item(k.str());
       if (std::find(names.begin(), names.end(), item) == names.end())
@@ -146,234 +148,6 @@ struct Reader {
   }
 };
 
-using Setter = std::function<void(const Reader &, const toml::node &, EvolveConfig &)>;
-
-// Every table and key of the file, with its setter: the one place that names them.
-const std::map<std::string, std::map<std::string, Setter>> &schema() {
-  static const std::map<std::string, std::map<std::string, Setter>> tables = {
-      {"search",
-       {{"budget", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.budget = static_cast<int>(r.integer(n, "search.budget", 1, 10000000));
-         }},
-        {"minutes", [](const Reader &r, const toml::node &n,
-                       EvolveConfig &c) { c.minutes = r.number(n, "search.minutes", 0, 1e6); }},
-        {"target_speedup", [](const Reader &r, const toml::node &n,
-                              EvolveConfig &c) { c.target_speedup = r.number(n, "search.target_speedup", 0, 1e9); }},
-        {"rewrites", [](const Reader &r, const toml::node &n,
-                        EvolveConfig &c) { c.rewrites = r.boolean(n, "search.rewrites"); }},
-        {"seed", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.seed = static_cast<uint64_t>(r.integer(n, "search.seed", 0, INT64_MAX));
-         }},
-        {"workers", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.workers = static_cast<int>(r.integer(n, "search.workers", 1, 256));
-         }},
-        {"time_limit_s", [](const Reader &r, const toml::node &n,
-                            EvolveConfig &c) { c.time_limit_s = r.number(n, "search.time_limit_s", 1, 86400); }},
-        {"proposers", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.proposers = r.weights(n, "search.proposers", proposer_names());
-         }},
-        {"island_proposers", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           const toml::array *mixes = n.as_array();
-           if (!mixes) r.fail(n, "search.island_proposers is a list of mixes, one per island, as [{ mutator = 1.0 }, "
-                                 "{ llm-kernel = 1.0 }]");
-           c.island_proposers.clear();
-           for (const toml::node &mix : *mixes)
-             c.island_proposers.push_back(r.weights(mix, "search.island_proposers", proposer_names()));
-         }}}},
-      {"evaluation",
-       {{"device", [](const Reader &r, const toml::node &n,
-                      EvolveConfig &c) { c.device = r.string(n, "evaluation.device"); }},
-        {"target", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.target = r.string(n, "evaluation.target");
-           if (c.target != "opencl" && c.target != "spirv" && !c.target.empty())
-             r.fail(n, "evaluation.target must be \"opencl\" or \"spirv\", not \"" + c.target + "\"");
-         }},
-        {"sizes", [](const Reader &r, const toml::node &n,
-                     EvolveConfig &c) { c.sizes = r.string(n, "evaluation.sizes"); }},
-        {"check_sizes", [](const Reader &r, const toml::node &n,
-                           EvolveConfig &c) { c.check_sizes = r.string(n, "evaluation.check_sizes"); }},
-        {"trials", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.trials = static_cast<int>(r.integer(n, "evaluation.trials", 1, 1000));
-         }},
-        {"batches", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.batches = static_cast<int>(r.integer(n, "evaluation.batches", 1, 1000));
-         }},
-        {"min_batch_ms", [](const Reader &r, const toml::node &n,
-                            EvolveConfig &c) { c.min_batch_ms = r.number(n, "evaluation.min_batch_ms", 0, 1e5); }},
-        {"give_up", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.give_up = r.number(n, "evaluation.give_up", 0, 1e6);
-           if (c.give_up > 0 && c.give_up < 1)
-             r.fail(n, "evaluation.give_up must be 0 (time every candidate) or at least 1 (a multiple of the best "
-                       "time)");
-         }}}},
-      {"archive",
-       {{"islands", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.islands = static_cast<int>(r.integer(n, "archive.islands", 1, 64));
-         }},
-        {"features",
-         [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           const toml::array *a = n.as_array();
-           if (!a || a->size() != 2) r.fail(n, "archive.features must name two features, as [\"kernels\", \"barriers\"]");
-           c.features.clear();
-           for (const toml::node &item : *a) {
-             std::string f = r.string(item, "archive.features");
-             const std::vector<std::string> &known = grid_features();
-             if (std::find(known.begin(), known.end(), f) == known.end())
-               r.fail(item, "unknown feature '" + f + "'; features are " + join(known));
-             c.features.push_back(f);
-           }
-           if (c.features[0] == c.features[1]) r.fail(n, "archive.features names '" + c.features[0] + "' twice");
-         }},
-        {"bins",
-         [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           const toml::table *t = n.as_table();
-           if (!t) r.fail(n, "archive.bins must be a table of edges, as { kernels = [2, 3, 4] }");
-           for (auto &&[k, v] : *t) {
-             std::string f(k.str());
-             const std::vector<std::string> &known = grid_features();
-             if (std::find(known.begin(), known.end(), f) == known.end())
-               r.fail(v, "unknown feature '" + f + "'; features are " + join(known));
-             const toml::array *a = v.as_array();
-             if (!a || a->empty()) r.fail(v, "archive.bins." + f + " must be a list of increasing numbers");
-             std::vector<double> edges;
-             for (const toml::node &e : *a) {
-               edges.push_back(r.number(e, "archive.bins." + f, -1e18, 1e18));
-               if (edges.size() > 1 && edges.back() <= edges[edges.size() - 2])
-                 r.fail(e, "archive.bins." + f + " must increase");
-             }
-             c.bins[f] = edges;
-           }
-         }}}},
-      {"sampling",
-       {{"exploit", [](const Reader &r, const toml::node &n,
-                       EvolveConfig &c) { c.exploit = r.number(n, "sampling.exploit", 0, 1); }},
-        {"explore", [](const Reader &r, const toml::node &n,
-                       EvolveConfig &c) { c.explore = r.number(n, "sampling.explore", 0, 1); }},
-        {"uniform", [](const Reader &r, const toml::node &n,
-                       EvolveConfig &c) { c.uniform = r.number(n, "sampling.uniform", 0, 1); }},
-        {"inspirations", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.inspirations = static_cast<int>(r.integer(n, "sampling.inspirations", 0, 32));
-         }}}},
-      {"migration",
-       {{"generation", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.generation = static_cast<int>(r.integer(n, "migration.generation", 1, 100000));
-         }},
-        {"interval", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.interval = static_cast<int>(r.integer(n, "migration.interval", 1, 100000));
-         }},
-        {"migrants", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.migrants = static_cast<int>(r.integer(n, "migration.migrants", 0, 64));
-         }}}},
-      {"noise",
-       {{"retime_within", [](const Reader &r, const toml::node &n,
-                             EvolveConfig &c) { c.retime_within = r.number(n, "noise.retime_within", 0, 1); }},
-        {"final_top", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.final_top = static_cast<int>(r.integer(n, "noise.final_top", 0, 64));
-         }}}},
-      {"mutator",
-       {{"weights", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           std::vector<std::string> names;
-           for (const auto &[name, weight] : default_mutation_weights()) names.push_back(name);
-           c.mutations = r.weights(n, "mutator.weights", names);
-         }},
-        {"library", [](const Reader &r, const toml::node &n,
-                       EvolveConfig &c) { c.library = r.string(n, "mutator.library"); }}}},
-      {"cost_model",
-       {{"kind", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.cost_model = r.string(n, "cost_model.kind");
-           if (c.cost_model != "xgboost" && c.cost_model != "none")
-             r.fail(n, "cost_model.kind must be \"xgboost\" or \"none\", not \"" + c.cost_model + "\"");
-         }},
-        {"pool", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.cost_pool = static_cast<int>(r.integer(n, "cost_model.pool", 1, 4096));
-         }},
-        {"steps", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.cost_steps = static_cast<int>(r.integer(n, "cost_model.steps", 1, 16));
-         }},
-        {"warmup", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.cost_warmup = static_cast<int>(r.integer(n, "cost_model.warmup", 2, 1000000));
-         }},
-        {"explore", [](const Reader &r, const toml::node &n,
-                       EvolveConfig &c) { c.cost_explore = r.number(n, "cost_model.explore", 0, 1); }},
-        {"retrain_every", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.cost_retrain_every = static_cast<int>(r.integer(n, "cost_model.retrain_every", 1, 1000000));
-         }},
-        {"prior", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           const toml::array *a = n.as_array();
-           if (!a) r.fail(n, "cost_model.prior must be a list of files, as [\"runs.jsonl\"]");
-           c.cost_prior.clear();
-           for (const toml::node &item : *a) {
-             std::string path = r.string(item, "cost_model.prior");
-             if (path.empty()) r.fail(item, "cost_model.prior names an empty path");
-             c.cost_prior.push_back(path);
-           }
-         }}}},
-      {"llm",
-       {{"url", [](const Reader &r, const toml::node &n, EvolveConfig &c) { c.llm.url = r.string(n, "llm.url"); }},
-        {"model", [](const Reader &r, const toml::node &n,
-                     EvolveConfig &c) { c.llm.model = r.string(n, "llm.model"); }},
-        {"key_variable",
-         [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.llm.key_variable = r.string(n, "llm.key_variable");
-           if (c.llm.key_variable.empty() || c.llm.key_variable.find_first_of("= \t") != std::string::npos)
-             r.fail(n, "llm.key_variable names an environment variable (the key itself never goes in a file)");
-         }},
-        {"temperature", [](const Reader &r, const toml::node &n,
-                           EvolveConfig &c) { c.llm.temperature = r.number(n, "llm.temperature", 0, 2); }},
-        {"top_p", [](const Reader &r, const toml::node &n, EvolveConfig &c) { c.llm.top_p = r.number(n, "llm.top_p", 0, 1); }},
-        {"max_tokens", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.llm.max_tokens = static_cast<int>(r.integer(n, "llm.max_tokens", 1, 1000000));
-         }},
-        {"deadline_s", [](const Reader &r, const toml::node &n,
-                          EvolveConfig &c) { c.llm.deadline_s = r.number(n, "llm.deadline_s", 0.1, 86400); }},
-        {"attempts", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.llm.attempts = static_cast<int>(r.integer(n, "llm.attempts", 1, 100));
-         }},
-        {"token_budget", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.llm.token_budget = static_cast<int>(r.integer(n, "llm.token_budget", 256, 10000000));
-         }},
-        {"run_deadline_s", [](const Reader &r, const toml::node &n,
-                              EvolveConfig &c) { c.llm.run_deadline_s = r.number(n, "llm.run_deadline_s", 0, 1e7); }},
-        {"max_calls", [](const Reader &r, const toml::node &n,
-                         EvolveConfig &c) { c.llm.max_calls = r.integer(n, "llm.max_calls", 0, 1000000000); }},
-        {"max_run_tokens", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.llm.max_run_tokens = r.integer(n, "llm.max_run_tokens", 0, 1000000000000);
-         }},
-        {"max_duplicates", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           c.llm.max_duplicates = static_cast<int>(r.integer(n, "llm.max_duplicates", 1, 1000000));
-         }},
-        {"ensemble", [](const Reader &r, const toml::node &n, EvolveConfig &c) {
-           const toml::array *members = n.as_array();
-           const char *form = "llm.ensemble is a list of models, as [{ model = \"a\", weight = 0.7 }, "
-                              "{ url = \"http://host:8000/v1\", model = \"b\", weight = 0.3, in_flight = 2 }]";
-           if (!members || members->empty()) r.fail(n, form);
-           c.llm.ensemble.clear();
-           for (const toml::node &m : *members) {
-             const toml::table *t = m.as_table();
-             if (!t) r.fail(m, form);
-             EvolveConfig::Llm::Member member;
-             for (auto &&[k, v] : *t) {
-               const std::string key(k.str());
-               if (key == "url")
-                 member.url = r.string(v, "llm.ensemble.url");
-               else if (key == "model")
-                 member.model = r.string(v, "llm.ensemble.model");
-               else if (key == "weight")
-                 member.weight = r.number(v, "llm.ensemble.weight", 0, 1e6);
-               else if (key == "in_flight")
-                 member.in_flight = static_cast<int>(r.integer(v, "llm.ensemble.in_flight", 1, 256));
-               else
-                 r.fail(v, "unknown key '" + key + "' in a member of llm.ensemble; a member has url, model, weight, "
-                                                  "in_flight");
-             }
-             if (member.model.empty()) r.fail(m, "a member of llm.ensemble needs its model");
-             c.llm.ensemble.push_back(member);
-           }
-         }}}},
-  };
-  return tables;
-}
-
 std::string number_text(double v) {
   std::ostringstream out;
   out << v;
@@ -381,7 +155,7 @@ std::string number_text(double v) {
   return s.find_first_of(".e") == std::string::npos && s.find("inf") == std::string::npos ? s + ".0" : s;
 }
 
-std::string weights_text(const std::map<std::string, double> &weights) {
+std::string weights_text(const EvolveConfig::Weights &weights) {
   std::string out;
   for (const auto &[k, v] : weights) out += (out.empty() ? "" : ", ") + k + " = " + number_text(v);
   return "{ " + out + " }";
@@ -399,6 +173,391 @@ std::string strings_text(const std::vector<std::string> &items) {
   return "[" + out + "]";
 }
 
+// A value as TOML, as its type prints.
+template <class T>
+std::string text(const T &v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v ? "true" : "false";
+  } else if constexpr (std::is_integral_v<T>) {
+    return std::to_string(v);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return number_text(v);
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return quoted(v);
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    return strings_text(v);
+  } else {
+    static_assert(std::is_same_v<T, EvolveConfig::Weights>, "a key of this type needs printed(read, printer)");
+    return weights_text(v);
+  }
+}
+
+// ---- the keys of their own shape (config_keys.def's own and printed) ----------------
+
+void read_proposers(const Reader &r, const toml::node &n, const std::string &key, EvolveConfig::Weights &v) {
+  v = r.weights(n, key, proposer_names());
+}
+
+void read_island_proposers(const Reader &r, const toml::node &n, const std::string &key,
+                           std::vector<EvolveConfig::Weights> &mixes) {
+  const toml::array *a = n.as_array();
+  if (!a) r.fail(n, key + " is a list of mixes, one per island, as [{ mutator = 1.0 }, { llm-kernel = 1.0 }]");
+  mixes.clear();
+  for (const toml::node &mix : *a) mixes.push_back(r.weights(mix, key, proposer_names()));
+}
+
+std::optional<std::string> print_island_proposers(const EvolveConfig &c) {
+  if (c.island_proposers.empty()) return std::nullopt;
+  std::string out;
+  for (const EvolveConfig::Weights &mix : c.island_proposers) out += (out.empty() ? "" : ", ") + weights_text(mix);
+  return "[" + out + "]";
+}
+
+void read_give_up(const Reader &r, const toml::node &n, const std::string &key, double &v) {
+  v = r.number(n, key, 0, 1e6);
+  if (v > 0 && v < 1) r.fail(n, key + " must be 0 (time every candidate) or at least 1 (a multiple of the best time)");
+}
+
+void check_feature(const Reader &r, const toml::node &n, const std::string &feature) {
+  const std::vector<std::string> &known = grid_features();
+  if (std::find(known.begin(), known.end(), feature) == known.end())
+    r.fail(n, "unknown feature '" + feature + "'; features are " + join(known));
+}
+
+void read_features(const Reader &r, const toml::node &n, const std::string &key, std::vector<std::string> &features) {
+  const toml::array *a = n.as_array();
+  if (!a || a->size() != 2) r.fail(n, key + " must name two features, as [\"kernels\", \"barriers\"]");
+  features.clear();
+  for (const toml::node &item : *a) {
+    features.push_back(r.string(item, key));
+    check_feature(r, item, features.back());
+  }
+  if (features[0] == features[1]) r.fail(n, key + " names '" + features[0] + "' twice");
+}
+
+void read_bins(const Reader &r, const toml::node &n, const std::string &key, EvolveConfig::Bins &bins) {
+  const toml::table *t = n.as_table();
+  if (!t) r.fail(n, key + " must be a table of edges, as { kernels = [2, 3, 4] }");
+  for (auto &&[k, v] : *t) {
+    const std::string feature(k.str()), name = key + "." + feature;
+    check_feature(r, v, feature);
+    const toml::array *a = v.as_array();
+    if (!a || a->empty()) r.fail(v, name + " must be a list of increasing numbers");
+    std::vector<double> edges;
+    for (const toml::node &e : *a) {
+      edges.push_back(r.number(e, name, -1e18, 1e18));
+      if (edges.size() > 1 && edges.back() <= edges[edges.size() - 2]) r.fail(e, name + " must increase");
+    }
+    bins[feature] = edges;
+  }
+}
+
+// The grid's features' edges, the defaults included.
+std::optional<std::string> print_bins(const EvolveConfig &c) {
+  std::string out;
+  for (const std::string &feature : c.features) {
+    std::string edges;
+    for (double e : c.edges(feature)) edges += (edges.empty() ? "" : ", ") + number_text(e);
+    out += (out.empty() ? "" : ", ") + feature + " = [" + edges + "]";
+  }
+  return "{ " + out + " }";
+}
+
+void read_mutations(const Reader &r, const toml::node &n, const std::string &key, EvolveConfig::Weights &v) {
+  std::vector<std::string> names;
+  for (const auto &[name, weight] : default_mutation_weights()) names.push_back(name);
+  v = r.weights(n, key, names);
+}
+
+std::optional<std::string> print_mutations(const EvolveConfig &c) {
+  return weights_text(c.mutations.empty() ? default_mutation_weights() : c.mutations);
+}
+
+void read_prior(const Reader &r, const toml::node &n, const std::string &key, std::vector<std::string> &paths) {
+  const toml::array *a = n.as_array();
+  if (!a) r.fail(n, key + " must be a list of files, as [\"runs.jsonl\"]");
+  paths.clear();
+  for (const toml::node &item : *a) {
+    paths.push_back(r.string(item, key));
+    if (paths.back().empty()) r.fail(item, key + " names an empty path");
+  }
+}
+
+void read_key_variable(const Reader &r, const toml::node &n, const std::string &key, std::string &v) {
+  v = r.string(n, key);
+  if (v.empty() || v.find_first_of("= \t") != std::string::npos)
+    r.fail(n, key + " names an environment variable (the key itself never goes in a file)");
+}
+
+std::optional<std::string> print_max_calls(const EvolveConfig &c) { return std::to_string(c.llm_max_calls()); }
+
+std::optional<std::string> print_max_run_tokens(const EvolveConfig &c) {
+  return std::to_string(c.llm_max_run_tokens());
+}
+
+EvolveConfig::Llm::Member read_member(const Reader &r, const toml::node &n, const std::string &key,
+                                      const std::string &form) {
+  const toml::table *t = n.as_table();
+  if (!t) r.fail(n, form);
+  EvolveConfig::Llm::Member member;
+  for (auto &&[k, v] : *t) {
+    const std::string name(k.str());
+    if (name == "url")
+      member.url = r.string(v, key + ".url");
+    else if (name == "model")
+      member.model = r.string(v, key + ".model");
+    else if (name == "weight")
+      member.weight = r.number(v, key + ".weight", 0, 1e6);
+    else if (name == "in_flight")
+      member.in_flight = static_cast<int>(r.integer(v, key + ".in_flight", 1, 256));
+    else
+      r.fail(v, "unknown key '" + name + "' in a member of " + key + "; a member has url, model, weight, in_flight");
+  }
+  if (member.model.empty()) r.fail(n, "a member of " + key + " needs its model");
+  return member;
+}
+
+void read_ensemble(const Reader &r, const toml::node &n, const std::string &key,
+                   std::vector<EvolveConfig::Llm::Member> &ensemble) {
+  const toml::array *members = n.as_array();
+  const std::string form = key +
+                           " is a list of models, as [{ model = \"a\", weight = 0.7 }, "
+                           "{ url = \"http://host:8000/v1\", model = \"b\", weight = 0.3, in_flight = 2 }]";
+  if (!members || members->empty()) r.fail(n, form);
+  ensemble.clear();
+  for (const toml::node &m : *members) ensemble.push_back(read_member(r, m, key, form));
+}
+
+std::optional<std::string> print_ensemble(const EvolveConfig &c) {
+  if (c.llm.ensemble.empty()) return std::nullopt;
+  std::string out;
+  for (const EvolveConfig::Llm::Member &m : c.llm.ensemble)
+    out += std::string(out.empty() ? "" : ", ") + "{ url = " + quoted(m.url) + ", model = " + quoted(m.model) +
+           ", weight = " + number_text(m.weight) + ", in_flight = " + std::to_string(m.in_flight) + " }";
+  return "[" + out + "]";
+}
+
+// ---- flags whose value is not the key's (config_keys.def's flag(..., convert)) --------
+
+// --proposer mutator, or mutator:0.6,llm-schedule:0.4 (weights).
+EvolveConfig::Weights proposer_mix(const std::string &text) {
+  EvolveConfig::Weights weights;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const size_t colon = item.find(':');
+    const std::string name = item.substr(0, colon);
+    double weight = 1;
+    if (colon != std::string::npos) {
+      const std::string w = item.substr(colon + 1);
+      char *end = nullptr;
+      weight = std::strtod(w.c_str(), &end);
+      if (w.empty() || *end || !(weight >= 0) || weight > 1e6)
+        throw UserError("error: --proposer: '" + item + "' needs a weight from 0 to 1e6 after the colon, as " +
+                        "mutator:0.6,llm-schedule:0.3,llm-kernel:0.1");
+    }
+    if (name.empty() || weights.count(name))
+      throw UserError("error: --proposer: '" + text + "' names a proposer twice or not at all");
+    check_proposer_name(name, "--proposer");
+    weights[name] = weight;
+  }
+  return weights;
+}
+
+// --size N=64 --size K=32: one list, as the file writes it.
+std::string comma_joined(const std::vector<std::string> &items) {
+  std::string out;
+  for (const std::string &s : items) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+// --no-rewrites, given: the key false.
+bool switched_off(bool given) { return !given; }
+
+// ---- how a key is read, printed and flagged (config_keys.def's read and flag) -------
+// Each is checked against its field's type when the table below compiles.
+
+template <class T>
+struct Between {  // a number in [lo, hi]
+  T lo, hi;
+};
+template <class L, class H>
+Between<std::common_type_t<L, H>> between(L lo, H hi) {
+  using T = std::common_type_t<L, H>;
+  return {static_cast<T>(lo), static_cast<T>(hi)};
+}
+
+struct AsWritten {};  // a bool or a string
+constexpr AsWritten as_written;
+
+struct OneOf {  // a string among these; "" among them is allowed, not listed in the message
+  std::vector<std::string> choices;
+};
+template <class... S>
+OneOf one_of(S... choices) {
+  return {{choices...}};
+}
+
+template <class T>
+struct Own {  // a key of its own shape
+  void (*read)(const Reader &, const toml::node &, const std::string &key, T &value);
+};
+template <class T>
+Own<T> own(void (*read)(const Reader &, const toml::node &, const std::string &, T &)) {
+  return {read};
+}
+
+using Printer = std::optional<std::string> (*)(const EvolveConfig &);  // nullopt: the key not printed
+template <class Read>
+struct Printed {  // read as `read` reads, printed by `print`
+  Read read;
+  Printer print;
+};
+template <class Read>
+Printed<Read> printed(Read read, Printer print) {
+  return {read, print};
+}
+
+template <class T, class B>
+void read_value(const Reader &r, const toml::node &n, const std::string &key, T &v, const Between<B> &range) {
+  static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, "between(lo, hi) is a number's range");
+  if constexpr (std::is_integral_v<T>) {
+    static_assert(std::is_integral_v<B>, "an integer's range is of integers");
+    v = static_cast<T>(r.integer(n, key, range.lo, range.hi));
+  } else {
+    v = r.number(n, key, range.lo, range.hi);
+  }
+}
+void read_value(const Reader &r, const toml::node &n, const std::string &key, bool &v, AsWritten) {
+  v = r.boolean(n, key);
+}
+void read_value(const Reader &r, const toml::node &n, const std::string &key, std::string &v, AsWritten) {
+  v = r.string(n, key);
+}
+void read_value(const Reader &r, const toml::node &n, const std::string &key, std::string &v, const OneOf &one) {
+  v = r.string(n, key);
+  if (std::find(one.choices.begin(), one.choices.end(), v) != one.choices.end()) return;
+  std::vector<std::string> named;
+  for (const std::string &c : one.choices)
+    if (!c.empty()) named.push_back("\"" + c + "\"");
+  std::string listed;  // "a", "b" or "c"
+  for (size_t i = 0; i < named.size(); ++i) listed += (i == 0 ? "" : i + 1 < named.size() ? ", " : " or ") + named[i];
+  r.fail(n, key + " must be " + listed + ", not \"" + v + "\"");
+}
+template <class T>
+void read_value(const Reader &r, const toml::node &n, const std::string &key, T &v, const Own<T> &own) {
+  own.read(r, n, key, v);
+}
+template <class T, class Read>
+void read_value(const Reader &r, const toml::node &n, const std::string &key, T &v, const Printed<Read> &p) {
+  read_value(r, n, key, v, p.read);
+}
+
+using KeyPrinter = std::function<std::optional<std::string>(const EvolveConfig &)>;
+template <class Field, class Read>
+KeyPrinter printer(Field field, const Read &) {
+  return [field](const EvolveConfig &c) -> std::optional<std::string> { return text(field(c)); };
+}
+template <class Field, class Read>
+KeyPrinter printer(Field, const Printed<Read> &p) {
+  return p.print;
+}
+
+struct NoFlag {};
+constexpr NoFlag no_flag;
+
+template <class Convert>
+struct Flag {
+  const char *name, *help;
+  bool checked;     // by the command line, as the file's value is
+  Convert convert;  // the flag's value to the key's; nullptr: the same
+};
+Flag<std::nullptr_t> flag(const char *name, const char *help) { return {name, help, true, nullptr}; }
+Flag<std::nullptr_t> unchecked_flag(const char *name, const char *help) { return {name, help, false, nullptr}; }
+template <class To, class From>
+Flag<To (*)(From)> flag(const char *name, const char *help, To (*convert)(From)) {
+  return {name, help, false, convert};
+}
+
+// The command line's checks of a flag's value, those of the file's.
+template <class T, class Read>
+void check_as(FlagValue<T> &, const Read &) {}
+template <class T, class B>
+void check_as(FlagValue<T> &flag, const Between<B> &range) {
+  flag.range = std::pair<T, T>(static_cast<T>(range.lo), static_cast<T>(range.hi));
+}
+template <class T>
+void check_as(FlagValue<T> &flag, const OneOf &one) {
+  flag.choices = one.choices;
+}
+template <class T, class Read>
+void check_as(FlagValue<T> &flag, const Printed<Read> &p) {
+  check_as(flag, p.read);
+}
+
+template <class Field, class Read>
+std::optional<ConfigFlag> make_flag(Field, const Read &, NoFlag) {
+  return std::nullopt;
+}
+template <class Field, class Read>
+std::optional<ConfigFlag> make_flag(Field field, const Read &read, const Flag<std::nullptr_t> &flag) {
+  using T = std::decay_t<decltype(field(std::declval<EvolveConfig &>()))>;
+  FlagValue<T> value;
+  if (flag.checked) check_as(value, read);
+  value.set = [field](EvolveConfig &c, const T &v) { field(c) = v; };
+  return ConfigFlag{flag.name, flag.help, value};
+}
+template <class Field, class Read, class To, class From>
+std::optional<ConfigFlag> make_flag(Field field, const Read &, const Flag<To (*)(From)> &flag) {
+  using T = std::decay_t<From>;
+  FlagValue<T> value;
+  value.set = [field, convert = flag.convert](EvolveConfig &c, const T &v) { field(c) = convert(v); };
+  return ConfigFlag{flag.name, flag.help, value};
+}
+
+// A key of the file: its table and name, how a value is read into the configuration
+// and printed back, and the flag that sets it.
+struct Key {
+  const char *table, *name;
+  std::function<void(const Reader &, const toml::node &, EvolveConfig &)> read;
+  KeyPrinter print;
+  std::optional<ConfigFlag> flag;
+};
+
+// field: the key's member of a configuration, const or not.
+template <class Field, class Read, class FlagOf>
+Key key(const char *table, const char *name, Field field, const Read &read, const FlagOf &flag) {
+  const std::string dotted = std::string(table) + "." + name;
+  return {table, name,
+          [field, read, dotted](const Reader &r, const toml::node &n, EvolveConfig &c) {
+            read_value(r, n, dotted, field(c), read);
+          },
+          printer(field, read), make_flag(field, read, flag)};
+}
+
+// Every key, in the order they print (config_keys.def).
+const std::vector<Key> &keys() {
+  static const std::vector<Key> all = {
+// clang-format off
+#define KS_KEY(table, key_, field_, Type, read, flag, ...) \
+      key(#table, #key_, [](auto &c) -> auto & { return c.field_; }, read, flag),
+#define KS_LLM_KEY(key_, Type, read, flag, ...) KS_KEY(llm, key_, llm.key_, Type, read, flag, )
+#include "evolve/search/config_keys.def"
+      // clang-format on
+  };
+  return all;
+}
+
+// The keys by table and name, sorted as messages list them.
+const std::map<std::string, std::map<std::string, const Key *>> &tables() {
+  static const std::map<std::string, std::map<std::string, const Key *>> by_table = [] {
+    std::map<std::string, std::map<std::string, const Key *>> out;
+    for (const Key &k : keys()) out[k.table][k.name] = &k;
+    return out;
+  }();
+  return by_table;
+}
+
 }  // namespace
 
 EvolveConfig parse_config(const std::string &text, const std::string &name) {
@@ -413,26 +572,26 @@ EvolveConfig parse_config(const std::string &text, const std::string &name) {
   }
   EvolveConfig config;
   Reader reader{name};
-  const auto &tables = schema();
+  const auto &by_table = tables();
   for (auto &&[table_key, table_node] : root) {
     std::string table(table_key.str());
-    auto found = tables.find(table);
-    if (found == tables.end()) {
+    auto found = by_table.find(table);
+    if (found == by_table.end()) {
       std::vector<std::string> names;
-      for (const auto &[t, keys] : tables) names.push_back("[" + t + "]");
+      for (const auto &[t, table_keys] : by_table) names.push_back("[" + t + "]");
       reader.fail(table_node, "unknown table '" + table + "'; tables are " + join(names));
     }
-    const toml::table *keys = table_node.as_table();
-    if (!keys) reader.fail(table_node, "'" + table + "' must be a table: [" + table + "]");
-    for (auto &&[key_name, value] : *keys) {
+    const toml::table *entries = table_node.as_table();
+    if (!entries) reader.fail(table_node, "'" + table + "' must be a table: [" + table + "]");
+    for (auto &&[key_name, value] : *entries) {
       std::string key(key_name.str());
-      auto setter = found->second.find(key);
-      if (setter == found->second.end()) {
+      auto known = found->second.find(key);
+      if (known == found->second.end()) {
         std::vector<std::string> names;
         for (const auto &[k, s] : found->second) names.push_back(k);
         reader.fail(value, "unknown key '" + table + "." + key + "'; [" + table + "] has " + join(names));
       }
-      setter->second(reader, value, config);
+      known->second->read(reader, value, config);
     }
   }
   try {
@@ -488,89 +647,25 @@ int64_t EvolveConfig::llm_max_run_tokens() const {
 }
 
 std::string EvolveConfig::to_toml() const {
-  std::ostringstream out;
-  out << "[search]\n"
-      << "budget = " << budget << "\n"
-      << "minutes = " << number_text(minutes) << "\n"
-      << "target_speedup = " << number_text(target_speedup) << "\n"
-      << "rewrites = " << (rewrites ? "true" : "false") << "\n"
-      << "seed = " << seed << "\n"
-      << "workers = " << workers << "\n"
-      << "time_limit_s = " << number_text(time_limit_s) << "\n"
-      << "proposers = " << weights_text(proposers) << "\n";
-  if (!island_proposers.empty()) {
-    out << "island_proposers = [";
-    for (size_t i = 0; i < island_proposers.size(); ++i) out << (i ? ", " : "") << weights_text(island_proposers[i]);
-    out << "]\n";
+  std::string out, table;
+  for (const Key &k : keys()) {
+    const std::optional<std::string> value = k.print(*this);
+    if (!value) continue;
+    if (k.table != table) out += (table.empty() ? "[" : "\n[") + std::string(k.table) + "]\n";
+    table = k.table;
+    out += std::string(k.name) + " = " + *value + "\n";
   }
-  out << "\n"
-      << "[evaluation]\n"
-      << "device = " << quoted(device) << "\n"
-      << "target = " << quoted(target) << "\n"
-      << "sizes = " << quoted(sizes) << "\n"
-      << "check_sizes = " << quoted(check_sizes) << "\n"
-      << "trials = " << trials << "\n"
-      << "batches = " << batches << "\n"
-      << "min_batch_ms = " << number_text(min_batch_ms) << "\n"
-      << "give_up = " << number_text(give_up) << "\n\n"
-      << "[archive]\n"
-      << "islands = " << islands << "\n"
-      << "features = " << strings_text(features) << "\n"
-      << "bins = { ";
-  for (size_t i = 0; i < features.size(); ++i) {
-    out << (i ? ", " : "") << features[i] << " = [";
-    const std::vector<double> &e = edges(features[i]);
-    for (size_t j = 0; j < e.size(); ++j) out << (j ? ", " : "") << number_text(e[j]);
-    out << "]";
-  }
-  out << " }\n\n"
-      << "[sampling]\n"
-      << "exploit = " << number_text(exploit) << "\n"
-      << "explore = " << number_text(explore) << "\n"
-      << "uniform = " << number_text(uniform) << "\n"
-      << "inspirations = " << inspirations << "\n\n"
-      << "[migration]\n"
-      << "generation = " << generation << "\n"
-      << "interval = " << interval << "\n"
-      << "migrants = " << migrants << "\n\n"
-      << "[noise]\n"
-      << "retime_within = " << number_text(retime_within) << "\n"
-      << "final_top = " << final_top << "\n\n"
-      << "[mutator]\n"
-      << "weights = " << weights_text(mutations.empty() ? default_mutation_weights() : mutations) << "\n"
-      << "library = " << quoted(library) << "\n\n"
-      << "[cost_model]\n"
-      << "kind = " << quoted(cost_model) << "\n"
-      << "pool = " << cost_pool << "\n"
-      << "steps = " << cost_steps << "\n"
-      << "warmup = " << cost_warmup << "\n"
-      << "explore = " << number_text(cost_explore) << "\n"
-      << "retrain_every = " << cost_retrain_every << "\n"
-      << "prior = " << strings_text(cost_prior) << "\n\n"
-      << "[llm]\n"
-      << "url = " << quoted(llm.url) << "\n"
-      << "model = " << quoted(llm.model) << "\n"
-      << "key_variable = " << quoted(llm.key_variable) << "\n"
-      << "temperature = " << number_text(llm.temperature) << "\n"
-      << "top_p = " << number_text(llm.top_p) << "\n"
-      << "max_tokens = " << llm.max_tokens << "\n"
-      << "deadline_s = " << number_text(llm.deadline_s) << "\n"
-      << "attempts = " << llm.attempts << "\n"
-      << "token_budget = " << llm.token_budget << "\n"
-      << "run_deadline_s = " << number_text(llm.run_deadline_s) << "\n"
-      << "max_calls = " << llm_max_calls() << "\n"
-      << "max_run_tokens = " << llm_max_run_tokens() << "\n"
-      << "max_duplicates = " << llm.max_duplicates << "\n";
-  if (!llm.ensemble.empty()) {
-    out << "ensemble = [";
-    for (size_t i = 0; i < llm.ensemble.size(); ++i) {
-      const Llm::Member &m = llm.ensemble[i];
-      out << (i ? ", " : "") << "{ url = " << quoted(m.url) << ", model = " << quoted(m.model)
-          << ", weight = " << number_text(m.weight) << ", in_flight = " << m.in_flight << " }";
-    }
-    out << "]\n";
-  }
-  return out.str();
+  return out;
+}
+
+const std::vector<ConfigFlag> &config_flags() {
+  static const std::vector<ConfigFlag> flags = [] {
+    std::vector<ConfigFlag> out;
+    for (const Key &k : keys())
+      if (k.flag) out.push_back(*k.flag);
+    return out;
+  }();
+  return flags;
 }
 
 }  // namespace ks
