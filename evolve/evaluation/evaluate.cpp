@@ -604,6 +604,257 @@ const std::map<std::string, runtime::BufferId> &rewritten_bounds(const Compiled 
   return f->rewritten_bounds.back().second;
 }
 
+// A failure of the reference's or the naive kernel's, not the candidate's, says so.
+template <typename F>
+auto of_reference(F f) {
+  try {
+    return f();
+  } catch (Stopped &stopped) {
+    stopped.failure.message = "the naive kernel, the reference at these sizes: " + stopped.failure.message;
+    throw;
+  }
+}
+
+// The reference at the timed sizes, and the naive float32 kernel.
+struct NaivePrograms {
+  Reference ref;
+  Compiled plain;
+};
+
+NaivePrograms naive_programs(const frontend::Spec &spec, const Compiled &c, DeviceClock &device,
+                             const EvalOptions &options) {
+  const bool wide = device.info().fp64;
+  return of_reference([&] {
+    Reference ref = at_stage("timed", "compile", [&] { return compile_reference(c.graph, c.target, wide); });
+    Compiled plain = at_stage("timed", "compile", [&] {
+      return compile_spec(spec, frontend::SizeSet::Default, options.sizes, {}, c.target, code_features(device.info()));
+    });
+    return NaivePrograms{std::move(ref), std::move(plain)};
+  });
+}
+
+// The fixture a candidate is timed with: the cache's, or its own. Whatever happens to
+// the candidate, a fixture it may have spoilt is not kept: the cache drops it unless
+// the timing ended clean.
+struct FixtureInUse {
+  EvalCache *cache = nullptr;
+  std::unique_ptr<TimedFixture> own;  // without a cache
+  TimedFixture *f = nullptr;
+  bool clean = false;
+  FixtureInUse() = default;
+  FixtureInUse(const FixtureInUse &) = delete;
+  FixtureInUse &operator=(const FixtureInUse &) = delete;
+  ~FixtureInUse() {
+    if (cache && !clean) cache->fixture.reset();
+  }
+};
+
+// The cache's fixture where it is this device's and this reference's, else a new one
+// (the cache's, or the evaluation's own).
+void take_fixture(const Compiled &c, const Reference &ref, DeviceClock &device, EvalCache *cache, uint64_t seed,
+                  FixtureInUse *use) {
+  const std::string key = device.info().selector() + " " + device.info().name + "\n" + ref.compiled.code.source;
+  // A fixture kept holds the inputs and the reference's outputs between evaluations:
+  // at most a quarter of the device's memory (two workers on an H100 at gelu's
+  // KernelBench sizes keep 13 GB each), else each evaluation makes its own.
+  uint64_t kept_bytes = 0;
+  for (const TensorDecl &t : ref.compiled.program.buffers)
+    if (t.role != TensorRole::Temp) kept_bytes += static_cast<uint64_t>(t.bytes());
+  if (cache && kept_bytes > device.info().global_memory_bytes / 4) {
+    cache->fixture.reset();
+    cache = nullptr;
+  }
+  if (!cache || !cache->fixture || cache->fixture->key != key) {
+    auto fresh = std::make_unique<TimedFixture>();
+    fresh->key = key;
+    fresh->device = &device.inner();
+    uint64_t n = 0;
+    for (const TensorDecl &t : c.program.buffers)
+      if (t.role == TensorRole::Input) fresh->seeds[t.name] = seed + 1000003 * ++n;  // as trial_inputs numbers them
+    (cache ? cache->fixture : use->own) = std::move(fresh);
+  }
+  use->cache = cache;
+  use->f = cache ? cache->fixture.get() : use->own.get();
+}
+
+// What the steps of timing a candidate share: the candidate bound on the device
+// beside its fixture, and where its findings go.
+struct TimedRun {
+  const Compiled &c;
+  DeviceClock &device;
+  const EvalOptions &options;
+  TimedFixture &f;
+  DeviceComparer &comparer;
+  const std::map<std::string, runtime::BufferId> &bounds;  // the spec's graph's, or what its rewrites left
+  const Bound &b;
+  bool body, scheduled;  // a kernel body; not the naive kernel
+  TimeRecord *time;
+  std::vector<std::string> *flags;
+};
+
+// A comparison on the device between the candidate's runs: its kernels built again
+// after (the device keeps the last few built).
+template <typename F>
+auto comparing(const TimedRun &r, F compare) {
+  r.device.phase = "compare";
+  auto result = compare();
+  r.device.phase = "timed";
+  r.device.build(r.c.binary);
+  return result;
+}
+
+// Folds each output's comparison with the reference's into check.
+void against_reference(const TimedRun &r, CheckRecord *check) {
+  for (const TensorDecl &t : r.c.program.buffers)
+    if (t.role == TensorRole::Output)
+      fold_mismatch(check, t.name, comparing(r, [&] {
+                      return r.comparer.compare(t, r.b.ids.at(t.name), r.f.reference_ids.at(t.name),
+                                                bound_in(r.bounds, t.name), r.f.allowance);
+                    }));
+}
+
+// Runs the candidate once; over options.give_up_ms, a second run decides (a first
+// run may hold the driver's last compile: PoCL builds a kernel for its work-group
+// size at its first launch). Over it again, that run is the timing: returns true.
+bool gives_up(const TimedRun &r) {
+  auto run_ms = [&] { return 1e3 * seconds_in([&] { r.device.run(r.b.plan); }); };
+  double ms = run_ms();
+  const std::optional<double> &limit = r.options.give_up_ms;
+  if (!(limit && ms > *limit && (ms = run_ms()) > *limit)) return false;
+  runtime::Timing &timing = r.time->timing;
+  timing.median_ms = timing.min_ms = timing.max_ms = ms;
+  timing.batches = timing.runs_per_batch = 1;
+  timing.method = "one run, not timed further";
+  r.time->gave_up_ms = *limit;
+  return true;
+}
+
+// The candidate's outputs after its first run, against the reference.
+CheckRecord versus_reference(const TimedRun &r) {
+  CheckRecord versus;
+  versus.sizes = r.time->sizes;
+  versus.against = "the reference (" + r.f.reference + ")";
+  versus.allowance = r.f.allowance;
+  versus.passed = true;
+  versus.trials = 1;
+  against_reference(r, &versus);
+  return versus;
+}
+
+// The candidate's outputs after timing, against the reference again.
+void check_after_timing(const TimedRun &r) {
+  CheckRecord after;
+  after.passed = true;
+  against_reference(r, &after);
+  if (after.passed) return;
+  char text[160];
+  std::snprintf(text, sizeof text, "] is %.8g after timing; the naive kernel gave %.8g (%lld elements differ)",
+                after.got, after.expected, static_cast<long long>(after.bad_elements));
+  r.time->after_timing_correct = false;
+  r.time->problem = after.tensor + "[" + index_text(after.index) + text;
+}
+
+// Every output of the naive kernel written after timing: NaN in a float output is
+// never right either. A float output compared with itself on the device finds its
+// first NaN (compare.h).
+void check_written(const TimedRun &r) {
+  for (const TensorDecl &t : r.c.program.buffers) {
+    if (t.role != TensorRole::Output || !r.time->after_timing_correct) continue;
+    std::optional<std::vector<int64_t>> unwritten;
+    if (t.type == DType::F32) {
+      Mismatch m =
+          comparing(r, [&] { return r.comparer.compare(t, r.b.ids.at(t.name), r.b.ids.at(t.name), std::nullopt, 1); });
+      if (!m.passed) unwritten = m.index;
+    } else {
+      const HostBuffer out = read_back(t, r.device, r.b);
+      for (int64_t i = 0; i < out.numel() && !unwritten; ++i)
+        if (is_poison(t.type, out.at(i))) unwritten = unflatten(i, t.shape);
+    }
+    if (unwritten) {
+      r.time->after_timing_correct = false;
+      r.time->problem = "after timing, " + t.name + "[" + index_text(*unwritten) + "] holds NaN or was never written";
+    }
+  }
+}
+
+// Flags a kernel body that does less work when its outputs and intermediates hold
+// what its last run left (time_state).
+void check_state_timing(const TimedRun &r) {
+  r.device.phase = "state";
+  std::optional<TimeRecord::StateTiming> &timing = r.time->state_timing;
+  timing = time_state(r.c, r.device, r.b, r.options.timing);
+  // A flag stands only if a second measurement repeats it: on a loaded 2-core
+  // machine an honest tiled matmul body once ran 0.379 ms from reset against
+  // 0.245 from carried state (1.55), while a body that skips work does so each time.
+  if (timing->flagged()) timing = time_state(r.c, r.device, r.b, r.options.timing);
+  r.device.phase = "timed";
+  const TimeRecord::StateTiming &s = *timing;
+  if (!s.flagged()) return;
+  char text[200];
+  if (s.ratio <= kStateTimingLimit)  // the launch, not the plan
+    std::snprintf(text, sizeof text,
+                  "kernel %s %.4g ms a run from reset state, %.4g ms from the last run's (the whole plan "
+                  "%.4g and %.4g ms)",
+                  s.kernel.c_str(), s.kernel_reset_ms, s.kernel_carried_ms, s.reset_ms, s.carried_ms);
+  else
+    std::snprintf(text, sizeof text, "%.4g ms a run from reset state, %.4g ms from the last run's", s.reset_ms,
+                  s.carried_ms);
+  add_flag(r.flags,
+           std::string("does less work when its outputs and intermediates hold what its last run left: ") + text);
+}
+
+// The candidate's runs from poisoned state: compared with the reference first where
+// it is not the naive kernel (unless it gives up), timed, checked after timing, its
+// guards checked, and a kernel body timed from reset and from carried state.
+void run_and_time(const TimedRun &r) {
+  poison_state(r.c, r.device, r.b);
+  if (r.scheduled) {
+    if (gives_up(r)) return;
+    r.time->versus_naive = versus_reference(r);
+    poison_outputs(r.c, r.device, r.b);  // so that timing starts from nothing written
+  }
+  r.time->timing = r.device.time(r.b.plan, r.options.timing);
+  if (r.scheduled)
+    check_after_timing(r);
+  else
+    check_written(r);
+  check_guards(r.c, r.device, r.b, r.flags);
+  if (r.body && r.options.state_timing && r.flags->empty()) check_state_timing(r);
+}
+
+// The inputs as drawn: a candidate may not change them at the timed sizes either,
+// and with a cache they are the next candidate's (a changed one is drawn again).
+void check_inputs_kept(const TimedRun &r) {
+  r.device.phase = "compare";
+  for (const TensorDecl &t : r.c.program.buffers) {
+    if (t.role != TensorRole::Input) continue;
+    const runtime::BufferId id = r.f.input_ids.at(t.name);
+    if (at_stage("timed", "run", [&] { return r.comparer.fingerprint(t, id); }) == r.f.prints.at(t.name)) continue;
+    add_flag(r.flags, "changes its input " + t.name + " at the timed sizes");
+    at_stage("timed", "run", [&] { draw_input(r.device, id, t, r.f.seeds.at(t.name)); });
+  }
+  r.device.phase = "timed";
+}
+
+// The naive kernel's time: the options', the fixture's, or measured now on the same
+// inputs, after the candidate. The naive kernel's own timing is the fixture's.
+void time_baseline(const TimedRun &r, const Compiled &plain) {
+  TimeRecord *time = r.time;
+  if (!r.scheduled && !time->gave_up_ms) r.f.baseline = time->timing;
+  if (r.options.baseline) {
+    time->baseline = *r.options.baseline;
+  } else if (r.f.baseline) {
+    time->baseline = *r.f.baseline;
+  } else if (!time->gave_up_ms) {
+    r.device.phase = "baseline";
+    of_reference([&] {
+      Bound nb = build_and_bind("timed", plain, r.device, r.f);
+      time->baseline = at_stage("timed", "run", [&] { return r.device.time(nb.plan, r.options.timing); });
+      r.f.baseline = time->baseline;
+    });
+  }
+}
+
 // At the timed sizes: the candidate runs once from poisoned state and is compared
 // with the reference, then is timed from poisoned outputs and compared again; its
 // guards are checked after timing, and a kernel body is timed from reset and from
@@ -624,213 +875,41 @@ void time_candidate(const frontend::Spec &spec, DeviceClock &device, const EvalO
                     const Compiled &c, TimeRecord *time, std::vector<std::string> *flags, double *wait_s) {
   const bool body = !options.kernel_source.empty();
   const bool scheduled = !options.schedule.naive() || body;  // not the naive kernel
-  const bool wide = device.info().fp64;
   device.phase = "timed";
   time->sizes = describe_sizes(c.graph);
   time->cost = graph_cost(c.graph);
-  auto naive = [&] {
-    return at_stage("timed", "compile", [&] {
-      return compile_spec(spec, frontend::SizeSet::Default, options.sizes, {}, c.target, code_features(device.info()));
-    });
-  };
-  // A failure of the reference's or the naive kernel's, not the candidate's, says so.
-  auto of_reference = [](auto f) {
-    try {
-      return f();
-    } catch (Stopped &stopped) {
-      stopped.failure.message = "the naive kernel, the reference at these sizes: " + stopped.failure.message;
-      throw;
-    }
-  };
-  std::optional<Reference> ref;  // the reference, and the naive float32 kernel
-  std::optional<Compiled> plain;
-  of_reference([&] {
-    ref = at_stage("timed", "compile", [&] { return compile_reference(c.graph, c.target, wide); });
-    plain = naive();
-  });
-  const std::string key = device.info().selector() + " " + device.info().name + "\n" + ref->compiled.code.source;
-  std::unique_ptr<TimedFixture> own;  // this evaluation's, without a cache
-  EvalCache *cache = options.cache;
-  // A fixture kept holds the inputs and the reference's outputs between evaluations:
-  // at most a quarter of the device's memory (two workers on an H100 at gelu's
-  // KernelBench sizes keep 13 GB each), else each evaluation makes its own.
-  uint64_t kept_bytes = 0;
-  for (const TensorDecl &t : ref->compiled.program.buffers)
-    if (t.role != TensorRole::Temp) kept_bytes += static_cast<uint64_t>(t.bytes());
-  if (cache && kept_bytes > device.info().global_memory_bytes / 4) {
-    cache->fixture.reset();
-    cache = nullptr;
-  }
-  if (!cache || !cache->fixture || cache->fixture->key != key) {
-    auto fresh = std::make_unique<TimedFixture>();
-    fresh->key = key;
-    fresh->device = &device.inner();
-    uint64_t n = 0;
-    for (const TensorDecl &t : c.program.buffers)
-      if (t.role == TensorRole::Input) fresh->seeds[t.name] = seed + 1000003 * ++n;  // as trial_inputs numbers them
-    (cache ? cache->fixture : own) = std::move(fresh);
-  }
-  TimedFixture *f = cache ? cache->fixture.get() : own.get();
-  // Whatever happens to the candidate from here, a fixture it may have spoilt is not kept.
-  struct Spoilt {
-    EvalCache *cache;
-    bool clean = false;
-    ~Spoilt() {
-      if (cache && !clean) cache->fixture.reset();
-    }
-  } spoilt{cache};
-  const bool make_ref = scheduled && !f->referenced;
+  const NaivePrograms naive = naive_programs(spec, c, device, options);
+  FixtureInUse fixture;
+  take_fixture(c, naive.ref, device, options.cache, seed, &fixture);
+  TimedFixture &f = *fixture.f;
+  const bool make_ref = scheduled && !f.referenced;
   if (options.lock && make_ref)
     of_reference([&] {
-      at_stage("timed", "build", [&] { device.build(ref->compiled.binary); });
-      at_stage("timed", "build", [&] { device.build(plain->binary); });
+      at_stage("timed", "build", [&] { device.build(naive.ref.compiled.binary); });
+      at_stage("timed", "build", [&] { device.build(naive.plain.binary); });
     });
   at_stage("timed", "build", [&] { device.build(c.binary); });  // before the lock, as the check's
   if (options.lock) *wait_s += seconds_in([&] { options.lock->own(); });
   DeviceComparer comparer(device);
-  at_stage("timed", "launch", [&] { place_inputs(c, device, comparer, f); });
-  if (make_ref) of_reference([&] { make_reference(*ref, *plain, device, comparer, f); });
+  at_stage("timed", "launch", [&] { place_inputs(c, device, comparer, &f); });
+  if (make_ref) of_reference([&] { make_reference(naive.ref, naive.plain, device, comparer, &f); });
   if (scheduled) {
-    time->reference = f->reference;
-    time->allowance = f->allowance;
-    time->naive_fraction = f->naive_fraction;
+    time->reference = f.reference;
+    time->allowance = f.allowance;
+    time->naive_fraction = f.naive_fraction;
   }
-  // A comparison on the device between the candidate's runs: its kernels built again
-  // after (the device keeps the last few built).
-  auto comparing = [&](auto f) {
-    device.phase = "compare";
-    auto result = f();
-    device.phase = "timed";
-    device.build(c.binary);
-    return result;
-  };
   // The bounds the candidate is held to: the spec's graph's, or what its rewrites left.
-  const std::map<std::string, runtime::BufferId> *bounds = &f->bound_ids;
-  if (!body && !options.schedule.rewrites.empty()) bounds = &rewritten_bounds(c, device, f);
-  auto against_reference = [&](const Bound &b, CheckRecord *check) {
-    for (const TensorDecl &t : c.program.buffers)
-      if (t.role == TensorRole::Output)
-        fold_mismatch(check, t.name, comparing([&] {
-                        return comparer.compare(t, b.ids.at(t.name), f->reference_ids.at(t.name),
-                                                bound_in(*bounds, t.name), f->allowance);
-                      }));
-  };
+  const std::map<std::string, runtime::BufferId> *bounds = &f.bound_ids;
+  if (!body && !options.schedule.rewrites.empty()) bounds = &rewritten_bounds(c, device, &f);
   device.phase = "timed";
-  Bound b = at_stage("timed", "launch", [&] { return bind_to(c, device, *f); });
+  Bound b = at_stage("timed", "launch", [&] { return bind_to(c, device, f); });
   at_stage("timed", "build",
            [&] { device.build(c.binary); });  // current again: the draws and the reference built theirs
-  at_stage("timed", "run", [&] {
-    poison_state(c, device, b);
-    if (scheduled) {
-      auto run_ms = [&] { return 1e3 * seconds_in([&] { device.run(b.plan); }); };
-      double ms = run_ms();
-      // Over the limit, a second run decides: a first run may hold the driver's
-      // last compile (PoCL builds a kernel for its work-group size at its first
-      // launch).
-      if (options.give_up_ms && ms > *options.give_up_ms && (ms = run_ms()) > *options.give_up_ms) {
-        time->timing.median_ms = time->timing.min_ms = time->timing.max_ms = ms;
-        time->timing.batches = time->timing.runs_per_batch = 1;
-        time->timing.method = "one run, not timed further";
-        time->gave_up_ms = *options.give_up_ms;
-        return;
-      }
-      CheckRecord versus;
-      versus.sizes = time->sizes;
-      versus.against = "the reference (" + f->reference + ")";
-      versus.allowance = f->allowance;
-      versus.passed = true;
-      versus.trials = 1;
-      against_reference(b, &versus);
-      time->versus_naive = versus;
-      poison_outputs(c, device, b);  // so that timing starts from nothing written
-    }
-    time->timing = device.time(b.plan, options.timing);
-    if (scheduled) {
-      CheckRecord after;
-      after.passed = true;
-      against_reference(b, &after);
-      if (!after.passed) {
-        char text[160];
-        std::snprintf(text, sizeof text, "] is %.8g after timing; the naive kernel gave %.8g (%lld elements differ)",
-                      after.got, after.expected, static_cast<long long>(after.bad_elements));
-        time->after_timing_correct = false;
-        time->problem = after.tensor + "[" + index_text(after.index) + text;
-      }
-    } else {
-      // Every output written: NaN in a float output is never right either. A float
-      // output compared with itself on the device finds its first NaN (compare.h).
-      for (const TensorDecl &t : c.program.buffers) {
-        if (t.role != TensorRole::Output || !time->after_timing_correct) continue;
-        std::optional<std::vector<int64_t>> unwritten;
-        if (t.type == DType::F32) {
-          Mismatch m =
-              comparing([&] { return comparer.compare(t, b.ids.at(t.name), b.ids.at(t.name), std::nullopt, 1); });
-          if (!m.passed) unwritten = m.index;
-        } else {
-          const HostBuffer out = read_back(t, device, b);
-          for (int64_t i = 0; i < out.numel() && !unwritten; ++i)
-            if (is_poison(t.type, out.at(i))) unwritten = unflatten(i, t.shape);
-        }
-        if (unwritten) {
-          time->after_timing_correct = false;
-          time->problem = "after timing, " + t.name + "[" + index_text(*unwritten) + "] holds NaN or was never written";
-        }
-      }
-    }
-    check_guards(c, device, b, flags);
-    if (body && options.state_timing && flags->empty()) {
-      device.phase = "state";
-      time->state_timing = time_state(c, device, b, options.timing);
-      // A flag stands only if a second measurement repeats it: on a loaded 2-core
-      // machine an honest tiled matmul body once ran 0.379 ms from reset against
-      // 0.245 from carried state (1.55), while a body that skips work does so each time.
-      if (time->state_timing->flagged()) time->state_timing = time_state(c, device, b, options.timing);
-      device.phase = "timed";
-      const TimeRecord::StateTiming &s = *time->state_timing;
-      if (s.flagged()) {
-        char text[200];
-        if (s.ratio <= kStateTimingLimit)  // the launch, not the plan
-          std::snprintf(text, sizeof text,
-                        "kernel %s %.4g ms a run from reset state, %.4g ms from the last run's (the whole plan "
-                        "%.4g and %.4g ms)",
-                        s.kernel.c_str(), s.kernel_reset_ms, s.kernel_carried_ms, s.reset_ms, s.carried_ms);
-        else
-          std::snprintf(text, sizeof text, "%.4g ms a run from reset state, %.4g ms from the last run's", s.reset_ms,
-                        s.carried_ms);
-        add_flag(flags, std::string("does less work when its outputs and intermediates hold what its last run "
-                                    "left: ") +
-                            text);
-      }
-    }
-  });
-  // The inputs as drawn: a candidate may not change them at the timed sizes either,
-  // and with a cache they are the next candidate's.
-  {
-    device.phase = "compare";
-    for (const TensorDecl &t : c.program.buffers) {
-      if (t.role != TensorRole::Input) continue;
-      const runtime::BufferId id = f->input_ids.at(t.name);
-      if (at_stage("timed", "run", [&] { return comparer.fingerprint(t, id); }) == f->prints.at(t.name)) continue;
-      add_flag(flags, "changes its input " + t.name + " at the timed sizes");
-      at_stage("timed", "run", [&] { draw_input(device, id, t, f->seeds.at(t.name)); });
-    }
-    device.phase = "timed";
-  }
-  spoilt.clean = true;
-  if (!scheduled && !time->gave_up_ms) f->baseline = time->timing;
-  if (options.baseline)
-    time->baseline = *options.baseline;
-  else if (f->baseline)
-    time->baseline = *f->baseline;
-  else if (!time->gave_up_ms) {
-    // The naive kernel on the same inputs, after the candidate.
-    device.phase = "baseline";
-    of_reference([&] {
-      Bound nb = build_and_bind("timed", *plain, device, *f);
-      time->baseline = at_stage("timed", "run", [&] { return device.time(nb.plan, options.timing); });
-      f->baseline = time->baseline;
-    });
-  }
+  const TimedRun run{c, device, options, f, comparer, *bounds, b, body, scheduled, time, flags};
+  at_stage("timed", "run", [&] { run_and_time(run); });
+  check_inputs_kept(run);
+  fixture.clean = true;
+  time_baseline(run, naive.plain);
 }
 
 // What each kernel of a body receives, for Clang's check: the plan's arguments, or

@@ -418,138 +418,189 @@ void write_summary(const std::string &out, const FuzzOptions &o, const FuzzSumma
   write_file(std::filesystem::path(out) / "summary.md", md);
 }
 
-}  // namespace
+std::string read_text(const std::string &path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
-FuzzSummary fuzz(const FuzzOptions &o, const CaseRunner &run) {
-  FuzzSummary s;
-  const double start = monotonic_seconds();
-  std::filesystem::create_directories(o.out);
-  Rng rng(o.seed);
-  std::mt19937 spec_rng(static_cast<uint32_t>(o.seed));
-  std::set<std::string> known;  // findings' keys
-  int random_made = 0;
-  double last_log = start;
-  auto done = [&] {
-    return (o.max_schedules > 0 && s.schedules >= o.max_schedules) ||
-           (o.max_seconds > 0 && monotonic_seconds() - start >= o.max_seconds);
-  };
+// One fuzzing campaign. Cases are run in batches of several schedules, so that every
+// worker has work: the batch's results tallied, each finding minimised and written.
+class Campaign {
+ public:
+  Campaign(const FuzzOptions &o, const CaseRunner &run)
+      : o_(o),
+        run_(run),
+        start_(monotonic_seconds()),
+        last_log_(start_),
+        rng_(o.seed),
+        spec_rng_(static_cast<uint32_t>(o.seed)) {
+    std::filesystem::create_directories(o.out);
+  }
+
+  FuzzSummary run() {
+    run_given();
+    draw_rounds();
+    flush();
+    s_.seconds = monotonic_seconds() - start_;
+    write_summary(o_.out, o_, s_);
+    return s_;
+  }
+
+ private:
+  bool done() const {
+    return (o_.max_schedules > 0 && s_.schedules >= o_.max_schedules) ||
+           (o_.max_seconds > 0 && monotonic_seconds() - start_ >= o_.max_seconds);
+  }
+
   // A case run once more, given hang_patience times the time limit.
-  auto patiently = [&](FuzzCase c) {
-    c.patience = o.hang_patience;
-    return run({c}).front();
-  };
-  // Cases are run in batches of several schedules, so that every worker has work: the
-  // batch's results tallied, each finding minimised and written.
-  std::vector<FuzzCase> batch;
-  auto flush = [&] {
-    if (batch.empty()) return;
-    const std::vector<CaseResult> results = run(batch);
-    for (size_t i = 0; i < batch.size(); ++i) {
-      ++s.pairs;
-      CaseResult r = results[i];
-      if (r.outcome == Outcome::Hang && o.hang_patience > 1) {
-        const CaseResult again = patiently(batch[i]);
-        if (again.outcome == Outcome::Passed || again.outcome == Outcome::Refused) {
-          char why[160];
-          std::snprintf(why, sizeof why, "past the time limit, then done in %.0f s (%s)", again.seconds,
-                        outcome_name(again.outcome));
-          r = {Outcome::Slow, why, again.seconds};
-        } else if (again.outcome != Outcome::Hang) {
-          r = again;  // a finding of another kind once it finishes
-        }
+  CaseResult patiently(FuzzCase c) const {
+    c.patience = o_.hang_patience;
+    return run_({c}).front();
+  }
+
+  // The given pairs of a spec and a schedule, before any drawn.
+  void run_given() {
+    for (const auto &[spec_path, schedule_path] : o_.given) {
+      if (done()) break;
+      try {
+        const std::string text = read_text(spec_path);
+        const frontend::Spec spec = frontend::parse_spec(std::make_shared<SourceFile>(SourceFile{spec_path, text}));
+        queue(spec_path, text, spec, load_schedule(schedule_path));
+      } catch (const UserError &e) {
+        ++s_.refusals["a given schedule: " + refusal_key(e.what())];
       }
-      ++s.outcomes[outcome_name(r.outcome)];
-      s.device_seconds[batch[i].device] += r.seconds;
-      if (r.outcome == Outcome::Refused) ++s.refusals[refusal_key(r.why)];
-      if (!is_finding(r.outcome)) continue;
-      // A hang's every run takes the whole time limit: a few runs only.
-      FuzzCase small = minimise(batch[i], r.outcome, run,
-                                r.outcome == Outcome::Hang ? std::min(o.minimise_runs, 8) : o.minimise_runs);
-      // A hang is minimised at the plain time limit, which a smaller case may pass only
-      // slowly: given its patience, it must still hang, else the case as found stands.
-      if (r.outcome == Outcome::Hang && o.hang_patience > 1 && patiently(small).outcome != Outcome::Hang)
-        small = batch[i];
-      if (!known.insert(std::string(outcome_name(r.outcome)) + "\n" + key_of(small)).second) continue;
-      const CaseResult again = run({small}).front();
-      s.findings.push_back(write_finding(o.out, static_cast<int>(s.findings.size()) + 1, small, again, r, batch[i]));
-      if (o.log) o.log("finding: " + s.findings.back() + ": " + first_words(again.why, 30));
-    }
-    batch.clear();
-    s.seconds = monotonic_seconds() - start;
-    write_summary(o.out, o, s);  // so far: a campaign cut short still says what it did
-    if (o.log && monotonic_seconds() - last_log >= 10) {
-      last_log = monotonic_seconds();
-      char line[200];
-      std::snprintf(line, sizeof line, "%lld schedules, %lld pairs (%lld passed, %lld refused), %zu findings, %.0f s",
-                    static_cast<long long>(s.schedules), static_cast<long long>(s.pairs),
-                    static_cast<long long>(s.outcomes["passed"]), static_cast<long long>(s.outcomes["refused"]),
-                    s.findings.size(), last_log - start);
-      o.log(line);
-    }
-  };
-  // One schedule of a spec at its boundary sizes on every device, into the batch.
-  auto check = [&](const std::string &label, const std::string &text, const frontend::Spec &spec,
-                   const Schedule &schedule) {
-    const std::vector<int64_t> factors = schedule_factors(schedule);
-    // A schedule that does not apply at some sizes is refused there, cheaply.
-    const SizeFilter fits = [&](const Sizes &at) {
-      const std::optional<double> work = program_work(spec, schedule, at);
-      return !work || *work <= o.max_work;
-    };
-    std::vector<Sizes> sizes = boundary_sizes(spec, factors, rng, o.sizes_per_schedule, o.max_points, fits);
-    if (std::optional<Sizes> past = past_largest_tile(spec, factors, o.max_points, fits)) sizes.push_back(*past);
-    ++s.schedules;
-    for (const Rewrite &r : schedule.rewrites) ++s.rewrites[rewrite_name(r.kind)];
-    for (const Primitive &p : schedule.steps) ++s.primitives[primitive_name(p.kind)];
-    for (const Sizes &at : sizes)
-      for (const std::string &device : o.devices) batch.push_back({label, text, schedule, at, device});
-    if (static_cast<int>(batch.size()) >= o.batch_cases) flush();
-  };
-  auto read_text = [](const std::string &path) {
-    std::ifstream in(path);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
-  for (const auto &[spec_path, schedule_path] : o.given) {
-    if (done()) break;
-    try {
-      const std::string text = read_text(spec_path);
-      const frontend::Spec spec = frontend::parse_spec(std::make_shared<SourceFile>(SourceFile{spec_path, text}));
-      check(spec_path, text, spec, load_schedule(schedule_path));
-    } catch (const UserError &e) {
-      ++s.refusals["a given schedule: " + refusal_key(e.what())];
     }
   }
-  for (int64_t round = 0; !done(); ++round) {
-    // The examples in turn, a random spec between two where both are asked for.
-    const bool random = o.spec_paths.empty() || (o.random_specs > 0 && round % 2 == 1 && random_made < o.random_specs);
-    if (random && random_made >= o.random_specs) break;
-    std::string label, text;
-    if (random) {
-      text = random_spec(spec_rng);
-      label = "random spec " + std::to_string(++random_made);
-    } else {
-      label = o.spec_paths[static_cast<size_t>(round / (o.random_specs > 0 ? 2 : 1)) % o.spec_paths.size()];
-      text = read_text(label);
+
+  // The examples in turn, a random spec between two where both are asked for.
+  void draw_rounds() {
+    for (int64_t round = 0; !done(); ++round) {
+      const bool random =
+          o_.spec_paths.empty() || (o_.random_specs > 0 && round % 2 == 1 && random_made_ < o_.random_specs);
+      if (random && random_made_ >= o_.random_specs) break;
+      std::string label, text;
+      if (random) {
+        text = random_spec(spec_rng_);
+        label = "random spec " + std::to_string(++random_made_);
+      } else {
+        label = o_.spec_paths[static_cast<size_t>(round / (o_.random_specs > 0 ? 2 : 1)) % o_.spec_paths.size()];
+        text = read_text(label);
+      }
+      draw_schedules(label, text);
     }
+  }
+
+  // Random schedules of one spec into the batch; a spec that does not parse or
+  // elaborate is a refusal.
+  void draw_schedules(const std::string &label, const std::string &text) {
     std::optional<frontend::Spec> spec;
     std::optional<Graph> graph;
     try {
       spec = frontend::parse_spec(std::make_shared<SourceFile>(SourceFile{label, text}));
       graph = frontend::elaborate(*spec, frontend::SizeSet::Check, {});
     } catch (const UserError &e) {
-      ++s.refusals["the spec: " + refusal_key(e.what())];
-      continue;
+      ++s_.refusals["the spec: " + refusal_key(e.what())];
+      return;
     }
-    ++s.specs;
-    for (int k = 0; k < o.schedules_per_spec && !done(); ++k)
-      check(label, text, *spec,
-            fuzz_schedule(*graph, rng, std::uniform_int_distribution<int>(1, std::max(1, o.max_steps))(rng)));
+    ++s_.specs;
+    for (int k = 0; k < o_.schedules_per_spec && !done(); ++k)
+      queue(label, text, *spec,
+            fuzz_schedule(*graph, rng_, std::uniform_int_distribution<int>(1, std::max(1, o_.max_steps))(rng_)));
   }
-  flush();
-  s.seconds = monotonic_seconds() - start;
-  write_summary(o.out, o, s);
-  return s;
-}
+
+  // One schedule of a spec at its boundary sizes on every device, into the batch; a
+  // full batch is run.
+  void queue(const std::string &label, const std::string &text, const frontend::Spec &spec, const Schedule &schedule) {
+    const std::vector<int64_t> factors = schedule_factors(schedule);
+    // A schedule that does not apply at some sizes is refused there, cheaply.
+    const SizeFilter fits = [&](const Sizes &at) {
+      const std::optional<double> work = program_work(spec, schedule, at);
+      return !work || *work <= o_.max_work;
+    };
+    std::vector<Sizes> sizes = boundary_sizes(spec, factors, rng_, o_.sizes_per_schedule, o_.max_points, fits);
+    if (std::optional<Sizes> past = past_largest_tile(spec, factors, o_.max_points, fits)) sizes.push_back(*past);
+    ++s_.schedules;
+    for (const Rewrite &r : schedule.rewrites) ++s_.rewrites[rewrite_name(r.kind)];
+    for (const Primitive &p : schedule.steps) ++s_.primitives[primitive_name(p.kind)];
+    for (const Sizes &at : sizes)
+      for (const std::string &device : o_.devices) batch_.push_back({label, text, schedule, at, device});
+    if (static_cast<int>(batch_.size()) >= o_.batch_cases) flush();
+  }
+
+  // Runs the batch, tallies it and writes its new findings, then the summary so far.
+  void flush() {
+    if (batch_.empty()) return;
+    const std::vector<CaseResult> results = run_(batch_);
+    for (size_t i = 0; i < batch_.size(); ++i) {
+      ++s_.pairs;
+      const CaseResult r = settle_hang(batch_[i], results[i]);
+      ++s_.outcomes[outcome_name(r.outcome)];
+      s_.device_seconds[batch_[i].device] += r.seconds;
+      if (r.outcome == Outcome::Refused) ++s_.refusals[refusal_key(r.why)];
+      if (is_finding(r.outcome)) write_new_finding(batch_[i], r);
+    }
+    batch_.clear();
+    s_.seconds = monotonic_seconds() - start_;
+    write_summary(o_.out, o_, s_);  // so far: a campaign cut short still says what it did
+    log_progress();
+  }
+
+  // A hang given its patience: done then, it is slow (or a finding of another kind).
+  CaseResult settle_hang(const FuzzCase &c, CaseResult r) const {
+    if (r.outcome != Outcome::Hang || o_.hang_patience <= 1) return r;
+    const CaseResult again = patiently(c);
+    if (again.outcome == Outcome::Passed || again.outcome == Outcome::Refused) {
+      char why[160];
+      std::snprintf(why, sizeof why, "past the time limit, then done in %.0f s (%s)", again.seconds,
+                    outcome_name(again.outcome));
+      r = {Outcome::Slow, why, again.seconds};
+    } else if (again.outcome != Outcome::Hang) {
+      r = again;  // a finding of another kind once it finishes
+    }
+    return r;
+  }
+
+  // A finding minimised and, unless one of its kind is known, run again and written.
+  void write_new_finding(const FuzzCase &found, const CaseResult &r) {
+    // A hang's every run takes the whole time limit: a few runs only.
+    FuzzCase small =
+        minimise(found, r.outcome, run_, r.outcome == Outcome::Hang ? std::min(o_.minimise_runs, 8) : o_.minimise_runs);
+    // A hang is minimised at the plain time limit, which a smaller case may pass only
+    // slowly: given its patience, it must still hang, else the case as found stands.
+    if (r.outcome == Outcome::Hang && o_.hang_patience > 1 && patiently(small).outcome != Outcome::Hang) small = found;
+    if (!known_.insert(std::string(outcome_name(r.outcome)) + "\n" + key_of(small)).second) return;
+    const CaseResult again = run_({small}).front();
+    s_.findings.push_back(write_finding(o_.out, static_cast<int>(s_.findings.size()) + 1, small, again, r, found));
+    if (o_.log) o_.log("finding: " + s_.findings.back() + ": " + first_words(again.why, 30));
+  }
+
+  // A line of progress every 10 s at most.
+  void log_progress() {
+    if (!o_.log || monotonic_seconds() - last_log_ < 10) return;
+    last_log_ = monotonic_seconds();
+    char line[200];
+    std::snprintf(line, sizeof line, "%lld schedules, %lld pairs (%lld passed, %lld refused), %zu findings, %.0f s",
+                  static_cast<long long>(s_.schedules), static_cast<long long>(s_.pairs),
+                  static_cast<long long>(s_.outcomes["passed"]), static_cast<long long>(s_.outcomes["refused"]),
+                  s_.findings.size(), last_log_ - start_);
+    o_.log(line);
+  }
+
+  const FuzzOptions &o_;
+  const CaseRunner &run_;
+  FuzzSummary s_;
+  const double start_;
+  double last_log_;
+  Rng rng_;
+  std::mt19937 spec_rng_;
+  std::set<std::string> known_;  // findings' keys
+  int random_made_ = 0;
+  std::vector<FuzzCase> batch_;
+};
+
+}  // namespace
+
+FuzzSummary fuzz(const FuzzOptions &o, const CaseRunner &run) { return Campaign(o, run).run(); }
 
 CaseRunner worker_runner(const std::string &ksmith, const std::vector<std::string> &devices,
                          const std::vector<int> &workers, const std::string &work_dir, double time_limit_s) {

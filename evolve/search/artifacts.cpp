@@ -94,103 +94,118 @@ nlohmann::json record_summary(const CandidateRow &c) {
   return j;
 }
 
-}  // namespace
-
-nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
-  std::optional<RunRow> run = db.run(run_id);
-  if (!run) throw UserError("error: no run " + std::to_string(run_id) + " in '" + db.path() + "'");
-  std::vector<CandidateRow> candidates = db.candidates(run_id);
-  EvolveConfig config = parse_config(run->config, db.path());
-  std::map<std::string, const CandidateRow *> by_id;
-  for (const CandidateRow &c : candidates) by_id[c.id] = &c;
-  nlohmann::json data;
+// The report's "run": the run's row, with its configuration's budget, proposers and seed.
+nlohmann::json run_entry(const RunRow &run, const EvolveConfig &config, const std::vector<CandidateRow> &candidates) {
   int64_t evaluations = 0;
   for (const CandidateRow &c : candidates) evaluations += c.eval_seq > 0;
-  data["run"] = {{"id", run->id},
-                 {"spec", run->spec_path},
-                 {"kernel", run->kernel},
-                 {"device", run->device},
-                 {"target", run->target},
-                 {"sizes", run->sizes},
-                 {"status", run->status},
-                 {"message", run->message},
-                 {"started", time_text(run->started)},
-                 {"seconds", run->seconds},
-                 {"evaluations", evaluations},
-                 {"budget", config.budget},
-                 {"proposers", config.proposers},
-                 {"seed", config.seed},
-                 {"baseline_ms", run->baseline_ms}};
-  data["cost_model"] = cost_model_quality(candidates, config.cost_model);
-  data["model_calls"] = model_call_summary(db, run_id);
-  data["features"] = nlohmann::json::array();
-  for (const std::string &f : config.features) data["features"].push_back({{"name", f}, {"edges", config.edges(f)}});
-  // Evaluations in order, then the refusals (no device time, no eval_seq) after them.
+  return {{"id", run.id},
+          {"spec", run.spec_path},
+          {"kernel", run.kernel},
+          {"device", run.device},
+          {"target", run.target},
+          {"sizes", run.sizes},
+          {"status", run.status},
+          {"message", run.message},
+          {"started", time_text(run.started)},
+          {"seconds", run.seconds},
+          {"evaluations", evaluations},
+          {"budget", config.budget},
+          {"proposers", config.proposers},
+          {"seed", config.seed},
+          {"baseline_ms", run.baseline_ms}};
+}
+
+// The grid's features, with their bins' edges.
+nlohmann::json feature_axes(const EvolveConfig &config) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const std::string &f : config.features) out.push_back({{"name", f}, {"edges", config.edges(f)}});
+  return out;
+}
+
+// The evaluations in order; the refusals (no device time, no eval_seq) left out.
+std::vector<const CandidateRow *> in_evaluation_order(const std::vector<CandidateRow> &candidates) {
   std::vector<const CandidateRow *> ordered;
   for (const CandidateRow &c : candidates)
     if (c.eval_seq > 0) ordered.push_back(&c);
   std::sort(ordered.begin(), ordered.end(),
             [](const CandidateRow *a, const CandidateRow *b) { return a->eval_seq < b->eval_seq; });
-  data["evaluations"] = nlohmann::json::array();
+  return ordered;
+}
+
+// Where the device's time went (each record's seconds.device), summed over the run,
+// and each evaluation's total without the driver's builds.
+struct DeviceTime {
+  std::map<std::string, double> by_phase;
+  std::vector<double> each;
+
+  void add(const nlohmann::json &record) {
+    if (!record.is_object() || !record.contains("seconds") || !record["seconds"].is_object() ||
+        !record["seconds"].contains("device") || !record["seconds"]["device"].is_object())
+      return;
+    double total = 0;
+    for (const auto &[phase, seconds] : record["seconds"]["device"].items()) {
+      if (!seconds.is_number()) continue;
+      by_phase[phase] += seconds.get<double>();
+      if (!phase.ends_with(".build")) total += seconds.get<double>();
+    }
+    each.push_back(total);
+  }
+
+  nlohmann::json summary() {
+    std::sort(each.begin(), each.end());
+    return {{"by_phase", by_phase}, {"evaluations", each.size()}, {"median_s", each[each.size() / 2]}};
+  }
+};
+
+// One evaluation: who proposed it and what came of it; a correct one's speedup and
+// its cell of the grid (from its record's features).
+nlohmann::json evaluation_entry(const CandidateRow &c, const nlohmann::json &record, const EvolveConfig &config) {
+  nlohmann::json e = {{"seq", c.eval_seq},
+                      {"id", c.id},
+                      {"island", c.island},
+                      {"proposer", c.proposer},
+                      {"iteration", c.iteration},
+                      {"parent", c.parent},
+                      {"status", status_name(c.status)},
+                      {"verdict", c.verdict},
+                      {"schedule", code_of(c)},
+                      {"seconds", c.seconds},
+                      {"note", c.note}};
+  e["predicted"] = std::isnan(c.predicted) ? nlohmann::json() : nlohmann::json(c.predicted);
+  if (c.status == CandidateStatus::Correct) {
+    e["speedup"] = speedup_of(c);
+    e["median_ms"] = c.median_ms;
+    if (record.is_object() && record.contains("features")) {
+      const nlohmann::json &f = record["features"];
+      e["cell"] = {bin_of(f.value(config.features[0], 0.0), config.edges(config.features[0])),
+                   bin_of(f.value(config.features[1], 0.0), config.edges(config.features[1]))};
+    }
+  } else {
+    e["speedup"] = nullptr;
+    e["median_ms"] = nullptr;
+    e["cell"] = nullptr;
+  }
+  return e;
+}
+
+// The candidates that failed, by status: how many, and the first one's verdict.
+nlohmann::json failure_summary(const std::vector<CandidateRow> &candidates) {
   std::map<std::string, std::pair<int64_t, std::string>> failures;
-  // Where the device's time went (each record's seconds.device), summed over the run,
-  // and each evaluation's total without the driver's builds.
-  std::map<std::string, double> device_time;
-  std::vector<double> device_each;
-  for (const CandidateRow *c : ordered) {
-    const nlohmann::json record = nlohmann::json::parse(c->record.empty() ? "{}" : c->record, nullptr, false);
-    if (record.is_object() && record.contains("seconds") && record["seconds"].is_object() &&
-        record["seconds"].contains("device") && record["seconds"]["device"].is_object()) {
-      double total = 0;
-      for (const auto &[phase, seconds] : record["seconds"]["device"].items()) {
-        if (!seconds.is_number()) continue;
-        device_time[phase] += seconds.get<double>();
-        if (!phase.ends_with(".build")) total += seconds.get<double>();
-      }
-      device_each.push_back(total);
-    }
-    nlohmann::json e = {{"seq", c->eval_seq},
-                        {"id", c->id},
-                        {"island", c->island},
-                        {"proposer", c->proposer},
-                        {"iteration", c->iteration},
-                        {"parent", c->parent},
-                        {"status", status_name(c->status)},
-                        {"verdict", c->verdict},
-                        {"schedule", code_of(*c)},
-                        {"seconds", c->seconds},
-                        {"note", c->note}};
-    e["predicted"] = std::isnan(c->predicted) ? nlohmann::json() : nlohmann::json(c->predicted);
-    if (c->status == CandidateStatus::Correct) {
-      e["speedup"] = speedup_of(*c);
-      e["median_ms"] = c->median_ms;
-      if (record.is_object() && record.contains("features")) {
-        const nlohmann::json &f = record["features"];
-        e["cell"] = {bin_of(f.value(config.features[0], 0.0), config.edges(config.features[0])),
-                     bin_of(f.value(config.features[1], 0.0), config.edges(config.features[1]))};
-      }
-    } else {
-      e["speedup"] = nullptr;
-      e["median_ms"] = nullptr;
-      e["cell"] = nullptr;
-    }
-    data["evaluations"].push_back(e);
-  }
-  if (!device_each.empty()) {
-    std::sort(device_each.begin(), device_each.end());
-    data["device_time"] = {{"by_phase", device_time},
-                           {"evaluations", device_each.size()},
-                           {"median_s", device_each[device_each.size() / 2]}};
-  }
   for (const CandidateRow &c : candidates)
     if (c.status != CandidateStatus::Correct && c.status != CandidateStatus::Pending) {
       auto &[count, example] = failures[status_name(c.status)];
       if (count++ == 0) example = c.verdict;
     }
-  data["failures"] = nlohmann::json::array();
+  nlohmann::json out = nlohmann::json::array();
   for (const auto &[category, entry] : failures)
-    data["failures"].push_back({{"category", category}, {"count", entry.first}, {"example", entry.second}});
-  data["islands"] = nlohmann::json::array();
+    out.push_back({{"category", category}, {"count", entry.first}, {"example", entry.second}});
+  return out;
+}
+
+// Each island's elites, by their cell of the grid.
+nlohmann::json island_grids(RunDatabase &db, int64_t run_id, const EvolveConfig &config,
+                            const std::map<std::string, const CandidateRow *> &by_id) {
+  nlohmann::json out = nlohmann::json::array();
   for (int i = 0; i < config.islands; ++i) {
     std::vector<std::pair<Elite, Cell>> members;
     std::map<Cell, Elite> grid;
@@ -202,51 +217,92 @@ nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
                        {"speedup", elite.speedup},
                        {"migrant", elite.migrant},
                        {"schedule", by_id.count(elite.id) ? code_of(*by_id.at(elite.id)) : ""}});
-    data["islands"].push_back({{"island", i}, {"cells", cells}});
+    out.push_back({{"island", i}, {"cells", cells}});
   }
-  const CandidateRow *best = best_candidate(candidates, *run);
-  data["best"] = nullptr;
-  data["lineage"] = nlohmann::json::array();
-  if (best) {
-    data["best"] = {{"id", best->id}, {"speedup", best->speedup}, {"schedule", code_of(*best)}};
-    if (best->retimed_speedup > 0)
-      data["best"].update({{"retimed_speedup", best->retimed_speedup}, {"retimed_cv", best->retimed_cv}});
-    // From the best back through its parents to the naive kernel, then oldest first.
-    std::vector<const CandidateRow *> chain;
-    std::set<std::string> seen;
-    for (const CandidateRow *c = best; c && seen.insert(c->id).second;
-         c = by_id.count(c->parent) ? by_id.at(c->parent) : nullptr)
-      chain.push_back(c);
-    std::reverse(chain.begin(), chain.end());
-    for (size_t i = 0; i < chain.size(); ++i) {
-      const CandidateRow &c = *chain[i];
-      std::vector<std::string> now = lines_of(c.schedule), before = i ? lines_of(chain[i - 1]->schedule) : now;
-      nlohmann::json added = nlohmann::json::array(), removed = nlohmann::json::array();
-      if (i) {
-        for (const std::string &l : now)
-          if (std::find(before.begin(), before.end(), l) == before.end()) added.push_back(l);
-        for (const std::string &l : before)
-          if (std::find(now.begin(), now.end(), l) == now.end()) removed.push_back(l);
-      }
-      nlohmann::json step = {{"id", c.id},     {"speedup", speedup_of(c)}, {"schedule", code_of(c)},
-                             {"added", added}, {"removed", removed},       {"proposer", c.proposer},
-                             {"note", c.note}};
-      if (i && speedup_of(*chain[i - 1]) > 0) step["gain"] = speedup_of(c) / speedup_of(*chain[i - 1]);
-      data["lineage"].push_back(step);
-    }
+  return out;
+}
+
+nlohmann::json best_entry(const CandidateRow &best) {
+  nlohmann::json j = {{"id", best.id}, {"speedup", best.speedup}, {"schedule", code_of(best)}};
+  if (best.retimed_speedup > 0) j.update({{"retimed_speedup", best.retimed_speedup}, {"retimed_cv", best.retimed_cv}});
+  return j;
+}
+
+// One step of the lineage: the schedule's lines it added to its parent's (before,
+// none for the first step) and removed, and its gain over it.
+nlohmann::json lineage_step(const CandidateRow &c, const CandidateRow *before) {
+  std::vector<std::string> now = lines_of(c.schedule), was = before ? lines_of(before->schedule) : now;
+  nlohmann::json added = nlohmann::json::array(), removed = nlohmann::json::array();
+  if (before) {
+    for (const std::string &l : now)
+      if (std::find(was.begin(), was.end(), l) == was.end()) added.push_back(l);
+    for (const std::string &l : was)
+      if (std::find(now.begin(), now.end(), l) == now.end()) removed.push_back(l);
   }
-  data["retimed"] = nlohmann::json::array();
+  nlohmann::json step = {{"id", c.id},         {"speedup", speedup_of(c)}, {"schedule", code_of(c)}, {"added", added},
+                         {"removed", removed}, {"proposer", c.proposer},   {"note", c.note}};
+  if (before && speedup_of(*before) > 0) step["gain"] = speedup_of(c) / speedup_of(*before);
+  return step;
+}
+
+// From the best back through its parents to the naive kernel, then oldest first.
+nlohmann::json lineage_of(const CandidateRow &best, const std::map<std::string, const CandidateRow *> &by_id) {
+  std::vector<const CandidateRow *> chain;
+  std::set<std::string> seen;
+  for (const CandidateRow *c = &best; c && seen.insert(c->id).second;
+       c = by_id.count(c->parent) ? by_id.at(c->parent) : nullptr)
+    chain.push_back(c);
+  std::reverse(chain.begin(), chain.end());
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < chain.size(); ++i) out.push_back(lineage_step(*chain[i], i ? chain[i - 1] : nullptr));
+  return out;
+}
+
+// The candidates timed again at the end, fastest first.
+nlohmann::json retimed_list(const std::vector<CandidateRow> &candidates) {
   std::vector<const CandidateRow *> retimed;
   for (const CandidateRow &c : candidates)
     if (c.retimed_speedup > 0) retimed.push_back(&c);
   std::sort(retimed.begin(), retimed.end(),
             [](const CandidateRow *a, const CandidateRow *b) { return a->retimed_speedup > b->retimed_speedup; });
+  nlohmann::json out = nlohmann::json::array();
   for (const CandidateRow *c : retimed)
-    data["retimed"].push_back({{"id", c->id},
-                               {"speedup", c->speedup},
-                               {"retimed_speedup", c->retimed_speedup},
-                               {"retimed_cv", c->retimed_cv},
-                               {"median_ms", c->median_ms}});
+    out.push_back({{"id", c->id},
+                   {"speedup", c->speedup},
+                   {"retimed_speedup", c->retimed_speedup},
+                   {"retimed_cv", c->retimed_cv},
+                   {"median_ms", c->median_ms}});
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
+  std::optional<RunRow> run = db.run(run_id);
+  if (!run) throw UserError("error: no run " + std::to_string(run_id) + " in '" + db.path() + "'");
+  std::vector<CandidateRow> candidates = db.candidates(run_id);
+  EvolveConfig config = parse_config(run->config, db.path());
+  std::map<std::string, const CandidateRow *> by_id;
+  for (const CandidateRow &c : candidates) by_id[c.id] = &c;
+  nlohmann::json data;
+  data["run"] = run_entry(*run, config, candidates);
+  data["cost_model"] = cost_model_quality(candidates, config.cost_model);
+  data["model_calls"] = model_call_summary(db, run_id);
+  data["features"] = feature_axes(config);
+  data["evaluations"] = nlohmann::json::array();
+  DeviceTime device_time;
+  for (const CandidateRow *c : in_evaluation_order(candidates)) {
+    const nlohmann::json record = nlohmann::json::parse(c->record.empty() ? "{}" : c->record, nullptr, false);
+    device_time.add(record);
+    data["evaluations"].push_back(evaluation_entry(*c, record, config));
+  }
+  if (!device_time.each.empty()) data["device_time"] = device_time.summary();
+  data["failures"] = failure_summary(candidates);
+  data["islands"] = island_grids(db, run_id, config, by_id);
+  const CandidateRow *best = best_candidate(candidates, *run);
+  data["best"] = best ? best_entry(*best) : nlohmann::json(nullptr);
+  data["lineage"] = best ? lineage_of(*best, by_id) : nlohmann::json::array();
+  data["retimed"] = retimed_list(candidates);
   return data;
 }
 

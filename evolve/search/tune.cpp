@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "evolve/search/artifacts.h"
 #include "evolve/search/run_db.h"
@@ -95,9 +96,8 @@ std::string describe(const TunedProblem &t) {
   return text;
 }
 
-}  // namespace
-
-std::vector<TunedProblem> tune_suite(const TuneOptions &o, TuneProgress &progress, const std::atomic<bool> &stop) {
+// The suite's specs (its .ks files), in name order.
+std::vector<fs::path> suite_specs(const TuneOptions &o) {
   std::error_code ec;
   std::vector<fs::path> specs;
   for (const auto &entry : fs::directory_iterator(o.suite_dir, ec))
@@ -105,6 +105,11 @@ std::vector<TunedProblem> tune_suite(const TuneOptions &o, TuneProgress &progres
   if (ec) throw UserError("error: cannot read the suite folder '" + o.suite_dir + "': " + ec.message());
   if (specs.empty()) throw UserError("error: the suite folder '" + o.suite_dir + "' holds no .ks specs");
   std::sort(specs.begin(), specs.end());
+  return specs;
+}
+
+// The sizes file's sizes by spec name, each of a spec of the suite.
+std::map<std::string, std::string> suite_sizes(const TuneOptions &o, const std::vector<fs::path> &specs) {
   std::map<std::string, std::string> sizes;
   if (!o.sizes_path.empty()) sizes = frontend::read_sizes_file(o.sizes_path);
   for (const auto &entry : sizes) {
@@ -113,34 +118,50 @@ std::vector<TunedProblem> tune_suite(const TuneOptions &o, TuneProgress &progres
       throw UserError("error: " + o.sizes_path + " gives sizes for " + name + ", which is not a spec of " +
                       o.suite_dir + " (its specs: " + specs.front().stem().string() + ", ...)");
   }
-  if (o.devices.empty()) throw UserError("error: ksmith tune needs a device");
+  return sizes;
+}
+
+// The tuning's folder with its runs/: new, or an earlier tuning's to resume.
+void make_out_dir(const TuneOptions &o) {
   const fs::path out = o.out_dir;
   const bool earlier = fs::exists(out / "runs");
   if (earlier && !o.resume)
     throw UserError("error: '" + o.out_dir + "' holds an earlier tuning (" + (out / "runs").string() +
                     "); go on with it with --resume, or give another --out");
   if (!earlier && o.resume) throw UserError("error: nothing to resume: '" + o.out_dir + "' holds no tuning");
+  std::error_code ec;
   fs::create_directories(out / "runs", ec);
   if (ec) throw UserError("error: cannot create '" + (out / "runs").string() + "': " + ec.message());
+}
 
+// A spec's problem: where its search and its tuned folder's entries go.
+Problem problem_of(const fs::path &spec, const fs::path &out, const std::map<std::string, std::string> &sizes) {
+  Problem p;
+  p.name = spec.stem().string();
+  p.spec = spec.string();
+  if (sizes.count(p.name)) p.sizes = sizes.at(p.name);
+  p.run_dir = out / "runs" / p.name;
+  p.db = p.run_dir / "evolve.db";
+  p.sched = out / (p.name + ".sched");
+  p.summary = out / (p.name + ".json");
+  return p;
+}
+
+// The problems to search; those done before go into results (one whose search
+// finished but was not exported is exported now).
+std::vector<Problem> problems_left(const TuneOptions &o, const std::vector<fs::path> &specs,
+                                   const std::map<std::string, std::string> &sizes, TuneProgress &progress,
+                                   std::vector<TunedProblem> *results) {
   std::vector<Problem> todo;
-  std::vector<TunedProblem> results;
   for (const fs::path &spec : specs) {
-    Problem p;
-    p.name = spec.stem().string();
-    p.spec = spec.string();
-    if (sizes.count(p.name)) p.sizes = sizes.at(p.name);
-    p.run_dir = out / "runs" / p.name;
-    p.db = p.run_dir / "evolve.db";
-    p.sched = out / (p.name + ".sched");
-    p.summary = out / (p.name + ".json");
+    Problem p = problem_of(spec, o.out_dir, sizes);
     if (std::optional<TunedProblem> done = done_problem(p)) {
-      results.push_back(*done);
+      results->push_back(*done);
       continue;
     }
     const std::optional<std::string> status = last_run_status(p);
     if (status == "finished") {  // killed after its search, before its export
-      results.push_back(export_problem(p, "(finished before)"));
+      results->push_back(export_problem(p, "(finished before)"));
       continue;
     }
     p.resume = status.has_value();
@@ -148,26 +169,96 @@ std::vector<TunedProblem> tune_suite(const TuneOptions &o, TuneProgress &progres
       progress.note("note: " + p.name + " is not in " + o.sizes_path + ": searched at its spec's sizes");
     todo.push_back(p);
   }
-  const size_t total = specs.size();
-  char minutes[32];
-  std::snprintf(minutes, sizeof minutes, "%g", o.minutes);
-  progress.note("tuning " + std::to_string(todo.size()) + " of " + std::to_string(total) + " problems (" +
-                std::to_string(results.size()) + " done before) on " + std::to_string(o.devices.size()) + " device" +
-                (o.devices.size() == 1 ? "" : "s") + ", " + minutes + " minutes each");
+  return todo;
+}
 
+// The searches of the problems left, each a `ksmith evolve` child on a device of its
+// own, started as devices come free; each one's outcome goes into results as it ends.
+class SuiteRun {
+ public:
+  SuiteRun(const TuneOptions &o, TuneProgress &progress, std::vector<Problem> todo, size_t total,
+           std::vector<TunedProblem> *results)
+      : o_(o),
+        progress_(progress),
+        todo_(std::move(todo)),
+        total_(total),
+        results_(*results),
+        slots_(o.devices.size()),
+        limit_s_(o.minutes * 60 * 1.5 + 600) {}
+
+  // Until every search ended, or stop was asked for and the searches running stopped.
+  void run(const std::atomic<bool> &stop) {
+    while (true) {
+      if (stop && !stopping_) {
+        stopping_ = true;
+        for (auto &s : slots_)
+          if (s) s->child->interrupt();
+      }
+      start_searches();
+      const bool any = poll_searches();
+      if (!any && (stopping_ || next_ >= todo_.size())) break;
+    }
+  }
+
+ private:
   struct Running {
     Problem problem;
     std::unique_ptr<Child> child;
     double started = 0;
   };
-  std::vector<std::optional<Running>> slots(o.devices.size());
-  size_t next = 0;
-  // A search that ran this much past its minutes (the final retime included) is killed.
-  const double limit_s = o.minutes * 60 * 1.5 + 600;
-  bool stopping = false;
-  auto finish = [&](size_t slot, const ChildRun &run, bool late) {
-    const Problem &p = slots[slot]->problem;
-    const std::string &device = o.devices[slot];
+
+  // The next problems on the devices free.
+  void start_searches() {
+    for (size_t slot = 0; slot < slots_.size() && !stopping_; ++slot) {
+      if (slots_[slot] || next_ >= todo_.size()) continue;
+      Problem p = todo_[next_++];
+      const std::vector<std::string> argv = search_args(p, o_.devices[slot]);
+      std::error_code ec;
+      fs::create_directories(p.run_dir, ec);
+      progress_.note("   " + p.name + " on " + o_.devices[slot] + (p.resume ? " (resumed)" : ""));
+      // In this process's group: a kill of the tuning's group, or a Ctrl-C, reaches
+      // the search too (its workers end with their standard input).
+      slots_[slot] = Running{p, std::make_unique<Child>(argv, false, false), monotonic_seconds()};
+      if (!slots_[slot]->child->started()) finish(slot, slots_[slot]->child->result(), false);
+    }
+  }
+
+  std::vector<std::string> search_args(const Problem &p, const std::string &device) const {
+    std::vector<std::string> argv = {o_.ksmith,     "evolve",    p.spec, "--out",     p.run_dir.string(),        "--db",
+                                     p.db.string(), "--devices", device, "--minutes", std::to_string(o_.minutes)};
+    if (!p.sizes.empty()) argv.insert(argv.end(), {"--size", p.sizes});
+    if (!o_.config.empty()) argv.insert(argv.end(), {"--config", o_.config});
+    if (o_.budget) argv.insert(argv.end(), {"--budget", std::to_string(*o_.budget)});
+    if (o_.workers) argv.insert(argv.end(), {"--workers", std::to_string(*o_.workers)});
+    if (!o_.target.empty()) argv.insert(argv.end(), {"--target", o_.target});
+    if (p.resume) argv.push_back("--resume");
+    return argv;
+  }
+
+  // Waits a little on each search running, finishing those that ended and killing
+  // those past the limit. Whether any was running.
+  bool poll_searches() {
+    bool any = false;
+    for (size_t slot = 0; slot < slots_.size(); ++slot) {
+      if (!slots_[slot]) continue;
+      any = true;
+      Child &c = *slots_[slot]->child;
+      const bool exited = c.poll(100);
+      const bool late = !exited && monotonic_seconds() - slots_[slot]->started > limit_s_;
+      if (late) {
+        c.kill();
+        while (!c.poll(1000)) {
+        }
+      }
+      if (exited || late) finish(slot, c.result(), late);
+    }
+    return any;
+  }
+
+  // A search that ended: its log kept, its outcome exported or recorded, and said.
+  void finish(size_t slot, const ChildRun &run, bool late) {
+    const Problem &p = slots_[slot]->problem;
+    const std::string &device = o_.devices[slot];
     TunedProblem t;
     t.name = p.name;
     t.device = device;
@@ -176,10 +267,10 @@ std::vector<TunedProblem> tune_suite(const TuneOptions &o, TuneProgress &progres
       t = export_problem(p, device);
     } else if (!late && run.exit_status == 130) {
       t.status = "stopped";
-      stopping = true;
+      stopping_ = true;
     } else {
       t.status = "failed";
-      t.message = late ? "ran past " + std::to_string(static_cast<int>(limit_s)) + " s and was killed"
+      t.message = late ? "ran past " + std::to_string(static_cast<int>(limit_s_)) + " s and was killed"
                        : last_line(run.err.empty() ? run.out : run.err);
       // Said in the tuned folder too: a resume does not search it again.
       write_text_file(
@@ -188,55 +279,39 @@ std::vector<TunedProblem> tune_suite(const TuneOptions &o, TuneProgress &progres
               2) +
               "\n");
     }
-    results.push_back(t);
-    progress.note("[" + std::to_string(results.size()) + "/" + std::to_string(total) + "] " + p.name + " on " + device +
-                  ": " + (t.status == "failed" ? "failed: " + t.message : describe(t)));
-    slots[slot].reset();
-  };
-  while (true) {
-    if (stop && !stopping) {
-      stopping = true;
-      for (auto &s : slots)
-        if (s) s->child->interrupt();
-    }
-    for (size_t slot = 0; slot < slots.size() && !stopping; ++slot) {
-      if (slots[slot] || next >= todo.size()) continue;
-      Problem p = todo[next++];
-      std::vector<std::string> argv = {
-          o.ksmith,      "evolve",    p.spec,          "--out",     p.run_dir.string(),       "--db",
-          p.db.string(), "--devices", o.devices[slot], "--minutes", std::to_string(o.minutes)};
-      if (!p.sizes.empty()) argv.insert(argv.end(), {"--size", p.sizes});
-      if (!o.config.empty()) argv.insert(argv.end(), {"--config", o.config});
-      if (o.budget) argv.insert(argv.end(), {"--budget", std::to_string(*o.budget)});
-      if (o.workers) argv.insert(argv.end(), {"--workers", std::to_string(*o.workers)});
-      if (!o.target.empty()) argv.insert(argv.end(), {"--target", o.target});
-      if (p.resume) argv.push_back("--resume");
-      fs::create_directories(p.run_dir, ec);
-      progress.note("   " + p.name + " on " + o.devices[slot] + (p.resume ? " (resumed)" : ""));
-      // In this process's group: a kill of the tuning's group, or a Ctrl-C, reaches
-      // the search too (its workers end with their standard input).
-      slots[slot] = Running{p, std::make_unique<Child>(argv, false, false), monotonic_seconds()};
-      if (!slots[slot]->child->started()) {
-        finish(slot, slots[slot]->child->result(), false);
-        continue;
-      }
-    }
-    bool any = false;
-    for (size_t slot = 0; slot < slots.size(); ++slot) {
-      if (!slots[slot]) continue;
-      any = true;
-      Child &c = *slots[slot]->child;
-      const bool exited = c.poll(100);
-      const bool late = !exited && monotonic_seconds() - slots[slot]->started > limit_s;
-      if (late) {
-        c.kill();
-        while (!c.poll(1000)) {
-        }
-      }
-      if (exited || late) finish(slot, c.result(), late);
-    }
-    if (!any && (stopping || next >= todo.size())) break;
+    results_.push_back(t);
+    progress_.note("[" + std::to_string(results_.size()) + "/" + std::to_string(total_) + "] " + p.name + " on " +
+                   device + ": " + (t.status == "failed" ? "failed: " + t.message : describe(t)));
+    slots_[slot].reset();
   }
+
+  const TuneOptions &o_;
+  TuneProgress &progress_;
+  const std::vector<Problem> todo_;
+  const size_t total_;
+  std::vector<TunedProblem> &results_;
+  std::vector<std::optional<Running>> slots_;
+  size_t next_ = 0;
+  // A search that ran this much past its minutes (the final retime included) is killed.
+  const double limit_s_;
+  bool stopping_ = false;
+};
+
+}  // namespace
+
+std::vector<TunedProblem> tune_suite(const TuneOptions &o, TuneProgress &progress, const std::atomic<bool> &stop) {
+  const std::vector<fs::path> specs = suite_specs(o);
+  const std::map<std::string, std::string> sizes = suite_sizes(o, specs);
+  if (o.devices.empty()) throw UserError("error: ksmith tune needs a device");
+  make_out_dir(o);
+  std::vector<TunedProblem> results;
+  std::vector<Problem> todo = problems_left(o, specs, sizes, progress, &results);
+  char minutes[32];
+  std::snprintf(minutes, sizeof minutes, "%g", o.minutes);
+  progress.note("tuning " + std::to_string(todo.size()) + " of " + std::to_string(specs.size()) + " problems (" +
+                std::to_string(results.size()) + " done before) on " + std::to_string(o.devices.size()) + " device" +
+                (o.devices.size() == 1 ? "" : "s") + ", " + minutes + " minutes each");
+  SuiteRun(o, progress, std::move(todo), specs.size(), &results).run(stop);
   std::sort(results.begin(), results.end(),
             [](const TunedProblem &a, const TunedProblem &b) { return a.name < b.name; });
   return results;
