@@ -9,7 +9,9 @@
 // timed runs (profiling events); prints the median milliseconds and a checksum of
 // the last buffer (its output), so that variants can be checked against each other.
 // With CL_PROBE_BINARY=FILE, the program's binary (NVIDIA: its PTX) is written there;
-// with CL_PROBE_LOG=1 the build log is printed (NVIDIA's -cl-nv-verbose: registers).
+// with CL_PROBE_LOG=1 the build log is printed (NVIDIA's -cl-nv-verbose: registers);
+// with CL_PROBE_OUT=FILE the last buffer after the timed runs is written there (raw
+// little-endian float32), for an error check on the host (bench/mma_error.py).
 #define CL_TARGET_OPENCL_VERSION 120
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
@@ -145,6 +147,9 @@ int main(int argc, char **argv) {
   check(clEnqueueReadBuffer(queue, buffers.back(), CL_TRUE, 0, out.size() * sizeof(float), out.data(), 0, nullptr,
                             nullptr),
         "clEnqueueReadBuffer");
+  if (const char *path = std::getenv("CL_PROBE_OUT"))
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char *>(out.data()), static_cast<std::streamsize>(out.size() * sizeof(float)));
   double sum = 0, abs_sum = 0;
   for (float v : out) sum += v, abs_sum += std::fabs(v);
   std::printf("%s %s: %.4f ms (min %.4f)  checksum %.6e %.6e\n", argv[1], argv[2], ms[ms.size() / 2], ms.front(), sum,
