@@ -202,10 +202,9 @@ std::optional<Match> match_loops(const Kernel &pk, const Kernel &ck, const For &
 
 // Step 2, by buffers: no kernel between them uses what P's kernel writes or writes
 // what it reads, and C's kernel writes nothing P's reads or writes.
-bool kernels_allow(const Program &program, const StageLoops &pw, const StageLoops &cw, const std::string &producer,
-                   const std::string &consumer, std::string *reason) {
-  const KernelBuffers pb = buffers_of(program.kernels[pw.kernel].body),
-                      cb = buffers_of(program.kernels[cw.kernel].body);
+bool kernels_allow(const Program &program, const StageLoops &pw, const StageLoops &cw, const KernelBuffers &pb,
+                   const KernelBuffers &cb, const std::string &producer, const std::string &consumer,
+                   std::string *reason) {
   for (size_t k = pw.kernel + 1; k < cw.kernel; ++k) {
     const KernelBuffers between = buffers_of(program.kernels[k].body);
     std::string b = first_common(between.read, pb.written);
@@ -350,10 +349,10 @@ std::optional<Program> compute_at(const Program &program, const std::string &pro
   const Stmt rest = rename(m->rest, m->names);
 
   // 2. Legality.
-  if (!kernels_allow(program, *pw, cw, producer, consumer, reason)) return std::nullopt;
+  const KernelBuffers pb = buffers_of(pk.body), cb = buffers_of(ck.body);
+  if (!kernels_allow(program, *pw, cw, pb, cb, producer, consumer, reason)) return std::nullopt;
   std::set<std::string> shared;  // written by P, read by C
-  const KernelBuffers cb = buffers_of(ck.body);
-  for (const std::string &b : buffers_of(pk.body).written)
+  for (const std::string &b : pb.written)
     if (cb.read.count(b)) shared.insert(b);
   if (!reads_what_is_written(rest, ck, *at, shared, m->matched, producer, consumer, reason)) return std::nullopt;
 

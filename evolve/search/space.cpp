@@ -1,7 +1,6 @@
 #include "evolve/search/space.h"
 
 #include <algorithm>
-#include <functional>
 #include <set>
 
 #include "passes/loops.h"
