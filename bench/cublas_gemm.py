@@ -1,9 +1,13 @@
-"""cuBLAS's fp32 GEMM (PyTorch, TF32 off) at the GEMM probes' shapes, a @ b (T=0) and
+"""cuBLAS's fp32 GEMM (PyTorch, TF32 off unless --tf32) at the GEMM probes' shapes, a @ b (T=0) and
 x @ w.T (T=1): the median of 25 timed runs. Used by bench/gpu_gemm_probe.sh and
 bench/gpu_gemm_async_probe.sh on the H100."""
+import sys
+
 import torch
 
-torch.backends.cuda.matmul.allow_tf32 = False
+# --tf32: the matmuls in TF32, as PyTorch does when allowed (issue 46's TF32 peer).
+tf32 = "--tf32" in sys.argv
+torch.backends.cuda.matmul.allow_tf32 = tf32
 for (m, n, k) in [(4096, 4096, 4096), (1024, 8192, 8192)]:
     for t in (False, True):
         a = torch.randn(m, k, device='cuda')
@@ -20,4 +24,4 @@ for (m, n, k) in [(4096, 4096, 4096), (1024, 8192, 8192)]:
             torch.cuda.synchronize()
             ts.append(s.elapsed_time(e))
         ts.sort()
-        print(f"torch {m}x{n}x{k} T={int(t)}: {ts[12]:.4f} ms = {2 * m * n * k / ts[12] / 1e9:.1f} TFLOP/s")
+        print(f"torch {'tf32' if tf32 else 'fp32'} {m}x{n}x{k} T={int(t)}: {ts[12]:.4f} ms = {2 * m * n * k / ts[12] / 1e9:.1f} TFLOP/s")

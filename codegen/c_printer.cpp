@@ -30,6 +30,12 @@ std::string async_copy_refusal(const std::string &why_not) {
          why_not;
 }
 
+std::string matrix_refusal(const std::string &why_not) {
+  return "error: the schedule's tensorize needs matrix units (mma.sync through NVIDIA's OpenCL, compute capability "
+         "8.0 or later), which " +
+         why_not;
+}
+
 namespace {
 
 // C precedence levels (higher binds tighter).
@@ -115,6 +121,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
   std::optional<VectorLoop> vector_loop;
   int in_index = 0;
   std::array<int64_t, 3> local_shape{1, 1, 1};  // the kernel's work-group
+  Stmt root;                                     // the kernel's body (a matrix loop's form reads around it)
 
   explicit Impl(CPrinter &printer) : p(printer) {
     for (const TensorDecl &b : p.program_.buffers) {
@@ -462,6 +469,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
       out << line() << "const " << type << " " << var << " = "
           << (p.target_.constructor_casts ? type + "(" + index + ")" : "(" + type + ")" + index) << ";\n";
       body(n->body);
+    } else if (n->kind == ForKind::Matrix) {
+      matrix_loop(n);
     } else if (n->kind == ForKind::Vectorized && !p.target_.vector_load.empty()) {
       vectorized_loop(n, var, type);
     } else {
@@ -504,6 +513,127 @@ struct CPrinter::Impl : public IRVisitorStrict {
       --indent;
     }
     out << line() << "}\n";
+  }
+  // A matrix loop (ir/matrix_tile.h) as the target writes it: per step of 8 k points,
+  // each m tile's A fragment and each n tile's B fragment, then one instruction per
+  // pair of tiles and product (3xTF32: the two small products first, into their own
+  // accumulators); at the end the accumulators added to the tile's.
+  void matrix_loop(const For *n) {
+    if (p.target_.matrix_units == MatrixUnits::Refused) throw UserError(p.target_.matrix_refusal);
+    std::string reason;
+    auto tile = matrix_tile(root, *n, &reason);
+    if (!tile) throw InternalError("matrix loop " + n->var + " escaped the verifier: " + reason);
+    const bool f32 = p.target_.precision == Precision::F32;
+    const int64_t mt = tile->m_tiles(), nt = tile->n_tiles(), count = mt * nt * 4;
+    const Expr lane = Var::make(index_type_for(32), tile->lane);
+    auto var = [&](const char *name, int64_t extent) {
+      scope.vars[name] = Interval::of(0, extent - 1);
+      return Var::make(DType::I32, name);
+    };
+    const Expr step = var("ks_step", tile->steps());
+    out << line() << "{  // " << p.c_name(n->var) << ": " << mt << " x " << nt << " mma.sync.m16n8k8, "
+        << tile->steps() << " steps of 8, " << (f32 ? "3xTF32 (fp32-accurate)" : "TF32")
+        << (p.target_.matrix_units == MatrixUnits::Emulated ? ", emulated" : "") << "\n";
+    ++indent;
+    out << line() << "float ks_big[" << count << "]" << (f32 ? ", ks_small[" + std::to_string(count) + "]" : "")
+        << ";\n";
+    out << line() << p.target_.unroll_pragma << "\n"
+        << line() << "for (int ks_r = 0; ks_r < " << count << "; ++ks_r) ks_big[ks_r] = "
+        << (f32 ? "ks_small[ks_r] = " : "") << "0.0f;\n";
+    out << line() << p.target_.unroll_pragma << "\n"
+        << line() << "for (int " << p.c_name("ks_step") << " = 0; " << p.c_name("ks_step") << " < " << tile->steps()
+        << "; ++" << p.c_name("ks_step") << ") {\n";
+    ++indent;
+    matrix_helpers(f32);
+    if (p.target_.matrix_units == MatrixUnits::Ptx)
+      matrix_step_ptx(*tile, lane, step, f32);
+    else
+      matrix_step_emulated(*tile, lane, step, f32, var("ks_r", 4), var("ks_k", 8));
+    --indent;
+    out << line() << "}\n";
+    for (int64_t i = 0; i < mt; ++i)
+      for (int64_t j = 0; j < nt; ++j)
+        for (int r = 0; r < 4; ++r) {
+          const std::string at = access(tile->acc, tile->acc_at(i, j, r));
+          const std::string k = std::to_string((i * nt + j) * 4 + r);
+          out << line() << at << " = " << at << " + " << (f32 ? "(ks_big[" + k + "] + ks_small[" + k + "])" : "ks_big[" + k + "]")
+              << ";\n";
+        }
+    --indent;
+    out << line() << "}\n";
+    for (const char *v : {"ks_step", "ks_r", "ks_k"}) scope.vars.erase(v);
+  }
+  void matrix_helpers(bool f32) {
+    // To nearest, ties away from zero, the low 13 bits of the significand cleared: what
+    // cvt.rna.tf32.f32 gives for finite values, in two integer operations (the
+    // conversion's unit is the slower; bench/results.md, "Matrix units").
+    p.helpers_used_["ks_tf32"] = "float ks_tf32(float x) { return as_float((as_uint(x) + 0x1000u) & 0xffffe000u); }\n";
+    if (p.target_.matrix_units == MatrixUnits::Emulated) return;
+    p.helpers_used_["ks_mma_tf32"] =
+        "void ks_mma_tf32(float *d, const float *a, const float *b) {\n"
+        "  asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\"\n"
+        "               : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
+        "               : \"r\"(as_uint(a[0])), \"r\"(as_uint(a[1])), \"r\"(as_uint(a[2])), \"r\"(as_uint(a[3])),\n"
+        "                 \"r\"(as_uint(b[0])), \"r\"(as_uint(b[1])));\n}\n";
+    (void)f32;
+  }
+  // One step as mma.sync: each lane loads its fragment registers, rounds them, and the
+  // warp multiplies.
+  void matrix_step_ptx(const MatrixTile &tile, const Expr &lane, const Expr &step, bool f32) {
+    const int64_t mt = tile.m_tiles(), nt = tile.n_tiles();
+    out << line() << "float ks_ahi[" << mt * 4 << "], ks_bhi[" << nt * 2 << "]"
+        << (f32 ? ", ks_alo[" + std::to_string(mt * 4) + "], ks_blo[" + std::to_string(nt * 2) + "]" : "") << ";\n";
+    auto load = [&](const std::string &name, int64_t index, const Expr &value) {
+      const std::string hi = name + "hi[" + std::to_string(index) + "]";
+      out << line() << "{\n";
+      out << line() << "  const float x = " << sub(value, 0) << ";\n";
+      out << line() << "  " << hi << " = ks_tf32(x);\n";
+      if (f32) out << line() << "  " << name << "lo[" << index << "] = ks_tf32(x - " << hi << ");\n";
+      out << line() << "}\n";
+    };
+    for (int64_t i = 0; i < mt; ++i)
+      for (int q = 0; q < 4; ++q) load("ks_a", i * 4 + q, tile.a_fragment(lane, i, make_int(q), step));
+    for (int64_t j = 0; j < nt; ++j)
+      for (int q = 0; q < 2; ++q) load("ks_b", j * 2 + q, tile.b_fragment(lane, j, make_int(q), step));
+    for (int64_t i = 0; i < mt; ++i)
+      for (int64_t j = 0; j < nt; ++j) {
+        const std::string d = std::to_string((i * nt + j) * 4), a = std::to_string(i * 4), b = std::to_string(j * 2);
+        if (f32) {
+          out << line() << "ks_mma_tf32(ks_small + " << d << ", ks_alo + " << a << ", ks_bhi + " << b << ");\n";
+          out << line() << "ks_mma_tf32(ks_small + " << d << ", ks_ahi + " << a << ", ks_blo + " << b << ");\n";
+        }
+        out << line() << "ks_mma_tf32(ks_big + " << d << ", ks_ahi + " << a << ", ks_bhi + " << b << ");\n";
+      }
+  }
+  // One step emulated: each lane computes its own four results of each instruction,
+  // reading every operand where the fragment layout puts it (the lane and register
+  // that would hold it), rounded as cvt.rna rounds.
+  void matrix_step_emulated(const MatrixTile &tile, const Expr &lane, const Expr &step, bool f32, const Expr &r,
+                            const Expr &k) {
+    const int64_t nt = tile.n_tiles();
+    auto c = [](int64_t v) { return make_int(v); };
+    // Row g + 8 (r / 2) of A, column k: lane 4g + k % 4 holds it in register r / 2 + 2 (k / 4).
+    const Expr a_lane = lane / c(4) * c(4) + k % c(4), a_reg = r / c(2) + k / c(4) * c(2);
+    // Column 2t + r % 2 of B, row k: lane 4 (2t + r % 2) + k % 4 holds it in register k / 4.
+    const Expr b_lane = (lane % c(4) * c(2) + r % c(2)) * c(4) + k % c(4), b_reg = k / c(4);
+    for (int64_t i = 0; i < tile.m_tiles(); ++i)
+      for (int64_t j = 0; j < nt; ++j) {
+        const std::string d = std::to_string((i * nt + j) * 4);
+        const std::string rv = p.c_name("ks_r"), kv = p.c_name("ks_k");
+        out << line() << p.target_.unroll_pragma << "\n"
+            << line() << "for (int " << rv << " = 0; " << rv << " < 4; ++" << rv << ") {\n";
+        out << line() << "  " << p.target_.unroll_pragma << "\n"
+            << line() << "  for (int " << kv << " = 0; " << kv << " < 8; ++" << kv << ") {\n";
+        out << line() << "    const float a = " << sub(tile.a_fragment(a_lane, i, a_reg, step), 0)
+            << ", b = " << sub(tile.b_fragment(b_lane, j, b_reg, step), 0) << ";\n";
+        out << line() << "    const float ahi = ks_tf32(a), bhi = ks_tf32(b);\n";
+        if (f32)
+          out << line() << "    ks_small[" << d << " + " << rv << "] += ks_tf32(a - ahi) * bhi + ahi * ks_tf32(b - bhi);\n";
+        out << line() << "    ks_big[" << d << " + " << rv << "] += ahi * bhi;\n";
+        out << line() << "  }\n" << line() << "}\n";
+      }
+    (void)r;
   }
   void visit(const Block *n) override {
     out << line() << "{  // " << n->stage << "\n";
@@ -732,6 +862,7 @@ std::string CPrinter::kernel_body(const Stmt &body, int indent) {
   Impl impl(*this);
   impl.indent = indent;
   impl.local_shape = launch_shape(Kernel{"", body}).local;
+  impl.root = body;
   impl.body(body);
   return impl.out.str();
 }

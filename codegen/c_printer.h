@@ -15,6 +15,7 @@
 #include "ir/bounds.h"
 #include "ir/builtins.h"
 #include "ir/loop_ir.h"
+#include "ir/matrix_tile.h"
 
 namespace ks {
 
@@ -32,6 +33,14 @@ struct BuiltinSpelling {
 /// device that has no asynchronous copies); or not at all, the code generator then
 /// refusing with CTarget::async_copy_refusal.
 enum class AsyncCopies { Refused, InOrder, Ptx };
+
+/// How a target writes a matrix loop (tensorize): as NVIDIA's mma.sync (sm_80 and
+/// later, through OpenCL C's inline assembly); emulated, in portable OpenCL C that
+/// reads each operand from the lane and register where the instruction's fragment
+/// layout puts it, with the same TF32 rounding (how the tests check the layout on
+/// a device without matrix units); or not at all, the code generator then refusing
+/// with CTarget::matrix_refusal.
+enum class MatrixUnits { Refused, Emulated, Ptx };
 
 /// What differs between C-like targets.
 struct CTarget {
@@ -71,6 +80,9 @@ struct CTarget {
   std::string subgroup_id, subgroup_lane, subgroup_count, subgroup_size, subgroup_elect;
   AsyncCopies async_copies = AsyncCopies::Refused;
   std::string async_copy_refusal;  // why, where async_copies is Refused
+  MatrixUnits matrix_units = MatrixUnits::Refused;
+  std::string matrix_refusal;  // why, where matrix_units is Refused
+  Precision precision = Precision::F32;
   std::string unroll_pragma = "#pragma unroll";
   std::string helper_qualifier = "inline";
   std::map<Builtin, BuiltinSpelling> builtins;
@@ -82,6 +94,8 @@ struct CTarget {
 /// The refusal of an AsyncCopy on a target without asynchronous copies: what it needs,
 /// then ", which " + why_not ("opencl:0 (PoCL) does not offer").
 std::string async_copy_refusal(const std::string &why_not);
+/// Likewise for a matrix loop on a target without matrix units.
+std::string matrix_refusal(const std::string &why_not);
 
 /// Spells each builtin as the target's function of the builtin's own name (exp,
 /// tanh, ...), which C and GLSL share.

@@ -148,6 +148,7 @@ GeneratedProgram generate_glsl(const Program &program, bool subgroups, AsyncCopi
   // No cp.async in SPIR-V: the copies run in order where asked, else are refused.
   if (async_copies == AsyncCopies::InOrder) target.async_copies = async_copies;
   target.async_copy_refusal = async_copy_refusal("kernelsmith's SPIR-V target (Vulkan) does not offer");
+  target.matrix_refusal = matrix_refusal("kernelsmith's SPIR-V target (Vulkan) does not offer");
   for (const TensorDecl &b : program.buffers)
     if (b.numel() > INT32_MAX)
       throw UserError("error: buffer " + b.name + " has " + std::to_string(b.numel()) +

@@ -74,10 +74,14 @@ struct FindGlobalBarrier : IRVisitor {
 
 }  // namespace
 
-GeneratedProgram generate_opencl_c(const Program &program, AsyncCopies async_copies, const std::string &why_not) {
+GeneratedProgram generate_opencl_c(const Program &program, AsyncCopies async_copies, const std::string &why_not,
+                                   MatrixUnits matrix_units, Precision precision) {
   CTarget target = opencl_target();
   target.async_copies = async_copies;
   target.async_copy_refusal = async_copy_refusal(why_not);
+  target.matrix_units = matrix_units;
+  target.matrix_refusal = matrix_refusal(why_not);
+  target.precision = precision;
   CPrinter printer(target, program);
   GeneratedProgram generated;
   std::ostringstream kernels;

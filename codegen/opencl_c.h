@@ -24,9 +24,11 @@ struct GeneratedProgram {
 };
 
 /// Generates OpenCL C for a verified program. Its asynchronous copies (async_copy)
-/// print as async_copies says; where Refused, a UserError says why: "the schedule's
+/// print as async_copies says, its matrix loops (tensorize) as matrix_units says in
+/// the precision given; where Refused, a UserError says why: "the schedule's
 /// async_copy needs ... , which " + why_not.
 GeneratedProgram generate_opencl_c(const Program &program, AsyncCopies async_copies = AsyncCopies::Refused,
-                                   const std::string &why_not = "this target does not offer");
+                                   const std::string &why_not = "this target does not offer",
+                                   MatrixUnits matrix_units = MatrixUnits::Refused, Precision precision = Precision::F32);
 
 }  // namespace ks

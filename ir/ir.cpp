@@ -149,6 +149,7 @@ const char *for_kind_name(ForKind kind) {
     case ForKind::Serial: return "serial";
     case ForKind::Unrolled: return "unrolled";
     case ForKind::Vectorized: return "vectorized";
+    case ForKind::Matrix: return "matrix";
     case ForKind::GroupX: return "group.x";
     case ForKind::GroupY: return "group.y";
     case ForKind::GroupZ: return "group.z";
@@ -160,7 +161,7 @@ const char *for_kind_name(ForKind kind) {
 }
 
 std::optional<ForKind> parse_for_kind(const std::string &name) {
-  for (ForKind kind : {ForKind::Serial, ForKind::Unrolled, ForKind::Vectorized, ForKind::GroupX, ForKind::GroupY,
+  for (ForKind kind : {ForKind::Serial, ForKind::Unrolled, ForKind::Vectorized, ForKind::Matrix, ForKind::GroupX, ForKind::GroupY,
                        ForKind::GroupZ, ForKind::LocalX, ForKind::LocalY, ForKind::LocalZ})
     if (name == for_kind_name(kind)) return kind;
   return std::nullopt;

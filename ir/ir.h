@@ -181,7 +181,8 @@ struct Load : BaseExprNode {
 
 /// How a loop runs: serially, unrolled, vectorized, or bound to a hardware index
 /// (one iteration per work-group or per work-item along x, y or z).
-enum class ForKind { Serial, Unrolled, Vectorized, GroupX, GroupY, GroupZ, LocalX, LocalY, LocalZ };
+// Matrix: a serial loop whose nest a warp runs as matrix instructions (ir/matrix_tile.h).
+enum class ForKind { Serial, Unrolled, Vectorized, Matrix, GroupX, GroupY, GroupZ, LocalX, LocalY, LocalZ };
 const char *for_kind_name(ForKind kind);  // "serial", "group.x", ...
 std::optional<ForKind> parse_for_kind(const std::string &name);
 bool is_group(ForKind kind);

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "ir/matrix_tile.h"
 #include "ir/printer.h"
 #include "ir/vector_form.h"
 #include "ir/visitor.h"
@@ -112,6 +113,7 @@ class ProgramChecker : public IRVisitor {
     locals_.clear();
     serial_depth_ = 0;
     local_seen_ = 0;
+    kernel_body_ = k.body;
     dispatch(k.body);
   }
 
@@ -135,15 +137,18 @@ class ProgramChecker : public IRVisitor {
   void visit(const For *n) override {
     // Schedules name loops: a name two loops of one kernel share would name either.
     if (!loops_.insert(n->var).second) fail("loop " + n->var + " appears twice in one kernel");
-    if (n->kind != ForKind::Serial && n->kind != ForKind::Unrolled && n->kind != ForKind::Vectorized) {
+    const bool serial = n->kind == ForKind::Serial || n->kind == ForKind::Unrolled ||
+                        n->kind == ForKind::Vectorized || n->kind == ForKind::Matrix;
+    if (!serial) {
       if (bound_.count(n->kind)) fail(std::string("loop kind ") + for_kind_name(n->kind) + " is bound twice");
       if (serial_depth_ > 0) fail(std::string("loop ") + n->var + " is bound inside a serial loop");
       if (is_group(n->kind) && local_seen_ > 0) fail("group loop " + n->var + " is inside a local loop");
       bound_.insert(n->kind);
     }
-    bool serial = n->kind == ForKind::Serial || n->kind == ForKind::Unrolled || n->kind == ForKind::Vectorized;
     std::string not_vector;
     if (n->kind == ForKind::Vectorized && !vector_form(*n, &not_vector)) fail("vectorized loop: " + not_vector);
+    std::string not_matrix;
+    if (n->kind == ForKind::Matrix && !matrix_tile(kernel_body_, *n, &not_matrix)) fail("matrix loop: " + not_matrix);
     serial_depth_ += serial;
     local_seen_ += is_local(n->kind);
     bind_var(n->var, Interval::of(0, n->extent - 1));
@@ -232,6 +237,7 @@ class ProgramChecker : public IRVisitor {
   std::map<std::string, const TensorDecl *> tensors_;
   BoundsScope scope_;
   std::set<ForKind> bound_;
+  Stmt kernel_body_;  // the kernel being checked (a matrix loop's form reads its surroundings)
   std::set<std::string> loops_, locals_, globals_;
   int serial_depth_ = 0, local_seen_ = 0, conditional_depth_ = 0, async_depth_ = 0;
   std::string *problem_;

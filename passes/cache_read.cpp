@@ -6,7 +6,10 @@
 //  1. Every read of b in L's body has an affine index (lets expanded). Variables
 //     fixed during one iteration of L are the loops around L (L included) except,
 //     for local memory, the local loops: those, and the loops inside L's body,
-//     range over their extents. Per dimension, all reads share one fixed part F
+//     range over their extents. A let that is a digit of a ranging loop (g = lane / 4,
+//     t = lane % 4: what fuse leaves) ranges too, as a loop of its own over the
+//     digit's values; the box then covers every combination of digits, which the
+//     loop's values are among. Per dimension, all reads share one fixed part F
 //     and their ranging parts span [lo, hi] in steps of s (the gcd of the ranging
 //     coefficients and of the reads' offsets): the box starts at F + lo and has
 //     (hi - lo) / s + 1 elements, s apart. L is a serial loop, or the innermost
@@ -39,21 +42,46 @@ struct Read {
   std::vector<Affine> index;
 };
 
-// The reads of a buffer inside L's body, as affine forms; the loops met inside.
+// Where value is v / c or v % c for a constant c > 0 and a loop v of the given
+// extents: how many values it takes.
+std::optional<int64_t> digit_extent(const Expr &value, const std::map<std::string, int64_t> &extents,
+                                    const std::set<std::string> &ranging) {
+  const Binary *b = value.as<Binary>();
+  if (!b || (b->op != BinaryOp::Div && b->op != BinaryOp::Mod)) return std::nullopt;
+  const Var *v = b->a.as<Var>();
+  const IntImm *c = b->b.as<IntImm>();
+  if (!v || !c || c->value <= 0 || !ranging.count(v->name) || !extents.count(v->name)) return std::nullopt;
+  const int64_t e = extents.at(v->name);
+  return b->op == BinaryOp::Div ? (e + c->value - 1) / c->value : std::min(e, c->value);
+}
+
+// The reads of a buffer inside L's body, as affine forms; the loops met inside, and
+// the digits of ranging loops (digit_extent) as loops.
 struct CollectReads : IRVisitor {
   const std::string &buffer;
   std::map<std::string, Affine> lets;
+  std::map<std::string, int64_t> extents;  // of the ranging loops around L, then of those inside
+  std::set<std::string> ranging;
   std::map<std::string, int64_t> inner_loops;
   std::vector<Read> reads;
   std::string failure;
-  CollectReads(const std::string &buffer, std::map<std::string, Affine> lets) : buffer(buffer), lets(std::move(lets)) {}
+  CollectReads(const std::string &buffer, std::map<std::string, Affine> lets, std::map<std::string, int64_t> extents,
+               std::set<std::string> ranging)
+      : buffer(buffer), lets(std::move(lets)), extents(std::move(extents)), ranging(std::move(ranging)) {}
   using IRVisitor::visit;
   void visit(const For *n) override {
-    inner_loops[n->var] = n->extent;
+    inner_loops[n->var] = extents[n->var] = n->extent;
+    ranging.insert(n->var);
     IRVisitor::visit(n);
   }
   void visit(const LetStmt *n) override {
-    if (auto a = affine_of(n->value, lets)) lets[n->var] = *a;
+    if (auto a = affine_of(n->value, lets)) {
+      lets[n->var] = *a;
+    } else if (auto e = digit_extent(n->value, extents, ranging)) {
+      lets[n->var] = Affine{{{n->var, 1}}, 0};
+      inner_loops[n->var] = extents[n->var] = *e;
+      ranging.insert(n->var);
+    }
     IRVisitor::visit(n);
   }
   void visit(const Load *n) override {
@@ -120,6 +148,14 @@ Around around_loop(const std::vector<Stmt> &path, MemoryScope scope) {
       if (is_local(f->kind)) out.local_loops[hardware_dim(f->kind)].push_back({f->var, f->extent});
       if (is_local(f->kind) && scope == MemoryScope::Local) out.ranging.insert(f->var), varying.insert(f->var);
     } else if (const LetStmt *l = s.as<LetStmt>()) {
+      if (auto e = digit_extent(l->value, out.extents, out.ranging)) {
+        out.lets[l->var] = Affine{{{l->var, 1}}, 0};
+        out.extents[l->var] = *e;
+        out.types[l->var] = l->value.type();
+        out.ranging.insert(l->var);
+        varying.insert(l->var);
+        continue;
+      }
       const bool varies = mentions(l->value, varying);
       if (varies) {
         varying.insert(l->var);
@@ -346,11 +382,11 @@ std::optional<Program> cache_read(const Program &program, const std::string &sta
         "no local loop encloses " + loop + ": a local copy is shared by the work-items of a group, so bind them first";
     return std::nullopt;
   }
-  CollectReads reads(buffer, around.lets);
+  CollectReads reads(buffer, around.lets, around.extents, around.ranging);
   reads.dispatch(at->body);
   for (const auto &[v, e] : reads.inner_loops) {
     around.extents[v] = e;
-    around.types[v] = index_type_for(e);
+    if (!around.types.count(v)) around.types[v] = index_type_for(e);
     around.ranging.insert(v);
   }
   if (!reads.failure.empty()) {

@@ -163,4 +163,12 @@ constexpr int64_t kMaxPrefetchElements = 32;
 std::optional<Program> async_copy(const Program &program, const std::string &stage, const std::string &loop,
                                   int64_t slots, std::string *reason);
 
+/// tensorize y.L: y's serial loop L, a nest of multiply-adds into a private
+/// accumulator laid out as the warp's matrix instruction wants (ir/matrix_tile.h),
+/// becomes a matrix loop, which the code generator writes as mma.sync where the
+/// device has matrix units (NVIDIA's OpenCL, 8.0+), emulates where asked, and
+/// refuses elsewhere.
+std::optional<Program> tensorize(const Program &program, const std::string &stage, const std::string &loop,
+                                 std::string *reason);
+
 }  // namespace ks

@@ -140,7 +140,7 @@ DeviceInfo describe(cl_platform_id platform, cl_device_id device, int index) {
   cl_uint major = 0;
   if ((" " + info.extensions + " ").find(" cl_nv_device_attribute_query ") != std::string::npos &&
       clGetDeviceInfo(device, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof major, &major, nullptr) == CL_SUCCESS)
-    info.async_copies = major >= 8;
+    info.async_copies = info.matrix_units = major >= 8;
   return info;
 }
 

@@ -1,5 +1,6 @@
 // ksmith compile SPEC [--target opencl|spirv] [--schedule FILE] [--size N=V]...
-//                     [--emit=graph|loops|opencl|glsl|spirv] [--async-copies] [-o FILE]
+//                     [--emit=graph|loops|opencl|glsl|spirv] [--async-copies]
+//                     [--matrix-units=ptx|emulated] [--precision=fp32|tf32] [-o FILE]
 #include <filesystem>
 #include <iostream>
 
@@ -16,6 +17,7 @@ struct CompileOptions {
   std::string spec, schedule, emit, output, target;
   std::vector<std::string> sizes;
   bool async_copies = false;
+  std::string matrix_units, precision = "fp32";
 };
 
 // SPIR-V: the disassembly of each kernel's module on standard output, or the
@@ -54,7 +56,10 @@ int compile(const CompileOptions &o) {
     CodeFeatures features;  // no device here: what the flags say
     if (o.async_copies) features.async_copies = AsyncCopies::Ptx;
     if (emit == "loops") features.async_copies = AsyncCopies::InOrder;  // the code is not printed
-    features.async_copies_missing = "ksmith compile writes only with --async-copies";
+    if (o.matrix_units == "ptx") features.matrix_units = MatrixUnits::Ptx;
+    if (o.matrix_units == "emulated" || emit == "loops") features.matrix_units = MatrixUnits::Emulated;
+    features.precision = *parse_precision(o.precision);
+    features.async_copies_missing = "ksmith compile writes only with --async-copies (and --matrix-units)";
     Compiled c = compile_spec(spec, frontend::SizeSet::Default, sizes, schedule_from(o.schedule),
                               spirv_stage ? Target::SPIRV : Target::OpenCL, features);
     if (emit == "spirv") return emit_spirv(c, o.output);
@@ -76,6 +81,15 @@ Command add_compile(CLI::App &app) {
       ->check(CLI::IsMember({"graph", "loops", "opencl", "glsl", "spirv"}));
   command->add_flag("--async-copies", o->async_copies,
                     "Write async_copy's copies as PTX cp.async (NVIDIA's OpenCL, compute capability 8.0 or later)");
+  command
+      ->add_option("--matrix-units", o->matrix_units,
+                   "Write tensorize's matrix loops as PTX mma.sync (ptx: NVIDIA's OpenCL, compute capability 8.0 or "
+                   "later) or emulated in portable OpenCL C (emulated)")
+      ->check(CLI::IsMember({"ptx", "emulated"}));
+  command
+      ->add_option("--precision", o->precision,
+                   "The matrix loops' arithmetic: fp32 (3xTF32, fp32-accurate; the default) or tf32")
+      ->check(CLI::IsMember({"fp32", "tf32"}));
   command->add_option("-o,--output", o->output, "Write to FILE instead of standard output");
   return {command, [o] { return compile(*o); }};
 }

@@ -18,6 +18,7 @@ struct TimeOptions {
   std::string spec, device, target, lock;
   std::vector<std::string> schedules, sizes;
   bool naive = false, json = false;
+  std::string precision = "fp32";
   int rounds = 3, batches = 3;
   double min_batch_ms = 2;
   Served *served = nullptr;  // a worker's: its device
@@ -39,7 +40,8 @@ int time_candidates(const TimeOptions &o) {
   timing.batches = o.batches;
   timing.min_batch_ms = o.min_batch_ms;
   std::vector<runtime::Timing> times = time_side_by_side(spec, size_overrides(o.sizes, "--size"), schedules, *device,
-                                                         timing, o.rounds, lock ? &*lock : nullptr);
+                                                         timing, o.rounds, lock ? &*lock : nullptr,
+                                                         *parse_precision(o.precision));
   if (o.json) {
     nlohmann::json out = nlohmann::json::array();
     for (size_t i = 0; i < times.size(); ++i)
@@ -74,6 +76,8 @@ Command add_time(CLI::App &app, Served *served) {
   command->add_option("--device", o->device, "Device, as for run");
   command->add_option("--device-lock", o->lock, "A lock file shared with evaluations on the device, owned throughout");
   command->add_flag("--json", o->json, "Print JSON");
+  command->add_option("--precision", o->precision, "tensorize's matrix loops in fp32 (3xTF32, the default) or tf32")
+      ->check(CLI::IsMember({"fp32", "tf32"}));
   return {command, [o] { return time_candidates(*o); }};
 }
 

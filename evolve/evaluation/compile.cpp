@@ -21,6 +21,7 @@ CodeFeatures code_features(const runtime::DeviceInfo &device) {
   f.subgroups = device.subgroup_arithmetic;
   f.async_copies = device.async_copies ? AsyncCopies::Ptx : AsyncCopies::Refused;
   f.async_copies_missing = async_copies_missing(device);
+  f.matrix_units = device.matrix_units ? MatrixUnits::Ptx : MatrixUnits::Refused;
   return f;
 }
 
@@ -30,7 +31,8 @@ namespace {
 void generate(Compiled &c, Target target, const CodeFeatures &features) {
   c.target = target;
   if (target == Target::OpenCL) {
-    c.code = generate_opencl_c(c.program, features.async_copies, features.async_copies_missing);
+    c.code = generate_opencl_c(c.program, features.async_copies, features.async_copies_missing, features.matrix_units,
+                               features.precision);
     c.binary.opencl_c = c.code.source;
     return;
   }

@@ -32,9 +32,13 @@ struct CodeFeatures {
   bool subgroups = true;  // SPIR-V may use subgroup reductions
   // How OpenCL C writes async_copy's copies, and why not where Refused.
   AsyncCopies async_copies = AsyncCopies::Refused;
-  std::string async_copies_missing = "this target does not offer";
+  std::string async_copies_missing = "this target does not offer";  // and matrix units likewise
+  // How OpenCL C writes tensorize's matrix loops, and in what precision.
+  MatrixUnits matrix_units = MatrixUnits::Refused;
+  Precision precision = Precision::F32;
 };
-/// The device's: subgroup arithmetic (Vulkan), cp.async (NVIDIA's OpenCL, 8.0+).
+/// The device's: subgroup arithmetic (Vulkan), cp.async and matrix units (NVIDIA's
+/// OpenCL, 8.0+).
 CodeFeatures code_features(const runtime::DeviceInfo &device);
 
 /// A spec taken through the whole compiler at one set of sizes.

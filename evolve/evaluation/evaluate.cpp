@@ -1014,6 +1014,9 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   CodeFeatures features = code_features(device.info());
   if (options.async_copies_in_order && features.async_copies == AsyncCopies::Refused)
     features.async_copies = AsyncCopies::InOrder;
+  if (options.emulate_matrix_units && features.matrix_units == MatrixUnits::Refused)
+    features.matrix_units = MatrixUnits::Emulated;
+  features.precision = options.precision;
   const bool body = !options.kernel_source.empty();
   // Generated code computes the graph its rewrites left; a body, the spec's graph.
   const bool rewritten = !body && !options.schedule.rewrites.empty();
@@ -1126,7 +1129,7 @@ frontend::BodyCheck check_kernel_body(const frontend::Spec &spec, const EvalOpti
 
 std::vector<runtime::Timing> time_side_by_side(const frontend::Spec &spec, const frontend::SizeOverrides &sizes,
                                                const std::vector<Schedule> &schedules, runtime::Device &device,
-                                               const runtime::TimingOptions &timing, int rounds, DeviceLock *lock) {
+                                               const runtime::TimingOptions &timing, int rounds, DeviceLock *lock, Precision precision) {
   struct Held {
     DeviceLock *lock;
     ~Held() {
@@ -1135,7 +1138,8 @@ std::vector<runtime::Timing> time_side_by_side(const frontend::Spec &spec, const
   } held{lock};
   if (lock) lock->own();
   const Target target = target_for(device.info());
-  const CodeFeatures features = code_features(device.info());
+  CodeFeatures features = code_features(device.info());
+  features.precision = precision;
   std::vector<Compiled> compiled;
   for (const Schedule &s : schedules)
     compiled.push_back(compile_spec(spec, frontend::SizeSet::Default, sizes, s, target, features));

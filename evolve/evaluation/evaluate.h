@@ -82,6 +82,12 @@ struct EvalOptions {
   // user gets), or, with this, run in order as plain stores: the same results, how
   // the tests check the rings of copies on PoCL and lavapipe.
   bool async_copies_in_order = false;
+  // tensorize's matrix loops on a device without matrix units: refused, or, with
+  // this, emulated in portable OpenCL C with the instruction's fragment layout and
+  // rounding (codegen/c_printer.h): how the tests check them on PoCL.
+  bool emulate_matrix_units = false;
+  // The matrix loops' arithmetic (ir/matrix_tile.h): fp32-accurate unless asked.
+  Precision precision = Precision::F32;
 };
 
 /// Evaluates spec on device. A candidate that does not compile, or that the device
@@ -110,6 +116,6 @@ frontend::BodyCheck check_kernel_body(const frontend::Spec &spec, const EvalOpti
 std::vector<runtime::Timing> time_side_by_side(const frontend::Spec &spec, const frontend::SizeOverrides &sizes,
                                                const std::vector<Schedule> &schedules, runtime::Device &device,
                                                const runtime::TimingOptions &timing, int rounds,
-                                               DeviceLock *lock = nullptr);
+                                               DeviceLock *lock = nullptr, Precision precision = Precision::F32);
 
 }  // namespace ks

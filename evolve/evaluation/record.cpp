@@ -34,6 +34,7 @@ nlohmann::json device_json(const runtime::DeviceInfo &d) {
   if (d.subgroup_size) j["subgroup_size"] = d.subgroup_size;
   if (d.api == "vulkan") j["subgroup_arithmetic"] = d.subgroup_arithmetic;
   if (d.async_copies) j["async_copies"] = true;
+  if (d.matrix_units) j["matrix_units"] = true;
   return j;
 }
 

@@ -52,6 +52,7 @@ nlohmann::json device_info_json(const runtime::DeviceInfo &d) {
           {"subgroup_arithmetic", d.subgroup_arithmetic},
           {"fp64", d.fp64},
           {"async_copies", d.async_copies},
+          {"matrix_units", d.matrix_units},
           {"max_loop_iterations", d.max_loop_iterations},
           {"extensions", d.extensions},
           {"place", d.place}};
@@ -80,6 +81,7 @@ runtime::DeviceInfo device_info_from_json(const nlohmann::json &j) {
     d.subgroup_arithmetic = j.at("subgroup_arithmetic").get<bool>();
     d.fp64 = j.at("fp64").get<bool>();
     d.async_copies = j.at("async_copies").get<bool>();
+    d.matrix_units = j.value("matrix_units", false);  // absent from a worker that predates them
     d.max_loop_iterations = j.at("max_loop_iterations").get<uint64_t>();
     d.extensions = j.at("extensions").get<std::string>();
     d.place = j.at("place").get<std::string>();

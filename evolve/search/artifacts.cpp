@@ -318,11 +318,13 @@ void write_best_schedule(RunDatabase &db, const RunRow &run, const CandidateRow 
   if (!config.sizes.empty()) frontend::parse_size_assignments(config.sizes, &sizes);
   Schedule schedule = parse_schedule(std::make_shared<SourceFile>(SourceFile{"best.sched", best.schedule}));
   const Target target = run.target == "spirv" ? Target::SPIRV : Target::OpenCL;
-  // The code for the device the best ran on: its record says whether that had cp.async.
+  // The code for the device the best ran on: its record says whether that had cp.async
+  // and matrix units.
   CodeFeatures features;
   const nlohmann::json record = nlohmann::json::parse(best.record, nullptr, false);
-  if (record.is_object() && record.contains("device") && record["device"].value("async_copies", false))
-    features.async_copies = AsyncCopies::Ptx;
+  const bool has_device = record.is_object() && record.contains("device") && record["device"].is_object();
+  if (has_device && record["device"].value("async_copies", false)) features.async_copies = AsyncCopies::Ptx;
+  if (has_device && record["device"].value("matrix_units", false)) features.matrix_units = MatrixUnits::Ptx;
   features.async_copies_missing = run.device + " (the run's device) did not offer";
   Compiled c = compile_spec(spec, frontend::SizeSet::Default, sizes, schedule, target, features);
   if (target == Target::OpenCL) {

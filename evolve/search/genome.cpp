@@ -72,6 +72,11 @@ Replayed replay(const Graph &graph, const Schedule &schedule, const runtime::Dev
       if (!device->async_copies)
         for (const Kernel &k : program.kernels)
           if (!collect<AsyncCopy>(k.body).empty()) throw UserError(async_copy_refusal(async_copies_missing(*device)));
+      // And a matrix loop (tensorize) matrix units.
+      if (!device->matrix_units)
+        for (const Kernel &k : program.kernels)
+          for (const For *f : collect<For>(k.body))
+            if (f->kind == ForKind::Matrix) throw UserError(matrix_refusal(async_copies_missing(*device)));
       for (const Kernel &k : program.kernels)
         if (const int64_t copies = nested_iterations(k.body, true); copies > unroll_budget(*device))
           throw UserError("error: kernel '" + k.name + "' unrolls " + std::to_string(copies) +

@@ -266,6 +266,7 @@ struct Drawer {
   const Graph &graph;
   int64_t least_group, max_group;
   bool async_copies;  // the device has cp.async (runtime::DeviceInfo)
+  bool matrix_units;  // and mma.sync
   Rng &rng;
   Builder b;
   std::vector<std::string> notes;
@@ -593,6 +594,77 @@ struct Drawer {
     return true;
   }
 
+  // A contraction on the matrix units (see sketch.h): the tile's rows (the loop only
+  // the first operand reads) and columns (only the second's) laid out as mma.sync's
+  // fragments (ir/matrix_tile.h), the layout of bench/mma/: block bm x bn of warps
+  // wm x wn, each lane's rows mi h g and columns nj t cc, lane = g t on local.x, the
+  // warps on local.y; the reduction's panels in local memory padded against bank
+  // conflicts (rows along the reduction by 4, the others by 8: the lanes of a
+  // fragment then hit 32 banks), copied ahead where the device can; tensorize. At
+  // most 64 accumulators a lane: 3xTF32 holds three sets.
+  bool matrix_tiled(const Stage &stage) {
+    const std::string &s = stage.output;
+    const std::vector<std::string> loops = b.loops(s);
+    const std::vector<Access> reads = loads_of(stage.body);
+    if (loops.size() < 2 || stage.reduce_vars.empty() || reads.size() != 2) return false;
+    auto reads_loop = [](const Access &a, const std::string &l) {
+      for (const auto &vars : a.index_vars)
+        if (vars.count(l)) return true;
+      return false;
+    };
+    // Columns: the innermost loop that one operand reads and the other does not;
+    // rows: the innermost other loop read by the other operand alone.
+    std::string la, lb;
+    int bi = -1;
+    for (size_t i = loops.size(); i-- > 0 && lb.empty();)
+      for (int o = 0; o < 2 && lb.empty(); ++o)
+        if (reads_loop(reads[o], loops[i]) && !reads_loop(reads[1 - o], loops[i])) lb = loops[i], bi = o;
+    if (lb.empty()) return false;
+    for (size_t i = loops.size(); i-- > 0 && la.empty();)
+      if (loops[i] != lb && reads_loop(reads[1 - bi], loops[i]) && !reads_loop(reads[bi], loops[i])) la = loops[i];
+    if (la.empty()) return false;
+    const int64_t ea = pow2_at_least(b.extent(s, la)), eb = pow2_at_least(b.extent(s, lb));
+    if (ea < 16 || eb < 8) return false;
+    const int64_t wm = pick(powers(16, std::min<int64_t>(64, ea)), rng);
+    const int64_t wn = pick(powers(8, std::min<int64_t>(std::min<int64_t>(64, 2048 / wm), eb)), rng);
+    const int64_t bm = wm * pick(powers(1, std::min<int64_t>(4, ea / wm)), rng);
+    const int64_t warps_n = pick(powers(1, std::min<int64_t>({4, eb / wn, 8 / (bm / wm)})), rng);
+    const int64_t bn = wn * warps_n;
+    const IterVar &r = stage.reduce_vars.front();
+    const int64_t kt = pick(std::vector<int64_t>{8, 16, 16, 32}, rng);
+    Builder::Mark mark = b.mark();
+    auto fail = [&] { return b.rollback(mark), false; };
+    const std::string io = b.fresh(la + "o"), ii = b.fresh(la + "i"), jo = b.fresh(lb + "o"), ji = b.fresh(lb + "i");
+    const std::string wy = b.fresh("wy"), wi = b.fresh("wi"), mi = b.fresh("mi"), rr = b.fresh("rr"), h = b.fresh("h"),
+                      g = b.fresh("g"), wx = b.fresh("wx"), wj = b.fresh("wj"), nj = b.fresh("nj"), q = b.fresh("q"),
+                      t = b.fresh("t"), cc = b.fresh("cc"), warp = b.fresh("warp"), lane = b.fresh("lane");
+    if (!b.split(s, la, bm, io, ii) || !b.split(s, ii, wm, wy, wi) || !b.split(s, wi, 16, mi, rr) ||
+        !b.split(s, rr, 8, h, g) || !b.split(s, lb, bn, jo, ji) || !b.split(s, ji, wn, wx, wj) ||
+        !b.split(s, wj, 8, nj, q) || !b.split(s, q, 2, t, cc))
+      return fail();
+    if (!tile_order(s, loops, {la, lb}, {io, jo, wy, wx, g, t, mi, h, nj, cc}) || !b.fuse(s, {wy, wx}, warp) ||
+        !b.fuse(s, {g, t}, lane) || !b.bind(s, io, ForKind::GroupY) || !b.bind(s, jo, ForKind::GroupX) ||
+        !b.bind(s, warp, ForKind::LocalY) || !b.bind(s, lane, ForKind::LocalX) ||
+        !b.step(PrimitiveKind::CacheWrite, s, {lane}))
+      return fail();
+    const std::string ko = b.fresh(r.name + "o"), ki = b.fresh(r.name + "i");
+    if (!b.split(s, r.name, kt, ko, ki)) return fail();
+    for (const Access &a : reads) {
+      const std::string cache = b.fresh(a.buffer + "_s");
+      if (!b.cache_read(s, ko, a.buffer, MemoryScope::Local, cache)) return fail();
+      b.layout(PrimitiveKind::Pad, s, cache, {a.runs_along(r.name) ? 4 : 8});
+    }
+    if (!b.step(PrimitiveKind::Tensorize, s, {ki})) return fail();
+    char shape[160];
+    std::snprintf(shape, sizeof shape, "%s: matrix units, %lldx%lld per group, warps of %lldx%lld, k by %lld",
+                  s.c_str(), static_cast<long long>(bm), static_cast<long long>(bn), static_cast<long long>(wm),
+                  static_cast<long long>(wn), static_cast<long long>(kt));
+    std::string note = shape;
+    if (async_copies && chance(rng, 0.7) && b.async_copy(s, ko, 2)) note += ", panels copied ahead (2 slots)";
+    notes.push_back(note);
+    return true;
+  }
+
   // A softmax-weighted sum (online_attention's softmax_sum; see sketch.h): a work-item
   // per 1 or 2 rows and all (or a half, a quarter) of the value's columns, its
   // accumulators in registers. The score's sum (q . k over the head) runs once a row
@@ -811,7 +883,10 @@ struct Drawer {
       bool ruled = false;
       switch (pattern[s.output]) {
         case StagePattern::Elementwise: ruled = chance(rng, 0.85) && row_chain(s); break;
-        case StagePattern::Contraction: ruled = chance(rng, 0.9) && tiled(s); break;
+        case StagePattern::Contraction:
+          // On a device with matrix units, mostly a warp tile of its instructions.
+          ruled = (matrix_units && chance(rng, 0.7) && matrix_tiled(s)) || (chance(rng, 0.9) && tiled(s));
+          break;
         case StagePattern::RowReduction: ruled = chance(rng, 0.85) && row_reduction(s); break;
         case StagePattern::ColumnReduction: ruled = chance(rng, 0.6) && columns(s); break;
         case StagePattern::RunningTotal: ruled = chance(rng, 0.9) && running_total(s); break;
@@ -1001,8 +1076,8 @@ std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInf
   for (const Rewrite &r : start.rewrites) rewrite_note += print_rewrite(r) + "; ";
   for (int attempt = 0; attempt < attempts; ++attempt) {
     Drawer drawer{
-        rewritten, least_group, max_group, device.async_copies, rng, Builder(lower(rewritten), unroll_budget(device)),
-        {},        {},          {}};
+        rewritten, least_group, max_group, device.async_copies, device.matrix_units, rng,
+        Builder(lower(rewritten), unroll_budget(device)), {}, {}, {}};
     Sketch sketch = drawer.draw();
     sketch.schedule.rewrites = start.rewrites;
     sketch.note = rewrite_note + sketch.note;

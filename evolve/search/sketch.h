@@ -23,7 +23,12 @@
 //                 work-items with 4 or 8 outputs a side; the two tiled loops
 //                 mostly reuse both operands (the
 //                 innermost loop, and one along which an operand that varies with
-//                 it does not: a conv's output channels)
+//                 it does not: a conv's output channels). On a device with matrix
+//                 units, mostly (7 in 10) a warp tile of mma.sync instead: rows the
+//                 loop only one operand reads, columns only the other's, laid out
+//                 as the instruction's fragments (ir/matrix_tile.h), warps of 16 to
+//                 64 a side (at most 64 accumulators a lane), panels of 8 to 32 k
+//                 padded against bank conflicts, copied ahead, tensorize
 //   row reduction (the reduction runs along the contiguous dimension, or the output
 //                 is a scalar: softmax's statistics, norms, losses, matvec) a
 //                 work-group per output with cross_reduce; an elementwise output that

@@ -85,7 +85,7 @@ TEST(ScheduleText, ErrorsPointAtTheText) {
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 64 -> mo mi\nshuffle y.m\n"); })),
             "s.sched:2:1: error: unknown primitive 'shuffle'; primitives are split, fuse, reorder, tile, bind, "
             "unroll, inline, cross_reduce, cache_write, cache_read, pad, compute_at, vectorize, transpose, prefetch, "
-            "reverse_inline, scan, async_copy");
+            "reverse_inline, scan, async_copy, tensorize");
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("cache_write c.tx global"); })),
             "s.sched:1:18: error: unknown memory 'global'; caches are local or private");
   EXPECT_EQ(first_line(test::user_error([] { schedule_of("split y.m 0 -> mo mi"); })),

@@ -73,11 +73,12 @@ struct Draws {
   }
 };
 
-Draws draw(const Graph &g, int n, uint64_t seed = 1, bool async_copies = false) {
+Draws draw(const Graph &g, int n, uint64_t seed = 1, bool async_copies = false, bool matrix_units = false) {
   Draws d;
   Rng rng(seed);
   runtime::DeviceInfo device = gpu_limits();
   device.async_copies = async_copies;
+  device.matrix_units = matrix_units;
   for (int i = 0; i < n; ++i) {
     std::optional<Sketch> s = sample_sketch(g, device, rng);
     EXPECT_TRUE(s) << g.name << ": no sketch replays, draw " << i;
@@ -105,6 +106,8 @@ TEST(Sketches, TileContractions) {
       << "the next panels prefetched into registers";
   EXPECT_EQ(d.with([](const Schedule &s) { return count(s, PrimitiveKind::AsyncCopy) >= 1; }), 0)
       << "no ring of asynchronous copies on a device without cp.async";
+  EXPECT_EQ(d.with([](const Schedule &s) { return count(s, PrimitiveKind::Tensorize) >= 1; }), 0)
+      << "no matrix tiles on a device without matrix units";
   // With cp.async (NVIDIA's OpenCL, 8.0+), rings of 2 or 3 slots in place of some
   // prefetches, each replayed (the ring fits the group's local memory).
   Draws ring = draw(example_at("matmul", "N=4096"), 30, 1, true);
@@ -129,6 +132,23 @@ TEST(Sketches, TileContractions) {
   }),
             10)
       << "the conv's output channels tiled";
+}
+
+// With matrix units (NVIDIA's OpenCL, 8.0+), contractions mostly become warp tiles of
+// mma.sync, each replayed: matmul, x @ w.T (gemm_bias_leaky), a batched matmul (its
+// batch on group.z) and a conv (implicit GEMM: the window's loops in the nest).
+TEST(Sketches, TileContractionsOnMatrixUnits) {
+  auto tensorized = [](const Schedule &s) {
+    return count(s, PrimitiveKind::Tensorize) == 1 && count(s, PrimitiveKind::CacheWrite) == 1;
+  };
+  Draws mm = draw(example_at("matmul", "N=4096"), 20, 1, true, true);
+  EXPECT_GE(mm.with(tensorized), 10) << "most contractions on the matrix units";
+  EXPECT_GE(mm.with([](const Schedule &s) { return count(s, PrimitiveKind::Tensorize) == 0; }), 2)
+      << "some still on the CUDA cores";
+  EXPECT_GE(mm.with([&](const Schedule &s) { return tensorized(s) && count(s, PrimitiveKind::AsyncCopy) == 1; }), 3)
+      << "panels copied ahead";
+  for (const char *name : {"gemm_bias_leaky", "batched_matmul", "conv2d"})
+    EXPECT_GE(draw(example(name), 10, 2, true, true).with(tensorized), 3) << name;
 }
 
 // A large contraction on a GPU mostly gets a GPU GEMM's shape: 128 to 512
@@ -521,6 +541,40 @@ TEST(SketchesOnDevice, EpiloguesInTheContractionsKernelAgree) {
   for (const char *name : {"conv_relu_bias", "gemm_bias_leaky"}) {
     EXPECT_EQ(check_drawn(*device, name, {}, 13, 2, fused), 2) << name;
     EXPECT_EQ(check_drawn(*device, name, {}, 17, 2, fused_lanes), 2) << name;
+  }
+}
+
+// Matrix tiles drawn for a device with matrix units, run on PoCL with the
+// instruction emulated (its fragment layout and rounding), at the check sizes: the
+// tiles overhang every edge. The conv's reduction runs over its window too (16
+// output channels: the rows of one instruction at least).
+TEST(SketchesOnDevice, MatrixTilesAgreeEmulated) {
+  if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
+  auto device = runtime::open_device("", "opencl");
+  runtime::DeviceInfo with_units = device->info();
+  with_units.matrix_units = true;
+  for (const char *name : {"matmul", "gemm_bias_leaky", "batched_matmul", "conv2d"}) {
+    const std::string path = std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks";
+    frontend::Spec spec = frontend::load_spec(path);
+    frontend::SizeOverrides sizes;
+    if (std::string(name) == "conv2d") sizes.values["O"] = 16;
+    Graph g = frontend::elaborate(spec, frontend::SizeSet::Check, sizes);
+    Rng rng(5);
+    int checked = 0;
+    for (int draws = 0; draws < 200 && checked < 2; ++draws) {
+      std::optional<Sketch> s = sample_sketch(g, with_units, rng);
+      if (!s || count(s->schedule, PrimitiveKind::Tensorize) == 0) continue;
+      EvalOptions options;
+      options.time = false;
+      options.trials = 1;
+      options.emulate_matrix_units = true;
+      options.check_sizes = sizes;
+      options.schedule = s->schedule;
+      EvalRecord r = evaluate(spec, path, *device, options);
+      EXPECT_TRUE(r.ok()) << r.verdict() << "\n" << s->note << "\n" << print_schedule(s->schedule);
+      ++checked;
+    }
+    EXPECT_EQ(checked, 2) << name << ": matrix tiles drawn";
   }
 }
 

@@ -1,0 +1,377 @@
+#include "ir/matrix_tile.h"
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "ir/simplify.h"
+#include "ir/visitor.h"
+
+namespace ks {
+
+namespace {
+
+constexpr int64_t kWarp = 32;
+
+Expr make_const(DType type, int64_t value) { return make_int(value, type); }
+
+// The statements from body down to target (target last); empty where it is not there.
+bool find_path(const Stmt &s, const BaseStmtNode *target, std::vector<Stmt> *path) {
+  if (!s.defined()) return false;
+  path->push_back(s);
+  if (s.get() == target) return true;
+  bool found = false;
+  if (const For *f = s.as<For>()) found = find_path(f->body, target, path);
+  else if (const Block *b = s.as<Block>()) found = find_path(b->body, target, path);
+  else if (const Allocate *a = s.as<Allocate>()) found = find_path(a->body, target, path);
+  else if (const AsyncCopy *c = s.as<AsyncCopy>()) found = find_path(c->body, target, path);
+  else if (const LetStmt *l = s.as<LetStmt>()) found = find_path(l->body, target, path);
+  else if (const IfThenElse *i = s.as<IfThenElse>())
+    found = find_path(i->then_case, target, path) || find_path(i->else_case, target, path);
+  else if (const Seq *q = s.as<Seq>())
+    for (const Stmt &t : q->stmts)
+      if ((found = find_path(t, target, path))) break;
+  if (!found) path->pop_back();
+  return found;
+}
+
+// An integer index expression's value where every variable it uses has one; nullopt
+// for anything but integer arithmetic.
+std::optional<int64_t> evaluate(const Expr &e, const std::map<std::string, int64_t> &values) {
+  if (const IntImm *i = e.as<IntImm>()) return i->value;
+  if (const Var *v = e.as<Var>()) {
+    auto it = values.find(v->name);
+    return it == values.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
+  if (const Cast *c = e.as<Cast>()) return is_int(c->type) ? evaluate(c->value, values) : std::nullopt;
+  const Binary *b = e.as<Binary>();
+  if (!b) return std::nullopt;
+  auto x = evaluate(b->a, values), y = evaluate(b->b, values);
+  if (!x || !y) return std::nullopt;
+  switch (b->op) {
+    case BinaryOp::Add: return *x + *y;
+    case BinaryOp::Sub: return *x - *y;
+    case BinaryOp::Mul: return *x * *y;
+    case BinaryOp::Div: return *y ? std::optional<int64_t>(*x / *y) : std::nullopt;
+    case BinaryOp::Mod: return *y ? std::optional<int64_t>(*x % *y) : std::nullopt;
+    case BinaryOp::Min: return std::min(*x, *y);
+    case BinaryOp::Max: return std::max(*x, *y);
+    default: return std::nullopt;
+  }
+}
+
+std::optional<std::vector<int64_t>> evaluate(const std::vector<Expr> &indices,
+                                             const std::map<std::string, int64_t> &values) {
+  std::vector<int64_t> out;
+  for (const Expr &i : indices) {
+    auto v = evaluate(i, values);
+    if (!v) return std::nullopt;
+    out.push_back(*v);
+  }
+  return out;
+}
+
+// Every combination of the loops' values, the last loop fastest.
+std::vector<std::map<std::string, int64_t>> points(const std::vector<MatrixTile::Loop> &loops) {
+  std::vector<std::map<std::string, int64_t>> out{{}};
+  for (const MatrixTile::Loop &l : loops) {
+    std::vector<std::map<std::string, int64_t>> next;
+    for (const auto &p : out)
+      for (int64_t v = 0; v < l.extent; ++v) {
+        next.push_back(p);
+        next.back()[l.var] = v;
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+// The loops' values at point `index` (the last loop fastest), as expressions of it.
+void decode(const std::vector<MatrixTile::Loop> &loops, const Expr &index, std::map<std::string, Expr> *values) {
+  int64_t inner = 1;
+  for (size_t i = loops.size(); i-- > 0;) {
+    Expr digit = inner == 1 ? index : index / make_const(index.type(), inner);
+    if (i > 0) digit = digit % make_const(index.type(), loops[i].extent);
+    (*values)[loops[i].var] = digit;
+    inner *= loops[i].extent;
+  }
+}
+
+int64_t product(const std::vector<MatrixTile::Loop> &loops) {
+  int64_t p = 1;
+  for (const auto &l : loops) p *= l.extent;
+  return p;
+}
+
+// What the nest inside the loop is, lets expanded, or a reason why it is not one.
+struct Nest {
+  std::vector<MatrixTile::Loop> loops;
+  std::map<std::string, Expr> lets;  // expanded
+  std::vector<Expr> guards;          // likewise
+  const Store *store = nullptr;
+};
+
+std::string walk_nest(const Stmt &s, Nest *nest) {
+  if (const For *f = s.as<For>()) {
+    if (f->kind != ForKind::Serial && f->kind != ForKind::Unrolled && f->kind != ForKind::Matrix)
+      return "it holds a " + std::string(for_kind_name(f->kind)) + " loop " + f->var;
+    nest->loops.push_back({f->var, f->extent});
+    return walk_nest(f->body, nest);
+  }
+  if (const LetStmt *l = s.as<LetStmt>()) {
+    nest->lets[l->var] = substitute(l->value, nest->lets);
+    return walk_nest(l->body, nest);
+  }
+  if (const IfThenElse *i = s.as<IfThenElse>(); i && !i->else_case.defined()) {
+    nest->guards.push_back(substitute(i->condition, nest->lets));
+    return walk_nest(i->then_case, nest);
+  }
+  if (const Store *st = s.as<Store>()) {
+    nest->store = st;
+    return "";
+  }
+  return "its body is not one nest of loops around one multiply-add";
+}
+
+// The loads of `acc[p] = acc[p] + A * B` (either order of either sum or product).
+bool multiply_add(const Store &store, const Load **a, const Load **b) {
+  const Binary *add = store.value.as<Binary>();
+  if (!add || add->op != BinaryOp::Add || store.value.type() != DType::F32) return false;
+  for (int side = 0; side < 2; ++side) {
+    const Load *acc = (side ? add->b : add->a).as<Load>();
+    const Binary *mul = (side ? add->a : add->b).as<Binary>();
+    if (!acc || !mul || mul->op != BinaryOp::Mul || acc->buffer != store.buffer) continue;
+    bool same = acc->indices.size() == store.indices.size();
+    for (size_t i = 0; same && i < acc->indices.size(); ++i) same = equal(acc->indices[i], store.indices[i]);
+    *a = mul->a.as<Load>();
+    *b = mul->b.as<Load>();
+    if (same && *a && *b && (*a)->type == DType::F32 && (*b)->type == DType::F32) return true;
+  }
+  return false;
+}
+
+std::set<std::string> vars_of(const std::vector<Expr> &indices) {
+  std::set<std::string> out;
+  for (const Expr &i : indices)
+    for (const std::string &v : vars_in(i)) out.insert(v);
+  return out;
+}
+
+// The rest of matrix_tile's checks with the product's operands as given: tile.a the
+// rows' (A), tile.b the columns' (B); nullopt with *why where they do not hold.
+std::optional<MatrixTile> with_operands(MatrixTile tile, const Nest &nest, const Store &store,
+                                        const std::vector<MatrixTile::Loop> &around, std::string *why) {
+  auto refuse = [&](const std::string &reason) -> std::optional<MatrixTile> {
+    *why = reason;
+    return std::nullopt;
+  };
+  tile.acc = store.buffer;
+  // Loops of one iteration are their variable at 0 (a split that left one behind).
+  std::map<std::string, Expr> values = nest.lets;
+  for (const MatrixTile::Loop &l : nest.loops)
+    if (l.extent == 1) values[l.var] = make_int(0, index_type_for(1));
+  for (auto &[name, value] : values) value = substitute(value, values);
+  auto expand = [&](const std::vector<Expr> &indices) {
+    std::vector<Expr> out;
+    for (const Expr &i : indices) out.push_back(simplify(substitute(i, values)));
+    return out;
+  };
+  const std::vector<Expr> ia = expand(tile.a->indices), ib = expand(tile.b->indices);
+  tile.acc_index = expand(store.indices);
+  tile.a_load = Load::make(tile.a->type, tile.a->buffer, ia, tile.a->pad);
+  tile.b_load = Load::make(tile.b->type, tile.b->buffer, ib, tile.b->pad);
+  for (const Expr &g : nest.guards) tile.guard = tile.guard.defined() ? (tile.guard && g) : g;
+  if (tile.guard.defined()) tile.guard = substitute(tile.guard, values);
+
+  // The nest's loops, by what reads them.
+  const std::set<std::string> in_a = vars_of(ia), in_b = vars_of(ib), in_acc = vars_of(tile.acc_index);
+  for (const MatrixTile::Loop &l : nest.loops) {
+    if (l.extent == 1) continue;
+    const bool a = in_a.count(l.var), b = in_b.count(l.var), p = in_acc.count(l.var);
+    if (a && b && !p) {
+      tile.k.push_back(l);
+    } else if (a != b && p) {
+      (a ? tile.m : tile.n).push_back(l);
+    } else {
+      return refuse("its loop " + l.var + (a && b ? " is read by both operands and the accumulator's index"
+                                           : p    ? " is read by the accumulator's index and neither operand"
+                                                  : " is read by neither operand (" + tile.a->buffer + ", " +
+                                                        tile.b->buffer + ")"));
+    }
+  }
+  if (in_acc.count(tile.lane)) return refuse("the accumulator's index depends on the lane");
+  if (tile.guard.defined()) {
+    std::set<std::string> spatial{tile.lane};
+    for (const auto *loops : {&tile.m, &tile.n})
+      for (const MatrixTile::Loop &l : *loops) spatial.insert(l.var);
+    if (mentions(tile.guard, spatial))
+      return refuse("a condition inside it depends on the lane or on the rows or columns (" +
+                    std::string("unguarded accumulators are what a tile needs: its panels padded past the edge)"));
+  }
+  auto take_pair = [](std::vector<MatrixTile::Loop> *loops, std::string *name) {
+    for (size_t i = loops->size(); i-- > 0;)
+      if ((*loops)[i].extent == 2) {
+        *name = (*loops)[i].var;
+        loops->erase(loops->begin() + static_cast<std::ptrdiff_t>(i));
+        return true;
+      }
+    return false;
+  };
+  if (!take_pair(&tile.m, &tile.h))
+    return refuse("none of its loops over the rows of " + tile.a->buffer +
+                  " has 2 iterations (an instruction's rows g and g + 8)");
+  if (!take_pair(&tile.n, &tile.c))
+    return refuse("none of its loops over the columns of " + tile.b->buffer +
+                  " has 2 iterations (an instruction's columns 2t and 2t + 1)");
+  if (product(tile.k) % 8 != 0)
+    return refuse("its reduction has " + std::to_string(product(tile.k)) +
+                  " points, not a multiple of the instruction's 8");
+
+  // The lanes' rows and columns, at four points of the loops around.
+  std::vector<std::map<std::string, int64_t>> samples(4);
+  std::mt19937_64 rng(0x6d6d61);  // fixed: the same verdict every time
+  for (const MatrixTile::Loop &l : around) {
+    samples[0][l.var] = 0;
+    samples[1][l.var] = l.extent - 1;
+    for (int s = 2; s < 4; ++s) samples[s][l.var] = std::uniform_int_distribution<int64_t>(0, l.extent - 1)(rng);
+  }
+  std::vector<MatrixTile::Loop> rows = tile.m, cols = tile.n;
+  rows.push_back({tile.h, 2});
+  cols.push_back({tile.c, 2});
+  const auto row_points = points(rows), col_points = points(cols), k_points = points(tile.k);
+  for (auto values : samples) {
+    for (const auto &[side, indices, lane_class] :
+         {std::tuple{tile.a->buffer, ia, 0}, std::tuple{tile.b->buffer, ib, 1}}) {
+      const auto &free_points = lane_class == 0 ? row_points : col_points;
+      for (const auto &fp : free_points)
+        for (const auto &kp : k_points) {
+          for (const auto &[v, x] : fp) values[v] = x;
+          for (const auto &[v, x] : kp) values[v] = x;
+          for (int64_t lane = 0; lane < kWarp; ++lane) {
+            // The lane that must read the same element: same g for A, same t for B.
+            values[tile.lane] = lane;
+            auto at = evaluate(indices, values);
+            values[tile.lane] = lane_class == 0 ? lane / 4 * 4 : lane % 4;
+            auto same = evaluate(indices, values);
+            if (!at || !same) return refuse("an index of " + side + " is not integer arithmetic of the loops");
+            if (*at != *same)
+              return refuse("lanes " + std::to_string(lane) + " and " + std::to_string(values[tile.lane]) +
+                            " read different elements of " + side + " where the instruction's layout has them " +
+                            (lane_class == 0 ? "share a row (g = lane / 4)" : "share a column (t = lane % 4)"));
+          }
+        }
+    }
+    std::set<std::vector<int64_t>> seen;
+    for (const auto &rp : row_points)
+      for (const auto &cp : col_points) {
+        for (const auto &[v, x] : rp) values[v] = x;
+        for (const auto &[v, x] : cp) values[v] = x;
+        auto at = evaluate(tile.acc_index, values);
+        if (!at) return refuse("an index of " + tile.acc + " is not integer arithmetic of the loops");
+        if (!seen.insert(*at).second) return refuse("two of its rows and columns accumulate into one element of " + tile.acc);
+      }
+  }
+  return tile;
+}
+
+}  // namespace
+
+Expr MatrixTile::guarded(const Expr &load, const std::map<std::string, Expr> &values) const {
+  const Expr value = simplify(substitute(load, values));
+  if (!guard.defined()) return value;
+  return simplify(Select::make(substitute(guard, values), value, make_f32(0.0)));
+}
+
+int64_t MatrixTile::steps() const { return product(k) / 8; }
+int64_t MatrixTile::m_tiles() const { return product(m); }
+int64_t MatrixTile::n_tiles() const { return product(n); }
+
+const char *precision_name(Precision precision) { return precision == Precision::F32 ? "fp32" : "tf32"; }
+
+std::optional<Precision> parse_precision(const std::string &name) {
+  for (Precision p : {Precision::F32, Precision::TF32})
+    if (name == precision_name(p)) return p;
+  return std::nullopt;
+}
+
+Expr MatrixTile::a_fragment(const Expr &lane_value, int64_t tile, const Expr &q, const Expr &step) const {
+  const DType t = lane_value.type();
+  std::map<std::string, Expr> values{{lane, lane_value}, {h, q % make_const(t, 2)}};
+  decode(m, make_const(t, tile), &values);
+  decode(k, step * make_const(t, 8) + lane_value % make_const(t, 4) + q / make_const(t, 2) * make_const(t, 4), &values);
+  return guarded(a_load, values);
+}
+
+Expr MatrixTile::b_fragment(const Expr &lane_value, int64_t tile, const Expr &q, const Expr &step) const {
+  const DType t = lane_value.type();
+  const Expr g = lane_value / make_const(t, 4);
+  // The lane whose column 2t + c is g: t = g / 2, c = g % 2 (B's index uses no other digit).
+  std::map<std::string, Expr> values{{lane, g / make_const(t, 2)}, {c, g % make_const(t, 2)}};
+  decode(n, make_const(t, tile), &values);
+  decode(k, step * make_const(t, 8) + lane_value % make_const(t, 4) + q * make_const(t, 4), &values);
+  return guarded(b_load, values);
+}
+
+std::vector<Expr> MatrixTile::acc_at(int64_t mt, int64_t nt, int r) const {
+  std::map<std::string, Expr> values{{h, make_const(DType::I32, r / 2)}, {c, make_const(DType::I32, r % 2)}};
+  decode(m, make_const(DType::I32, mt), &values);
+  decode(n, make_const(DType::I32, nt), &values);
+  std::vector<Expr> out;
+  for (const Expr &i : acc_index) out.push_back(simplify(substitute(i, values)));
+  return out;
+}
+
+std::optional<MatrixTile> matrix_tile(const Stmt &kernel_body, const For &loop, std::string *reason) {
+  auto refuse = [&](const std::string &why) -> std::optional<MatrixTile> {
+    *reason = "loop " + loop.var + " is not a warp's matrix tile: " + why;
+    return std::nullopt;
+  };
+  std::vector<Stmt> path;
+  if (!find_path(kernel_body, &loop, &path)) return refuse("it is not in the kernel");
+  const Stmt self = path.back();
+  path.pop_back();
+
+  // The loops and lets around the nest; the lane; no condition between lane and nest.
+  MatrixTile tile;
+  std::vector<MatrixTile::Loop> around;
+  std::map<std::string, Expr> lets;
+  std::set<std::string> private_buffers;
+  for (const Stmt &s : path) {
+    if (const For *f = s.as<For>()) {
+      if (f->kind == ForKind::LocalX) {
+        if (f->extent != kWarp)
+          return refuse("the kernel's local.x loop " + f->var + " has " + std::to_string(f->extent) +
+                        " work-items; a matrix tile's lanes are a warp's 32, along local.x");
+        tile.lane = f->var;
+      } else {
+        around.push_back({f->var, f->extent});
+      }
+    } else if (const LetStmt *l = s.as<LetStmt>()) {
+      lets[l->var] = substitute(l->value, lets);
+    } else if (const Allocate *a = s.as<Allocate>()) {
+      if (a->scope == MemoryScope::Private) private_buffers.insert(a->buffer);
+    } else if (s.as<IfThenElse>() && !tile.lane.empty()) {
+      return refuse("a condition inside the lanes' loop encloses it, and every lane of a warp must run the instruction");
+    }
+  }
+  if (tile.lane.empty()) return refuse("no local.x loop of 32 work-items (a warp's lanes) encloses it");
+
+  Nest nest;
+  nest.lets = lets;
+  std::string why = walk_nest(self, &nest);
+  if (!why.empty()) return refuse(why);
+  const Store &store = *nest.store;
+  if (!private_buffers.count(store.buffer))
+    return refuse("it accumulates into " + store.buffer + ", not a private accumulator (cache_write ... private)");
+  if (!multiply_add(store, &tile.a, &tile.b))
+    return refuse("its store is not acc[p] = acc[p] + a[..] * b[..] in f32");
+  // The product's operands either way round: the rows' operand first.
+  std::string first, second;
+  const Load *a = tile.a, *b = tile.b;
+  if (auto t = with_operands(tile, nest, store, around, &first)) return t;
+  tile.a = b, tile.b = a;
+  if (auto t = with_operands(tile, nest, store, around, &second)) return t;
+  return refuse(first);
+}
+
+}  // namespace ks

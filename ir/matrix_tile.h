@@ -1,0 +1,89 @@
+// The matrix-unit form of a loop: when a warp may run a loop nest of multiply-adds
+// as NVIDIA's warp-wide matrix instruction mma.sync.m16n8k8 (D[16x8] += A[16x8] *
+// B[8x8], TF32 operands, f32 accumulators). The verifier checks it for every loop of
+// kind `matrix` (tensorize makes them), tensorize reports its failure as the
+// refusal, and the OpenCL printer writes the instructions from it.
+//
+// The loop's body is exactly a nest of loops, lets and conditions on the reduction's
+// edge around one store `acc[p] = acc[p] + A[ia] * B[ib]` into a private
+// accumulator (a condition's failing k points become zero operands, which add
+// nothing). Its loops are
+// classed by what reads them: a loop A's and B's indices both use is a k loop (the
+// instruction's reduction), one only A's uses an m loop, one only B's an n loop.
+// The work-item's lane is the kernel's local.x loop, of 32 work-items (one warp);
+// g = lane / 4 and t = lane % 4 are the PTX ISA's names. The instruction's
+// fragments ("Matrix Fragments for mma.m16n8k8"): lane (g, t) holds
+//   a0 A[g][t]  a1 A[g+8][t]  a2 A[g][t+4]  a3 A[g+8][t+4]
+//   b0 B[t][g]  b1 B[t+4][g]
+//   c0 C[g][2t] c1 C[g][2t+1] c2 C[g+8][2t] c3 C[g+8][2t+1]
+// so the nest is one instruction per step of 8 k-points for each m tile and n tile
+// when:
+//  - one m loop h of 2 iterations gives rows g and g + 8, one n loop c of 2
+//    columns 2t and 2t + 1 (the innermost such loops); the other m loops number the
+//    m tiles, the other n loops the n tiles;
+//  - A's index depends on the lane through g alone and B's through t alone (then
+//    row g + 8h of a tile is the same row whichever lane reads it, and so is column
+//    2t + c), checked by evaluating both over every lane, m, n and k point, at the
+//    loops around the nest at zero, at their last values and at two more points;
+//  - p depends on neither the lane nor k, and tells every (m, n) point apart.
+// The sum then holds exactly the nest's products; only their order and rounding
+// differ, which the precision forms (codegen) bound. k points are numbered in the
+// nest's order (the innermost k loop fastest), 8 to an instruction step.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace ks {
+
+/// The arithmetic a matrix loop's f32 products may use. F32 (the default): fp32-
+/// accurate, as 3xTF32 (each operand a TF32 high part plus a TF32 residual; the two
+/// small products and the large one in accumulators of their own, restarted at each
+/// run of the loop and added to the f32 accumulator there). TF32: one product of
+/// the rounded operands, about 1e-3 relative; only where the user asks.
+enum class Precision { F32, TF32 };
+const char *precision_name(Precision precision);  // "fp32", "tf32"
+std::optional<Precision> parse_precision(const std::string &name);
+
+struct MatrixTile {
+  struct Loop {
+    std::string var;
+    int64_t extent;
+  };
+  std::vector<Loop> k, m, n;  // outer to inner; m without h, n without c
+  std::string h, c;           // the m loop of rows g, g + 8 and the n loop of columns 2t, 2t + 1
+  std::string lane;           // the local.x loop
+  std::string acc;            // the private accumulator
+  const Load *a = nullptr, *b = nullptr;  // as written in the nest
+  Expr a_load, b_load;                    // with every let expanded
+  std::vector<Expr> acc_index;            // likewise
+  // The conditions around the store (a reduction's edge: they use k and the loops
+  // around alone), undefined where none: the fragments read 0 where they fail.
+  Expr guard;
+
+  int64_t steps() const;    // instruction steps: k points / 8
+  int64_t m_tiles() const;  // instructions along m and n
+  int64_t n_tiles() const;
+
+  /// Fragment register q (0..3) of A for m tile `tile` at step `step`, as the
+  /// work-item whose lane is `lane` loads it: A[g + 8 (q % 2)][t + 4 (q / 2)].
+  Expr a_fragment(const Expr &lane, int64_t tile, const Expr &q, const Expr &step) const;
+  /// Fragment register q (0, 1) of B for n tile `tile`: B[t + 4q][g].
+  Expr b_fragment(const Expr &lane, int64_t tile, const Expr &q, const Expr &step) const;
+  /// The accumulator's indices for register r (0..3) of the instruction of m tile
+  /// mt and n tile nt: row half r / 2, column r % 2.
+  std::vector<Expr> acc_at(int64_t mt, int64_t nt, int r) const;
+
+ private:
+  Expr guarded(const Expr &load, const std::map<std::string, Expr> &values) const;
+};
+
+/// The matrix-unit form of `loop` inside a kernel's body, or nullopt with *reason
+/// naming what breaks it.
+std::optional<MatrixTile> matrix_tile(const Stmt &kernel_body, const For &loop, std::string *reason);
+
+}  // namespace ks

@@ -1,0 +1,196 @@
+// tensorize and the matrix-unit form (ir/matrix_tile.h): which register tiles a warp's
+// mma.sync may run and why the others may not, the code each target writes, and the
+// emulated instruction against the interpreter on PoCL.
+#include "ir/matrix_tile.h"
+
+#include "codegen/glsl.h"
+#include "codegen/opencl_c.h"
+#include "evolve/evaluation/evaluate.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "passes/pipeline.h"
+#include "passes/schedule.h"
+#include "test_util.h"
+
+namespace ks {
+namespace {
+
+const char *kMatmul =
+    "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 64, N = 64, K = 48 "
+    "{ c[i, j] = sum(k) a[i, k] * b[k, j] }";
+
+// Stage s's tile over loops i, j (reduction k) in the instruction's layout, as
+// bench/mma/ writes it: bm x bn blocks of warps wm x wn, panels of kt k.
+std::string layout(const std::string &s, const std::string &i, const std::string &j, const std::string &k, int bm,
+                   int bn, int wm, int wn, int kt) {
+  auto n = [](int v) { return std::to_string(v); };
+  return "tile " + s + " " + i + " " + j + " " + n(bm) + " " + n(bn) + " -> io jo ii ji\n" +  //
+         "split " + s + ".ii " + n(wm) + " -> wy wi\nsplit " + s + ".wi 16 -> mi r\nsplit " + s +
+         ".r 8 -> h g\nsplit " + s + ".ji " + n(wn) + " -> wx wj\nsplit " + s + ".wj 8 -> nj q\nsplit " + s +
+         ".q 2 -> t cc\nreorder " + s + " io jo wy wx g t mi h nj cc\nfuse " + s + " wy wx -> warp\nfuse " + s +
+         " g t -> lane\nbind " + s + ".io group.y\nbind " + s + ".jo group.x\nbind " + s + ".warp local.y\nbind " + s +
+         ".lane local.x\ncache_write " + s + ".lane private\nsplit " + s + "." + k + " " + n(kt) +
+         " -> ko ki\ncache_read " + s + ".ko a local -> a_s\ncache_read " + s + ".ko b local -> b_s\n";
+}
+
+Program scheduled(const std::string &spec, const std::string &schedule) {
+  return run_pipeline(test::graph_of(spec), parse_schedule(test::source(schedule, "mma.sched")));
+}
+
+std::string refusal(const std::string &schedule) {
+  return test::user_error([&] { scheduled(kMatmul, schedule); });
+}
+
+TEST(MatrixTile, TheInstructionsLayoutBecomesAMatrixLoop) {
+  const Program p = scheduled(kMatmul, layout("c", "i", "j", "k", 64, 64, 32, 32, 16) + "tensorize c.ki\n");
+  const std::string loops = print_program(p);
+  EXPECT_NE(loops.find("for ki in 0..16 matrix {"), std::string::npos) << loops;
+  // The printed form parses back and verifies (the verifier holds a matrix loop's form).
+  EXPECT_EQ(print_program(parse_program(test::source(loops, "p.loops"))), loops);
+
+  // fp32: per step of 8 k, three instructions per pair of tiles (2 x 4), the two
+  // small products first, each into its own accumulators.
+  const std::string ptx = generate_opencl_c(p, AsyncCopies::Refused, "", MatrixUnits::Ptx).source;
+  EXPECT_NE(ptx.find("asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, "
+                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\""),
+            std::string::npos)
+      << ptx;
+  EXPECT_EQ(test::count(ptx, "ks_mma_tf32(ks_small + "), 16) << ptx;
+  EXPECT_EQ(test::count(ptx, "ks_mma_tf32(ks_big + "), 8) << ptx;
+  const size_t small = ptx.find("ks_mma_tf32(ks_small + 4, ks_alo + 0, ks_bhi + 2);");
+  EXPECT_LT(small, ptx.find("ks_mma_tf32(ks_small + 4, ks_ahi + 0, ks_blo + 2);"));
+  EXPECT_LT(ptx.find("ks_mma_tf32(ks_small + 4, ks_ahi + 0, ks_blo + 2);"),
+            ptx.find("ks_mma_tf32(ks_big + 4, ks_ahi + 0, ks_bhi + 2);"));
+  EXPECT_NE(ptx.find("3xTF32 (fp32-accurate)"), std::string::npos);
+  // Each of the 32 accumulators gets both of its parts.
+  EXPECT_EQ(test::count(ptx, " + (ks_big["), 32) << ptx;
+  // TF32 when asked: one instruction a pair, no residuals.
+  const std::string tf32 = generate_opencl_c(p, AsyncCopies::Refused, "", MatrixUnits::Ptx, Precision::TF32).source;
+  EXPECT_EQ(test::count(tf32, "ks_mma_tf32(ks_big + "), 8);
+  EXPECT_EQ(tf32.find("ks_small"), std::string::npos);
+  EXPECT_EQ(tf32.find("ks_alo"), std::string::npos);
+  // Emulated: portable OpenCL C, no assembly.
+  const std::string emulated = generate_opencl_c(p, AsyncCopies::Refused, "", MatrixUnits::Emulated).source;
+  EXPECT_EQ(emulated.find("asm"), std::string::npos);
+  EXPECT_NE(emulated.find("ks_tf32("), std::string::npos);
+}
+
+TEST(MatrixTile, TargetsWithoutMatrixUnitsRefuse) {
+  const Program p = scheduled(kMatmul, layout("c", "i", "j", "k", 64, 64, 32, 32, 16) + "tensorize c.ki\n");
+  EXPECT_EQ(test::user_error([&] { generate_opencl_c(p, AsyncCopies::Refused, "opencl:0 (PoCL) does not offer"); }),
+            "error: the schedule's tensorize needs matrix units (mma.sync through NVIDIA's OpenCL, compute "
+            "capability 8.0 or later), which opencl:0 (PoCL) does not offer");
+  EXPECT_NE(test::user_error([&] { generate_glsl(p); }).find("the schedule's tensorize needs matrix units"),
+            std::string::npos);
+}
+
+TEST(MatrixTile, RefusesWhatTheInstructionCannotRun) {
+  const std::string good = layout("c", "i", "j", "k", 64, 64, 32, 32, 16);
+  // The multiply-adds of one element at a time: no lanes, or no register tile.
+  EXPECT_NE(refusal("split c.k 8 -> ko ki\ntensorize c.ki\n").find("no local.x loop of 32 work-items"),
+            std::string::npos);
+  std::string one = good;
+  one.replace(one.find("cache_write c.lane private\n"), 27, "");
+  EXPECT_NE(refusal(one + "tensorize c.ki\n")
+                .find("none of its loops over the rows of a_s has 2 iterations (an instruction's rows g and g + 8)"),
+            std::string::npos)
+      << refusal(one + "tensorize c.ki\n");
+  // Lanes not a warp.
+  EXPECT_NE(refusal("tile c i j 32 32 -> io jo ii ji\nsplit c.ii 8 -> ri ty\nsplit c.ji 8 -> rj tx\n"
+                    "reorder c ty tx ri rj\nbind c.io group.y\nbind c.jo group.x\nbind c.ty local.y\n"
+                    "bind c.tx local.x\ncache_write c.tx private\nsplit c.k 8 -> ko ki\ntensorize c.ki\n")
+                .find("the kernel's local.x loop tx has 8 work-items; a matrix tile's lanes are a warp's 32"),
+            std::string::npos);
+  // The lane's digits swapped: lanes 0 and 1 then hold different rows.
+  std::string swapped = good;
+  swapped.replace(swapped.find("fuse c g t -> lane"), 18, "fuse c t g -> lane");
+  swapped.replace(swapped.find("reorder c io jo wy wx g t"), 25, "reorder c io jo wy wx t g");
+  EXPECT_NE(refusal(swapped + "tensorize c.ki\n")
+                .find("lanes 1 and 0 read different elements of a_s where the instruction's layout has them share a "
+                      "row (g = lane / 4)"),
+            std::string::npos)
+      << refusal(swapped + "tensorize c.ki\n");
+  // A reduction of 12 points: not whole steps of 8.
+  std::string twelve = layout("c", "i", "j", "k", 64, 64, 32, 32, 12);
+  EXPECT_NE(refusal(twelve + "tensorize c.ki\n").find("its reduction has 12 points, not a multiple of the instruction's 8"),
+            std::string::npos)
+      << refusal(twelve + "tensorize c.ki\n");
+  // Not the innermost nest: the panel loop holds the copies and barriers.
+  EXPECT_NE(refusal(good + "tensorize c.ko\n").find("loop ko is not a warp's matrix tile: its body is not one nest"),
+            std::string::npos);
+  // A loop already matrix.
+  EXPECT_NE(refusal(good + "tensorize c.ki\ntensorize c.ki\n").find("loop ki is matrix; tensorize takes a serial loop"),
+            std::string::npos);
+}
+
+TEST(MatrixTile, TheVerifierHoldsAMatrixLoopToItsForm) {
+  const Program p = scheduled(kMatmul, layout("c", "i", "j", "k", 64, 64, 32, 32, 16) + "tensorize c.ki\n");
+  std::string text = print_program(p);
+  text.replace(text.find("for ki in 0..16 matrix {"), 24, "for ki in 0..16 {");
+  text.replace(text.find("for ko in 0..3 {"), 16, "for ko in 0..3 matrix {");
+  std::string error;
+  try {
+    verify_program(parse_program(test::source(text, "p.loops")));
+  } catch (const std::exception &e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("matrix loop: loop ko is not a warp's matrix tile"), std::string::npos) << error;
+}
+
+TEST(MatrixTile, Precisions) {
+  EXPECT_EQ(parse_precision("fp32"), Precision::F32);
+  EXPECT_EQ(parse_precision("tf32"), Precision::TF32);
+  EXPECT_FALSE(parse_precision("bf16"));
+  EXPECT_STREQ(precision_name(Precision::TF32), "tf32");
+}
+
+// The emulated instruction reads each operand from the lane and register the
+// fragment layout puts it in: a layout wrong anywhere gives wrong sums, which the
+// interpreter's check catches (a_fragment's rows swapped failed 1369 of 1369
+// elements when tried). At the check sizes the tiles overhang (guarded reductions
+// read zero); at the second sizes they fit.
+class MatrixTileOnDevice : public testing::TestWithParam<const char *> {};
+
+TEST_P(MatrixTileOnDevice, EmulatedAgreesWithTheInterpreter) {
+  if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
+  auto device = runtime::open_device("", "opencl");
+  if (device->info().matrix_units) GTEST_SKIP() << device->info().name << " has matrix units: not emulated";
+  const std::string name = GetParam();
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks";
+  std::string schedule, fitting;
+  if (name == "matmul" || name == "matmul_ring") fitting = "N=64";
+  if (name == "gemm_bias_leaky") fitting = "M=64,N=64,K=32";
+  if (name == "batched_matmul") fitting = "B=2,M=16,N=16,K=16";
+  // Small tiles (PoCL compiles every copy of the unrolled emulation): 2 x 2 warps of
+  // one or two instructions.
+  if (name == "matmul") schedule = layout("c", "i", "j", "k", 32, 32, 16, 16, 16) + "tensorize c.ki\n";
+  if (name == "matmul_ring")
+    schedule = layout("c", "i", "j", "k", 32, 16, 16, 8, 8) + "tensorize c.ki\nasync_copy c.ko 2\n";
+  if (name == "gemm_bias_leaky") {  // x @ w.T: the B operand's panel read transposed
+    schedule = layout("acc", "m", "n", "k", 32, 16, 16, 8, 16) + "tensorize acc.ki\n";
+    schedule.replace(schedule.find("cache_read acc.ko a local"), 25, "cache_read acc.ko x local");
+    schedule.replace(schedule.find("cache_read acc.ko b local"), 25, "cache_read acc.ko w local");
+  }
+  if (name == "batched_matmul")
+    schedule = "bind c.z group.z\n" + layout("c", "i", "j", "k", 16, 16, 16, 8, 8) + "tensorize c.ki\n";
+  const std::string spec = name == "matmul_ring" ? std::string(KS_SOURCE_DIR) + "/examples/matmul.ks" : path;
+  EvalOptions options;
+  options.time = false;
+  options.trials = 2;
+  options.emulate_matrix_units = true;
+  options.async_copies_in_order = true;
+  options.schedule = parse_schedule(test::source(schedule, name + ".sched"));
+  for (const std::string &sizes : {std::string(), fitting}) {
+    if (!sizes.empty()) frontend::parse_size_assignments(sizes, &options.check_sizes);
+    EvalRecord r = evaluate(frontend::load_spec(spec), spec, *device, options);
+    ASSERT_FALSE(r.failure) << r.to_json().dump(2);
+    EXPECT_TRUE(r.check.passed) << r.to_json().dump(2);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Contractions, MatrixTileOnDevice,
+                         testing::Values("matmul", "matmul_ring", "gemm_bias_leaky", "batched_matmul"));
+
+}  // namespace
+}  // namespace ks
