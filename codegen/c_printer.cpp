@@ -613,9 +613,9 @@ struct CPrinter::Impl : public IRVisitorStrict {
                             const Expr &k) {
     const int64_t nt = tile.n_tiles();
     auto c = [](int64_t v) { return make_int(v); };
-    // Row g + 8 (r / 2) of A, column k: lane 4g + k % 4 holds it in register r / 2 + 2 (k / 4).
+    // Row g + 8 (r / 2) of A, k slot k: lane 4g + k % 4 holds it in register r / 2 + 2 (k / 4).
     const Expr a_lane = lane / c(4) * c(4) + k % c(4), a_reg = r / c(2) + k / c(4) * c(2);
-    // Column 2t + r % 2 of B, row k: lane 4 (2t + r % 2) + k % 4 holds it in register k / 4.
+    // Column 2t + r % 2 of B, k slot k: lane 4 (2t + r % 2) + k % 4 holds it in register k / 4.
     const Expr b_lane = (lane % c(4) * c(2) + r % c(2)) * c(4) + k % c(4), b_reg = k / c(4);
     for (int64_t i = 0; i < tile.m_tiles(); ++i)
       for (int64_t j = 0; j < nt; ++j) {

@@ -298,7 +298,8 @@ Expr MatrixTile::a_fragment(const Expr &lane_value, int64_t tile, const Expr &q,
   const DType t = lane_value.type();
   std::map<std::string, Expr> values{{lane, lane_value}, {h, q % make_const(t, 2)}};
   decode(m, make_const(t, tile), &values);
-  decode(k, step * make_const(t, 8) + lane_value % make_const(t, 4) + q / make_const(t, 2) * make_const(t, 4), &values);
+  // k slot t + 4 (q / 2) of the step is k point 2t + q / 2 (k_slot_point).
+  decode(k, step * make_const(t, 8) + lane_value % make_const(t, 4) * make_const(t, 2) + q / make_const(t, 2), &values);
   return guarded(a_load, values);
 }
 
@@ -308,7 +309,7 @@ Expr MatrixTile::b_fragment(const Expr &lane_value, int64_t tile, const Expr &q,
   // The lane whose column 2t + c is g: t = g / 2, c = g % 2 (B's index uses no other digit).
   std::map<std::string, Expr> values{{lane, g / make_const(t, 2)}, {c, g % make_const(t, 2)}};
   decode(n, make_const(t, tile), &values);
-  decode(k, step * make_const(t, 8) + lane_value % make_const(t, 4) + q * make_const(t, 4), &values);
+  decode(k, step * make_const(t, 8) + lane_value % make_const(t, 4) * make_const(t, 2) + q, &values);
   return guarded(b_load, values);
 }
 

@@ -28,7 +28,11 @@
 //  - p depends on neither the lane nor k, and tells every (m, n) point apart.
 // The sum then holds exactly the nest's products; only their order and rounding
 // differ, which the precision forms (codegen) bound. k points are numbered in the
-// nest's order (the innermost k loop fastest), 8 to an instruction step.
+// nest's order (the innermost k loop fastest), 8 to an instruction step; any
+// numbering of a step's points as the instruction's k slots gives the same sum as
+// long as A and B share it, and slot s is point 2 (s % 4) + s / 4: a lane's two
+// slots t and t + 4 are then neighbours (a0 and a2 of one row one 8-byte load where
+// the panel's rows run along k).
 #pragma once
 
 #include <map>
@@ -70,9 +74,9 @@ struct MatrixTile {
   int64_t n_tiles() const;
 
   /// Fragment register q (0..3) of A for m tile `tile` at step `step`, as the
-  /// work-item whose lane is `lane` loads it: A[g + 8 (q % 2)][t + 4 (q / 2)].
+  /// work-item whose lane is `lane` loads it: A[g + 8 (q % 2)][slot t + 4 (q / 2)].
   Expr a_fragment(const Expr &lane, int64_t tile, const Expr &q, const Expr &step) const;
-  /// Fragment register q (0, 1) of B for n tile `tile`: B[t + 4q][g].
+  /// Fragment register q (0, 1) of B for n tile `tile`: B[slot t + 4q][g].
   Expr b_fragment(const Expr &lane, int64_t tile, const Expr &q, const Expr &step) const;
   /// The accumulator's indices for register r (0..3) of the instruction of m tile
   /// mt and n tile nt: row half r / 2, column r % 2.
