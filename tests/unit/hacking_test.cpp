@@ -308,6 +308,29 @@ TEST_F(Reference, IsAccurateAtAMillionTerms) {
   EXPECT_TRUE(in_order.ok()) << in_order.verdict();
 }
 
+// An f32 contraction computed in plain TF32 (each operand rounded to 10 bits of
+// mantissa, as a matrix unit's TF32 instruction reads it) claims more precision than
+// it has: right at the check sizes (the body rounds only at the timed ones), caught
+// by the reference there. Honest, the same body passes.
+TEST_F(Reference, CatchesAnF32ContractionInTf32) {
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/matmul.ks";
+  auto run = [&](const std::string &body) {
+    EvalOptions options;
+    options.kernel_source = body;
+    options.timing.batches = 3;
+    options.timing.min_batch_ms = 0.2;
+    options.seed = 1;
+    frontend::parse_size_assignments("N=256", &options.sizes);
+    auto device = runtime::open_device("", "opencl");
+    return evaluate(frontend::load_spec(path), path, *device, options);
+  };
+  EvalRecord honest = run(adversarial("matmul_tf32.cl"));
+  EXPECT_TRUE(honest.ok()) << honest.to_json().dump(2);
+  EvalRecord tf32 = run(adversarial("matmul_tf32.cl", "CHEAT_TF32"));
+  EXPECT_TRUE(tf32.check.passed) << "right at the check sizes";
+  EXPECT_TRUE(starts_with(tf32.verdict(), "disagrees with the naive kernel at N=256: c[")) << tf32.verdict();
+}
+
 // An ill-conditioned float32 chain: softmax over a matmul whose values run to
 // thousands (gelu between) turns each sum's float32 rounding into errors of about
 // 1e-3 in the outputs, for the naive kernel too. A pure loop transformation computes
