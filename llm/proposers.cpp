@@ -30,7 +30,8 @@ ShownCandidate shown(const CandidateView &c, const std::string &record) {
 std::string device_line(const runtime::DeviceInfo &d) {
   return d.name + " (" + (d.api == "vulkan" ? "Vulkan" : "OpenCL") + ", " + (d.gpu ? "GPU" : "CPU") +
          "): work-groups up to " + std::to_string(d.max_work_group_size) + " work-items, " +
-         std::to_string(d.local_memory_bytes / 1024) + " KiB of local memory a group";
+         std::to_string(d.local_memory_bytes / 1024) + " KiB of local memory a group" +
+         (d.async_copies ? ", cp.async" : "") + (d.matrix_units ? ", matrix units (tensorize)" : "");
 }
 
 // The first line of the model's reasoning, short: the proposal's note.

@@ -6,6 +6,7 @@
 #include "codegen/glsl.h"
 #include "codegen/opencl_c.h"
 #include "evolve/evaluation/evaluate.h"
+#include "evolve/search/genome.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
@@ -83,6 +84,31 @@ TEST(MatrixTile, TargetsWithoutMatrixUnitsRefuse) {
             "capability 8.0 or later), which opencl:0 (PoCL) does not offer");
   EXPECT_NE(test::user_error([&] { generate_glsl(p); }).find("the schedule's tensorize needs matrix units"),
             std::string::npos);
+}
+
+// A proposal (a model's answer, a mutant) with a matrix loop for a device without
+// matrix units is refused before any device time, naming the device; with them it
+// replays.
+TEST(MatrixTile, TheSearchRefusesItWhereTheDeviceHasNoMatrixUnits) {
+  const Graph g = test::graph_of(kMatmul);
+  const Schedule s = parse_schedule(test::source(layout("c", "i", "j", "k", 64, 64, 32, 32, 16) + "tensorize c.ki\n"));
+  runtime::DeviceInfo d;
+  d.api = "opencl";
+  d.index = 1;
+  d.name = "A GPU";
+  d.platform = "Some OpenCL";
+  d.gpu = true;
+  d.max_work_group_size = 1024;
+  d.max_work_item_sizes = {1024, 1024, 64};
+  d.local_memory_bytes = 48 * 1024;
+  const Replayed refused = replay(g, s, &d);
+  EXPECT_FALSE(refused.program);
+  EXPECT_NE(refused.refusal.find("the schedule's tensorize needs matrix units"), std::string::npos) << refused.refusal;
+  EXPECT_NE(refused.refusal.find("which opencl:1 (A GPU, Some OpenCL) does not offer"), std::string::npos)
+      << refused.refusal;
+  d.matrix_units = true;
+  const Replayed replayed = replay(g, s, &d);
+  EXPECT_TRUE(replayed.program) << replayed.refusal;
 }
 
 TEST(MatrixTile, RefusesWhatTheInstructionCannotRun) {
