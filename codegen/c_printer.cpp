@@ -121,7 +121,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
   std::optional<VectorLoop> vector_loop;
   int in_index = 0;
   std::array<int64_t, 3> local_shape{1, 1, 1};  // the kernel's work-group
-  Stmt root;                                     // the kernel's body (a matrix loop's form reads around it)
+  Stmt root;                                    // the kernel's body (a matrix loop's form reads around it)
 
   explicit Impl(CPrinter &printer) : p(printer) {
     for (const TensorDecl &b : p.program_.buffers) {
@@ -531,20 +531,20 @@ struct CPrinter::Impl : public IRVisitorStrict {
       return Var::make(DType::I32, name);
     };
     const Expr step = var("ks_step", tile->steps());
-    out << line() << "{  // " << p.c_name(n->var) << ": " << mt << " x " << nt << " mma.sync.m16n8k8, "
-        << tile->steps() << " steps of 8, " << (f32 ? "3xTF32 (fp32-accurate)" : "TF32")
+    out << line() << "{  // " << p.c_name(n->var) << ": " << mt << " x " << nt << " mma.sync.m16n8k8, " << tile->steps()
+        << " steps of 8, " << (f32 ? "3xTF32 (fp32-accurate)" : "TF32")
         << (p.target_.matrix_units == MatrixUnits::Emulated ? ", emulated" : "") << "\n";
     ++indent;
     out << line() << "float ks_big[" << count << "]" << (f32 ? ", ks_small[" + std::to_string(count) + "]" : "")
         << ";\n";
     out << line() << p.target_.unroll_pragma << "\n"
-        << line() << "for (int ks_r = 0; ks_r < " << count << "; ++ks_r) ks_big[ks_r] = "
-        << (f32 ? "ks_small[ks_r] = " : "") << "0.0f;\n";
+        << line() << "for (int ks_r = 0; ks_r < " << count
+        << "; ++ks_r) ks_big[ks_r] = " << (f32 ? "ks_small[ks_r] = " : "") << "0.0f;\n";
     out << line() << p.target_.unroll_pragma << "\n"
         << line() << "for (int " << p.c_name("ks_step") << " = 0; " << p.c_name("ks_step") << " < " << tile->steps()
         << "; ++" << p.c_name("ks_step") << ") {\n";
     ++indent;
-    matrix_helpers(f32);
+    matrix_helpers();
     if (p.target_.matrix_units == MatrixUnits::Ptx)
       matrix_step_ptx(*tile, lane, step, f32);
     else
@@ -556,14 +556,14 @@ struct CPrinter::Impl : public IRVisitorStrict {
         for (int r = 0; r < 4; ++r) {
           const std::string at = access(tile->acc, tile->acc_at(i, j, r));
           const std::string k = std::to_string((i * nt + j) * 4 + r);
-          out << line() << at << " = " << at << " + " << (f32 ? "(ks_big[" + k + "] + ks_small[" + k + "])" : "ks_big[" + k + "]")
-              << ";\n";
+          out << line() << at << " = " << at << " + "
+              << (f32 ? "(ks_big[" + k + "] + ks_small[" + k + "])" : "ks_big[" + k + "]") << ";\n";
         }
     --indent;
     out << line() << "}\n";
     for (const char *v : {"ks_step", "ks_r", "ks_k"}) scope.vars.erase(v);
   }
-  void matrix_helpers(bool f32) {
+  void matrix_helpers() {
     // To nearest, ties away from zero, the low 13 bits of the significand cleared: what
     // cvt.rna.tf32.f32 gives for finite values, in two integer operations (the
     // conversion's unit is the slower; bench/results.md, "Matrix units").
@@ -576,7 +576,6 @@ struct CPrinter::Impl : public IRVisitorStrict {
         "               : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
         "               : \"r\"(as_uint(a[0])), \"r\"(as_uint(a[1])), \"r\"(as_uint(a[2])), \"r\"(as_uint(a[3])),\n"
         "                 \"r\"(as_uint(b[0])), \"r\"(as_uint(b[1])));\n}\n";
-    (void)f32;
   }
   // One step as mma.sync: each lane loads its fragment registers, rounds them, and the
   // warp multiplies.
@@ -617,10 +616,10 @@ struct CPrinter::Impl : public IRVisitorStrict {
     const Expr a_lane = lane / c(4) * c(4) + k % c(4), a_reg = r / c(2) + k / c(4) * c(2);
     // Column 2t + r % 2 of B, k slot k: lane 4 (2t + r % 2) + k % 4 holds it in register k / 4.
     const Expr b_lane = (lane % c(4) * c(2) + r % c(2)) * c(4) + k % c(4), b_reg = k / c(4);
+    const std::string rv = p.c_name("ks_r"), kv = p.c_name("ks_k");
     for (int64_t i = 0; i < tile.m_tiles(); ++i)
       for (int64_t j = 0; j < nt; ++j) {
         const std::string d = std::to_string((i * nt + j) * 4);
-        const std::string rv = p.c_name("ks_r"), kv = p.c_name("ks_k");
         out << line() << p.target_.unroll_pragma << "\n"
             << line() << "for (int " << rv << " = 0; " << rv << " < 4; ++" << rv << ") {\n";
         out << line() << "  " << p.target_.unroll_pragma << "\n"
@@ -629,11 +628,11 @@ struct CPrinter::Impl : public IRVisitorStrict {
             << ", b = " << sub(tile.b_fragment(b_lane, j, b_reg, step), 0) << ";\n";
         out << line() << "    const float ahi = ks_tf32(a), bhi = ks_tf32(b);\n";
         if (f32)
-          out << line() << "    ks_small[" << d << " + " << rv << "] += ks_tf32(a - ahi) * bhi + ahi * ks_tf32(b - bhi);\n";
+          out << line() << "    ks_small[" << d << " + " << rv
+              << "] += ks_tf32(a - ahi) * bhi + ahi * ks_tf32(b - bhi);\n";
         out << line() << "    ks_big[" << d << " + " << rv << "] += ahi * bhi;\n";
         out << line() << "  }\n" << line() << "}\n";
       }
-    (void)r;
   }
   void visit(const Block *n) override {
     out << line() << "{  // " << n->stage << "\n";

@@ -29,6 +29,7 @@ struct GeneratedProgram {
 /// async_copy needs ... , which " + why_not.
 GeneratedProgram generate_opencl_c(const Program &program, AsyncCopies async_copies = AsyncCopies::Refused,
                                    const std::string &why_not = "this target does not offer",
-                                   MatrixUnits matrix_units = MatrixUnits::Refused, Precision precision = Precision::F32);
+                                   MatrixUnits matrix_units = MatrixUnits::Refused,
+                                   Precision precision = Precision::F32);
 
 }  // namespace ks

@@ -61,4 +61,33 @@ Expr affine_expr(const Affine &a, const std::map<std::string, DType> &types, DTy
   return e;
 }
 
+std::optional<int64_t> evaluate_index(const Expr &e, const std::map<std::string, int64_t> &env,
+                                      const std::map<std::string, Expr> &lets, int depth) {
+  if (depth > 64) return std::nullopt;
+  if (const IntImm *n = e.as<IntImm>()) return n->value;
+  if (const Var *n = e.as<Var>()) {
+    if (auto it = env.find(n->name); it != env.end()) return it->second;
+    if (auto it = lets.find(n->name); it != lets.end()) return evaluate_index(it->second, env, lets, depth + 1);
+    return 0;
+  }
+  if (const Cast *n = e.as<Cast>())
+    return is_int(n->type) ? evaluate_index(n->value, env, lets, depth + 1) : std::nullopt;
+  if (const Binary *n = e.as<Binary>()) {
+    std::optional<int64_t> a = evaluate_index(n->a, env, lets, depth + 1),
+                           b = evaluate_index(n->b, env, lets, depth + 1);
+    if (!a || !b) return std::nullopt;
+    switch (n->op) {
+      case BinaryOp::Add: return *a + *b;
+      case BinaryOp::Sub: return *a - *b;
+      case BinaryOp::Mul: return *a * *b;
+      case BinaryOp::Div: return *b ? std::optional<int64_t>(*a / *b) : std::nullopt;
+      case BinaryOp::Mod: return *b ? std::optional<int64_t>(*a % *b) : std::nullopt;
+      case BinaryOp::Min: return std::min(*a, *b);
+      case BinaryOp::Max: return std::max(*a, *b);
+      default: return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace ks

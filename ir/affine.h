@@ -22,6 +22,14 @@ struct Affine {
 /// nullopt when e is not affine (a product of variables, a division, a load).
 std::optional<Affine> affine_of(const Expr &e, const std::map<std::string, Affine> &lets);
 
+/// The value of an integer index expression with the variables in `env` (others 0)
+/// and the lets around it (expanded as met, 64 deep at most); none when it reads
+/// memory or divides by zero. Not ir/bounds.h's bounds_of on point intervals: its
+/// remainder widens to [0, c - 1] unless the operand already lies there, and it needs
+/// every variable in scope.
+std::optional<int64_t> evaluate_index(const Expr &e, const std::map<std::string, int64_t> &env,
+                                      const std::map<std::string, Expr> &lets = {}, int depth = 0);
+
 /// a as an expression of the given type: coefficient * variable terms, then the
 /// constant; `types` gives each variable's type.
 Expr affine_expr(const Affine &a, const std::map<std::string, DType> &types, DType type);

@@ -161,8 +161,8 @@ const char *for_kind_name(ForKind kind) {
 }
 
 std::optional<ForKind> parse_for_kind(const std::string &name) {
-  for (ForKind kind : {ForKind::Serial, ForKind::Unrolled, ForKind::Vectorized, ForKind::Matrix, ForKind::GroupX, ForKind::GroupY,
-                       ForKind::GroupZ, ForKind::LocalX, ForKind::LocalY, ForKind::LocalZ})
+  for (ForKind kind : {ForKind::Serial, ForKind::Unrolled, ForKind::Vectorized, ForKind::Matrix, ForKind::GroupX,
+                       ForKind::GroupY, ForKind::GroupZ, ForKind::LocalX, ForKind::LocalY, ForKind::LocalZ})
     if (name == for_kind_name(kind)) return kind;
   return std::nullopt;
 }

@@ -4,6 +4,7 @@
 #include <random>
 #include <set>
 
+#include "ir/affine.h"
 #include "ir/simplify.h"
 #include "ir/visitor.h"
 
@@ -13,19 +14,22 @@ namespace {
 
 constexpr int64_t kWarp = 32;
 
-Expr make_const(DType type, int64_t value) { return make_int(value, type); }
-
 // The statements from body down to target (target last); empty where it is not there.
 bool find_path(const Stmt &s, const BaseStmtNode *target, std::vector<Stmt> *path) {
   if (!s.defined()) return false;
   path->push_back(s);
   if (s.get() == target) return true;
   bool found = false;
-  if (const For *f = s.as<For>()) found = find_path(f->body, target, path);
-  else if (const Block *b = s.as<Block>()) found = find_path(b->body, target, path);
-  else if (const Allocate *a = s.as<Allocate>()) found = find_path(a->body, target, path);
-  else if (const AsyncCopy *c = s.as<AsyncCopy>()) found = find_path(c->body, target, path);
-  else if (const LetStmt *l = s.as<LetStmt>()) found = find_path(l->body, target, path);
+  if (const For *f = s.as<For>())
+    found = find_path(f->body, target, path);
+  else if (const Block *b = s.as<Block>())
+    found = find_path(b->body, target, path);
+  else if (const Allocate *a = s.as<Allocate>())
+    found = find_path(a->body, target, path);
+  else if (const AsyncCopy *c = s.as<AsyncCopy>())
+    found = find_path(c->body, target, path);
+  else if (const LetStmt *l = s.as<LetStmt>())
+    found = find_path(l->body, target, path);
   else if (const IfThenElse *i = s.as<IfThenElse>())
     found = find_path(i->then_case, target, path) || find_path(i->else_case, target, path);
   else if (const Seq *q = s.as<Seq>())
@@ -35,36 +39,12 @@ bool find_path(const Stmt &s, const BaseStmtNode *target, std::vector<Stmt> *pat
   return found;
 }
 
-// An integer index expression's value where every variable it uses has one; nullopt
-// for anything but integer arithmetic.
-std::optional<int64_t> evaluate(const Expr &e, const std::map<std::string, int64_t> &values) {
-  if (const IntImm *i = e.as<IntImm>()) return i->value;
-  if (const Var *v = e.as<Var>()) {
-    auto it = values.find(v->name);
-    return it == values.end() ? std::nullopt : std::optional<int64_t>(it->second);
-  }
-  if (const Cast *c = e.as<Cast>()) return is_int(c->type) ? evaluate(c->value, values) : std::nullopt;
-  const Binary *b = e.as<Binary>();
-  if (!b) return std::nullopt;
-  auto x = evaluate(b->a, values), y = evaluate(b->b, values);
-  if (!x || !y) return std::nullopt;
-  switch (b->op) {
-    case BinaryOp::Add: return *x + *y;
-    case BinaryOp::Sub: return *x - *y;
-    case BinaryOp::Mul: return *x * *y;
-    case BinaryOp::Div: return *y ? std::optional<int64_t>(*x / *y) : std::nullopt;
-    case BinaryOp::Mod: return *y ? std::optional<int64_t>(*x % *y) : std::nullopt;
-    case BinaryOp::Min: return std::min(*x, *y);
-    case BinaryOp::Max: return std::max(*x, *y);
-    default: return std::nullopt;
-  }
-}
-
+// Each index's value at the loops' values (ir/affine.h's evaluate_index).
 std::optional<std::vector<int64_t>> evaluate(const std::vector<Expr> &indices,
                                              const std::map<std::string, int64_t> &values) {
   std::vector<int64_t> out;
   for (const Expr &i : indices) {
-    auto v = evaluate(i, values);
+    auto v = evaluate_index(i, values);
     if (!v) return std::nullopt;
     out.push_back(*v);
   }
@@ -90,8 +70,8 @@ std::vector<std::map<std::string, int64_t>> points(const std::vector<MatrixTile:
 void decode(const std::vector<MatrixTile::Loop> &loops, const Expr &index, std::map<std::string, Expr> *values) {
   int64_t inner = 1;
   for (size_t i = loops.size(); i-- > 0;) {
-    Expr digit = inner == 1 ? index : index / make_const(index.type(), inner);
-    if (i > 0) digit = digit % make_const(index.type(), loops[i].extent);
+    Expr digit = inner == 1 ? index : index / make_int(inner, index.type());
+    if (i > 0) digit = digit % make_int(loops[i].extent, index.type());
     (*values)[loops[i].var] = digit;
     inner *= loops[i].extent;
   }
@@ -158,34 +138,21 @@ std::set<std::string> vars_of(const std::vector<Expr> &indices) {
 }
 
 // The rest of matrix_tile's checks with the product's operands as given: tile.a the
-// rows' (A), tile.b the columns' (B); nullopt with *why where they do not hold.
-std::optional<MatrixTile> with_operands(MatrixTile tile, const Nest &nest, const Store &store,
+// rows' (A), tile.b the columns' (B), ia and ib their indices with every let expanded
+// (tile.acc_index and tile.guard likewise); nullopt with *why where they do not hold.
+std::optional<MatrixTile> with_operands(MatrixTile tile, const std::vector<Expr> &ia, const std::vector<Expr> &ib,
+                                        const std::vector<MatrixTile::Loop> &loops,
                                         const std::vector<MatrixTile::Loop> &around, std::string *why) {
   auto refuse = [&](const std::string &reason) -> std::optional<MatrixTile> {
     *why = reason;
     return std::nullopt;
   };
-  tile.acc = store.buffer;
-  // Loops of one iteration are their variable at 0 (a split that left one behind).
-  std::map<std::string, Expr> values = nest.lets;
-  for (const MatrixTile::Loop &l : nest.loops)
-    if (l.extent == 1) values[l.var] = make_int(0, index_type_for(1));
-  for (auto &[name, value] : values) value = substitute(value, values);
-  auto expand = [&](const std::vector<Expr> &indices) {
-    std::vector<Expr> out;
-    for (const Expr &i : indices) out.push_back(simplify(substitute(i, values)));
-    return out;
-  };
-  const std::vector<Expr> ia = expand(tile.a->indices), ib = expand(tile.b->indices);
-  tile.acc_index = expand(store.indices);
   tile.a_load = Load::make(tile.a->type, tile.a->buffer, ia, tile.a->pad);
   tile.b_load = Load::make(tile.b->type, tile.b->buffer, ib, tile.b->pad);
-  for (const Expr &g : nest.guards) tile.guard = tile.guard.defined() ? (tile.guard && g) : g;
-  if (tile.guard.defined()) tile.guard = substitute(tile.guard, values);
 
   // The nest's loops, by what reads them.
   const std::set<std::string> in_a = vars_of(ia), in_b = vars_of(ib), in_acc = vars_of(tile.acc_index);
-  for (const MatrixTile::Loop &l : nest.loops) {
+  for (const MatrixTile::Loop &l : loops) {
     if (l.extent == 1) continue;
     const bool a = in_a.count(l.var), b = in_b.count(l.var), p = in_acc.count(l.var);
     if (a && b && !p) {
@@ -193,10 +160,10 @@ std::optional<MatrixTile> with_operands(MatrixTile tile, const Nest &nest, const
     } else if (a != b && p) {
       (a ? tile.m : tile.n).push_back(l);
     } else {
-      return refuse("its loop " + l.var + (a && b ? " is read by both operands and the accumulator's index"
-                                           : p    ? " is read by the accumulator's index and neither operand"
-                                                  : " is read by neither operand (" + tile.a->buffer + ", " +
-                                                        tile.b->buffer + ")"));
+      return refuse("its loop " + l.var +
+                    (a && b ? " is read by both operands and the accumulator's index"
+                     : p    ? " is read by the accumulator's index and neither operand"
+                            : " is read by neither operand (" + tile.a->buffer + ", " + tile.b->buffer + ")"));
     }
   }
   if (in_acc.count(tile.lane)) return refuse("the accumulator's index depends on the lane");
@@ -268,7 +235,8 @@ std::optional<MatrixTile> with_operands(MatrixTile tile, const Nest &nest, const
         for (const auto &[v, x] : cp) values[v] = x;
         auto at = evaluate(tile.acc_index, values);
         if (!at) return refuse("an index of " + tile.acc + " is not integer arithmetic of the loops");
-        if (!seen.insert(*at).second) return refuse("two of its rows and columns accumulate into one element of " + tile.acc);
+        if (!seen.insert(*at).second)
+          return refuse("two of its rows and columns accumulate into one element of " + tile.acc);
       }
   }
   return tile;
@@ -296,27 +264,27 @@ std::optional<Precision> parse_precision(const std::string &name) {
 
 Expr MatrixTile::a_fragment(const Expr &lane_value, int64_t tile, const Expr &q, const Expr &step) const {
   const DType t = lane_value.type();
-  std::map<std::string, Expr> values{{lane, lane_value}, {h, q % make_const(t, 2)}};
-  decode(m, make_const(t, tile), &values);
+  std::map<std::string, Expr> values{{lane, lane_value}, {h, q % make_int(2, t)}};
+  decode(m, make_int(tile, t), &values);
   // k slot t + 4 (q / 2) of the step is k point 2t + q / 2 (k_slot_point).
-  decode(k, step * make_const(t, 8) + lane_value % make_const(t, 4) * make_const(t, 2) + q / make_const(t, 2), &values);
+  decode(k, step * make_int(8, t) + lane_value % make_int(4, t) * make_int(2, t) + q / make_int(2, t), &values);
   return guarded(a_load, values);
 }
 
 Expr MatrixTile::b_fragment(const Expr &lane_value, int64_t tile, const Expr &q, const Expr &step) const {
   const DType t = lane_value.type();
-  const Expr g = lane_value / make_const(t, 4);
+  const Expr g = lane_value / make_int(4, t);
   // The lane whose column 2t + c is g: t = g / 2, c = g % 2 (B's index uses no other digit).
-  std::map<std::string, Expr> values{{lane, g / make_const(t, 2)}, {c, g % make_const(t, 2)}};
-  decode(n, make_const(t, tile), &values);
-  decode(k, step * make_const(t, 8) + lane_value % make_const(t, 4) * make_const(t, 2) + q, &values);
+  std::map<std::string, Expr> values{{lane, g / make_int(2, t)}, {c, g % make_int(2, t)}};
+  decode(n, make_int(tile, t), &values);
+  decode(k, step * make_int(8, t) + lane_value % make_int(4, t) * make_int(2, t) + q, &values);
   return guarded(b_load, values);
 }
 
 std::vector<Expr> MatrixTile::acc_at(int64_t mt, int64_t nt, int r) const {
-  std::map<std::string, Expr> values{{h, make_const(DType::I32, r / 2)}, {c, make_const(DType::I32, r % 2)}};
-  decode(m, make_const(DType::I32, mt), &values);
-  decode(n, make_const(DType::I32, nt), &values);
+  std::map<std::string, Expr> values{{h, make_int(r / 2)}, {c, make_int(r % 2)}};
+  decode(m, make_int(mt), &values);
+  decode(n, make_int(nt), &values);
   std::vector<Expr> out;
   for (const Expr &i : acc_index) out.push_back(simplify(substitute(i, values)));
   return out;
@@ -352,7 +320,8 @@ std::optional<MatrixTile> matrix_tile(const Stmt &kernel_body, const For &loop, 
     } else if (const Allocate *a = s.as<Allocate>()) {
       if (a->scope == MemoryScope::Private) private_buffers.insert(a->buffer);
     } else if (s.as<IfThenElse>() && !tile.lane.empty()) {
-      return refuse("a condition inside the lanes' loop encloses it, and every lane of a warp must run the instruction");
+      return refuse(
+          "a condition inside the lanes' loop encloses it, and every lane of a warp must run the instruction");
     }
   }
   if (tile.lane.empty()) return refuse("no local.x loop of 32 work-items (a warp's lanes) encloses it");
@@ -364,14 +333,28 @@ std::optional<MatrixTile> matrix_tile(const Stmt &kernel_body, const For &loop, 
   const Store &store = *nest.store;
   if (!private_buffers.count(store.buffer))
     return refuse("it accumulates into " + store.buffer + ", not a private accumulator (cache_write ... private)");
-  if (!multiply_add(store, &tile.a, &tile.b))
-    return refuse("its store is not acc[p] = acc[p] + a[..] * b[..] in f32");
+  if (!multiply_add(store, &tile.a, &tile.b)) return refuse("its store is not acc[p] = acc[p] + a[..] * b[..] in f32");
+  tile.acc = store.buffer;
+  // Every let expanded; loops of one iteration are their variable at 0 (a split that
+  // left one behind).
+  std::map<std::string, Expr> values = nest.lets;
+  for (const MatrixTile::Loop &l : nest.loops)
+    if (l.extent == 1) values[l.var] = make_int(0, index_type_for(1));
+  for (auto &[name, value] : values) value = substitute(value, values);
+  auto expand = [&](const std::vector<Expr> &indices) {
+    std::vector<Expr> out;
+    for (const Expr &i : indices) out.push_back(simplify(substitute(i, values)));
+    return out;
+  };
+  const std::vector<Expr> ia = expand(tile.a->indices), ib = expand(tile.b->indices);
+  tile.acc_index = expand(store.indices);
+  for (const Expr &g : nest.guards) tile.guard = tile.guard.defined() ? (tile.guard && g) : g;
+  if (tile.guard.defined()) tile.guard = substitute(tile.guard, values);
   // The product's operands either way round: the rows' operand first.
   std::string first, second;
-  const Load *a = tile.a, *b = tile.b;
-  if (auto t = with_operands(tile, nest, store, around, &first)) return t;
-  tile.a = b, tile.b = a;
-  if (auto t = with_operands(tile, nest, store, around, &second)) return t;
+  if (auto t = with_operands(tile, ia, ib, nest.loops, around, &first)) return t;
+  std::swap(tile.a, tile.b);
+  if (auto t = with_operands(tile, ib, ia, nest.loops, around, &second)) return t;
   return refuse(first);
 }
 

@@ -58,10 +58,10 @@ struct MatrixTile {
     std::string var;
     int64_t extent;
   };
-  std::vector<Loop> k, m, n;  // outer to inner; m without h, n without c
-  std::string h, c;           // the m loop of rows g, g + 8 and the n loop of columns 2t, 2t + 1
-  std::string lane;           // the local.x loop
-  std::string acc;            // the private accumulator
+  std::vector<Loop> k, m, n;              // outer to inner; m without h, n without c
+  std::string h, c;                       // the m loop of rows g, g + 8 and the n loop of columns 2t, 2t + 1
+  std::string lane;                       // the local.x loop
+  std::string acc;                        // the private accumulator
   const Load *a = nullptr, *b = nullptr;  // as written in the nest
   Expr a_load, b_load;                    // with every let expanded
   std::vector<Expr> acc_index;            // likewise

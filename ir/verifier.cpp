@@ -137,8 +137,8 @@ class ProgramChecker : public IRVisitor {
   void visit(const For *n) override {
     // Schedules name loops: a name two loops of one kernel share would name either.
     if (!loops_.insert(n->var).second) fail("loop " + n->var + " appears twice in one kernel");
-    const bool serial = n->kind == ForKind::Serial || n->kind == ForKind::Unrolled ||
-                        n->kind == ForKind::Vectorized || n->kind == ForKind::Matrix;
+    const bool serial = n->kind == ForKind::Serial || n->kind == ForKind::Unrolled || n->kind == ForKind::Vectorized ||
+                        n->kind == ForKind::Matrix;
     if (!serial) {
       if (bound_.count(n->kind)) fail(std::string("loop kind ") + for_kind_name(n->kind) + " is bound twice");
       if (serial_depth_ > 0) fail(std::string("loop ") + n->var + " is bound inside a serial loop");

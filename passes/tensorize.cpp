@@ -26,12 +26,12 @@ std::optional<Program> tensorize(const Program &program, const std::string &stag
   // warp's instruction covers the whole tile.
   Program out = replace_loop(unguard_accumulators(program), where.kernel, loop,
                              [](const For *f) { return For::make(f->var, f->extent, ForKind::Matrix, f->body); });
-  // The form, with its reason, before the verifier's shorter word on it.
+  if (verified(out, reason)) return out;  // the verifier holds the matrix loop to its form
+  // Where the form is what failed, its own reason rather than the verifier's word on it.
   StageLoops marked;
-  const For *m = find_loop(out, stage, loop, &marked, reason);
-  if (!m || !matrix_tile(out.kernels[marked.kernel].body, *m, reason)) return std::nullopt;
-  if (!verified(out, reason)) return std::nullopt;
-  return out;
+  if (const For *m = find_loop(out, stage, loop, &marked, reason))
+    matrix_tile(out.kernels[marked.kernel].body, *m, reason);
+  return std::nullopt;
 }
 
 namespace {

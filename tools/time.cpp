@@ -39,9 +39,9 @@ int time_candidates(const TimeOptions &o) {
   runtime::TimingOptions timing;
   timing.batches = o.batches;
   timing.min_batch_ms = o.min_batch_ms;
-  std::vector<runtime::Timing> times = time_side_by_side(spec, size_overrides(o.sizes, "--size"), schedules, *device,
-                                                         timing, o.rounds, lock ? &*lock : nullptr,
-                                                         *parse_precision(o.precision));
+  std::vector<runtime::Timing> times =
+      time_side_by_side(spec, size_overrides(o.sizes, "--size"), schedules, *device, timing, o.rounds,
+                        lock ? &*lock : nullptr, *parse_precision(o.precision));
   if (o.json) {
     nlohmann::json out = nlohmann::json::array();
     for (size_t i = 0; i < times.size(); ++i)

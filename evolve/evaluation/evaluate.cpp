@@ -1129,7 +1129,8 @@ frontend::BodyCheck check_kernel_body(const frontend::Spec &spec, const EvalOpti
 
 std::vector<runtime::Timing> time_side_by_side(const frontend::Spec &spec, const frontend::SizeOverrides &sizes,
                                                const std::vector<Schedule> &schedules, runtime::Device &device,
-                                               const runtime::TimingOptions &timing, int rounds, DeviceLock *lock, Precision precision) {
+                                               const runtime::TimingOptions &timing, int rounds, DeviceLock *lock,
+                                               Precision precision) {
   struct Held {
     DeviceLock *lock;
     ~Held() {

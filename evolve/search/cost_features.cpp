@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "ir/affine.h"
 #include "ir/visitor.h"
 
 namespace ks {
@@ -55,39 +56,6 @@ bool is_arithmetic(BinaryOp op) {
     case BinaryOp::Max: return true;
     default: return false;
   }
-}
-
-// The value of an integer index expression with the variables in `env` (others 0)
-// and the lets around it; none when it reads memory or divides by zero. Not
-// ir/bounds.h's bounds_of on point intervals: its remainder widens to [0, c - 1]
-// unless the operand already lies there, and it needs every variable in scope.
-std::optional<int64_t> evaluate_index(const Expr &e, const std::map<std::string, int64_t> &env,
-                                      const std::map<std::string, Expr> &lets, int depth = 0) {
-  if (depth > 64) return std::nullopt;
-  if (const IntImm *n = e.as<IntImm>()) return n->value;
-  if (const Var *n = e.as<Var>()) {
-    if (auto it = env.find(n->name); it != env.end()) return it->second;
-    if (auto it = lets.find(n->name); it != lets.end()) return evaluate_index(it->second, env, lets, depth + 1);
-    return 0;
-  }
-  if (const Cast *n = e.as<Cast>())
-    return is_int(n->type) ? evaluate_index(n->value, env, lets, depth + 1) : std::nullopt;
-  if (const Binary *n = e.as<Binary>()) {
-    std::optional<int64_t> a = evaluate_index(n->a, env, lets, depth + 1),
-                           b = evaluate_index(n->b, env, lets, depth + 1);
-    if (!a || !b) return std::nullopt;
-    switch (n->op) {
-      case BinaryOp::Add: return *a + *b;
-      case BinaryOp::Sub: return *a - *b;
-      case BinaryOp::Mul: return *a * *b;
-      case BinaryOp::Div: return *b ? std::optional<int64_t>(*a / *b) : std::nullopt;
-      case BinaryOp::Mod: return *b ? std::optional<int64_t>(*a % *b) : std::nullopt;
-      case BinaryOp::Min: return std::min(*a, *b);
-      case BinaryOp::Max: return std::max(*a, *b);
-      default: return std::nullopt;
-    }
-  }
-  return std::nullopt;
 }
 
 // Counts of one kernel, each weighted by the trip counts of the loops around it.

@@ -38,6 +38,12 @@ struct Access {
   std::vector<std::set<std::string>> index_vars;
   // Whether the contiguous (last) index moves with var.
   bool runs_along(const std::string &var) const { return !index_vars.empty() && index_vars.back().count(var); }
+  // Whether any index moves with var.
+  bool uses(const std::string &var) const {
+    for (const auto &vars : index_vars)
+      if (vars.count(var)) return true;
+    return false;
+  }
 };
 
 std::vector<Access> loads_of(const Expr &body) {
@@ -400,11 +406,7 @@ struct Drawer {
     std::vector<std::string> reusing;
     for (const std::string &l : candidates) {
       bool reuses = false;
-      for (const Access &a : reads) {
-        std::set<std::string> used;
-        for (const auto &vars : a.index_vars) used.insert(vars.begin(), vars.end());
-        reuses = reuses || (used.count(lb) && !used.count(l));
-      }
+      for (const Access &a : reads) reuses = reuses || (a.uses(lb) && !a.uses(l));
       if (reuses) reusing.push_back(l);
     }
     const std::vector<std::string> &pool = !reusing.empty() && chance(rng, 0.85) ? reusing : candidates;
@@ -607,21 +609,16 @@ struct Drawer {
     const std::vector<std::string> loops = b.loops(s);
     const std::vector<Access> reads = loads_of(stage.body);
     if (loops.size() < 2 || stage.reduce_vars.empty() || reads.size() != 2) return false;
-    auto reads_loop = [](const Access &a, const std::string &l) {
-      for (const auto &vars : a.index_vars)
-        if (vars.count(l)) return true;
-      return false;
-    };
     // Columns: the innermost loop that one operand reads and the other does not;
     // rows: the innermost other loop read by the other operand alone.
     std::string la, lb;
     int bi = -1;
     for (size_t i = loops.size(); i-- > 0 && lb.empty();)
       for (int o = 0; o < 2 && lb.empty(); ++o)
-        if (reads_loop(reads[o], loops[i]) && !reads_loop(reads[1 - o], loops[i])) lb = loops[i], bi = o;
+        if (reads[o].uses(loops[i]) && !reads[1 - o].uses(loops[i])) lb = loops[i], bi = o;
     if (lb.empty()) return false;
     for (size_t i = loops.size(); i-- > 0 && la.empty();)
-      if (loops[i] != lb && reads_loop(reads[1 - bi], loops[i]) && !reads_loop(reads[bi], loops[i])) la = loops[i];
+      if (loops[i] != lb && reads[1 - bi].uses(loops[i]) && !reads[bi].uses(loops[i])) la = loops[i];
     if (la.empty()) return false;
     const int64_t ea = pow2_at_least(b.extent(s, la)), eb = pow2_at_least(b.extent(s, lb));
     if (ea < 16 || eb < 8) return false;
@@ -1075,9 +1072,16 @@ std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInf
   std::string rewrite_note;
   for (const Rewrite &r : start.rewrites) rewrite_note += print_rewrite(r) + "; ";
   for (int attempt = 0; attempt < attempts; ++attempt) {
-    Drawer drawer{
-        rewritten, least_group, max_group, device.async_copies, device.matrix_units, rng,
-        Builder(lower(rewritten), unroll_budget(device)), {}, {}, {}};
+    Drawer drawer{rewritten,
+                  least_group,
+                  max_group,
+                  device.async_copies,
+                  device.matrix_units,
+                  rng,
+                  Builder(lower(rewritten), unroll_budget(device)),
+                  {},
+                  {},
+                  {}};
     Sketch sketch = drawer.draw();
     sketch.schedule.rewrites = start.rewrites;
     sketch.note = rewrite_note + sketch.note;

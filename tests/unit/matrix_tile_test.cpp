@@ -139,8 +139,9 @@ TEST(MatrixTile, RefusesWhatTheInstructionCannotRun) {
       << refusal(swapped + "tensorize c.ki\n");
   // A reduction of 12 points: not whole steps of 8.
   std::string twelve = layout("c", "i", "j", "k", 64, 64, 32, 32, 12);
-  EXPECT_NE(refusal(twelve + "tensorize c.ki\n").find("its reduction has 12 points, not a multiple of the instruction's 8"),
-            std::string::npos)
+  EXPECT_NE(
+      refusal(twelve + "tensorize c.ki\n").find("its reduction has 12 points, not a multiple of the instruction's 8"),
+      std::string::npos)
       << refusal(twelve + "tensorize c.ki\n");
   // Not the innermost nest: the panel loop holds the copies and barriers.
   EXPECT_NE(refusal(good + "tensorize c.ko\n").find("loop ko is not a warp's matrix tile: its body is not one nest"),
@@ -231,8 +232,8 @@ TEST(MatrixTileAccuracy, ThreeTf32IsFp32AccurateAndTf32IsNot) {
   options.trials = 1;
   options.seed = 3;
   options.emulate_matrix_units = true;
-  options.schedule = parse_schedule(test::source(layout("c", "i", "j", "k", 16, 16, 16, 8, 32) +
-                                                     "tensorize c.ki\n", "long_k.sched"));
+  options.schedule =
+      parse_schedule(test::source(layout("c", "i", "j", "k", 16, 16, 16, 8, 32) + "tensorize c.ki\n", "long_k.sched"));
   EvalRecord fp32 = evaluate(frontend::load_spec(path), path, *device, options);
   ASSERT_FALSE(fp32.failure) << fp32.to_json().dump(2);
   EXPECT_TRUE(fp32.check.passed) << fp32.to_json().dump(2);

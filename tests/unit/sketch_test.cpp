@@ -471,8 +471,9 @@ TEST(SketchesOnDevice, OnlineAttentionAgreesAtLargeAndTinyScores) {
       "cache_write y.it private\nsplit y.j 4 -> jo ji\ncache_read y.jo v local -> v_s\nunroll y.iv\n"
       "unroll y.cv\n";
   // The scores' sum inside each step; or, masked, the stored scores read (and masked).
-  const std::string fused = tile + "cache_read y.jo k local -> k_s\ncache_read y.it q private -> q_r\n"
-                                   "prefetch y.k_s\nunroll y.d\n";
+  const std::string fused = tile +
+                            "cache_read y.jo k local -> k_s\ncache_read y.it q private -> q_r\n"
+                            "prefetch y.k_s\nunroll y.d\n";
   const std::string masked = tile + "cache_read y.jo s local -> s_s\n";
   for (const char *api : {"opencl", "vulkan"}) {
     if (!test::has_device(api)) {
