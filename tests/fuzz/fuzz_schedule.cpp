@@ -77,9 +77,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz::round_trip("schedule", print_schedule(*schedule), parse_schedule, print_schedule);
   std::optional<Program> program;
   fuzz::guarded(file->name, true, [&] { program = run_pipeline(graph, *schedule); });
-  // As for a device with cp.async, so that async_copy's printing is fuzzed too (on any
-  // other its refusal is the answer, tested in tests/unit).
+  // As for a device with cp.async and matrix units, so that async_copy's and tensorize's
+  // printing is fuzzed too (on any other their refusal is the answer, tested in
+  // tests/unit); the spec byte's next bit picks the matrix loops' PTX or emulation.
+  const MatrixUnits units = (data[0] / kSpecCount) % 2 ? MatrixUnits::Emulated : MatrixUnits::Ptx;
   if (program)
-    fuzz::must("code generation failed on a replayed schedule", [&] { generate_opencl_c(*program, AsyncCopies::Ptx); });
+    fuzz::must("code generation failed on a replayed schedule",
+               [&] { generate_opencl_c(*program, AsyncCopies::Ptx, "this target does not offer", units); });
   return 0;
 }
