@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """PyTorch (the peer) on the same problems and sizes as a ksmith benchmark run.
 
-Usage: torch_peer.py SIZES_FILE OUT_JSON [--device cuda|cpu] [--no-compile] [--peers DIR]
+Usage: torch_peer.py SIZES_FILE OUT_JSON [--device cuda|cpu] [--no-compile] [--tf32] [--peers DIR]
 
 Each problem is a module in KernelBench's form (bench/modules/NAME.py), found through its
 peer entry (DIR/NAME.peer.json, default bench/peers/, written by `ksmith import`): the
 module is loaded with the sizes line's values as its globals (the entry maps the spec's
 size names to them), then built as KernelBench builds it, Model(*get_init_inputs()) and
 get_inputs(), moved to the device in float32 with TF32 off (kernelsmith computes in
-float32), and timed in eager mode and, where this PyTorch has it, under torch.compile
-(KernelBench's second baseline). Times are medians over repeated runs after warm-up (the
+float32; with --tf32, the peer of `ksmith bench --precision tf32`, TF32 is allowed for
+matmuls and cuDNN alike, and the JSON says "precision": "tf32"), and timed in eager
+mode and, where this PyTorch has it, under torch.compile (KernelBench's second
+baseline). Times are medians over repeated runs after warm-up (the
 compile happens in the warm-up): CUDA events on the GPU, perf_counter on the CPU. A
 problem without a peer entry, whose module fails to build or run, or that torch.compile
 fails on, says so in its entry. No PyTorch at all, or --device cuda without CUDA, is an
@@ -29,6 +31,7 @@ parser.add_argument("sizes_file")
 parser.add_argument("out_json")
 parser.add_argument("--device", choices=["cuda", "cpu"])
 parser.add_argument("--no-compile", action="store_true", help="eager only")
+parser.add_argument("--tf32", action="store_true", help="TF32 allowed for matmuls and convolutions (cuDNN)")
 parser.add_argument("--peers", default=os.path.join(HERE, "peers"), help="the folder of NAME.peer.json entries")
 args = parser.parse_args()
 
@@ -117,11 +120,11 @@ def main():
     if dev == "cuda" and not torch.cuda.is_available():
         sys.exit(f"torch_peer.py: --device cuda, but PyTorch {torch.__version__} sees no CUDA device")
     if dev == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = args.tf32
+        torch.backends.cudnn.allow_tf32 = args.tf32
     compiling = compile_status(dev)
     results = {"torch": torch.__version__, "device": torch.cuda.get_device_name() if dev == "cuda" else "cpu",
-               "compile": compiling, "problems": {}}
+               "precision": "tf32" if args.tf32 else "fp32", "compile": compiling, "problems": {}}
     for line in open(args.sizes_file):
         line = line.split("#")[0].strip()
         if not line:

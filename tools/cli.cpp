@@ -65,6 +65,14 @@ CLI::Option *add_target_option(CLI::App *command, std::string *text) {
       ->check(CLI::IsMember({"opencl", "spirv"}));
 }
 
+CLI::Option *add_precision_option(CLI::App *command, std::string *text) {
+  return command
+      ->add_option("--precision", *text,
+                   "The arithmetic of tensorize's matrix loops: fp32 (3xTF32, fp32-accurate; the default) or tf32 "
+                   "(faster, less accurate: checked to KernelBench's tolerance, atol = rtol = 1e-2)")
+      ->check(CLI::IsMember({"fp32", "tf32"}));
+}
+
 void add_rank_timeout_option(CLI::App *command, double *seconds) {
   command
       ->add_option("--rank-timeout", *seconds,

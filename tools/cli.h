@@ -73,6 +73,9 @@ void add_spec_options(CLI::App *command, std::string *spec, std::string *schedul
 CLI::Option *add_target_option(CLI::App *command, std::string *text);
 std::optional<Target> parse_target(const std::string &text);  // none for ""
 
+/// --precision fp32|tf32 (ir/matrix_tile.h's parse_precision reads it).
+CLI::Option *add_precision_option(CLI::App *command, std::string *text);
+
 /// --rank-timeout S on a subcommand that runs under mpirun (evolve/farm/mpi_farm.h).
 void add_rank_timeout_option(CLI::App *command, double *seconds);
 

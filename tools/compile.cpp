@@ -86,10 +86,7 @@ Command add_compile(CLI::App &app) {
                    "Write tensorize's matrix loops as PTX mma.sync (ptx: NVIDIA's OpenCL, compute capability 8.0 or "
                    "later) or emulated in portable OpenCL C (emulated)")
       ->check(CLI::IsMember({"ptx", "emulated"}));
-  command
-      ->add_option("--precision", o->precision,
-                   "The matrix loops' arithmetic: fp32 (3xTF32, fp32-accurate; the default) or tf32")
-      ->check(CLI::IsMember({"fp32", "tf32"}));
+  add_precision_option(command, &o->precision);
   command->add_option("-o,--output", o->output, "Write to FILE instead of standard output");
   return {command, [o] { return compile(*o); }};
 }

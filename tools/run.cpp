@@ -1,6 +1,6 @@
 // ksmith run SPEC [--target opencl|spirv] [--schedule FILE] [--kernel FILE.cl] [--size N=V]...
 //                 [--check-size N=V]... [--device SEL] [--seed S] [--trials N] [--no-time]
-//                 [--batches R] [--min-batch-ms MS] [--cold-cache] [--json]
+//                 [--batches R] [--min-batch-ms MS] [--cold-cache] [--precision fp32|tf32] [--json]
 // Checks a spec (naive, scheduled, or a kernel body) against the reference, then
 // times it; the record as text or JSON. Exit 0 when correct, 1 otherwise.
 #include <sys/wait.h>
@@ -23,7 +23,7 @@ namespace ks::cli {
 namespace {
 
 struct RunOptions {
-  std::string spec, schedule, kernel, device, target, lock;
+  std::string spec, schedule, kernel, device, target, lock, precision = "fp32";
   std::optional<double> baseline_ms;
   double baseline_cv = 0;
   std::vector<std::string> sizes, check_sizes;
@@ -78,6 +78,7 @@ int run(RunOptions &o) {
   options.seed = o.seed;
   options.time = !o.no_time;
   options.schedule = schedule_from(o.schedule);
+  options.precision = *parse_precision(o.precision);
   if (!o.kernel.empty()) {
     auto file = read_source_file(o.kernel, "kernel body");
     frontend::parse_kernel_body(file);  // its plan's syntax, said here with the line shown
@@ -115,9 +116,12 @@ int run(RunOptions &o) {
     return r.ok() ? 0 : 1;
   }
   const auto &d = r.device;
-  std::printf("%s  (%s)\n  device  %s: %s [%s, driver %s]  target %s\n", r.kernel.c_str(), r.spec.c_str(),
-              d.selector().c_str(), d.name.c_str(), d.platform.c_str(), d.driver_version.c_str(),
-              target_name(target_for(d)));
+  std::printf("%s  (%s)\n  device  %s: %s [%s, driver %s]  target %s  precision %s%s\n", r.kernel.c_str(),
+              r.spec.c_str(), d.selector().c_str(), d.name.c_str(), d.platform.c_str(), d.driver_version.c_str(),
+              target_name(target_for(d)), precision_name(r.precision),
+              r.precision == Precision::TF32 && !d.matrix_units && !options.emulate_matrix_units
+                  ? " (no matrix units here: every sum in fp32)"
+                  : "");
   if (!r.failure || r.failure->sizes != "check") print_check("check", r.check);
   for (const std::string &flag : r.hacking_flags) std::printf("  FLAGGED the kernel %s\n", flag.c_str());
   if (r.time) {
@@ -173,6 +177,7 @@ Command add_run(CLI::App &app, Served *served) {
   command->add_flag("--emulate-matrix-units", o->eval.emulate_matrix_units,
                     "Where the device has no matrix units, run tensorize's matrix loops emulated in portable OpenCL C "
                     "(the instruction's fragment layout and TF32 rounding; how the tests check them on PoCL)");
+  add_precision_option(command, &o->precision);
   command->add_option("--batches", o->eval.timing.batches, "Timed batches")->check(CLI::Range(1, 100000));
   command->add_option("--min-batch-ms", o->eval.timing.min_batch_ms, "Shortest batch, in milliseconds")
       ->check(CLI::Range(0.0, 1e6));

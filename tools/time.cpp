@@ -76,8 +76,7 @@ Command add_time(CLI::App &app, Served *served) {
   command->add_option("--device", o->device, "Device, as for run");
   command->add_option("--device-lock", o->lock, "A lock file shared with evaluations on the device, owned throughout");
   command->add_flag("--json", o->json, "Print JSON");
-  command->add_option("--precision", o->precision, "tensorize's matrix loops in fp32 (3xTF32, the default) or tf32")
-      ->check(CLI::IsMember({"fp32", "tf32"}));
+  add_precision_option(command, &o->precision);
   return {command, [o] { return time_candidates(*o); }};
 }
 

@@ -87,6 +87,11 @@ nlohmann::json peer_times(const SuiteOptions &o, size_t problems) {
     if (peer.is_discarded() || !peer.is_object()) throw UserError("error: peer file '" + o.peer_path + "' is not JSON");
     if (peer.contains("error"))
       throw UserError("error: peer file '" + o.peer_path + "' holds no times: " + peer["error"].dump());
+    const nlohmann::json precision = peer.value("precision", nlohmann::json("fp32"));
+    if (precision != o.precision)
+      throw UserError("error: peer file '" + o.peer_path + "' was measured in precision " + precision.dump() +
+                      ", the suite runs in " + o.precision + " (torch_peer.py" +
+                      (o.precision == "tf32" ? " --tf32" : " without --tf32") + " measures that)");
     return peer;
   }
   if (o.sizes_path.empty())
@@ -101,8 +106,9 @@ nlohmann::json peer_times(const SuiteOptions &o, size_t problems) {
   const std::string out =
       (std::filesystem::temp_directory_path() / ("ksmith_peer_" + std::to_string(::getpid()) + ".json")).string();
   std::fprintf(stderr, "peer: %s %s on %s...\n", o.python.c_str(), o.peer_path.c_str(), gpu ? "cuda" : "cpu");
-  ChildRun child = run_child({o.python, o.peer_path, o.sizes_path, out, "--device", gpu ? "cuda" : "cpu"},
-                             o.time_limit_s * static_cast<double>(std::max<size_t>(problems, 1)));
+  std::vector<std::string> command = {o.python, o.peer_path, o.sizes_path, out, "--device", gpu ? "cuda" : "cpu"};
+  if (o.precision == "tf32") command.push_back("--tf32");
+  ChildRun child = run_child(command, o.time_limit_s * static_cast<double>(std::max<size_t>(problems, 1)));
   std::string text;
   if (std::ifstream in{out}) text.assign(std::istreambuf_iterator<char>(in), {});
   std::filesystem::remove(out);
@@ -125,6 +131,7 @@ nlohmann::json peer_times(const SuiteOptions &o, size_t problems) {
 std::string peer_note(const nlohmann::json &peer) {
   std::string note =
       "PyTorch " + peer.value("torch", std::string("?")) + " eager on " + peer.value("device", std::string("?"));
+  if (peer.value("precision", std::string()) == "tf32") note += " (TF32 allowed)";
   if (peer.contains("compile")) note += "; torch.compile " + peer["compile"].get<std::string>();
   return note;
 }
@@ -156,6 +163,7 @@ Suite run_suite(const std::string &dir, const SuiteOptions &o) {
     std::vector<std::string> args = {spec.string()};
     if (!o.target.empty()) args.insert(args.end(), {"--target", o.target});
     if (!o.device.empty()) args.insert(args.end(), {"--device", o.device});
+    args.insert(args.end(), {"--precision", o.precision});
     if (sizes.count(p.name))
       args.insert(args.end(), {"--size", sizes.at(p.name)});
     else if (!o.sizes_path.empty())

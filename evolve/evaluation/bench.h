@@ -59,6 +59,9 @@ struct SuiteOptions {
   std::string peer_path;                    // bench/torch_peer.py's JSON, or the script itself (.py)
   std::string python = "/usr/bin/python3";  // runs a peer script: Debian's, where python3-torch installs
   std::string target, device;
+  // What each problem is checked and timed in (ksmith run --precision), and the peer
+  // with it: "tf32" runs the peer script with --tf32, and a peer file must say it.
+  std::string precision = "fp32";
   double time_limit_s = 600;  // each problem; the peer script gets this per problem
   // Tuned schedules: DIR/NAME.sched for problem NAME where it is there, else the naive
   // kernel (the hand-written NAME.sched beside the spec is used only without it).

@@ -18,6 +18,13 @@ std::vector<int64_t> unflatten(int64_t flat, const std::vector<int64_t> &shape) 
   return index;
 }
 
+double Tolerance::allowed(double expected, double bound) const {
+  const double by_bound = allowance * bound;
+  return closeness > 0 ? std::max(by_bound, closeness * (1 + std::fabs(expected))) : by_bound;
+}
+
+double closeness_for(Precision precision) { return precision == Precision::TF32 ? kTf32Closeness : 0; }
+
 namespace {
 
 // The fraction of what is allowed that one element's error takes: 0 where equal (equal
@@ -29,10 +36,11 @@ double fraction_of(double got, double expected, double allowed, bool poisoned) {
   return std::isnan(fraction) ? std::numeric_limits<double>::infinity() : fraction;  // that says nothing)
 }
 
-// expected(i) and bound(i) are the reference's element i and its bound (0: exact), as
-// doubles.
+// expected(i) and bound(i) are the reference's element i and its bound, as doubles;
+// bounded false: exact.
 template <typename Expected, typename BoundAt>
-Mismatch compare_with(const HostBuffer &got, Expected expected, BoundAt bound, double allowance) {
+Mismatch compare_with(const HostBuffer &got, Expected expected, BoundAt bound, bool bounded, Tolerance tolerance) {
+  auto allowed = [&](int64_t i) { return bounded ? tolerance.allowed(expected(i), bound(i)) : 0.0; };
   const int64_t n = got.numel();
   const size_t chunks = static_cast<size_t>(chunk_count(n));
   struct Part {
@@ -44,7 +52,7 @@ Mismatch compare_with(const HostBuffer &got, Expected expected, BoundAt bound, d
     Part &p = parts[static_cast<size_t>(chunk)];
     for (int64_t i = first; i < last; ++i) {
       const double g = got.at(i);
-      const double fraction = fraction_of(g, expected(i), allowance * bound(i), is_poison(got.type, g));
+      const double fraction = fraction_of(g, expected(i), allowed(i), is_poison(got.type, g));
       if (!(fraction <= 1)) ++p.bad;
       if (p.worst < 0 || fraction > p.worst_fraction) {
         p.worst_fraction = fraction;
@@ -67,7 +75,7 @@ Mismatch compare_with(const HostBuffer &got, Expected expected, BoundAt bound, d
     m.index = unflatten(worst, got.shape);
     m.expected = expected(worst);
     m.got = got.at(worst);
-    m.allowed = allowance * bound(worst);
+    m.allowed = allowed(worst);
   }
   return m;
 }
@@ -101,7 +109,8 @@ constexpr size_t kCompareGroups = 1024;  // groups at most: what comes back is t
 constexpr size_t kReals = 4;             // ks_compare's reals per group
 
 // compare_with's fraction and fingerprint's sum, as kernels. limits holds the
-// allowance and whether the tensor has a bound, counts the element count; each group
+// tolerance's allowance, whether the tensor has a bound, and the tolerance's
+// closeness; counts the element count; each group
 // writes its partial results at its index: reals (worst fraction, got, expected and
 // allowed there), counts after the first (its worst element's index, its count over
 // what is allowed; or a fingerprint).
@@ -132,11 +141,14 @@ void ks_compare(__global const float *got, __global const float *expected, __glo
   const ulong n = counts[0];
   const real allowance = limits[0];
   const bool bounded = limits[1] != 0;
+  const real closeness = limits[2];
   real worst = -1, worst_got = 0, worst_expected = 0, worst_allowed = 0;
   ulong where = 0, bad = 0;
   for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
     const float g = got[i], e = expected[i];
-    const real allowed = bounded ? allowance * bound[i] : 0;
+    const real allowed = !bounded         ? 0
+                         : closeness > 0 ? fmax(allowance * bound[i], closeness * (1 + fabs((real)e)))
+                                         : allowance * bound[i];
     real fraction;
     if (isnan(g) || isnan(e)) {
       fraction = INFINITY;
@@ -210,25 +222,26 @@ std::vector<double> DeviceComparer::read_reals(size_t count) {
   return out;
 }
 
-size_t DeviceComparer::launch(const char *kernel, std::vector<runtime::LaunchArg> args, uint64_t n, double allowance,
+size_t DeviceComparer::launch(const char *kernel, std::vector<runtime::LaunchArg> args, uint64_t n, Tolerance tolerance,
                               bool bounded) {
   const bool wide = device_.info().fp64;
   const size_t real_bytes = wide ? 8 : 4;
   if (!limits_) {
-    limits_.emplace(device_, 2 * real_bytes);
+    limits_.emplace(device_, 3 * real_bytes);
     counts_.emplace(device_, 8 * (1 + 2 * kCompareGroups));
     reals_.emplace(device_, real_bytes * kReals * kCompareGroups);
   }
   device_.build({std::string(wide ? "#define KS_FP64\n" : "") + kCompareSource, {}});
-  unsigned char limits[16];
+  unsigned char limits[24];
   if (wide) {
-    const double v[2] = {allowance, bounded ? 1.0 : 0.0};
+    const double v[3] = {tolerance.allowance, bounded ? 1.0 : 0.0, tolerance.closeness};
     std::memcpy(limits, v, sizeof v);
   } else {
-    const float v[2] = {static_cast<float>(allowance), bounded ? 1.0f : 0.0f};
+    const float v[3] = {static_cast<float>(tolerance.allowance), bounded ? 1.0f : 0.0f,
+                        static_cast<float>(tolerance.closeness)};
     std::memcpy(limits, v, sizeof v);
   }
-  device_.write(limits_->id, limits, 2 * real_bytes);
+  device_.write(limits_->id, limits, 3 * real_bytes);
   device_.write(counts_->id, &n, 8);
   const size_t groups = std::clamp<size_t>((n + kCompareGroup - 1) / kCompareGroup, 1, kCompareGroups);
   runtime::KernelLaunch l;
@@ -242,15 +255,15 @@ size_t DeviceComparer::launch(const char *kernel, std::vector<runtime::LaunchArg
 }
 
 Mismatch DeviceComparer::compare(const TensorDecl &t, runtime::BufferId got, runtime::BufferId expected,
-                                 std::optional<runtime::BufferId> bound, double allowance) {
+                                 std::optional<runtime::BufferId> bound, Tolerance tolerance) {
   if (!opencl() || t.type != DType::F32) {
     std::optional<HostBuffer> bounds;
     if (bound) bounds = read_tensor(device_, *bound, TensorDecl{t.name, DType::F32, t.shape});
     return ks::compare(read_tensor(device_, got, t), read_tensor(device_, expected, t), bounds ? &*bounds : nullptr,
-                       allowance);
+                       tolerance);
   }
   const uint64_t n = static_cast<uint64_t>(t.numel());
-  const size_t groups = launch("ks_compare", {got, expected, bound.value_or(got)}, n, allowance, bound.has_value());
+  const size_t groups = launch("ks_compare", {got, expected, bound.value_or(got)}, n, tolerance, bound.has_value());
   const std::vector<double> reals = read_reals(kReals * groups);
   std::vector<uint64_t> counts(1 + 2 * groups);
   device_.read(counts_->id, counts.data(), 8 * counts.size());
@@ -285,15 +298,16 @@ uint64_t DeviceComparer::fingerprint(const TensorDecl &t, runtime::BufferId buff
   return sum;
 }
 
-Mismatch compare(const HostBuffer &got, const TensorData &expected, const TensorData *bound, double allowance) {
+Mismatch compare(const HostBuffer &got, const TensorData &expected, const TensorData *bound, Tolerance tolerance) {
   return compare_with(
       got, [&](int64_t i) { return expected.values[static_cast<size_t>(i)]; },
-      [&](int64_t i) { return bound ? bound->values[static_cast<size_t>(i)] : 0.0; }, allowance);
+      [&](int64_t i) { return bound->values[static_cast<size_t>(i)]; }, bound != nullptr, tolerance);
 }
 
-Mismatch compare(const HostBuffer &got, const HostBuffer &expected, const HostBuffer *bound, double allowance) {
+Mismatch compare(const HostBuffer &got, const HostBuffer &expected, const HostBuffer *bound, Tolerance tolerance) {
   return compare_with(
-      got, [&](int64_t i) { return expected.at(i); }, [&](int64_t i) { return bound ? bound->at(i) : 0.0; }, allowance);
+      got, [&](int64_t i) { return expected.at(i); }, [&](int64_t i) { return bound->at(i); }, bound != nullptr,
+      tolerance);
 }
 
 }  // namespace ks

@@ -3,7 +3,8 @@
 // bound of error_bound.h computed beside the reference (no bound: exact, as for
 // integers), the allowance 1 against the float64 interpreter and 2 against a
 // reference that rounds its own elementwise operations (the naive program with f64
-// sums, on the device). NaN (or a never-written, poisoned element) never passes; an
+// sums, on the device); where the user asked for TF32, also where it is within
+// KernelBench's tolerance (Tolerance). NaN (or a never-written, poisoned element) never passes; an
 // infinity passes where the reference has the same one.
 #pragma once
 
@@ -13,6 +14,7 @@
 
 #include "evolve/evaluation/inputs.h"
 #include "ir/interpreter.h"
+#include "ir/matrix_tile.h"
 #include "runtime/device.h"
 
 namespace ks {
@@ -22,6 +24,23 @@ constexpr double kExactAllowance = 1;
 /// Against a reference that rounds as an honest program does (its elementwise
 /// operations; without fp64 its sums too): its own error is within the bound as well.
 constexpr double kReferenceAllowance = 2;
+
+/// Where the user asked for TF32 (precision = "tf32"): KernelBench's tolerance,
+/// torch.allclose's atol = rtol = 1e-2, which passes an element as its bound does.
+constexpr double kTf32Closeness = 1e-2;
+
+/// What an element of a float tensor may be off by: allowance times its rounding
+/// bound, or, where closeness is not 0, closeness * (1 + |expected|) (torch.allclose
+/// with atol = rtol = closeness) if that is more. An exact tensor's: nothing.
+struct Tolerance {
+  Tolerance(double allowance, double closeness = 0) : allowance(allowance), closeness(closeness) {}
+  double allowance;
+  double closeness;
+  double allowed(double expected, double bound) const;
+};
+
+/// The closeness a precision allows: kTf32Closeness for TF32, 0 for fp32.
+double closeness_for(Precision precision);
 
 struct Mismatch {
   bool passed = true;
@@ -34,11 +53,11 @@ struct Mismatch {
   int64_t bad_elements = 0;  // over what is allowed, NaN, or never written
 };
 
-/// Compares got with expected, each element within allowance times its bound
+/// Compares got with expected, each element within the tolerance of its bound
 /// (bound: nullptr where the tensor is exact).
-Mismatch compare(const HostBuffer &got, const TensorData &expected, const TensorData *bound, double allowance);
+Mismatch compare(const HostBuffer &got, const TensorData &expected, const TensorData *bound, Tolerance tolerance);
 /// The same against a reference read back from the device.
-Mismatch compare(const HostBuffer &got, const HostBuffer &expected, const HostBuffer *bound, double allowance);
+Mismatch compare(const HostBuffer &got, const HostBuffer &expected, const HostBuffer *bound, Tolerance tolerance);
 
 /// A buffer's fingerprint: the sum of its 32-bit words, each times (2i + 1), modulo
 /// 2^64 (any one word changed changes it). The host's and the device's agree.
@@ -60,7 +79,7 @@ class DeviceComparer {
   /// compare() of got with expected, both buffers holding tensor t, and bound (f32,
   /// t's shape; none: exact).
   Mismatch compare(const TensorDecl &t, runtime::BufferId got, runtime::BufferId expected,
-                   std::optional<runtime::BufferId> bound, double allowance);
+                   std::optional<runtime::BufferId> bound, Tolerance tolerance);
   /// fingerprint() of the buffer holding tensor t.
   uint64_t fingerprint(const TensorDecl &t, runtime::BufferId buffer);
 
@@ -72,7 +91,8 @@ class DeviceComparer {
   // The first count values of reals_, as doubles (floats without fp64).
   std::vector<double> read_reals(size_t count);
   // Launches kernel over n elements in its groups; returns how many groups ran.
-  size_t launch(const char *kernel, std::vector<runtime::LaunchArg> args, uint64_t n, double allowance, bool bounded);
+  size_t launch(const char *kernel, std::vector<runtime::LaunchArg> args, uint64_t n, Tolerance tolerance,
+                bool bounded);
 };
 
 /// Row-major multi-index of a flat position.

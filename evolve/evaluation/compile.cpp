@@ -53,9 +53,9 @@ Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const
   return c;
 }
 
-Reference compile_reference(const Graph &graph, Target target, bool wide) {
+Reference compile_reference(const Graph &graph, Target target, bool wide, Precision precision) {
   Reference r;
-  ErrorBounds bounds = with_error_bounds(graph);
+  ErrorBounds bounds = with_error_bounds(graph, precision);
   r.bound_of = std::move(bounds.bound_of);
   r.compiled.graph = r.compiled.computed = std::move(bounds.graph);
   r.compiled.program = reference_program(r.compiled.graph, wide);

@@ -64,11 +64,12 @@ Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const
 
 /// The reference at the timed sizes: a graph with its error bounds (error_bound.h) as
 /// the naive program (passes/pipeline.h's reference_program, f64 sums where wide),
-/// compiled for target. Its outputs are the graph's and their bounds.
+/// compiled for target. Its outputs are the graph's and their bounds (in precision's
+/// arithmetic: error_bound.h).
 struct Reference {
   Compiled compiled;
   std::map<std::string, std::string> bound_of;  // an output's bound tensor (none: exact)
 };
-Reference compile_reference(const Graph &graph, Target target, bool wide);
+Reference compile_reference(const Graph &graph, Target target, bool wide, Precision precision = Precision::F32);
 
 }  // namespace ks

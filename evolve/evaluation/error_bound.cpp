@@ -325,7 +325,11 @@ class Bounder {
 struct Building {
   ErrorBounds out;
   NameSet names;
+  Precision precision = Precision::F32;
 };
+
+// A product's relative error where both factors round to TF32 first: (1 + 2^-11)^2 - 1.
+const double kTf32Product = std::ldexp(1.0, -10) + std::ldexp(1.0, -22);
 
 void add_bound(Building *b, const Stage &stage);
 
@@ -376,7 +380,11 @@ class StageBound {
                                         at_most(abs_of(t - previous_term()), num(kAlikeTerm * u) * abs_of(t)));
         const Expr biased = Select::make(
             small, abs_of(t), Select::make(alike, Binary::make(BinaryOp::Min, num(u) * magnitudes, abs_of(t)), num(0)));
-        const Expr carried = load(new_stage("_terms", ReduceOp::Sum, plus(term.error, biased)));
+        const Binary *product = stage_.body.as<Binary>();
+        const Expr rounded = b_->precision == Precision::TF32 && product && product->op == BinaryOp::Mul
+                                 ? biased + num(kTf32Product) * abs_of(t)
+                                 : biased;
+        const Expr carried = load(new_stage("_terms", ReduceOp::Sum, plus(term.error, rounded)));
         const Expr squares = load(new_stage("_squares", ReduceOp::Sum, t * t));
         return finish(new_stage("_bound", ReduceOp::None, carried + partial_sums(value_, squares, u) + rounding));
       }
@@ -552,8 +560,9 @@ void add_bound(Building *b, const Stage &stage) { StageBound(b, stage).add(); }
 
 }  // namespace
 
-ErrorBounds with_error_bounds(const Graph &graph) {
+ErrorBounds with_error_bounds(const Graph &graph, Precision precision) {
   Building b;
+  b.precision = precision;
   b.out.graph = graph;
   b.out.graph.stages.clear();
   b.names = graph_names(graph);

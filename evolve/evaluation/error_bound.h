@@ -53,13 +53,14 @@
 // rounding, 8 sigma); dropping one term of a sum moves it by that term, which is
 // caught wherever the term is larger than the bound (check sizes: always; a million
 // terms of mixed signs: a term of magnitude 8 of values to 16). A kernel that rounds
-// products to TF32 (U = 2^-11) exceeds it.
+// products to TF32 (U = 2^-11) exceeds it, unless the user asked for TF32 (below).
 #pragma once
 
 #include <map>
 #include <string>
 
 #include "ir/graph.h"
+#include "ir/matrix_tile.h"
 
 namespace ks {
 
@@ -73,8 +74,12 @@ struct ErrorBounds {
   std::map<std::string, std::string> bound_of;
 };
 
-/// graph with the bounds above added (verified).
-ErrorBounds with_error_bounds(const Graph &graph);
+/// graph with the bounds above added (verified). In TF32 (the user's word: tensorize's
+/// matrix loops in plain TF32), a sum whose term is a product takes each factor
+/// rounded to TF32 (U = 2^-11) before it multiplies: the term's bound grows by
+/// (2 2^-11 + 2^-22) |t|, added in full (a rounding of the inputs, not random over
+/// the sum). Every other operation keeps f32's.
+ErrorBounds with_error_bounds(const Graph &graph, Precision precision = Precision::F32);
 
 /// The unit roundoff of a float type: 2^-24 for f32, 2^-53 for f64.
 double unit_roundoff(DType type);

@@ -228,14 +228,14 @@ void fold_check(CheckRecord *check, const CheckRecord &trial) {
 
 // Compares every output on the device with the interpreter's, within its bound.
 void check_outputs(const Compiled &c, runtime::Device &device, const Bound &b, const TrialInputs &trial,
-                   CheckRecord *check) {
+                   Tolerance tolerance, CheckRecord *check) {
   for (const TensorDecl &t : c.program.buffers) {
     if (t.role != TensorRole::Output) continue;
     auto bound = trial.bounds->bound_of.find(t.name);
     fold_mismatch(
         check, t.name,
         compare(read_back(t, device, b), trial.reference.at(t.name),
-                bound == trial.bounds->bound_of.end() ? nullptr : &trial.reference.at(bound->second), kExactAllowance));
+                bound == trial.bounds->bound_of.end() ? nullptr : &trial.reference.at(bound->second), tolerance));
   }
 }
 
@@ -284,7 +284,7 @@ Bound build_and_bind(const char *sizes, const Compiled &c, runtime::Device &devi
 using StateSetup = std::function<std::optional<Poison>(const TensorDecl &)>;
 
 CheckRecord trial_run(const Compiled &c, runtime::Device &device, const Bound &b, const TrialInputs &trial,
-                      const StateSetup &state, std::vector<std::string> *flags) {
+                      const StateSetup &state, Tolerance tolerance, std::vector<std::string> *flags) {
   for (const TensorDecl &t : c.program.buffers) {
     if (t.role == TensorRole::Input)
       write_buffer(device, b, t.name, trial.inputs.at(t.name));
@@ -298,7 +298,7 @@ CheckRecord trial_run(const Compiled &c, runtime::Device &device, const Bound &b
       add_flag(flags, "changes its input " + name);
   CheckRecord out;
   out.passed = true;
-  check_outputs(c, device, b, trial, &out);
+  check_outputs(c, device, b, trial, tolerance, &out);
   return out;
 }
 
@@ -324,11 +324,13 @@ void check_trials(const Compiled &c, bool rewritten, runtime::Device &device, co
   std::vector<std::string> &flags = record->hacking_flags;
   const StateSetup unwritten = [](const TensorDecl &) { return Poison::Unwritten; };
   record->check.passed = true;
-  const ErrorBounds bounds = with_error_bounds(c.computed);
+  const Tolerance tolerance(kExactAllowance, closeness_for(record->precision));
+  record->check.closeness = tolerance.closeness;
+  const ErrorBounds bounds = with_error_bounds(c.computed, record->precision);
   std::vector<TrialInputs> kept;  // the first and the last trial's
   for (int trial = 0; trial < trials; ++trial) {
     TrialInputs inputs = trial_inputs(c, bounds, rewritten, base_seed + static_cast<uint64_t>(trial));
-    fold_check(&record->check, trial_run(c, device, b, inputs, unwritten, &flags));
+    fold_check(&record->check, trial_run(c, device, b, inputs, unwritten, tolerance, &flags));
     ++record->check.trials;
     if (!record->check.passed || !flags.empty()) return;
     if (kept.size() == 2) kept.pop_back();
@@ -344,7 +346,7 @@ void check_trials(const Compiled &c, bool rewritten, runtime::Device &device, co
       [](const TensorDecl &t) {
         return t.role == TensorRole::Output ? std::nullopt : std::optional(Poison::Unwritten);
       },
-      &flags);
+      tolerance, &flags);
   if (!r.passed)
     add_flag(&flags, "keeps a previous answer: given new inputs with the last outputs left in place, " + was_for(r));
   if (!flags.empty()) return;
@@ -354,11 +356,11 @@ void check_trials(const Compiled &c, bool rewritten, runtime::Device &device, co
   auto large_in = [](const std::string &name) {
     return [name](const TensorDecl &t) { return name.empty() || t.name == name ? Poison::Large : Poison::Unwritten; };
   };
-  r = trial_run(c, device, b, last, large_in(""), &flags);
+  r = trial_run(c, device, b, last, large_in(""), tolerance, &flags);
   if (!r.passed) {
     std::string culprit;
     for (const TensorDecl &t : c.program.buffers)
-      if (is_state(t) && culprit.empty() && !trial_run(c, device, b, last, large_in(t.name), &flags).passed)
+      if (is_state(t) && culprit.empty() && !trial_run(c, device, b, last, large_in(t.name), tolerance, &flags).passed)
         culprit = "its " + role_text(t);
     if (culprit.empty()) culprit = "its outputs or intermediates";
     add_flag(&flags,
@@ -374,7 +376,7 @@ void check_trials(const Compiled &c, bool rewritten, runtime::Device &device, co
   r = trial_run(
       c, device, b, other,
       [](const TensorDecl &t) { return t.role == TensorRole::Temp ? std::nullopt : std::optional(Poison::Unwritten); },
-      &flags);
+      tolerance, &flags);
   if (!r.passed) {
     std::string culprit = left.size() == 1 ? left.begin()->first : "";
     for (const auto &[name, contents] : left) {
@@ -384,7 +386,7 @@ void check_trials(const Compiled &c, bool rewritten, runtime::Device &device, co
       auto only = [&](const TensorDecl &t) {
         return t.name == alone ? std::nullopt : std::optional(Poison::Unwritten);
       };
-      if (!trial_run(c, device, b, other, only, &flags).passed) culprit = name;
+      if (!trial_run(c, device, b, other, only, tolerance, &flags).passed) culprit = name;
     }
     culprit = culprit.empty() ? "its intermediates" : "its intermediate " + culprit;
     add_flag(&flags, "reuses " + culprit + " from an earlier run: given new inputs with it left as the last run " +
@@ -580,9 +582,9 @@ void make_reference(const Reference &ref, const Compiled &plain, DeviceClock &de
 // the naive program of that graph with its bounds, run once per set of rewrites while
 // the fixture keeps it (the last two).
 const std::map<std::string, runtime::BufferId> &rewritten_bounds(const Compiled &c, DeviceClock &device,
-                                                                 TimedFixture *f) {
-  const Reference r =
-      at_stage("timed", "compile", [&] { return compile_reference(c.computed, c.target, device.info().fp64); });
+                                                                 Precision precision, TimedFixture *f) {
+  const Reference r = at_stage("timed", "compile",
+                               [&] { return compile_reference(c.computed, c.target, device.info().fp64, precision); });
   for (const auto &[key, ids] : f->rewritten_bounds)
     if (key == r.compiled.code.source) return ids;
   device.phase = "reference";
@@ -625,7 +627,8 @@ NaivePrograms naive_programs(const frontend::Spec &spec, const Compiled &c, Devi
                              const EvalOptions &options) {
   const bool wide = device.info().fp64;
   return of_reference([&] {
-    Reference ref = at_stage("timed", "compile", [&] { return compile_reference(c.graph, c.target, wide); });
+    Reference ref =
+        at_stage("timed", "compile", [&] { return compile_reference(c.graph, c.target, wide, options.precision); });
     Compiled plain = at_stage("timed", "compile", [&] {
       return compile_spec(spec, frontend::SizeSet::Default, options.sizes, {}, c.target, code_features(device.info()));
     });
@@ -709,7 +712,8 @@ void against_reference(const TimedRun &r, CheckRecord *check) {
     if (t.role == TensorRole::Output)
       fold_mismatch(check, t.name, comparing(r, [&] {
                       return r.comparer.compare(t, r.b.ids.at(t.name), r.f.reference_ids.at(t.name),
-                                                bound_in(r.bounds, t.name), r.f.allowance);
+                                                bound_in(r.bounds, t.name),
+                                                Tolerance(r.f.allowance, closeness_for(r.options.precision)));
                     }));
 }
 
@@ -735,6 +739,7 @@ CheckRecord versus_reference(const TimedRun &r) {
   versus.sizes = r.time->sizes;
   versus.against = "the reference (" + r.f.reference + ")";
   versus.allowance = r.f.allowance;
+  versus.closeness = closeness_for(r.options.precision);
   versus.passed = true;
   versus.trials = 1;
   against_reference(r, &versus);
@@ -900,7 +905,7 @@ void time_candidate(const frontend::Spec &spec, DeviceClock &device, const EvalO
   }
   // The bounds the candidate is held to: the spec's graph's, or what its rewrites left.
   const std::map<std::string, runtime::BufferId> *bounds = &f.bound_ids;
-  if (!body && !options.schedule.rewrites.empty()) bounds = &rewritten_bounds(c, device, &f);
+  if (!body && !options.schedule.rewrites.empty()) bounds = &rewritten_bounds(c, device, options.precision, &f);
   device.phase = "timed";
   Bound b = at_stage("timed", "launch", [&] { return bind_to(c, device, f); });
   at_stage("timed", "build",
@@ -1008,6 +1013,7 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   record.spec = spec_label;
   record.kernel = spec.name;
   record.device = device.info();
+  record.precision = options.precision;
   DeviceClock clock(device, &record.phases.device);
   const uint64_t base_seed = options.seed ? *options.seed : fresh_seed();
   const Target target = target_for(device.info());

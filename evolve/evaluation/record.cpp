@@ -39,9 +39,17 @@ nlohmann::json device_json(const runtime::DeviceInfo &d) {
 }
 
 std::string CheckRecord::tolerance() const {
-  char text[64];
+  char text[160];
   std::snprintf(text, sizeof text, "%.3g", allowance);
-  return std::string("each element within ") + text + " x its rounding bound (error_bound.h) of " + against;
+  std::string out = std::string("each element within ") + text + " x its rounding bound (error_bound.h" +
+                    (closeness > 0 ? ", products in TF32" : "") + ") of " + against;
+  if (closeness > 0) {
+    std::snprintf(text, sizeof text,
+                  ", or within %.3g + %.3g |expected| of it (KernelBench's tolerance: TF32 asked for)", closeness,
+                  closeness);
+    out += text;
+  }
+  return out;
 }
 
 std::string EvalRecord::verdict() const {
@@ -89,6 +97,7 @@ nlohmann::json EvalRecord::to_json() const {
   j["ok"] = ok();
   j["verdict"] = verdict();
   j["device"] = device_json(device);
+  j["precision"] = precision_name(precision);
   bool compiled = !failure || (failure->stage != "compile" && failure->stage != "build");
   j["compile"] = {{"ok", compiled}, {"log", compiled ? "" : failure->message}};
   if (failure) j["failure"] = {{"sizes", failure->sizes}, {"stage", failure->stage}, {"message", failure->message}};

@@ -14,6 +14,7 @@
 #include "evolve/evaluation/features.h"
 #include "ir/cost.h"
 #include "ir/graph.h"
+#include "ir/matrix_tile.h"
 #include "runtime/device.h"
 
 namespace ks {
@@ -36,7 +37,10 @@ struct CheckRecord {
   // The reference compared with: "the float64 interpreter", or at the timed sizes
   // the reference program ("naive, f64 sums").
   std::string against = "the float64 interpreter";
-  double allowance = 1;       // times each element's bound
+  double allowance = 1;  // times each element's bound
+  // Where the user asked for TF32: an element within closeness * (1 + |expected|)
+  // passes too (compare.h's Tolerance, KernelBench's); 0 otherwise.
+  double closeness = 0;
   double worst_fraction = 0;  // the largest |got - expected| / allowed: at most 1 passes
   std::string tensor;         // of the worst element
   std::vector<int64_t> index;
@@ -108,6 +112,9 @@ struct EvalRecord {
   std::string kernel;  // the spec's kernel name
   runtime::DeviceInfo device;
   CandidateFeatures features;  // at the timed sizes, once compiled there; else at the check sizes
+  // What the user allowed (EvalOptions::precision): fp32-accurate, or TF32, which the
+  // check's tolerance widens to KernelBench's.
+  Precision precision = Precision::F32;
   std::optional<EvalFailure> failure;
   CheckRecord check;
   // Ways the candidate games the check, each a sentence: it changed an input, or

@@ -103,6 +103,7 @@ nlohmann::json run_entry(const RunRow &run, const EvolveConfig &config, const st
           {"kernel", run.kernel},
           {"device", run.device},
           {"target", run.target},
+          {"precision", config.precision},
           {"sizes", run.sizes},
           {"status", run.status},
           {"message", run.message},
@@ -308,6 +309,11 @@ nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
 
 namespace {
 
+// The precision a run was asked for, as its configuration says.
+std::string run_precision(const RunRow &run, const RunDatabase &db) {
+  return parse_config(run.config, db.path()).precision;
+}
+
 // best.sched and the code it gives the target: best.cl, or best.glsl and SPIR-V.
 void write_best_schedule(RunDatabase &db, const RunRow &run, const CandidateRow &best, const std::filesystem::path &out,
                          const std::string &about) {
@@ -326,6 +332,7 @@ void write_best_schedule(RunDatabase &db, const RunRow &run, const CandidateRow 
   if (has_device && record["device"].value("async_copies", false)) features.async_copies = AsyncCopies::Ptx;
   if (has_device && record["device"].value("matrix_units", false)) features.matrix_units = MatrixUnits::Ptx;
   features.async_copies_missing = run.device + " (the run's device) did not offer";
+  features.precision = *parse_precision(config.precision);  // checked when the configuration was read
   Compiled c = compile_spec(spec, frontend::SizeSet::Default, sizes, schedule, target, features);
   if (target == Target::OpenCL) {
     write(out / "best.cl", c.code.source);
@@ -355,9 +362,9 @@ std::string write_artifacts(RunDatabase &db, int64_t run_id, const std::string &
     char speedup[32];
     std::snprintf(speedup, sizeof speedup, "%.3gx", speedup_of(*best));
     const std::string about = run->kernel + " at " + run->sizes + ": " + speedup + " over the naive kernel on " +
-                              run->device + " (" + run->target + "), found by ksmith evolve (run " +
-                              std::to_string(run->id) + ", " + std::to_string(evaluations) + " evaluations, " +
-                              best->proposer + started + ")\n";
+                              run->device + " (" + run->target + ", " + run_precision(*run, db) +
+                              "), found by ksmith evolve (run " + std::to_string(run->id) + ", " +
+                              std::to_string(evaluations) + " evaluations, " + best->proposer + started + ")\n";
     write(out / "best.json", best->record);
     if (!best->body.empty())  // a kernel body is its own code (ksmith run SPEC --kernel best.cl)
       write(out / "best.cl", "// " + about + best->body);
@@ -421,7 +428,9 @@ nlohmann::json run_summary(RunDatabase &db, const RunRow &run) {
                       {"device", run.device},    {"target", run.target},   {"sizes", run.sizes},
                       {"status", run.status},    {"message", run.message}, {"evaluations", evaluated},
                       {"candidates", by_status}, {"seconds", run.seconds}, {"started", time_text(run.started)}};
-  j["cost_model"] = cost_model_quality(candidates, parse_config(run.config, db.path()).cost_model);
+  const EvolveConfig config = parse_config(run.config, db.path());
+  j["precision"] = config.precision;
+  j["cost_model"] = cost_model_quality(candidates, config.cost_model);
   j["model_calls"] = model_call_summary(db, run.id);
   if (const CandidateRow *best = best_candidate(candidates, run)) {
     j["best"] = {{"id", best->id},

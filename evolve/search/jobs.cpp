@@ -5,8 +5,8 @@
 namespace ks {
 namespace {
 
-void add_sizes(const JobSizes &s, std::vector<std::string> *args) {
-  args->insert(args->end(), {"--target", s.target});
+void add_settings(const JobSettings &s, std::vector<std::string> *args) {
+  args->insert(args->end(), {"--target", s.target, "--precision", s.precision});
   if (!s.sizes.empty()) args->insert(args->end(), {"--size", s.sizes});
 }
 
@@ -20,7 +20,7 @@ std::vector<std::string> EvaluationRequest::args() const {
     args.insert(args.end(), {"--schedule", schedule_file});
   else
     args.insert(args.end(), {"--kernel", body_file});
-  add_sizes(sizes, &args);
+  add_settings(settings, &args);
   args.insert(args.end(), {"--trials", std::to_string(trials), "--batches", std::to_string(batches), "--min-batch-ms",
                            std::to_string(min_batch_ms)});
   if (!check_sizes.empty()) args.insert(args.end(), {"--check-size", check_sizes});
@@ -40,7 +40,7 @@ std::vector<std::string> RetimeRequest::args() const {
                                    std::to_string(min_batch_ms)};
   if (with_naive) args.push_back("--naive");
   for (const std::string &f : schedule_files) args.insert(args.end(), {"--schedule", f});
-  add_sizes(sizes, &args);
+  add_settings(settings, &args);
   return args;
 }
 

@@ -14,11 +14,12 @@
 
 namespace ks {
 
-/// What every job of a run is told: the target and the timed sizes (the queue's slot
-/// adds its device and that device's lock).
-struct JobSizes {
-  std::string target;  // "opencl" or "spirv"
-  std::string sizes;   // "N=512,D=64", or "" for the spec's own
+/// What every job of a run is told: the target, the timed sizes and the precision
+/// (the queue's slot adds its device and that device's lock).
+struct JobSettings {
+  std::string target;              // "opencl" or "spirv"
+  std::string sizes;               // "N=512,D=64", or "" for the spec's own
+  std::string precision = "fp32";  // or "tf32"
 };
 
 /// One candidate's evaluation: `ksmith run SPEC --json`.
@@ -26,7 +27,7 @@ struct EvaluationRequest {
   std::string spec_file;
   std::string schedule_file;  // a schedule's file, or
   std::string body_file;      // a kernel body's
-  JobSizes sizes;
+  JobSettings settings;
   int trials = 0, batches = 0;
   double min_batch_ms = 0;
   std::string check_sizes;           // "" for the spec's check sizes
@@ -40,7 +41,7 @@ struct RetimeRequest {
   std::string spec_file;
   std::vector<std::string> schedule_files;
   bool with_naive = false;
-  JobSizes sizes;
+  JobSettings settings;
   int batches = 0;
   double min_batch_ms = 0;
   std::vector<std::string> args() const;

@@ -209,6 +209,7 @@ function drawHeader() {
   };
   fact('device', run.device);
   fact('target', run.target);
+  fact('precision', run.precision === 'tf32' ? 'tf32 (KernelBench\'s tolerance)' : run.precision === 'fp32' ? 'fp32-accurate' : run.precision);
   fact('sizes', run.sizes);
   fact('status', run.status, 'badge ' + (run.status || ''));
   const done = num(run.evaluations) !== null ? run.evaluations : evaluations.length;

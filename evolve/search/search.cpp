@@ -157,7 +157,18 @@ class Search {
     row.status = "running";
     ledger_.add(row);
     progress_.note("run " + std::to_string(ledger_.run.id) + " of " + spec_.name + " at " + ledger_.run.sizes + " on " +
-                   ledger_.run.device + " (" + ledger_.run.target + ")");
+                   ledger_.run.device + " (" + ledger_.run.target + ", " + config_.precision + ")");
+    note_precision();
+  }
+
+  // TF32 asked for where no device of the run has matrix units: the search goes on
+  // with the CUDA cores, every sum in fp32, said once.
+  void note_precision() {
+    if (config_.precision != "tf32") return;
+    for (const runtime::DeviceInfo &d : devices_)
+      if (d.matrix_units) return;
+    progress_.note("note: precision tf32 asked for, but " + devices_text() +
+                   " has no matrix units: the search goes on with fp32 arithmetic throughout");
   }
 
   void reopen(int64_t id) {
@@ -179,6 +190,7 @@ class Search {
     ledger_.run.message.clear();
     progress_.note("resuming run " + std::to_string(id) + " of " + spec_.name + ": " +
                    std::to_string(ledger_.counters.evaluated) + " evaluations done");
+    note_precision();
   }
 
   // ---- jobs -----------------------------------------------------------------------
@@ -191,7 +203,7 @@ class Search {
     return text;
   }
 
-  JobSizes job_sizes() const { return {setup_.target, config_.sizes}; }
+  JobSettings job_settings() const { return {setup_.target, config_.sizes, config_.precision}; }
 
   // The candidate's schedule as a file for its child, written from the database's
   // copy every time and through a rename: a kill in the middle of a write must not
@@ -218,7 +230,7 @@ class Search {
       request.schedule_file = schedule_file(c);
     else
       request.body_file = body_file(c);
-    request.sizes = job_sizes();
+    request.settings = job_settings();
     request.trials = config_.trials;
     request.batches = config_.batches;
     request.min_batch_ms = config_.min_batch_ms;
@@ -242,7 +254,7 @@ class Search {
     // about as fast as the naive kernel was reported at 1.09x and 1.36x.
     request.with_naive = t.with_naive;
     for (const std::string &id : ids) request.schedule_files.push_back(schedule_file(ledger_.candidates.at(id)));
-    request.sizes = job_sizes();
+    request.settings = job_settings();
     request.batches = config_.batches;
     request.min_batch_ms = config_.min_batch_ms;
     uint64_t ticket = next_ticket_++;

@@ -770,20 +770,28 @@ TEST_P(Runtime, ComparisonsOnTheDeviceAgreeWithTheHost) {
   device->write(e, expected.bytes.data(), expected.bytes.size());
   device->write(bb, bound.bytes.data(), bound.bytes.size());
   DeviceComparer comparer(*device);
-  for (double allowance : {1.0, 3.5}) {
-    Mismatch host = compare(got, expected, &bound, allowance), on = comparer.compare(t, g, e, bb, allowance);
-    EXPECT_EQ(on.passed, host.passed) << allowance;
-    EXPECT_EQ(on.bad_elements, host.bad_elements) << allowance;
-    EXPECT_EQ(on.index, host.index) << allowance;
-    EXPECT_EQ(on.worst_fraction, host.worst_fraction) << allowance;
-    EXPECT_EQ(on.allowed, host.allowed) << allowance;
+  const Tolerance tf32(1, kTf32Closeness);
+  for (Tolerance tolerance : {Tolerance(1), Tolerance(3.5), tf32}) {
+    const std::string what = std::to_string(tolerance.allowance) + ", " + std::to_string(tolerance.closeness);
+    Mismatch host = compare(got, expected, &bound, tolerance), on = comparer.compare(t, g, e, bb, tolerance);
+    EXPECT_EQ(on.passed, host.passed) << what;
+    EXPECT_EQ(on.bad_elements, host.bad_elements) << what;
+    EXPECT_EQ(on.index, host.index) << what;
+    EXPECT_EQ(on.worst_fraction, host.worst_fraction) << what;
+    EXPECT_EQ(on.allowed, host.allowed) << what;
     EXPECT_EQ(std::isnan(on.got), std::isnan(host.got));
     EXPECT_EQ(on.expected, host.expected);
   }
   EXPECT_EQ(compare(got, expected, &bound, 1).bad_elements, 3) << "the two at three times their bound and the NaN";
   EXPECT_EQ(compare(got, expected, &bound, 3.5).bad_elements, 1) << "the NaN";
+  EXPECT_EQ(compare(got, expected, &bound, tf32).bad_elements, 1) << "the NaN: 0.003 off 10 is within 0.01 * 11";
+  set(got, 12345, 10.2f);  // past KernelBench's 0.01 + 0.01 * 10
+  EXPECT_EQ(compare(got, expected, &bound, tf32).bad_elements, 2);
+  device->write(g, got.bytes.data(), got.bytes.size());
+  EXPECT_EQ(comparer.compare(t, g, e, bb, tf32).bad_elements, 2);
   EXPECT_TRUE(comparer.compare(t, e, e, std::nullopt, 1).passed);
   EXPECT_EQ(comparer.compare(t, g, e, std::nullopt, 1).bad_elements, 5) << "no bound: exact";
+  EXPECT_EQ(comparer.compare(t, g, e, std::nullopt, tf32).bad_elements, 5) << "no bound: exact, TF32 or not";
   EXPECT_EQ(comparer.fingerprint(t, e), fingerprint(expected));
   EXPECT_NE(comparer.fingerprint(t, g), comparer.fingerprint(t, e));
   device->release(bb);

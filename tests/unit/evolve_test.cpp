@@ -502,6 +502,18 @@ TEST(Config, ErrorsNameTheKeyAndLine) {
             "run.toml: error: sampling: exploit, explore and uniform are all zero");
 }
 
+// The precision is the user's word: fp32-accurate unless a run says tf32, and
+// nothing else.
+TEST(Config, ThePrecisionIsFp32UnlessSaid) {
+  EXPECT_EQ(parse_config("", "run.toml").precision, "fp32");
+  EXPECT_EQ(parse_config("[evaluation]\nprecision = \"tf32\"\n", "run.toml").precision, "tf32");
+  EXPECT_EQ(config_error("[evaluation]\nprecision = \"fp16\"\n").rfind("run.toml:2:13: error: evaluation.precision", 0),
+            0u)
+      << config_error("[evaluation]\nprecision = \"fp16\"\n");
+  EXPECT_NE(parse_config("[evaluation]\nprecision = \"tf32\"\n", "run.toml").to_toml().find("precision = 'tf32'"),
+            std::string::npos);
+}
+
 // What Debian's toml++ 3.3.0 would reach undefined behaviour on (found by
 // tests/fuzz/fuzz_config) is refused before it parses: malformed UTF-8, and the
 // characters its whitespace table misreads; others pass.
@@ -867,6 +879,47 @@ TEST(Search, TheFinalFiguresAreAgainstTheNaiveKernelTimedBesideThem) {
   EXPECT_EQ(against_the_retimed_naive, 3);
   const double best = top[0]->retimed_speedup;
   EXPECT_NEAR(best, 1.2 * top[0]->speedup * (1 - 0.01 * top[0]->speedup), 1e-9) << "the best is one of the three";
+}
+
+// The progress notes of a run, kept.
+class NotesKept : public ProgressSink {
+ public:
+  void update(const Progress &) override {}
+  void note(const std::string &line) override { notes.push_back(line); }
+  std::vector<std::string> notes;
+};
+
+// TF32 is the user's word, and it goes everywhere the run does: every job's command
+// line, the run's summary, its report and its best's header. On a device without
+// matrix units the run says once that it goes on in fp32.
+TEST(Search, Tf32GoesToEveryJobAndIsSaidOnceWithoutMatrixUnits) {
+  const test::RunFolder folder("tf32");
+  const std::string &dir = folder.dir;
+  RunDatabase db(dir + "/run.db");
+  test::SimulatedQueue queue;
+  SearchSetup setup = simulated_setup(dir, 8);
+  setup.config.precision = "tf32";
+  ASSERT_FALSE(setup.device.matrix_units);
+  NotesKept progress;
+  std::atomic<bool> stop{false};
+  SearchOutcome out = run_search(db, std::nullopt, setup, queue, progress, stop);
+  ASSERT_EQ(out.status, "finished") << out.message;
+  int said = 0;
+  for (const std::string &n : progress.notes) said += n.find("has no matrix units") != std::string::npos;
+  EXPECT_EQ(said, 1);
+  EXPECT_NE(progress.notes.front().find("(opencl, tf32)"), std::string::npos) << progress.notes.front();
+  ASSERT_FALSE(queue.submitted().empty());
+  for (const Job &job : queue.submitted()) {
+    auto flag = std::find(job.args.begin(), job.args.end(), "--precision");
+    ASSERT_TRUE(flag != job.args.end() && flag + 1 != job.args.end() && flag[1] == "tf32") << job.args[0];
+  }
+  EXPECT_EQ(run_summary(db, *db.run(out.run))["precision"], "tf32");
+  EXPECT_EQ(report_data(db, out.run)["run"]["precision"], "tf32");
+  write_artifacts(db, out.run, dir + "/out");
+  std::ifstream best(dir + "/out/best.sched");
+  std::string header;
+  std::getline(best, header);
+  EXPECT_NE(header.find("(opencl, tf32)"), std::string::npos) << header;
 }
 
 // When none of the best beats the naive kernel timed beside them (a CPU device's

@@ -24,21 +24,25 @@ EvalRecord timed_record() {
 
 TEST(Jobs, TheCommandLinesSayWhatTheRequestSays) {
   EvaluationRequest e;
-  e.spec_file = "w/k.ks", e.schedule_file = "w/s/a.sched", e.sizes = {"opencl", "N=64"};
+  e.spec_file = "w/k.ks", e.schedule_file = "w/s/a.sched", e.settings = {"opencl", "N=64", "tf32"};
   e.trials = 3, e.batches = 10, e.min_batch_ms = 5, e.check_sizes = "N=9", e.give_up_ms = 20;
-  EXPECT_EQ(e.args(),
-            (std::vector<std::string>{"run", "w/k.ks", "--json", "--schedule", "w/s/a.sched", "--target", "opencl",
-                                      "--size", "N=64", "--trials", "3", "--batches", "10", "--min-batch-ms",
-                                      "5.000000", "--check-size", "N=9", "--give-up-ms", "20.000000"}));
-  e.body_file = "w/b/a.cl", e.sizes.sizes = "", e.check_sizes = "", e.give_up_ms.reset();
+  EXPECT_EQ(e.args(), (std::vector<std::string>{
+                          "run",    "w/k.ks",       "--json",   "--schedule",     "w/s/a.sched", "--target",
+                          "opencl", "--precision",  "tf32",     "--size",         "N=64",        "--trials",
+                          "3",      "--batches",    "10",       "--min-batch-ms", "5.000000",    "--check-size",
+                          "N=9",    "--give-up-ms", "20.000000"}));
+  e.body_file = "w/b/a.cl", e.settings.sizes = "", e.check_sizes = "", e.give_up_ms.reset();
+  e.settings.precision = "fp32";
   EXPECT_EQ(e.args(), (std::vector<std::string>{"run", "w/k.ks", "--json", "--kernel", "w/b/a.cl", "--target", "opencl",
-                                                "--trials", "3", "--batches", "10", "--min-batch-ms", "5.000000"}));
+                                                "--precision", "fp32", "--trials", "3", "--batches", "10",
+                                                "--min-batch-ms", "5.000000"}));
   RetimeRequest t;
-  t.spec_file = "w/k.ks", t.schedule_files = {"a.sched", "b.sched"}, t.with_naive = true, t.sizes = {"spirv", ""};
+  t.spec_file = "w/k.ks", t.schedule_files = {"a.sched", "b.sched"}, t.with_naive = true,
+  t.settings = {"spirv", "", "tf32"};
   t.batches = 10, t.min_batch_ms = 5;
   EXPECT_EQ(t.args(), (std::vector<std::string>{"time", "w/k.ks", "--json", "--rounds", "3", "--batches", "10",
                                                 "--min-batch-ms", "5.000000", "--naive", "--schedule", "a.sched",
-                                                "--schedule", "b.sched", "--target", "spirv"}));
+                                                "--schedule", "b.sched", "--target", "spirv", "--precision", "tf32"}));
 }
 
 // A record as the evaluator writes it reads back as it was; each way it can end gives

@@ -3,8 +3,11 @@
 // emulated instruction against the interpreter on PoCL.
 #include "ir/matrix_tile.h"
 
+#include <cmath>
+
 #include "codegen/glsl.h"
 #include "codegen/opencl_c.h"
+#include "evolve/evaluation/compare.h"
 #include "evolve/evaluation/evaluate.h"
 #include "evolve/search/genome.h"
 #include "ir/parser.h"
@@ -218,7 +221,8 @@ TEST_P(MatrixTileOnDevice, EmulatedAgreesWithTheInterpreter) {
 
 // Over a long reduction (K = 2048) the emulated 3xTF32 stays within every element's
 // f32 rounding bound, as accurate as the loops; the same tile in plain TF32 (10 bits
-// of mantissa per operand) is far outside it: what the precision promise is about.
+// of mantissa per operand), which only the user's word allows, is far outside it and
+// is checked to KernelBench's tolerance instead: what the precision promise is about.
 TEST(MatrixTileAccuracy, ThreeTf32IsFp32AccurateAndTf32IsNot) {
   if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
   auto device = runtime::open_device("", "opencl");
@@ -238,11 +242,20 @@ TEST(MatrixTileAccuracy, ThreeTf32IsFp32AccurateAndTf32IsNot) {
   ASSERT_FALSE(fp32.failure) << fp32.to_json().dump(2);
   EXPECT_TRUE(fp32.check.passed) << fp32.to_json().dump(2);
   EXPECT_LT(fp32.check.worst_fraction, 0.5) << fp32.to_json().dump(2);
+  EXPECT_EQ(fp32.to_json()["precision"], "fp32");
+  EXPECT_EQ(fp32.check.closeness, 0);
   options.precision = Precision::TF32;
   EvalRecord tf32 = evaluate(frontend::load_spec(path), path, *device, options);
-  ASSERT_FALSE(tf32.failure && tf32.failure->stage == "compile") << tf32.to_json().dump(2);
-  EXPECT_FALSE(tf32.check.passed) << tf32.to_json().dump(2);
-  EXPECT_GT(tf32.check.worst_fraction, 10) << tf32.to_json().dump(2);
+  ASSERT_FALSE(tf32.failure) << tf32.to_json().dump(2);
+  EXPECT_TRUE(tf32.check.passed) << "within KernelBench's tolerance, asked for: " << tf32.to_json().dump(2);
+  EXPECT_EQ(tf32.to_json()["precision"], "tf32");
+  EXPECT_EQ(tf32.check.closeness, kTf32Closeness);
+  EXPECT_NE(tf32.check.tolerance().find("KernelBench's tolerance"), std::string::npos) << tf32.check.tolerance();
+  // Its worst element is off by far more than the fp32 tile's worst (tens of times
+  // the f32 bound: Reference.CatchesAnF32ContractionInTf32 fails such a kernel where
+  // fp32 was the promise).
+  EXPECT_GT(std::fabs(tf32.check.got - tf32.check.expected), 10 * std::fabs(fp32.check.got - fp32.check.expected))
+      << tf32.to_json().dump(2) << fp32.to_json().dump(2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Contractions, MatrixTileOnDevice,
