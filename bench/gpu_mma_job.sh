@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 46's matrix units on an H100/H200, after bench/gpu.sh's build:
-#   bash bench/gpu.sh bash bench/gpu_mma_job.sh
-# 1. Each bench/mma/ schedule checked on the device (the check sizes, and N = 4096
+#   bash bench/gpu.sh bash bench/gpu_mma_job.sh [SCHEDULE...]
+# (default: every bench/mma/ schedule).
+# 1. Each schedule checked on the device (the check sizes, and N = 4096
 #    against the float64 reference), fp32-accurate (3xTF32); 2. matmul 4096^3 side by
 #    side with the table's FFMA schedule, in fp32 and in TF32; 3. cuBLAS fp32 and TF32
 #    through PyTorch in the same job. Output in $OUT/mma.txt.
@@ -10,7 +11,8 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/ks_out}
 ks=./build/ksmith
 tuned=bench/tuned/h100-opencl/matmul.sched
-mma=(bench/mma/*.sched)
+mma=("$@")
+[ ${#mma[@]} -gt 0 ] || mma=(bench/mma/*.sched)
 sched_args=(--schedule "$tuned")
 for s in "${mma[@]}"; do sched_args+=(--schedule "$s"); done
 {
@@ -31,5 +33,5 @@ for s in "${mma[@]}"; do sched_args+=(--schedule "$s"); done
   timeout 100 python3 bench/cublas_gemm.py 2>&1 | grep 4096x4096x4096
   timeout 100 python3 bench/cublas_gemm.py --tf32 2>&1 | grep 4096x4096x4096
   echo "== generated source of the first schedule"
-  $ks compile examples/matmul.ks --schedule "${mma[0]}" --size N=4096 --matrix-units ptx -o "$out/mma.cl"
+  $ks compile examples/matmul.ks --schedule "${mma[0]}" --size N=4096 --matrix-units ptx --async-copies -o "$out/mma.cl"
 } 2>&1 | tee "$out/mma.txt"

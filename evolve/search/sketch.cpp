@@ -646,18 +646,37 @@ struct Drawer {
       return fail();
     const std::string ko = b.fresh(r.name + "o"), ki = b.fresh(r.name + "i");
     if (!b.split(s, r.name, kt, ko, ki)) return fail();
-    for (const Access &a : reads) {
-      const std::string cache = b.fresh(a.buffer + "_s");
-      if (!b.cache_read(s, ko, a.buffer, MemoryScope::Local, cache)) return fail();
-      b.layout(PrimitiveKind::Pad, s, cache, {a.runs_along(r.name) ? 4 : 8});
-    }
-    if (!b.step(PrimitiveKind::Tensorize, s, {ki})) return fail();
     char shape[160];
     std::snprintf(shape, sizeof shape, "%s: matrix units, %lldx%lld per group, warps of %lldx%lld, k by %lld",
                   s.c_str(), static_cast<long long>(bm), static_cast<long long>(bn), static_cast<long long>(wm),
                   static_cast<long long>(wn), static_cast<long long>(kt));
     std::string note = shape;
-    if (async_copies && chance(rng, 0.7) && b.async_copy(s, ko, 2)) note += ", panels copied ahead (2 slots)";
+    // Rows along the reduction are read two k points at a time (float2: ir/matrix_tile.h's
+    // k slots), and a row of 24 or 40 floats puts a half-warp's pairs on 32 banks (kt
+    // 16 and 32 padded by 8: 2.37 ms against 2.41 by 4 on the H200, bench/results.md);
+    // by 4 where the wider panel and the ring do not fit together.
+    const bool ring = async_copies && chance(rng, 0.7);
+    const Builder::Mark panels = b.mark();
+    std::vector<std::string> caches;
+    for (const Access &a : reads) caches.push_back(b.fresh(a.buffer + "_s"));
+    const std::vector<int64_t> alongs = kt >= 16 ? std::vector<int64_t>{8, 4} : std::vector<int64_t>{4};
+    for (const int64_t along : alongs) {
+      b.rollback(panels);
+      bool fits = true;
+      for (size_t o = 0; o < reads.size(); ++o) {
+        if (!b.cache_read(s, ko, reads[o].buffer, MemoryScope::Local, caches[o])) return fail();
+        const bool k_rows = reads[o].runs_along(r.name);
+        fits = (b.layout(PrimitiveKind::Pad, s, caches[o], {k_rows ? along : 8}) || !k_rows) && fits;
+      }
+      if (!b.step(PrimitiveKind::Tensorize, s, {ki})) return fail();
+      const bool last = along == alongs.back();
+      if (!fits && !last) continue;
+      if (ring && b.async_copy(s, ko, 2)) {
+        note += ", panels copied ahead (2 slots)";
+        break;
+      }
+      if (!ring || last) break;
+    }
     notes.push_back(note);
     return true;
   }

@@ -147,6 +147,18 @@ TEST(Sketches, TileContractionsOnMatrixUnits) {
       << "some still on the CUDA cores";
   EXPECT_GE(mm.with([&](const Schedule &s) { return tensorized(s) && count(s, PrimitiveKind::AsyncCopy) == 1; }), 3)
       << "panels copied ahead";
+  // a's panel runs along k: padded by 8 (a half-warp's float2 pairs on 32 banks) where
+  // it and the ring fit, else by 4, or not at all where neither fits; b's, along n, by
+  // 8 where it fits.
+  auto padded = [](const Schedule &s, const std::string &what) {
+    return print_schedule(s).find(what) != std::string::npos;
+  };
+  EXPECT_GE(mm.with([&](const Schedule &s) { return tensorized(s) && padded(s, ".a_s 8\n"); }), 3);
+  EXPECT_EQ(mm.with([&](const Schedule &s) {
+              return tensorized(s) && padded(s, "pad c.a_s") && !padded(s, ".a_s 8\n") && !padded(s, ".a_s 4\n");
+            }),
+            0);
+  EXPECT_EQ(mm.with([&](const Schedule &s) { return tensorized(s) && padded(s, "pad c.b_s 4\n"); }), 0);
   for (const char *name : {"gemm_bias_leaky", "batched_matmul", "conv2d"})
     EXPECT_GE(draw(example(name), 10, 2, true, true).with(tensorized), 3) << name;
 }
