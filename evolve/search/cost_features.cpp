@@ -37,6 +37,7 @@ const std::vector<std::string> &cost_feature_names() {
       "log_item_iterations",      // loop iterations of one work-item, the largest over kernels
       "register_load_share",      // of the global loads, those stored straight into private arrays
                                   // (prefetched panels, private caches): issued ahead of their use
+      "matrix_flop_share",        // of the flops, those in matrix loops (tensorize: mma.sync)
   };
   return names;
 }
@@ -64,6 +65,8 @@ struct KernelWalk : IRVisitor {
   std::string lane;  // the variable that differs between neighbouring work-items
   double trips = 1;
   double flops = 0, global_loads = 0, global_stores = 0, local = 0, registers = 0, register_loads = 0;
+  double matrix_flops = 0;
+  int in_matrix = 0;  // matrix loops around
   double coalesced = 0, strided = 0, barriers = 0;
   int depth = 0, max_depth = 0, max_vector = 1;
   int64_t unrolled = 1, max_unrolled = 1;
@@ -83,7 +86,9 @@ struct KernelWalk : IRVisitor {
     max_depth = std::max(max_depth, depth);
     if (n->kind == ForKind::Unrolled) unrolled *= n->extent, max_unrolled = std::max(max_unrolled, unrolled);
     if (n->kind == ForKind::Vectorized) max_vector = std::max(max_vector, static_cast<int>(n->extent));
+    in_matrix += n->kind == ForKind::Matrix;
     IRVisitor::visit(n);
+    in_matrix -= n->kind == ForKind::Matrix;
     depth -= in_item;
     trips = saved_trips;
     unrolled = saved_unrolled;
@@ -109,7 +114,10 @@ struct KernelWalk : IRVisitor {
     IRVisitor::visit(n);
   }
   void visit(const Binary *n) override {
-    if (is_float(n->type) && is_arithmetic(n->op)) flops += trips;
+    if (is_float(n->type) && is_arithmetic(n->op)) {
+      flops += trips;
+      if (in_matrix) matrix_flops += trips;
+    }
     IRVisitor::visit(n);
   }
   void visit(const Call *n) override {
@@ -175,7 +183,7 @@ std::string lane_of(const Stmt &body) {
 std::vector<float> cost_features(const Program &program) {
   double work_items = 0, groups = 0, small_group_items = 0, flops = 0, loads = 0, stores = 0, local = 0;
   double registers = 0, unique_bytes = 0, coalesced = 0, strided = 0, barriers = 0, item_iterations = 0;
-  double register_loads = 0;
+  double register_loads = 0, matrix_flops = 0;
   double group_max = 0, group_min = 0, local_bytes = 0;
   int max_depth = 0, max_vector = 1;
   int64_t max_unrolled = 1;
@@ -194,6 +202,7 @@ std::vector<float> cost_features(const Program &program) {
     walk.dispatch(kernel.body);
     flops += walk.flops, loads += walk.global_loads, stores += walk.global_stores;
     local += walk.local, registers += walk.registers, register_loads += walk.register_loads;
+    matrix_flops += walk.matrix_flops;
     coalesced += walk.coalesced, strided += walk.strided;
     barriers += walk.barriers / items;
     max_depth = std::max(max_depth, walk.max_depth);
@@ -228,6 +237,7 @@ std::vector<float> cost_features(const Program &program) {
       static_cast<double>(max_vector),
       log2p(item_iterations),
       loads > 0 ? register_loads / loads : 0,
+      flops > 0 ? matrix_flops / flops : 0,
   };
   return std::vector<float>(v.begin(), v.end());
 }

@@ -4,6 +4,7 @@
 #include "evolve/search/cost_model.h"
 
 #include <cmath>
+#include <fstream>
 #include <random>
 
 #include "evolve/search/artifacts.h"
@@ -99,6 +100,21 @@ TEST(CostFeatures, APrefetchedPanelByHand) {
   EXPECT_EQ(features_of(mm, tiled)["register_load_share"], 0);
   auto p = features_of(mm, tiled + "prefetch c.a_s\n");
   EXPECT_FLOAT_EQ(p["register_load_share"], 10.0 / (10 + 64));
+}
+
+// A tensorized matmul: every multiply-add is in the matrix loop (on the matrix units);
+// the naive kernel has none there.
+TEST(CostFeatures, TheMatrixUnitsShareOfTheFlops) {
+  const char *mm =
+      "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 64, N = 64, K = 32 "
+      "{ c[i, j] = sum(k) a[i, k] * b[k, j] }";
+  std::ifstream in(std::string(KS_SOURCE_DIR) + "/tests/lit/inputs/tensorize.sched");
+  const std::string tensorized(std::istreambuf_iterator<char>(in), {});
+  ASSERT_NE(tensorized.find("tensorize c.ki"), std::string::npos);
+  EXPECT_EQ(features_of(mm)["matrix_flop_share"], 0);
+  auto t = features_of(mm, tensorized);
+  EXPECT_FLOAT_EQ(t["matrix_flop_share"], 1);
+  EXPECT_FLOAT_EQ(t["log_flops"], features_of(mm)["log_flops"]) << "the same work";
 }
 
 // Trained on rows whose label is a known function of two of eight features, the

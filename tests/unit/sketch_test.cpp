@@ -155,8 +155,8 @@ TEST(Sketches, TileContractionsOnMatrixUnits) {
   };
   EXPECT_GE(mm.with([&](const Schedule &s) { return tensorized(s) && padded(s, ".a_s 8\n"); }), 3);
   EXPECT_EQ(mm.with([&](const Schedule &s) {
-              return tensorized(s) && padded(s, "pad c.a_s") && !padded(s, ".a_s 8\n") && !padded(s, ".a_s 4\n");
-            }),
+    return tensorized(s) && padded(s, "pad c.a_s") && !padded(s, ".a_s 8\n") && !padded(s, ".a_s 4\n");
+  }),
             0);
   EXPECT_EQ(mm.with([&](const Schedule &s) { return tensorized(s) && padded(s, "pad c.b_s 4\n"); }), 0);
   for (const char *name : {"gemm_bias_leaky", "batched_matmul", "conv2d"})
