@@ -15,6 +15,8 @@
 #include "evolve/fuzz/random_spec.h"
 #include "evolve/isolate.h"
 #include "evolve/search/cost_features.h"
+#include "evolve/search/genome.h"
+#include "evolve/search/sketch.h"
 #include "evolve/workers.h"
 #include "frontend/elaborate.h"
 #include "frontend/parser.h"
@@ -173,7 +175,54 @@ std::optional<Sizes> past_largest_tile(const frontend::Spec &spec, const std::ve
   return s;
 }
 
+namespace {
+
+// A device with the matrix units and cp.async, for the matrix sketch: the fuzzer runs
+// its tiles emulated and its copies in order where the device has neither.
+runtime::DeviceInfo matrix_unit_device() {
+  runtime::DeviceInfo d;
+  d.api = "opencl";
+  d.gpu = true;
+  d.max_work_group_size = 1024;
+  d.max_work_item_sizes = {1024, 1024, 64};
+  d.local_memory_bytes = 48 * 1024;
+  d.async_copies = d.matrix_units = true;
+  return d;
+}
+
+// A schedule that starts from a matrix-unit tile of the search's sketches (a few
+// draws), then takes up to two random steps of other kinds on top; none where the
+// graph has no contraction the sketch tiles so.
+std::optional<Schedule> matrix_schedule(const Graph &graph, Rng &rng, const std::set<PrimitiveKind> &kinds) {
+  const runtime::DeviceInfo device = matrix_unit_device();
+  for (int draw = 0; draw < 4; ++draw) {
+    std::optional<Sketch> sketch = sample_sketch(graph, device, rng);
+    if (!sketch || std::none_of(sketch->schedule.steps.begin(), sketch->schedule.steps.end(),
+                                [](const Primitive &p) { return p.kind == PrimitiveKind::Tensorize; }))
+      continue;
+    Schedule schedule = sketch->schedule;
+    Replayed r = replay(graph, schedule);
+    if (!r.program) continue;
+    const size_t steps = schedule.steps.size() + std::uniform_int_distribution<size_t>(0, 2)(rng);
+    for (int attempt = 0; attempt < 8 && schedule.steps.size() < steps; ++attempt)
+      add_random_step(&*r.program, &schedule, rng, 4, 256, kinds, kMaxUnroll);
+    return schedule;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Schedule fuzz_schedule(const Graph &graph, Rng &rng, int steps) {
+  // Every primitive but tensorize, which needs the instruction's layout that random
+  // steps do not build: the matrix sketch draws it (evolve/search/sketch.cpp), for one
+  // schedule in kMatrixShare of a graph with a contraction.
+  std::set<PrimitiveKind> every(all_primitive_kinds().begin(), all_primitive_kinds().end());
+  every.erase(PrimitiveKind::Tensorize);
+  const bool contraction = std::any_of(graph.stages.begin(), graph.stages.end(),
+                                       [](const Stage &st) { return classify_stage(st) == StagePattern::Contraction; });
+  if (contraction && std::uniform_real_distribution<double>(0, 1)(rng) < kMatrixShare)
+    if (std::optional<Schedule> s = matrix_schedule(graph, rng, every)) return *s;
   Schedule schedule;
   Graph g = graph;
   if (std::uniform_int_distribution<int>(0, 1)(rng)) {
@@ -202,10 +251,6 @@ Schedule fuzz_schedule(const Graph &graph, Rng &rng, int steps) {
     }
   }
   Program program = lower(g);
-  // Every primitive but tensorize, which needs the instruction's layout that random
-  // steps do not build: the matrix sketch draws it (evolve/search/sketch.cpp).
-  std::set<PrimitiveKind> every(all_primitive_kinds().begin(), all_primitive_kinds().end());
-  every.erase(PrimitiveKind::Tensorize);
   for (int attempt = 0; attempt < 4 * steps && static_cast<int>(schedule.steps.size()) < steps; ++attempt)
     add_random_step(&program, &schedule, rng, 4, 256, every, kMaxUnroll);
   // The steps that need others before them (a local cache to pad, transpose,
@@ -378,7 +423,8 @@ std::string write_finding(const std::string &out, int number, const FuzzCase &c,
   write_file(dir / "repro.sh", "#!/bin/sh\n# " + std::string(outcome_name(r.outcome)) + ": replays this finding\n" +
                                    "cd \"$(dirname \"$0\")\"\nexec \"${KSMITH:-ksmith}\" run spec.ks --schedule " +
                                    "schedule.sched --check-size " + sizes_text(c.sizes) + " --no-time --trials 1 " +
-                                   "--seed 1 --async-copies-in-order --device " + c.device + " \"$@\"\n");
+                                   "--seed 1 --async-copies-in-order --emulate-matrix-units --device " + c.device +
+                                   " \"$@\"\n");
   std::filesystem::permissions(dir / "repro.sh", std::filesystem::perms::owner_exec,
                                std::filesystem::perm_options::add);
   return dir.string();
@@ -650,7 +696,8 @@ CaseRunner worker_runner(const std::string &ksmith, const std::vector<std::strin
                       "1",
                       "--seed",
                       "1",
-                      "--async-copies-in-order"};
+                      "--async-copies-in-order",
+                      "--emulate-matrix-units"};
           if (!c.sizes.empty()) job.args.insert(job.args.end(), {"--check-size", sizes_text(c.sizes)});
           job.time_limit_s = time_limit_s * c.patience;
           queue->submit(job);

@@ -65,8 +65,13 @@ std::optional<Sizes> past_largest_tile(const frontend::Spec &spec, const std::ve
 
 /// A random schedule of a graph for the fuzzer: with probability one half one or two
 /// rewrites of any kind that apply (rfactor with a random variable and factor), then
-/// up to `steps` primitives of every kind (scan, async_copy and reverse_inline too).
+/// up to `steps` primitives of every kind (scan, async_copy and reverse_inline too)
+/// but tensorize. In kMatrixShare of the draws on a graph with a contraction, the
+/// search's sketch as on a device with matrix units and cp.async instead (a warp tile,
+/// tensorize), and up to two random steps on top; its cases run with the tiles
+/// emulated and the copies in order where the device has neither.
 Schedule fuzz_schedule(const Graph &graph, Rng &rng, int steps);
+constexpr double kMatrixShare = 0.125;
 
 /// What one check of a case came to.
 enum class Outcome {

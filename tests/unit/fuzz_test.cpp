@@ -261,8 +261,8 @@ TEST(FuzzSchedules, ReplayAndUseEveryKind) {
       for (const Primitive &p : s.steps) ++used[primitive_name(p.kind)];
       for (const Rewrite &r : s.rewrites) ++used[rewrite_name(r.kind)];
     }
-  for (PrimitiveKind k : all_primitive_kinds())  // tensorize: the matrix sketch's (MatrixSketch.*)
-    if (k != PrimitiveKind::Tensorize) EXPECT_GT(used[primitive_name(k)], 0) << primitive_name(k);
+  for (PrimitiveKind k : all_primitive_kinds())  // tensorize: from the matrix sketch
+    EXPECT_GT(used[primitive_name(k)], 0) << primitive_name(k);
   for (RewriteKind k : all_rewrite_kinds()) EXPECT_GT(used[rewrite_name(k)], 0) << rewrite_name(k);
 }
 
@@ -282,6 +282,36 @@ TEST(FuzzOnDevice, TheWorkerRunnerTellsPassedFromRefused) {
   EXPECT_EQ(r[0].outcome, Outcome::Passed) << r[0].why;
   EXPECT_EQ(r[1].outcome, Outcome::Refused) << r[1].why;
   EXPECT_NE(r[1].why.find("unroll"), std::string::npos) << r[1].why;
+}
+
+// The fuzzer's matrix-unit schedules (a warp tile of the search's sketch, random
+// steps on top) run emulated on PoCL at sizes that cross their tiles' edges: each
+// agrees with the interpreter or is refused with a reason, none is a finding.
+TEST(FuzzOnDevice, MatrixTilesAgreeWhereverTheirEdgesFall) {
+  if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
+  const std::string device = runtime::find_devices("", "opencl").front().selector();
+  const frontend::Spec spec = spec_of(kMatmul);
+  const Graph g = frontend::elaborate(spec, frontend::SizeSet::Check, {});
+  Rng rng(5);
+  std::vector<FuzzCase> cases;
+  for (int draws = 0; draws < 200 && cases.size() < 6; ++draws) {
+    const Schedule s = fuzz_schedule(g, rng, 4);
+    if (std::none_of(s.steps.begin(), s.steps.end(),
+                     [](const Primitive &p) { return p.kind == PrimitiveKind::Tensorize; }))
+      continue;
+    for (const Sizes &at : boundary_sizes(spec, schedule_factors(s), rng, 2, 2e5))
+      cases.push_back({"mm", kMatmul, s, at, device});
+  }
+  ASSERT_GE(cases.size(), 4u) << "the fuzzer draws matrix tiles";
+  const CaseRunner run = worker_runner(KS_KSMITH, {device}, {1}, testing::TempDir() + "/fuzz_matrix", 300);
+  const std::vector<CaseResult> r = run(cases);
+  int passed = 0;
+  for (size_t i = 0; i < r.size(); ++i) {
+    EXPECT_FALSE(is_finding(r[i].outcome)) << outcome_name(r[i].outcome) << ": " << r[i].why << "\n"
+                                           << print_schedule(cases[i].schedule);
+    passed += r[i].outcome == Outcome::Passed;
+  }
+  EXPECT_GE(passed, 2);
 }
 
 }  // namespace
