@@ -568,7 +568,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
     // To nearest, ties away from zero, the low 13 bits of the significand cleared: what
     // cvt.rna.tf32.f32 gives for finite values, in two integer operations (the
     // conversion's unit is the slower; bench/results.md, "Matrix units").
-    p.helpers_used_["ks_tf32"] = "float ks_tf32(float x) { return as_float((as_uint(x) + 0x1000u) & 0xffffe000u); }\n";
+    p.helpers_used_["ks_tf32"] = "float ks_tf32(float x) { return " + p.target_.bits_float + "((" +
+                                 p.target_.float_bits + "(x) + 0x1000u) & 0xffffe000u); }\n";
     if (p.target_.matrix_units == MatrixUnits::Emulated) return;
     p.helpers_used_["ks_mma_tf32"] =
         "void ks_mma_tf32(float *d, const float *a, const float *b) {\n"

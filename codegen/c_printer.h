@@ -84,6 +84,8 @@ struct CTarget {
   std::string matrix_refusal;  // why, where matrix_units is Refused
   Precision precision = Precision::F32;
   std::string unroll_pragma = "#pragma unroll";
+  // A float's bits as a u32, and back (tensorize's TF32 rounding).
+  std::string float_bits = "as_uint", bits_float = "as_float";
   std::string helper_qualifier = "inline";
   std::map<Builtin, BuiltinSpelling> builtins;
   std::set<std::string> reserved;  // identifiers a kernel name may not take

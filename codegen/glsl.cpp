@@ -46,6 +46,8 @@ const CTarget &glsl_target() {
     t.subgroup_size = "gl_SubgroupSize";
     t.subgroup_elect = "subgroupElect()";
     t.helper_qualifier = "";
+    t.float_bits = "floatBitsToUint";
+    t.bits_float = "uintBitsToFloat";
     t.reserved_prefixes = {"ks_", "__", "gl_"};
     // GLSL lacks these functions (or, for pow, C's meaning for negative bases).
     t.base_helpers = {
@@ -132,7 +134,8 @@ const CTarget &glsl_target() {
         // functions the generated code calls
         "exp", "exp2", "log", "log2", "sqrt", "inversesqrt", "tanh", "sin", "cos", "abs", "floor", "ceil", "sign",
         "pow", "min", "max", "mod", "trunc", "fract", "clamp", "barrier", "memoryBarrierShared", "memoryBarrierBuffer",
-        "uintBitsToFloat", "subgroupAdd", "subgroupMul", "subgroupMax", "subgroupMin", "subgroupElect"};
+        "uintBitsToFloat", "floatBitsToUint", "subgroupAdd", "subgroupMul", "subgroupMax", "subgroupMin",
+        "subgroupElect"};
     for (const char *base_type : {"vec", "ivec", "uvec", "bvec", "dvec", "mat", "dmat", "hvec", "fvec"})
       for (int n : {2, 3, 4}) t.reserved.insert(std::string(base_type) + std::to_string(n));
     return t;
@@ -142,13 +145,16 @@ const CTarget &glsl_target() {
 
 }  // namespace
 
-GeneratedProgram generate_glsl(const Program &program, bool subgroups, AsyncCopies async_copies) {
+GeneratedProgram generate_glsl(const Program &program, bool subgroups, AsyncCopies async_copies,
+                               MatrixUnits matrix_units, Precision precision) {
   CTarget target = glsl_target();
   if (!subgroups) target.subgroup_reduce.clear();
   // No cp.async in SPIR-V: the copies run in order where asked, else are refused.
   if (async_copies == AsyncCopies::InOrder) target.async_copies = async_copies;
   target.async_copy_refusal = async_copy_refusal("kernelsmith's SPIR-V target (Vulkan) does not offer");
   target.matrix_refusal = matrix_refusal("kernelsmith's SPIR-V target (Vulkan) does not offer");
+  if (matrix_units == MatrixUnits::Emulated) target.matrix_units = matrix_units;
+  target.precision = precision;
   for (const TensorDecl &b : program.buffers)
     if (b.numel() > INT32_MAX)
       throw UserError("error: buffer " + b.name + " has " + std::to_string(b.numel()) +

@@ -13,8 +13,11 @@ namespace ks {
 /// With subgroups, group trees become subgroup reductions (the device must offer
 /// subgroup arithmetic in compute shaders). Throws UserError when a buffer is too
 /// large for a storage buffer's 32-bit index.
-/// async_copy's copies print in order where async_copies says so; else refused.
+/// async_copy's copies print in order where async_copies says so, and tensorize's
+/// matrix loops emulated where matrix_units says Emulated (the OpenCL C emulation's
+/// arithmetic, in GLSL); else each is refused (SPIR-V has no mma.sync).
 GeneratedProgram generate_glsl(const Program &program, bool subgroups = true,
-                               AsyncCopies async_copies = AsyncCopies::Refused);
+                               AsyncCopies async_copies = AsyncCopies::Refused,
+                               MatrixUnits matrix_units = MatrixUnits::Refused, Precision precision = Precision::F32);
 
 }  // namespace ks

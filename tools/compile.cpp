@@ -84,7 +84,7 @@ Command add_compile(CLI::App &app) {
   command
       ->add_option("--matrix-units", o->matrix_units,
                    "Write tensorize's matrix loops as PTX mma.sync (ptx: NVIDIA's OpenCL, compute capability 8.0 or "
-                   "later) or emulated in portable OpenCL C (emulated)")
+                   "later) or emulated in portable OpenCL C or GLSL (emulated)")
       ->check(CLI::IsMember({"ptx", "emulated"}));
   add_precision_option(command, &o->precision);
   command->add_option("-o,--output", o->output, "Write to FILE instead of standard output");

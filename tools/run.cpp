@@ -174,9 +174,10 @@ Command add_run(CLI::App &app, Served *served) {
   command->add_flag("--async-copies-in-order", o->eval.async_copies_in_order,
                     "Where the device cannot copy ahead (no cp.async), run async_copy's copies in order: the "
                     "schedule's rings and slots are checked all the same (the schedule fuzzer's)");
-  command->add_flag("--emulate-matrix-units", o->eval.emulate_matrix_units,
-                    "Where the device has no matrix units, run tensorize's matrix loops emulated in portable OpenCL C "
-                    "(the instruction's fragment layout and TF32 rounding; how the tests check them on PoCL)");
+  command->add_flag(
+      "--emulate-matrix-units", o->eval.emulate_matrix_units,
+      "Where the device has no matrix units, run tensorize's matrix loops emulated in portable OpenCL C or GLSL "
+      "(the instruction's fragment layout and TF32 rounding; how the tests check them on PoCL)");
   add_precision_option(command, &o->precision);
   command->add_option("--batches", o->eval.timing.batches, "Timed batches")->check(CLI::Range(1, 100000));
   command->add_option("--min-batch-ms", o->eval.timing.min_batch_ms, "Shortest batch, in milliseconds")

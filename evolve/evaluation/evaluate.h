@@ -83,7 +83,7 @@ struct EvalOptions {
   // the tests check the rings of copies on PoCL and lavapipe.
   bool async_copies_in_order = false;
   // tensorize's matrix loops on a device without matrix units: refused, or, with
-  // this, emulated in portable OpenCL C with the instruction's fragment layout and
+  // this, emulated in portable OpenCL C or GLSL with the instruction's fragment layout and
   // rounding (codegen/c_printer.h): how the tests check them on PoCL.
   bool emulate_matrix_units = false;
   // The matrix loops' arithmetic (ir/matrix_tile.h): fp32-accurate unless asked.

@@ -1,9 +1,10 @@
 // tensorize and the matrix-unit form (ir/matrix_tile.h): which register tiles a warp's
 // mma.sync may run and why the others may not, the code each target writes, and the
-// emulated instruction against the interpreter on PoCL.
+// emulated instruction against the interpreter on PoCL and lavapipe.
 #include "ir/matrix_tile.h"
 
 #include <cmath>
+#include <tuple>
 
 #include "codegen/glsl.h"
 #include "codegen/opencl_c.h"
@@ -87,6 +88,15 @@ TEST(MatrixTile, TargetsWithoutMatrixUnitsRefuse) {
             "capability 8.0 or later), which opencl:0 (PoCL) does not offer");
   EXPECT_NE(test::user_error([&] { generate_glsl(p); }).find("the schedule's tensorize needs matrix units"),
             std::string::npos);
+  EXPECT_NE(test::user_error([&] {
+              generate_glsl(p, true, AsyncCopies::Refused, MatrixUnits::Ptx);
+            }).find("which kernelsmith's SPIR-V target (Vulkan) does not offer"),
+            std::string::npos)
+      << "no mma.sync in SPIR-V";
+  // Emulated, GLSL spells the rounding with its own bit casts.
+  const std::string glsl = generate_glsl(p, true, AsyncCopies::Refused, MatrixUnits::Emulated).source;
+  EXPECT_NE(glsl.find("uintBitsToFloat((floatBitsToUint(x) + 0x1000u) & 0xffffe000u)"), std::string::npos);
+  EXPECT_EQ(glsl.find("asm"), std::string::npos);
 }
 
 // A proposal (a model's answer, a mutant) with a matrix loop for a device without
@@ -179,14 +189,14 @@ TEST(MatrixTile, Precisions) {
 // fragment layout puts it in: a layout wrong anywhere gives wrong sums, which the
 // interpreter's check catches (a_fragment's rows swapped failed 1369 of 1369
 // elements when tried). At the check sizes the tiles overhang (guarded reductions
-// read zero); at the second sizes they fit.
-class MatrixTileOnDevice : public testing::TestWithParam<const char *> {};
+// read zero); at the second sizes they fit. On OpenCL (PoCL) and Vulkan (lavapipe).
+class MatrixTileOnDevice : public testing::TestWithParam<std::tuple<std::string, const char *>> {};
 
 TEST_P(MatrixTileOnDevice, EmulatedAgreesWithTheInterpreter) {
-  if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
-  auto device = runtime::open_device("", "opencl");
+  const std::string api = std::get<0>(GetParam()), name = std::get<1>(GetParam());
+  if (!test::has_device(api)) GTEST_SKIP() << test::missing_device(api);
+  auto device = runtime::open_device("", api);
   if (device->info().matrix_units) GTEST_SKIP() << device->info().name << " has matrix units: not emulated";
-  const std::string name = GetParam();
   const std::string path = std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks";
   std::string schedule, fitting;
   if (name == "matmul" || name == "matmul_ring") fitting = "N=64";
@@ -259,7 +269,9 @@ TEST(MatrixTileAccuracy, ThreeTf32IsFp32AccurateAndTf32IsNot) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Contractions, MatrixTileOnDevice,
-                         testing::Values("matmul", "matmul_ring", "gemm_bias_leaky", "batched_matmul"));
+                         testing::Combine(testing::Values("opencl", "vulkan"),
+                                          testing::Values("matmul", "matmul_ring", "gemm_bias_leaky",
+                                                          "batched_matmul")));
 
 }  // namespace
 }  // namespace ks
