@@ -206,13 +206,13 @@ TEST(Fuzz, TellsASlowCaseFromAHang) {
   const CaseRunner run = [&](const std::vector<FuzzCase> &batch) {
     std::vector<CaseResult> results;
     for (const FuzzCase &c : batch) {
-      bool unrolled = false, vectorized = false;
+      bool unrolled = false, across = false;
       for (const Primitive &p : c.schedule.steps) {
         unrolled = unrolled || p.kind == PrimitiveKind::Unroll;
-        vectorized = vectorized || p.kind == PrimitiveKind::Vectorize;
+        across = across || p.kind == PrimitiveKind::CrossReduce;
       }
       patient_runs += c.patience > 1;
-      if (vectorized)
+      if (across)
         results.push_back({Outcome::Hang, "never done"});
       else if (unrolled && c.patience == 1)
         results.push_back({Outcome::Hang, "no answer within the limit"});
@@ -223,14 +223,14 @@ TEST(Fuzz, TellsASlowCaseFromAHang) {
   };
   const FuzzSummary s = fuzz(o, run);
   ASSERT_GE(s.outcomes.count("slow"), 1u) << "the generator draws unroll";
-  ASSERT_GE(s.outcomes.count("hang"), 1u) << "the generator draws vectorize";
+  ASSERT_GE(s.outcomes.count("hang"), 1u) << "the generator draws cross_reduce";
   EXPECT_GE(patient_runs, s.outcomes.at("slow") + s.outcomes.at("hang")) << "every hang was given its patience";
   ASSERT_FALSE(s.findings.empty());
   for (const std::string &f : s.findings) {
     EXPECT_NE(f.find("-hang"), std::string::npos) << f << ": a slow case is no finding";
     std::ifstream sched(f + "/schedule.sched");
     const std::string text((std::istreambuf_iterator<char>(sched)), {});
-    EXPECT_NE(text.find("vectorize"), std::string::npos) << text;
+    EXPECT_NE(text.find("cross_reduce"), std::string::npos) << text;
   }
 }
 
