@@ -261,10 +261,10 @@ struct CPrinter::Impl : public IRVisitorStrict {
     return true;
   }
   // The vector of buffer starting at lane 0's element: a wide lvalue where aligned.
-  std::string wide_lvalue(const std::string &buffer, const std::vector<Expr> &indices, DType type) {
+  std::string wide_lvalue(const std::string &buffer, const std::vector<Expr> &indices, const std::string &vector) {
     const std::string &qualifier =
         scopes.at(buffer) == MemoryScope::Local ? p.target_.local_qualifier : p.target_.global_qualifier;
-    return "*(" + qualifier + " " + vector_type(type) + " *)&" + access(buffer, indices);
+    return "*(" + qualifier + " " + vector + " *)&" + access(buffer, indices);
   }
   // The element of lane k: the last index plus k.
   std::string lane_access(const std::string &buffer, std::vector<Expr> indices, int64_t k) {
@@ -278,7 +278,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
       for (int64_t k = 0; k < lanes(); ++k) elements += (k ? ", " : "") + lane_access(n->buffer, n->indices, k);
       return "(" + vector_type(n->type) + ")(" + elements + ")";
     }
-    if (aligned(n->buffer, n->indices)) return wide_lvalue(n->buffer, n->indices, n->type);
+    if (aligned(n->buffer, n->indices)) return wide_lvalue(n->buffer, n->indices, vector_type(n->type));
     return p.target_.vector_load + std::to_string(lanes()) + "(0, &" + access(n->buffer, n->indices) + ")";
   }
   // OpenCL C's lane names: s0 ... s9, sa ... sf.
@@ -640,9 +640,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     if (!next || next->op != BinaryOp::Add || !equal(next->a, a->indices[last]) || as_const_int(next->b) != 1)
       return std::nullopt;
     if (multiple_of(a->indices[last]) % 2 != 0 || buffers.at(a->buffer).shape[last] % 2 != 0) return std::nullopt;
-    const std::string &qualifier =
-        scopes.at(a->buffer) == MemoryScope::Local ? p.target_.local_qualifier : p.target_.global_qualifier;
-    return "*(" + qualifier + " const float2 *)&" + access(a->buffer, a->indices);
+    return wide_lvalue(a->buffer, a->indices, "const float2");
   }
   // One step emulated: each lane computes its own four results of each instruction,
   // reading every operand where the fragment layout puts it (the lane and register
@@ -808,7 +806,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
       --indent;
       out << line() << "}\n";
     } else if (aligned(n->buffer, n->indices)) {
-      out << line() << wide_lvalue(n->buffer, n->indices, n->value.type()) << " = " << widened(n->value) << ";\n";
+      out << line() << wide_lvalue(n->buffer, n->indices, vector_type(n->value.type())) << " = " << widened(n->value)
+          << ";\n";
     } else {
       out << line() << p.target_.vector_store << lanes() << "(" << widened(n->value) << ", 0, &"
           << access(n->buffer, n->indices) << ");\n";

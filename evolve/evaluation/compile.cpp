@@ -36,8 +36,8 @@ void generate(Compiled &c, Target target, const CodeFeatures &features) {
     c.binary.opencl_c = c.code.source;
     return;
   }
-  c.code = generate_glsl(c.program, features.subgroups, features.async_copies, features.matrix_units,
-                         features.precision);
+  c.code =
+      generate_glsl(c.program, features.subgroups, features.async_copies, features.matrix_units, features.precision);
   for (const GeneratedKernel &k : c.code.kernels)
     c.binary.spirv.push_back({k.name, compile_glsl_to_spirv(k.source, k.name), k.buffers.size()});
 }

@@ -309,16 +309,10 @@ nlohmann::json report_data(RunDatabase &db, int64_t run_id) {
 
 namespace {
 
-// The precision a run was asked for, as its configuration says.
-std::string run_precision(const RunRow &run, const RunDatabase &db) {
-  return parse_config(run.config, db.path()).precision;
-}
-
 // best.sched and the code it gives the target: best.cl, or best.glsl and SPIR-V.
-void write_best_schedule(RunDatabase &db, const RunRow &run, const CandidateRow &best, const std::filesystem::path &out,
-                         const std::string &about) {
+void write_best_schedule(const RunRow &run, const EvolveConfig &config, const CandidateRow &best,
+                         const std::filesystem::path &out, const std::string &about) {
   write(out / "best.sched", "# " + about + best.schedule);
-  EvolveConfig config = parse_config(run.config, db.path());
   frontend::Spec spec = frontend::parse_spec(std::make_shared<SourceFile>(SourceFile{run.spec_path, run.spec_text}));
   frontend::SizeOverrides sizes;
   if (!config.sizes.empty()) frontend::parse_size_assignments(config.sizes, &sizes);
@@ -361,15 +355,16 @@ std::string write_artifacts(RunDatabase &db, int64_t run_id, const std::string &
     }
     char speedup[32];
     std::snprintf(speedup, sizeof speedup, "%.3gx", speedup_of(*best));
+    const EvolveConfig config = parse_config(run->config, db.path());
     const std::string about = run->kernel + " at " + run->sizes + ": " + speedup + " over the naive kernel on " +
-                              run->device + " (" + run->target + ", " + run_precision(*run, db) +
+                              run->device + " (" + run->target + ", " + config.precision +
                               "), found by ksmith evolve (run " + std::to_string(run->id) + ", " +
                               std::to_string(evaluations) + " evaluations, " + best->proposer + started + ")\n";
     write(out / "best.json", best->record);
     if (!best->body.empty())  // a kernel body is its own code (ksmith run SPEC --kernel best.cl)
       write(out / "best.cl", "// " + about + best->body);
     else
-      write_best_schedule(db, *run, *best, out, about);
+      write_best_schedule(*run, config, *best, out, about);
   }
   std::filesystem::path report = out / "report.html";
   write(report, render_report(report_data(db, run_id)));

@@ -601,9 +601,8 @@ struct Drawer {
   // fragments (ir/matrix_tile.h), the layout of bench/mma/: block bm x bn of warps
   // wm x wn, each lane's rows mi h g and columns nj t cc, lane = g t on local.x, the
   // warps on local.y; the reduction's panels in local memory padded against bank
-  // conflicts (rows along the reduction by 4, the others by 8: the lanes of a
-  // fragment then hit 32 banks), copied ahead where the device can; tensorize. At
-  // most 64 accumulators a lane: 3xTF32 holds three sets.
+  // conflicts (below), copied ahead where the device can; tensorize. At most 64
+  // accumulators a lane: 3xTF32 holds three sets.
   bool matrix_tiled(const Stage &stage) {
     const std::string &s = stage.output;
     const std::vector<std::string> loops = b.loops(s);
@@ -655,14 +654,16 @@ struct Drawer {
     // k slots), and a row of 24 or 40 floats puts a half-warp's pairs on 32 banks (kt
     // 16 and 32 padded by 8: 2.37 ms against 2.41 by 4 on the H200, bench/results.md);
     // by 4 where the wider panel and the ring do not fit together.
+    // The others by 8: the lanes of a fragment then hit 32 banks.
     const bool ring = async_copies && chance(rng, 0.7);
     const Builder::Mark panels = b.mark();
     std::vector<std::string> caches;
     for (const Access &a : reads) caches.push_back(b.fresh(a.buffer + "_s"));
     const std::vector<int64_t> alongs = kt >= 16 ? std::vector<int64_t>{8, 4} : std::vector<int64_t>{4};
+    bool copied = false;
     for (const int64_t along : alongs) {
       b.rollback(panels);
-      bool fits = true;
+      bool fits = true;  // every panel along k padded as asked
       for (size_t o = 0; o < reads.size(); ++o) {
         if (!b.cache_read(s, ko, reads[o].buffer, MemoryScope::Local, caches[o])) return fail();
         const bool k_rows = reads[o].runs_along(r.name);
@@ -670,13 +671,10 @@ struct Drawer {
       }
       if (!b.step(PrimitiveKind::Tensorize, s, {ki})) return fail();
       const bool last = along == alongs.back();
-      if (!fits && !last) continue;
-      if (ring && b.async_copy(s, ko, 2)) {
-        note += ", panels copied ahead (2 slots)";
-        break;
-      }
-      if (!ring || last) break;
+      copied = ring && (fits || last) && b.async_copy(s, ko, 2);
+      if (last || (fits && (copied || !ring))) break;
     }
+    if (copied) note += ", panels copied ahead (2 slots)";
     notes.push_back(note);
     return true;
   }
