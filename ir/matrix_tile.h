@@ -46,12 +46,18 @@ namespace ks {
 
 /// The arithmetic a matrix loop's f32 products may use. F32 (the default): fp32-
 /// accurate, as 3xTF32 (each operand a TF32 high part plus a TF32 residual; the two
-/// small products and the large one in accumulators of their own, restarted at each
-/// run of the loop and added to the f32 accumulator there). TF32: one product of
-/// the rounded operands, about 1e-3 relative; only where the user asks.
+/// small products first, then the large one, into accumulators that start from zero
+/// and are added to the f32 accumulator every kMatrixRunPoints k points). TF32: one
+/// product of the rounded operands, about 1e-3 relative; only where the user asks.
 enum class Precision { F32, TF32 };
 const char *precision_name(Precision precision);  // "fp32", "tf32"
 std::optional<Precision> parse_precision(const std::string &name);
+
+/// The k points the matrix unit sums before the sum is added to the f32 accumulator
+/// (the code generator's runs). The unit's own additions truncate, so its error grows
+/// with the run; at 64 the 3xTF32 GEMM is more accurate than an fp32 FMA tile and 5%
+/// faster than with a run of one 16-point panel (H200; bench/results.md, "Matrix units").
+constexpr int64_t kMatrixRunPoints = 64;
 
 struct MatrixTile {
   struct Loop {

@@ -55,30 +55,51 @@ TEST(MatrixTile, TheInstructionsLayoutBecomesAMatrixLoop) {
   EXPECT_EQ(print_program(parse_program(test::source(loops, "p.loops"))), loops);
 
   // fp32: per step of 8 k, three instructions per pair of tiles (2 x 4), the two
-  // small products first, each into its own accumulators.
+  // small products first, into one set of accumulators.
   const std::string ptx = generate_opencl_c(p, AsyncCopies::Refused, "", MatrixUnits::Ptx).source;
   EXPECT_NE(ptx.find("asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, "
                      "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\""),
             std::string::npos)
       << ptx;
-  EXPECT_EQ(test::count(ptx, "ks_mma_tf32(ks_small + "), 16) << ptx;
-  EXPECT_EQ(test::count(ptx, "ks_mma_tf32(ks_big + "), 8) << ptx;
-  const size_t small = ptx.find("ks_mma_tf32(ks_small + 4, ks_alo + 0, ks_bhi + 2);");
-  EXPECT_LT(small, ptx.find("ks_mma_tf32(ks_small + 4, ks_ahi + 0, ks_blo + 2);"));
-  EXPECT_LT(ptx.find("ks_mma_tf32(ks_small + 4, ks_ahi + 0, ks_blo + 2);"),
-            ptx.find("ks_mma_tf32(ks_big + 4, ks_ahi + 0, ks_bhi + 2);"));
+  EXPECT_EQ(test::count(ptx, "ks_mma_tf32(ks_d + "), 24) << ptx;
+  const size_t small = ptx.find("ks_mma_tf32(ks_d + 4, ks_alo + 0, ks_bhi + 2);");
+  EXPECT_LT(small, ptx.find("ks_mma_tf32(ks_d + 4, ks_ahi + 0, ks_blo + 2);"));
+  EXPECT_LT(ptx.find("ks_mma_tf32(ks_d + 4, ks_ahi + 0, ks_blo + 2);"),
+            ptx.find("ks_mma_tf32(ks_d + 4, ks_ahi + 0, ks_bhi + 2);"));
   EXPECT_NE(ptx.find("3xTF32 (fp32-accurate)"), std::string::npos);
-  // Each of the 32 accumulators gets both of its parts.
-  EXPECT_EQ(test::count(ptx, " + (ks_big["), 32) << ptx;
+  // Each of the 32 accumulators gets its run's sum.
+  EXPECT_EQ(test::count(ptx, " + ks_d["), 32) << ptx;
   // TF32 when asked: one instruction a pair, no residuals.
   const std::string tf32 = generate_opencl_c(p, AsyncCopies::Refused, "", MatrixUnits::Ptx, Precision::TF32).source;
-  EXPECT_EQ(test::count(tf32, "ks_mma_tf32(ks_big + "), 8);
-  EXPECT_EQ(tf32.find("ks_small"), std::string::npos);
+  EXPECT_EQ(test::count(tf32, "ks_mma_tf32(ks_d + "), 8);
   EXPECT_EQ(tf32.find("ks_alo"), std::string::npos);
   // Emulated: portable OpenCL C, no assembly.
   const std::string emulated = generate_opencl_c(p, AsyncCopies::Refused, "", MatrixUnits::Emulated).source;
   EXPECT_EQ(emulated.find("asm"), std::string::npos);
   EXPECT_NE(emulated.find("ks_tf32("), std::string::npos);
+}
+
+// The instructions' sums run across the panels' loop for kMatrixRunPoints k points
+// (3 panels of 16 of K = 48 here: fewer than a run, so one addition at the loop's
+// last iteration); a panel of the whole run restarts at each run of the matrix loop.
+TEST(MatrixTile, TheUnitsSumsRunAcrossPanels) {
+  auto source = [](int kt, const std::string &sizes) {
+    const std::string spec = std::string(kMatmul).replace(std::string(kMatmul).find("K = 48"), 6, sizes);
+    const Program p = scheduled(spec, layout("c", "i", "j", "k", 64, 64, 32, 32, kt) + "tensorize c.ki\n");
+    return generate_opencl_c(p, AsyncCopies::Refused, "", MatrixUnits::Ptx).source;
+  };
+  const std::string across = source(16, "K = 48");
+  EXPECT_LT(across.find("float ks_d[32];"), across.find("for (int ko = 0; ko < 3; ++ko)")) << across;
+  EXPECT_NE(across.find("if (ko == 2) {"), std::string::npos) << across;
+  EXPECT_EQ(test::count(across, "float ks_d["), 1) << across;
+  EXPECT_EQ(test::count(across, "ks_d[ks_r] = 0.0f;"), 2) << across;  // before the loop, and after each addition
+  const std::string longer = source(16, "K = 160");
+  EXPECT_NE(longer.find("if ((ko + 1) % " + std::to_string(kMatrixRunPoints / 16) + " == 0 || ko == 9) {"),
+            std::string::npos)
+      << longer;
+  const std::string whole = source(static_cast<int>(kMatrixRunPoints), "K = 128");
+  EXPECT_EQ(whole.find("if ("), std::string::npos) << whole;
+  EXPECT_GT(whole.find("float ks_d[32];"), whole.find("for (int ko = 0; ko < 2; ++ko)")) << whole;
 }
 
 TEST(MatrixTile, TargetsWithoutMatrixUnitsRefuse) {
