@@ -223,6 +223,7 @@ TEST_P(MatrixTileOnDevice, EmulatedAgreesWithTheInterpreter) {
   if (name == "matmul" || name == "matmul_ring") fitting = "N=64";
   if (name == "gemm_bias_leaky") fitting = "M=64,N=64,K=32";
   if (name == "batched_matmul") fitting = "B=2,M=16,N=16,K=16";
+  if (name == "conv_relu_bias") fitting = "N=1,C=16,H=10,W=18,O=32,K=3";
   // Small tiles (PoCL compiles every copy of the unrolled emulation): 2 x 2 warps of
   // one or two instructions.
   if (name == "matmul") schedule = layout("c", "i", "j", "k", 32, 32, 16, 16, 16) + "tensorize c.ki\n";
@@ -235,6 +236,17 @@ TEST_P(MatrixTileOnDevice, EmulatedAgreesWithTheInterpreter) {
   }
   if (name == "batched_matmul")
     schedule = "bind c.z group.z\n" + layout("c", "i", "j", "k", 16, 16, 16, 8, 8) + "tensorize c.ki\n";
+  if (name == "conv_relu_bias") {  // an implicit GEMM: rows o, columns ow, k = c inside kh and kw
+    schedule = layout("conv", "o", "ow", "c", 32, 16, 16, 8, 8) + "tensorize conv.ki\n";
+    auto replace = [&](const std::string &from, const std::string &to) {
+      schedule.replace(schedule.find(from), from.size(), to);
+    };
+    replace("reorder conv io", "reorder conv n oh io");
+    replace("bind conv.io", "fuse conv n oh -> z\nbind conv.z group.z\nbind conv.io");
+    replace("-> ko ki\n", "-> ko ki\nreorder conv kh kw ko ki\n");
+    replace("cache_read conv.ko a local -> a_s", "cache_read conv.ko w local -> w_s");
+    replace("cache_read conv.ko b local -> b_s", "cache_read conv.ko x local -> x_s");
+  }
   const std::string spec = name == "matmul_ring" ? std::string(KS_SOURCE_DIR) + "/examples/matmul.ks" : path;
   EvalOptions options;
   options.time = false;
@@ -292,7 +304,7 @@ TEST(MatrixTileAccuracy, ThreeTf32IsFp32AccurateAndTf32IsNot) {
 INSTANTIATE_TEST_SUITE_P(Contractions, MatrixTileOnDevice,
                          testing::Combine(testing::Values("opencl", "vulkan"),
                                           testing::Values("matmul", "matmul_ring", "gemm_bias_leaky",
-                                                          "batched_matmul")));
+                                                          "batched_matmul", "conv_relu_bias")));
 
 }  // namespace
 }  // namespace ks
