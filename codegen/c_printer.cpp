@@ -649,7 +649,14 @@ struct CPrinter::Impl : public IRVisitorStrict {
     // conversion's unit is the slower; bench/results.md, "Matrix units").
     p.helpers_used_["ks_tf32"] = "float ks_tf32(float x) { return " + p.target_.bits_float + "((" +
                                  p.target_.float_bits + "(x) + 0x1000u) & 0xffffe000u); }\n";
-    if (p.target_.matrix_units == MatrixUnits::Emulated) return;
+    if (p.target_.matrix_units == MatrixUnits::Emulated) {
+      // A residual goes to the instruction unrounded (matrix_step_ptx): the unit takes a
+      // TF32 operand's top 19 bits; emulated, the low 13 are dropped.
+      if (p.target_.precision == Precision::F32)
+        p.helpers_used_["ks_tf32_read"] = "float ks_tf32_read(float x) { return " + p.target_.bits_float + "(" +
+                                          p.target_.float_bits + "(x) & 0xffffe000u); }\n";
+      return;
+    }
     p.helpers_used_["ks_mma_tf32"] =
         "void ks_mma_tf32(float *d, const float *a, const float *b) {\n"
         "  asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
@@ -667,7 +674,10 @@ struct CPrinter::Impl : public IRVisitorStrict {
     auto split = [&](const std::string &name, int64_t index, const std::string &x) {
       const std::string hi = name + "hi[" + std::to_string(index) + "]";
       out << line() << "  " << hi << " = ks_tf32(" << x << ");\n";
-      if (f32) out << line() << "  " << name << "lo[" << index << "] = ks_tf32(" << x << " - " << hi << ");\n";
+      // The residual unrounded: the instruction reads its TF32 bits itself, and the
+      // rounding bought nothing measurable (the same error, 2.3% slower on the H200;
+      // bench/results.md, "mma.sync's ceiling").
+      if (f32) out << line() << "  " << name << "lo[" << index << "] = " << x << " - " << hi << ";\n";
     };
     // Registers r0 and r1, one float2 where they are neighbours in memory, else one
     // load each.
@@ -744,7 +754,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
             << ", b = " << sub(tile.b_fragment(b_lane, j, b_reg, step), 0) << ";\n";
         out << line() << "    const float ahi = ks_tf32(a), bhi = ks_tf32(b);\n";
         if (f32)
-          out << line() << "    ks_d[" << d << " + " << rv << "] += ks_tf32(a - ahi) * bhi + ahi * ks_tf32(b - bhi);\n";
+          out << line() << "    ks_d[" << d << " + " << rv
+              << "] += ks_tf32_read(a - ahi) * bhi + ahi * ks_tf32_read(b - bhi);\n";
         out << line() << "    ks_d[" << d << " + " << rv << "] += ahi * bhi;\n";
         out << line() << "  }\n" << line() << "}\n";
       }

@@ -602,7 +602,7 @@ struct Drawer {
   // wm x wn, each lane's rows mi h g and columns nj t cc, lane = g t on local.x, the
   // warps on local.y; the reduction's panels in local memory padded against bank
   // conflicts (below), copied ahead where the device can; tensorize. At most 64
-  // accumulators a lane: 3xTF32 holds three sets.
+  // accumulators a lane: the instructions' own set (codegen's ks_d) doubles them.
   bool matrix_tiled(const Stage &stage) {
     const std::string &s = stage.output;
     const std::vector<std::string> loops = b.loops(s);
@@ -645,6 +645,17 @@ struct Drawer {
       return fail();
     const std::string ko = b.fresh(r.name + "o"), ki = b.fresh(r.name + "i");
     if (!b.split(s, r.name, kt, ko, ki)) return fail();
+    // The reduction's other loops (a convolution's window) outside the panels: a panel
+    // is then kt k points, its copy a gather at one window offset (an implicit GEMM;
+    // bench/mma/conv/), where inside it would take the window's extent times the room.
+    if (stage.reduce_vars.size() > 1) {
+      std::vector<std::string> order;
+      for (const IterVar &v : stage.reduce_vars)
+        if (v.name != r.name) order.push_back(v.name);
+      order.push_back(ko);
+      order.push_back(ki);
+      if (!b.step(PrimitiveKind::Reorder, s, order)) return fail();
+    }
     char shape[160];
     std::snprintf(shape, sizeof shape, "%s: matrix units, %lldx%lld per group, warps of %lldx%lld, k by %lld",
                   s.c_str(), static_cast<long long>(bm), static_cast<long long>(bn), static_cast<long long>(wm),

@@ -303,8 +303,8 @@ TEST(MatrixTileAccuracy, ThreeTf32IsFp32AccurateAndTf32IsNot) {
 
 INSTANTIATE_TEST_SUITE_P(Contractions, MatrixTileOnDevice,
                          testing::Combine(testing::Values("opencl", "vulkan"),
-                                          testing::Values("matmul", "matmul_ring", "gemm_bias_leaky",
-                                                          "batched_matmul", "conv_relu_bias")));
+                                          testing::Values("matmul", "matmul_ring", "gemm_bias_leaky", "batched_matmul",
+                                                          "conv_relu_bias")));
 
 }  // namespace
 }  // namespace ks

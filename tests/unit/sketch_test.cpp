@@ -136,7 +136,8 @@ TEST(Sketches, TileContractions) {
 
 // With matrix units (NVIDIA's OpenCL, 8.0+), contractions mostly become warp tiles of
 // mma.sync, each replayed: matmul, x @ w.T (gemm_bias_leaky), a batched matmul (its
-// batch on group.z) and a conv (implicit GEMM: the window's loops in the nest).
+// batch on group.z) and a conv (implicit GEMM: the window's loops outside the panels of
+// input channels, so that a panel is as small as a GEMM's).
 TEST(Sketches, TileContractionsOnMatrixUnits) {
   auto tensorized = [](const Schedule &s) {
     return count(s, PrimitiveKind::Tensorize) == 1 && count(s, PrimitiveKind::CacheWrite) == 1;
@@ -161,6 +162,12 @@ TEST(Sketches, TileContractionsOnMatrixUnits) {
   EXPECT_EQ(mm.with([&](const Schedule &s) { return tensorized(s) && padded(s, "pad c.b_s 4\n"); }), 0);
   for (const char *name : {"gemm_bias_leaky", "batched_matmul", "conv2d"})
     EXPECT_GE(draw(example(name), 10, 2, true, true).with(tensorized), 3) << name;
+  const Draws conv = draw(example_at("conv_relu_bias", "N=128,C=64,H=128,W=128,O=128,K=3"), 20, 3, true, true);
+  EXPECT_GE(conv.with(tensorized), 5) << "a large conv's panels fit as well";
+  EXPECT_EQ(conv.with([&](const Schedule &s) {
+    return tensorized(s) && print_schedule(s).find("reorder conv kh kw co ci\n") == std::string::npos;
+  }),
+            0);
 }
 
 // A large contraction on a GPU mostly gets a GPU GEMM's shape: 128 to 512
