@@ -649,14 +649,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     // conversion's unit is the slower; bench/results.md, "Matrix units").
     p.helpers_used_["ks_tf32"] = "float ks_tf32(float x) { return " + p.target_.bits_float + "((" +
                                  p.target_.float_bits + "(x) + 0x1000u) & 0xffffe000u); }\n";
-    if (p.target_.matrix_units == MatrixUnits::Emulated) {
-      // A residual goes to the instruction unrounded (matrix_step_ptx): the unit takes a
-      // TF32 operand's top 19 bits; emulated, the low 13 are dropped.
-      if (p.target_.precision == Precision::F32)
-        p.helpers_used_["ks_tf32_read"] = "float ks_tf32_read(float x) { return " + p.target_.bits_float + "(" +
-                                          p.target_.float_bits + "(x) & 0xffffe000u); }\n";
-      return;
-    }
+    if (p.target_.matrix_units == MatrixUnits::Emulated) return;
     p.helpers_used_["ks_mma_tf32"] =
         "void ks_mma_tf32(float *d, const float *a, const float *b) {\n"
         "  asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
@@ -674,10 +667,10 @@ struct CPrinter::Impl : public IRVisitorStrict {
     auto split = [&](const std::string &name, int64_t index, const std::string &x) {
       const std::string hi = name + "hi[" + std::to_string(index) + "]";
       out << line() << "  " << hi << " = ks_tf32(" << x << ");\n";
-      // The residual unrounded: the instruction reads its TF32 bits itself, and the
-      // rounding bought nothing measurable (the same error, 2.3% slower on the H200;
-      // bench/results.md, "mma.sync's ceiling").
-      if (f32) out << line() << "  " << name << "lo[" << index << "] = " << x << " - " << hi << ";\n";
+      // The residual rounded too: passed unrounded, the instruction's reading of its
+      // low bits (truncated, as emulated) put small reductions outside the fp32 bound
+      // (bench/results.md, "The residual unrounded").
+      if (f32) out << line() << "  " << name << "lo[" << index << "] = ks_tf32(" << x << " - " << hi << ");\n";
     };
     // Registers r0 and r1, one float2 where they are neighbours in memory, else one
     // load each.
@@ -755,7 +748,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
         out << line() << "    const float ahi = ks_tf32(a), bhi = ks_tf32(b);\n";
         if (f32)
           out << line() << "    ks_d[" << d << " + " << rv
-              << "] += ks_tf32_read(a - ahi) * bhi + ahi * ks_tf32_read(b - bhi);\n";
+              << "] += ks_tf32(a - ahi) * bhi + ahi * ks_tf32(b - bhi);\n";
         out << line() << "    ks_d[" << d << " + " << rv << "] += ahi * bhi;\n";
         out << line() << "  }\n" << line() << "}\n";
       }

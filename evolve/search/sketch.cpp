@@ -621,8 +621,14 @@ struct Drawer {
     if (la.empty()) return false;
     const int64_t ea = pow2_at_least(b.extent(s, la)), eb = pow2_at_least(b.extent(s, lb));
     if (ea < 16 || eb < 8) return false;
-    const int64_t wm = pick(powers(16, std::min<int64_t>(64, ea)), rng);
-    const int64_t wn = pick(powers(8, std::min<int64_t>(std::min<int64_t>(64, 2048 / wm), eb)), rng);
+    // Mostly the largest warp tile (64 accumulators a lane): the most instructions for
+    // each fragment register loaded and split (on the H200 32x64 and 64x32 2.19 and
+    // 2.23 ms at 4096^3, 32x32 2.45 and 2.72; bench/results.md).
+    const std::vector<int64_t> wms = powers(16, std::min<int64_t>(64, ea));
+    const int64_t wm = wms.size() > 1 && chance(rng, 0.6) ? pick(std::vector<int64_t>(wms.begin() + 1, wms.end()), rng)
+                                                          : pick(wms, rng);
+    const std::vector<int64_t> wns = powers(8, std::min<int64_t>(std::min<int64_t>(64, 2048 / wm), eb));
+    const int64_t wn = chance(rng, 0.6) ? wns.back() : pick(wns, rng);
     const int64_t bm = wm * pick(powers(1, std::min<int64_t>(4, ea / wm)), rng);
     const int64_t warps_n = pick(powers(1, std::min<int64_t>({4, eb / wn, 8 / (bm / wm)})), rng);
     const int64_t bn = wn * warps_n;

@@ -148,6 +148,10 @@ TEST(Sketches, TileContractionsOnMatrixUnits) {
       << "some still on the CUDA cores";
   EXPECT_GE(mm.with([&](const Schedule &s) { return tensorized(s) && count(s, PrimitiveKind::AsyncCopy) == 1; }), 3)
       << "panels copied ahead";
+  int largest = 0;  // warp tiles of 64 accumulators a lane: 32x64 or 64x32
+  for (const Sketch &s : mm.sketches)
+    largest += s.note.find("warps of 32x64") != std::string::npos || s.note.find("warps of 64x32") != std::string::npos;
+  EXPECT_GE(largest, 5) << "mostly the largest warp tile";
   // a's panel runs along k: padded by 8 (a half-warp's float2 pairs on 32 banks) where
   // it and the ring fit, else by 4, or not at all where neither fits; b's, along n, by
   // 8 where it fits.
