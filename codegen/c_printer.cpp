@@ -619,11 +619,15 @@ struct CPrinter::Impl : public IRVisitorStrict {
         matrix = f;
       }
     if (!matrix || l->extent < 2) return std::nullopt;
+    auto inside = [&](const Stmt &s) {
+      if (!s.defined()) return false;
+      const std::vector<const For *> inner = collect<For>(s);
+      return std::find(inner.begin(), inner.end(), matrix) != inner.end();
+    };
     for (const For *f : loops)
-      if (f != matrix && f->kind != ForKind::Matrix) {
-        const std::vector<const For *> inner = collect<For>(f->body);
-        if (std::find(inner.begin(), inner.end(), matrix) != inner.end()) return std::nullopt;  // run more than once
-      }
+      if (f != matrix && inside(f->body)) return std::nullopt;  // run more than once an iteration
+    for (const IfThenElse *c : collect<IfThenElse>(l->body))
+      if (inside(c->then_case) || inside(c->else_case)) return std::nullopt;  // its addition might be skipped
     std::string reason;
     std::optional<MatrixTile> tile = matrix_tile(root, *matrix, &reason);
     if (!tile) return std::nullopt;  // matrix_loop says why

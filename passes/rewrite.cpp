@@ -137,6 +137,9 @@ Graph apply_rewrite(const Graph &graph, const Rewrite &step) {
   std::string reason;
   std::optional<Graph> out = try_rewrite(graph, step, &reason);
   if (out) return *out;
+  // A rule's broken invariant is a refusal to a search (try_rewrite) but a bug here,
+  // where the user's schedule asked for it: an internal error, never the user's.
+  if (reason.rfind("internal error in ", 0) == 0) throw InternalError(reason.substr(18));
   const std::string keyword = "rewrite ";
   std::string message = format_diagnostic(step.loc, print_rewrite(step).substr(keyword.size()) + ": " + reason);
   std::optional<size_t> at = stage_index(graph, step.stage);

@@ -37,11 +37,6 @@ void guarded(const std::string &name, bool located, F &&f) {
   } catch (const UserError &e) {
     const std::string message = e.what();
     if (message.find("error") == std::string::npos) bug("a user error that does not say 'error': " + message);
-    // A rewrite's broken invariant is reported as its refusal (passes/rewrite.cpp):
-    // an answer to a search, a bug to a fuzzer. The first line only: the lines after
-    // it echo the input, which may say anything.
-    if (message.substr(0, message.find('\n')).find("internal error in ") != std::string::npos)
-      bug("an internal error as a user error: " + message);
     if (located && message.rfind(name + ":", 0) != 0) bug("a user error without the input's place: " + message);
   } catch (const std::exception &e) {
     bug(std::string("escaped: ") + e.what());
