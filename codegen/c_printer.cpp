@@ -751,8 +751,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
             << ", b = " << sub(tile.b_fragment(b_lane, j, b_reg, step), 0) << ";\n";
         out << line() << "    const float ahi = ks_tf32(a), bhi = ks_tf32(b);\n";
         if (f32)
-          out << line() << "    ks_d[" << d << " + " << rv
-              << "] += ks_tf32(a - ahi) * bhi + ahi * ks_tf32(b - bhi);\n";
+          out << line() << "    ks_d[" << d << " + " << rv << "] += ks_tf32(a - ahi) * bhi + ahi * ks_tf32(b - bhi);\n";
         out << line() << "    ks_d[" << d << " + " << rv << "] += ahi * bhi;\n";
         out << line() << "  }\n" << line() << "}\n";
       }
