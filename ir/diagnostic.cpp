@@ -11,12 +11,24 @@
 namespace ks {
 
 std::shared_ptr<const SourceFile> read_source_file(const std::string &path, const std::string &what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw UserError("error: '" + path + "' is a folder, not a " + what + " file" +
+                    (what == "spec" ? " (a folder of specs is for `ksmith tune` and `ksmith bench`)" : ""));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError("error: cannot open " + what + " '" + path + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::ostringstream read;
+  read << in.rdbuf();
   if (in.bad()) throw UserError("error: cannot read " + what + " '" + path + "'");
-  return std::make_shared<SourceFile>(SourceFile{path, text.str()});
+  std::string text = read.str();
+  // Every file the tool reads is text: a NUL byte means another kind of file (a
+  // database, a binary) given in the wrong place.
+  if (size_t nul = text.find('\0'); nul != std::string::npos)
+    throw UserError("error: " + what + " '" + path + "' is not a text file (a NUL byte at offset " +
+                    std::to_string(nul) + ")");
+  // A UTF-8 byte-order mark, which some editors write, is no part of the text.
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+  return std::make_shared<SourceFile>(SourceFile{path, std::move(text)});
 }
 
 void write_text_file(const std::string &given, const std::string &text) {

@@ -15,7 +15,9 @@ struct SourceFile {
   std::string text;
 };
 
-/// The file at path, read whole; UserError "cannot open WHAT 'path'" (or read) on failure.
+/// The text file at path, read whole (a UTF-8 byte-order mark dropped); UserError
+/// "cannot open WHAT 'path'" (or read) on failure, and for a folder or a file that is
+/// not text (a NUL byte).
 std::shared_ptr<const SourceFile> read_source_file(const std::string &path, const std::string &what);
 
 /// Writes text to path through a temporary file and a rename, so that a failure or a

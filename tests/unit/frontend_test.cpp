@@ -152,6 +152,25 @@ TEST(Frontend, MissingFileIsAPlainError) {
             "error: cannot open spec '/nonexistent/spec.ks'");
 }
 
+// What is not a spec says what it is: a folder (and which commands take one), a
+// binary; a byte-order mark is dropped, so the spec parses and its places stay right.
+TEST(Frontend, AFolderOrABinaryIsNotASpec) {
+  const std::string dir = testing::TempDir() + "/not_a_spec";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  EXPECT_EQ(
+      test::user_error([&] { frontend::load_spec(dir); }),
+      "error: '" + dir + "' is a folder, not a spec file (a folder of specs is for `ksmith tune` and `ksmith bench`)");
+  write_text_file(dir + "/db.ks", std::string("SQLite format 3\0\x10\x00", 19));
+  EXPECT_EQ(test::user_error([&] { frontend::load_spec(dir + "/db.ks"); }),
+            "error: spec '" + dir + "/db.ks' is not a text file (a NUL byte at offset 15)");
+  write_text_file(dir + "/bom.ks",
+                  "\xEF\xBB\xBFkernel k(x: f32[N]) -> y: f32[N] where N = 4 {\n  y[i] = x[i + 1]\n}\n");
+  const std::string m = test::user_error(
+      [&] { frontend::elaborate(frontend::load_spec(dir + "/bom.ks"), frontend::SizeSet::Default, {}); });
+  EXPECT_EQ(m.substr(0, m.find(": error:")), dir + "/bom.ks:2:14") << m;
+}
+
 // Output files are written whole through a rename, but never a rename over what is not
 // a file: `ksmith interpret -o /dev/null` as root had put a file in /dev/null's place.
 // A pipe keeps being a pipe and gets the text; a link stays a link, its file written.
