@@ -3,7 +3,7 @@
 
 Usage: torch_peer.py SIZES_FILE OUT_JSON [--device cuda|cpu] [--no-compile] [--tf32] [--peers DIR]
 
-Each problem is a module in KernelBench's form (bench/modules/NAME.py), found through its
+Each problem is a module in KernelBench's form (examples/NAME.py), found through its
 peer entry (DIR/NAME.peer.json, default bench/peers/, written by `ksmith import`): the
 module is loaded with the sizes line's values as its globals (the entry maps the spec's
 size names to them), then built as KernelBench builds it, Model(*get_init_inputs()) and

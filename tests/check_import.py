@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`ksmith import` (tools/ksmith_import/) on every module of bench/modules/:
+"""`ksmith import` (tools/ksmith_import/) on every example's module, examples/NAME.py:
 
 1. the imported spec computes what the module computes: the spec's own random inputs at its
    check sizes through `ksmith interpret` (float64) and through the module in float64
@@ -139,7 +139,7 @@ def import_and_check(name, module_path):
 
 
 def check_module(name):
-    module_path = os.path.join(source, "bench/modules", name + ".py")
+    module_path = os.path.join(source, "examples", name + ".py")
     checked = import_and_check(name, module_path)
     if not checked:
         return
@@ -204,10 +204,12 @@ HEAD = "import torch\nimport torch.nn as nn\n\nN = 8\nD = 16\n\n\ndef get_inputs
        "def get_init_inputs():\n    return []\n\n\n"
 
 started = time.time()
-names = sorted(f[:-3] for f in os.listdir(os.path.join(source, "bench/modules")) if f.endswith(".py"))
-examples = sorted(f[:-3] for f in os.listdir(os.path.join(source, "examples")) if f.endswith(".ks"))
+# Every example has its module beside it (examples/NAME.ks and examples/NAME.py), and every module its spec.
+listed = os.listdir(os.path.join(source, "examples"))
+names = sorted(f[:-3] for f in listed if f.endswith(".py"))
+examples = sorted(f[:-3] for f in listed if f.endswith(".ks"))
 if names != examples:
-    fail("bench/modules", f"modules {names} are not the examples {examples}")
+    fail("examples", f"modules (.py) {names} are not the specs (.ks) {examples}")
 for name in names:
     try:
         check_module(name)
@@ -224,10 +226,10 @@ for file in coverage:
         fail(file, f"{type(e).__name__}: {e}")
 
 # The command as a user runs it: stdout without -o, and the peer entry beside -o by default.
-r = run([ksmith, "import", os.path.join(source, "bench/modules/softmax.py")])
+r = run([ksmith, "import", os.path.join(source, "examples/softmax.py")])
 if r.returncode or not r.stdout.startswith("# Imported by `ksmith import`") or "kernel softmax(" not in r.stdout:
     fail("ksmith import", f"exit {r.returncode}:\n{r.stdout}{r.stderr}")
-r = run([ksmith, "import", os.path.join(source, "bench/modules/softmax.py"), "-o", os.path.join(work, "cli.ks"),
+r = run([ksmith, "import", os.path.join(source, "examples/softmax.py"), "-o", os.path.join(work, "cli.ks"),
          "--check-sizes", "N=3,D=5"])
 if r.returncode or not os.path.exists(os.path.join(work, "cli.peer.json")) or \
         "check N = 3, D = 5" not in open(os.path.join(work, "cli.ks")).read():
@@ -240,7 +242,7 @@ os.mkfifo(fifo)
 received = []
 reader = __import__("threading").Thread(target=lambda: received.append(open(fifo).read()))
 reader.start()
-r = run([ksmith, "import", os.path.join(source, "bench/modules/softmax.py"), "-o", os.path.join(work, "fifo.ks"),
+r = run([ksmith, "import", os.path.join(source, "examples/softmax.py"), "-o", os.path.join(work, "fifo.ks"),
          "--peer", fifo])
 reader.join(timeout=60)
 if r.returncode or not __import__("stat").S_ISFIFO(os.stat(fifo).st_mode) or not received or \
@@ -269,5 +271,5 @@ elapsed = time.time() - started
 if failures:
     print(f"FAIL: {len(failures)} of the checks ({elapsed:.0f} s):\n  " + "\n  ".join(failures))
     sys.exit(1)
-print(f"PASS: {len(names)} bench modules imported and checked against themselves and the examples, "
+print(f"PASS: {len(names)} examples' modules imported and checked against themselves and the examples, "
       f"{len(coverage)} of tests/import against themselves, the errors ({elapsed:.0f} s)")
