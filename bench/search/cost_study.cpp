@@ -9,7 +9,7 @@
 //                 [--absolute] [--no-prior] [--by-problem] PRIOR.jsonl...
 // (--no-prior: the held-out run's own first rows alone, as a run without a prior;
 // --by-problem: the prior leaves out every run of the held-out run's kernel, not only
-// that run, as bench/run_arm.sh's KS_PRIOR_DIR does online.)
+// that run, as bench/search/run_arm.sh's KS_PRIOR_DIR does online.)
 // Each file holds runs (ksmith export DB --cost-rows); bench/results.md has the tables.
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-# The arms of a search comparison, sourced by compare_search.sh and gpu_arm_job.sh:
+# The arms of a search comparison, sourced by compare_search.sh and run_arm.sh:
 #   model    the mutator, its proposals ranked by the cost model (the default search)
 #   mutator  the mutator, each proposal sent (--cost-model none)
 #   random   random search, each proposal sent: the baseline of every claim

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # One arm of a search comparison: ksmith evolve on the examples of a sizes file (or
-# the named ones), the arm's flags (bench/arms.sh), a seed, a budget of evaluations
+# the named ones), the arm's flags (bench/search/arms.sh), a seed, a budget of evaluations
 # and a time limit per example, each run in RUNS/NAME-ARM-sSEED. Extra ksmith evolve
 # flags in KS_EVOLVE_FLAGS (e.g. "--config bench/evolve_gpu.toml"); with
 # KS_PRIOR_DIR=DIR, each run's cost model takes as its prior the files DIR/*.jsonl
 # (ksmith export --cost-rows) but the example's own, DIR/NAME-*.jsonl: what the
 # model knows of the device, not of the problem (leave one out), in place of the
 # configuration's cost_model.prior. KSMITH names the ksmith to run (a copy, so that a
-# rebuild does not change it mid-run). bench/compare_search.py compares two arms' runs.
-#   bash bench/run_arm.sh SIZES RUNS ARM SEED BUDGET MINUTES [NAME...]
+# rebuild does not change it mid-run). bench/search/compare_search.py compares two arms' runs.
+#   bash bench/search/run_arm.sh SIZES RUNS ARM SEED BUDGET MINUTES [NAME...]
 set -uo pipefail
-cd "$(dirname "$0")/.."
-source bench/arms.sh
+cd "$(dirname "$0")/../.."
+source bench/search/arms.sh
 sizes=$1 runs=$2 arm=$3 seed=$4 budget=$5 minutes=$6
 shift 6
 flags=$(arm_flags "$arm") || exit 2

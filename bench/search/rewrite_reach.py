@@ -5,7 +5,7 @@ own), tabulated as markdown: a row per problem the rewrites change (the steps an
 kernels' work before and after, ir/cost.h's graph_work), the problems none changes, those the
 importer does not take, and for each rule the problems it changes.
 
-Usage: bench/rewrite_reach.py KSMITH FOLDER [-o REPORT.md] [--timeout S]
+Usage: bench/search/rewrite_reach.py KSMITH FOLDER [-o REPORT.md] [--timeout S]
 FOLDER holds KernelBench's level-2 files (KernelBench/level2/*.py of its repository).
 Runs the importer with Debian's Python (as `ksmith import` does); writes specs to a temporary
 folder.

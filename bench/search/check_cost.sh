@@ -2,9 +2,9 @@
 # What the evaluator's checks cost: the wall time of `ksmith run` on every example
 # (its schedule where it has one) at a sizes file's sizes, for two ksmith builds, run
 # alternately, REPEATS times each; prints a markdown table of medians.
-#   bash bench/check_cost.sh BEFORE_KSMITH AFTER_KSMITH [SIZES] [REPEATS]
+#   bash bench/search/check_cost.sh BEFORE_KSMITH AFTER_KSMITH [SIZES] [REPEATS]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 before=$1 after=$2 sizes=${3:-bench/sizes_cpu.txt} repeats=${4:-3}
 seconds() {  # wall seconds of one run, or "fail"
   local start end

@@ -4,12 +4,12 @@
 # every example and of random specs, each checked against the interpreter at such
 # sizes, on every device given, for MINUTES. Findings are minimised into
 # OUT/findings/ (each with repro.sh); OUT/summary.md is the figure results.md quotes.
-#   bash bench/fuzz_schedules.sh OUT MINUTES [SEED] [ksmith fuzz options...]
+#   bash bench/fuzz/fuzz_schedules.sh OUT MINUTES [SEED] [ksmith fuzz options...]
 # KS_FUZZ_TUNED=0 leaves the tuned tables out (random schedules only).
-# e.g. bash bench/fuzz_schedules.sh /tmp/fuzz 60 1 --devices opencl:0,vulkan:0
-#      bash bench/gpu.sh bash bench/fuzz_schedules.sh /tmp/ks_out/fuzz 40 2 --workers 14   (the GPU machine)
+# e.g. bash bench/fuzz/fuzz_schedules.sh /tmp/fuzz 60 1 --devices opencl:0,vulkan:0
+#      bash bench/gpu.sh bash bench/fuzz/fuzz_schedules.sh /tmp/ks_out/fuzz 40 2 --workers 14   (the GPU machine)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=$1 minutes=$2 seed=${3:-1}
 shift $(($# < 3 ? $# : 3))
 tuned=()

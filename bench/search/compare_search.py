@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""One search against another, from their run databases (bench/compare_search.sh's
-OUT/NAME-ARM, or bench/run_arm.sh's RUNS/NAME-ARM-sSEED, one folder holding both arms):
+"""One search against another, from their run databases (bench/search/compare_search.sh's
+OUT/NAME-ARM, or bench/search/run_arm.sh's RUNS/NAME-ARM-sSEED, one folder holding both arms):
 for each example and seed, the best speedup found against evaluations in each arm, and
 the evaluations each arm took to reach a given speedup: 95%, 99% and 100% of the
 baseline's final best (timing on the H100 repeats to about 1%, so the last 1% of a

@@ -4,11 +4,11 @@
 # where an evaluation's time goes: per problem the evaluations, their rate, and the
 # medians over its evaluations of the wall time, the device's time (the record's
 # seconds.device without the driver's builds) and the builds. A table on stdout.
-#   bash bench/throughput.sh SIZES MINUTES [NAME...]
-# On the H100: bash bench/gpu.sh bash bench/throughput.sh bench/sizes_gpu.txt 1 softmax gelu ...
-# Here (PoCL): bash bench/throughput.sh bench/sizes_cpu.txt 1 softmax
+#   bash bench/search/throughput.sh SIZES MINUTES [NAME...]
+# On the H100: bash bench/gpu.sh bash bench/search/throughput.sh bench/sizes_gpu.txt 1 softmax gelu ...
+# Here (PoCL): bash bench/search/throughput.sh bench/sizes_cpu.txt 1 softmax
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 sizes=$1 minutes=$2
 shift 2
 py=$(command -v /usr/bin/python3 || command -v python3)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Splits a cost-model prior (ksmith export --cost-rows, e.g. tuned/DEVICE/cost_prior.jsonl)
 by problem: DIR/NAME-prior.jsonl holds every run of kernel NAME, each run's line then its
-candidates' lines, as they were. With KS_PRIOR_DIR=DIR, bench/run_arm.sh gives each
+candidates' lines, as they were. With KS_PRIOR_DIR=DIR, bench/search/run_arm.sh gives each
 example's model the other problems' files and never its own: a prior of the device, not
 of the problem (leave one problem out).
 

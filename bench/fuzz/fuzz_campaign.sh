@@ -5,13 +5,13 @@
 # coverage reached, new corpus inputs, crashes) and leaves OUT/summary.md, the
 # crashing inputs in OUT/artifacts (to fix, then keep in tests/fuzz/regressions)
 # and the grown corpora in OUT/corpus.
-#   bash bench/fuzz_campaign.sh BIN_DIR EXECUTIONS WORKERS OUT [TARGET...]
+#   bash bench/fuzz/fuzz_campaign.sh BIN_DIR EXECUTIONS WORKERS OUT [TARGET...]
 # BIN_DIR holds the fuzz_* executables (build-fuzz/tests/fuzz, or a copy brought to
-# a machine with more cores: bench/fuzz_pack.sh). KS_FUZZ_SECONDS=S stops each
+# a machine with more cores: bench/fuzz/fuzz_pack.sh). KS_FUZZ_SECONDS=S stops each
 # target after S seconds (a device call's time limit); the table says how many
 # executions it reached.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 bin=$(realpath "$1") executions=$2 workers=$3 out=$4
 export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"  # libraries packed beside the targets
 shift 4
