@@ -1,6 +1,6 @@
 """cuBLAS's fp32 GEMM (PyTorch, TF32 off unless --tf32) at the GEMM probes' shapes, a @ b (T=0) and
-x @ w.T (T=1): the median of 25 timed runs. Used by bench/gpu_gemm_probe.sh and
-bench/gpu_gemm_async_probe.sh on the H100."""
+x @ w.T (T=1): the median of 25 timed runs. Used by `bench/gpu_job.sh gemm` on the GPU machine
+(and by the GEMM probes of results.md, at commit 195f3f6)."""
 import sys
 
 import torch

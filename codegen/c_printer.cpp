@@ -812,7 +812,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
       throw UserError("an asynchronous copy of " + std::string(dtype_name(n->value.type())) +
                       " elements: cp.async copies 4, 8 or 16 bytes");
     // The local pointer as an integer is its address in the shared window, which
-    // cp.async takes (checked on the H100: bench/probe_gemm_async.cl, CVTA=0).
+    // cp.async takes (checked on the H100: bench/probe_gemm_async.cl at commit 195f3f6, CVTA=0).
     const std::string operands = "\"r\"((uint)(ulong)dst), \"l\"((ulong)src)";
     const std::string pointers =
         p.target_.local_qualifier + " void *dst, " + p.target_.global_qualifier + " const void *src";

@@ -277,7 +277,7 @@ TEST(Mutator, CopiesPanelsAheadWhereTheDeviceCan) {
   Graph g = frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/matmul.ks"),
                                 frontend::SizeSet::Default, sizes);
   CandidateView parent;
-  parent.schedule = load_schedule(std::string(KS_SOURCE_DIR) + "/bench/async/matmul_128x128_k8_prefetch.sched");
+  parent.schedule = load_schedule(std::string(KS_SOURCE_DIR) + "/tests/lit/inputs/matmul_128x128_k8_prefetch.sched");
   parent.speedup = 1;
   Mutator toggle = only_edit("toggle");
   Rng rng(7);
@@ -306,7 +306,7 @@ TEST(Mutator, CopiesPanelsAheadWhereTheDeviceCan) {
   }
   EXPECT_TRUE(resized && undone);
   device.async_copies = false;
-  parent.schedule = load_schedule(std::string(KS_SOURCE_DIR) + "/bench/async/matmul_128x128_k8_prefetch.sched");
+  parent.schedule = load_schedule(std::string(KS_SOURCE_DIR) + "/tests/lit/inputs/matmul_128x128_k8_prefetch.sched");
   for (int i = 0; i < 30; ++i) {
     ProposalContext context{g, device, parent, {}, {}, nullptr};
     if (std::optional<Proposal> p = toggle.propose(context, rng))

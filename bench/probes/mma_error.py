@@ -1,7 +1,8 @@
-"""The error of a GEMM that bench/cl_probe.cpp ran (bench/probe_gemm_mma.cl, kernel
-arguments a[M][K], b[K][N], c[M][N]; CL_PROBE_OUT=FILE holds c), against float64:
+"""The error of a GEMM that bench/probes/cl_probe.cpp ran (a kernel of arguments a[M][K],
+b[K][N], c[M][N], as the tensor-core probe bench/probe_gemm_mma.cl at commit 195f3f6 or a
+generated kernel's source; CL_PROBE_OUT=FILE holds c), against float64:
 
-    python3 bench/mma_error.py M N K FILE [--model]
+    python3 bench/probes/mma_error.py M N K FILE [--model]
 
 cl_probe fills its buffers in order from one LCG (state = state * 1664525 + 1013904223
 mod 2^32 from 12345, value = (state >> 8) / 2^23 - 1, exact in float32): a first, then b.

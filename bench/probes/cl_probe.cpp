@@ -11,7 +11,8 @@
 // With CL_PROBE_BINARY=FILE, the program's binary (NVIDIA: its PTX) is written there;
 // with CL_PROBE_LOG=1 the build log is printed (NVIDIA's -cl-nv-verbose: registers);
 // with CL_PROBE_OUT=FILE the last buffer after the timed runs is written there (raw
-// little-endian float32), for an error check on the host (bench/mma_error.py).
+// little-endian float32), for an error check on the host (bench/probes/mma_error.py).
+// Built on the GPU machine by bench/probes/cl_probe_setup.sh (as /tmp/cl_probe).
 #define CL_TARGET_OPENCL_VERSION 120
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
