@@ -98,11 +98,11 @@ print(" ".join(d["selector"] for d in json.load(sys.stdin) if d["api"] == "openc
     ${KS_ANY_DEVICE:+any}
 }
 
-# One `ksmith tune` of /tmp/ks_suite into FOLDER on DEVICES, MINUTES a problem, through LAUNCHER
-# (e.g. mpirun ...), its output appended to the job's $log; fresh program caches, ours and the driver's
-# (NVIDIA's compute cache keeps the kernels it compiled on disk): a tuning must not build on
-# another's compiles. Prints its row of tuning_header's table; wall minutes from start to end,
-# the searches' final retimes and each worker's first evaluation included.
+# One `ksmith tune` of /tmp/ks_suite into FOLDER on DEVICES, MINUTES a problem, through
+# LAUNCHER (e.g. mpirun ...), its output appended to the job's $log; fresh program caches, ours
+# and the driver's (NVIDIA's compute cache keeps the kernels it compiled on disk): a tuning must
+# not build on another's compiles. Prints its row of tuning_header's table; wall minutes from
+# start to end, the searches' final retimes and each worker's first evaluation included.
 tuning_header() {
   echo "| ranks | --devices | problems | wall minutes | evaluations | a minute | tuned on |"
   echo "|---:|---|---:|---:|---:|---:|---|"
