@@ -2,7 +2,8 @@
 # The whole GPU job, run on the H100 machine through the device tool:
 #   bash bench/gpu.sh              (with .deps carried, as scripts/gpu_deps.sh fills it)
 #   bash bench/gpu.sh COMMAND...   set up and build, then run COMMAND instead of the
-#                                  benchmark (e.g. bench/schedules.sh, to tune one)
+#                                  benchmark (e.g. bash bench/gpu_job.sh JOB ARGS..., the
+#                                  measurements of bench/README.md)
 # Registers NVIDIA's OpenCL driver, puts the carried Vulkan loader on the library
 # path (the driver's own manifest works without a display), builds with that
 # machine's g++/cmake (no Clang, no tests: GoogleTest is not there), lists devices,
