@@ -12,7 +12,6 @@
 #include <sstream>
 #include <type_traits>
 
-#include "evolve/search/mutator.h"
 #include "ir/diagnostic.h"
 
 namespace ks {
@@ -666,6 +665,41 @@ const std::vector<ConfigFlag> &config_flags() {
     return out;
   }();
   return flags;
+}
+
+// The names a configuration may use: the mutation kinds with their default weights
+// (evolve/search/README.md gives the reasons) and the proposers.
+
+const std::map<std::string, double> &default_mutation_weights() {
+  // Growing a schedule (insert) is how the search leaves the naive kernel, so it
+  // leads; retuning what is there (factor, threads) is the cheapest gain near a good
+  // schedule; the toggles of memory and fusion come next; removing undoes a step
+  // that hurt; swaps rarely matter, since most steps commute.
+  // A fresh sketch now and then restarts from a pattern's skeleton with other
+  // decisions (crossover then mixes its stages with the archive's). A transfer, as
+  // often as a crossover, brings a stage's decisions that a whole search on another
+  // problem found (a run without a library never draws it). A rewrite added or
+  // removed changes the graph the rest schedules: the sketches already start from
+  // the rewrites that cut the work, so this is the search's way to the others.
+  static const std::map<std::string, double> weights = {
+      {"insert", 0.2},      {"factor", 0.2},   {"threads", 0.1}, {"toggle", 0.08},   {"unroll", 0.06},
+      {"vectorize", 0.06},  {"remove", 0.06},  {"swap", 0.02},   {"crossover", 0.1}, {"sketch", 0.08},
+      {"compute_at", 0.04}, {"transfer", 0.1}, {"rewrite", 0.05}};
+  return weights;
+}
+
+const std::vector<std::string> &proposer_names() {
+  static const std::vector<std::string> names = {"mutator", "random", "llm-schedule", "llm-kernel"};
+  return names;
+}
+
+void check_proposer_name(const std::string &name, const std::string &where) {
+  const std::vector<std::string> &names = proposer_names();
+  if (std::find(names.begin(), names.end(), name) != names.end()) return;
+  std::string all;
+  for (const std::string &n : names) all += (all.empty() ? "" : ", ") + n;
+  throw UserError("error: " + (where.empty() ? "" : where + ": ") + "unknown proposer '" + name + "'; proposers are " +
+                  all);
 }
 
 }  // namespace ks

@@ -59,6 +59,15 @@ const std::vector<std::string> &grid_features();
 /// A feature's default bin edges (a value v falls in bin i when edge[i-1] <= v < edge[i]).
 const std::vector<double> &default_bins(const std::string &feature);
 
+/// The kinds of mutation and their default weights (evolve/search/README.md gives the
+/// reasons).
+const std::map<std::string, double> &default_mutation_weights();
+/// Every proposer's name: mutator, random, llm-schedule, llm-kernel.
+const std::vector<std::string> &proposer_names();
+/// A UserError ("error: WHERE: unknown proposer 'x'; proposers are ...") unless name
+/// is one of them.
+void check_proposer_name(const std::string &name, const std::string &where);
+
 /// Parses a configuration over the defaults; `name` is the file's name in errors.
 /// Throws UserError at the offending key's line.
 EvolveConfig parse_config(const std::string &text, const std::string &name);

@@ -37,10 +37,6 @@
 
 namespace ks {
 
-/// The kinds of mutation and their default weights (evolve/search/README.md gives the
-/// reasons).
-const std::map<std::string, double> &default_mutation_weights();
-
 class Mutator : public Proposer {
  public:
   /// Weights by kind; the defaults for those not given, none when weights is empty.

@@ -87,12 +87,6 @@ class Proposer {
   virtual std::string exhausted() const { return ""; }
 };
 
-/// Every proposer's name: mutator, random, llm-schedule, llm-kernel.
-const std::vector<std::string> &proposer_names();
-/// A UserError ("error: WHERE: unknown proposer 'x'; proposers are ...") unless name
-/// is one of them.
-void check_proposer_name(const std::string &name, const std::string &where);
-
 /// A proposer that lives outside this library (the LLM proposers in llm/, which
 /// the search does not link): ksmith registers it before a run.
 using ProposerFactory = std::function<std::unique_ptr<Proposer>(const EvolveConfig &)>;
