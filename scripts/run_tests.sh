@@ -2,7 +2,7 @@
 # Sets up, builds, and runs every test (unit, device, lit golden and error tests),
 # then the parsers' fuzz smoke run (a sanitized build of its own). With --quick, the
 # edit loop's tier instead: every test not labelled slow (ctest -LE slow: no
-# searches, command-line scripts or fuzzing), about a minute on 2 cores.
+# searches, command-line scripts or fuzzing), about a minute and a half on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
