@@ -17,7 +17,8 @@ out=${OUT:-/tmp/ks_out}
 ks=./build/ksmith
 gpu_sizes=${KS_SIZES:-bench/sizes_gpu.txt}
 tuned=${KS_TUNED:-bench/tuned/h100-opencl}
-py=$(command -v /usr/bin/python3 || command -v python3)
+py=$(command -v /usr/bin/python3 || command -v python3)  # for the scripts that need no PyTorch
+torch_py=${PYTHON:-python3}                               # the one with PyTorch
 
 usage() {
   cat >&2 <<'EOF'
@@ -58,7 +59,7 @@ suite_of() {  # DIR SIZES NAME...
 # most (0: no limit).
 eager() {  # SIZES JSON [LIMIT]
   echo "== PyTorch eager"
-  timeout "${3:-0}" "${PYTHON:-python3}" bench/torch_peer.py "$1" "$2" --device "${KS_TORCH_DEVICE:-cuda}" \
+  timeout "${3:-0}" "$torch_py" bench/torch_peer.py "$1" "$2" --device "${KS_TORCH_DEVICE:-cuda}" \
     --no-compile 2>&1
 }
 
@@ -153,7 +154,7 @@ job_evolve() {  # PART BUDGET MINUTES [NAME...]
     [[ -f /tmp/ks_evolve/$name/report.html ]] && cp "/tmp/ks_evolve/$name/report.html" "/tmp/ks_reports/$name.html"
     [[ -f /tmp/ks_evolve/$name/evolve.db ]] && cp "/tmp/ks_evolve/$name/evolve.db" "/tmp/ks_reports/$name.db"
   done
-  python3 bench/search/throughput.py /tmp/ks_reports/*.db > "$out/throughput-$part.md" 2>&1
+  "$py" bench/search/throughput.py /tmp/ks_reports/*.db > "$out/throughput-$part.md" 2>&1
   tar czf "$out/tuned-$part.tar.gz" -C /tmp ks_tuned
   tar czf "$out/reports-$part.tar.gz" -C /tmp ks_reports
 }
@@ -195,8 +196,8 @@ job_gemm() {  # [SCHEDULE...]
       side_by_side 200 examples/matmul.ks N=4096 "--precision $precision" "$ffma" "${mma[@]}" | tail -8
     done
     echo "== cuBLAS (PyTorch), fp32 and tf32"
-    timeout 100 python3 bench/cublas_gemm.py 2>&1 | grep 4096x4096x4096
-    timeout 100 python3 bench/cublas_gemm.py --tf32 2>&1 | grep 4096x4096x4096
+    timeout 100 "$torch_py" bench/cublas_gemm.py 2>&1 | grep 4096x4096x4096
+    timeout 100 "$torch_py" bench/cublas_gemm.py --tf32 2>&1 | grep 4096x4096x4096
     echo "== generated source of the first schedule"
     $ks compile examples/matmul.ks --schedule "${mma[0]}" --size N=4096 --matrix-units ptx --async-copies \
       -o "$out/gemm.cl"
@@ -268,7 +269,7 @@ job_bodies() {
     echo "$name: exit $?"
   done
   eager /tmp/ks_bodies/sizes.txt /tmp/ks_bodies/torch.json
-  python3 - <<'PY' | tee "$out/bodies.md"
+  "$py" - <<'PY' | tee "$out/bodies.md"
 import glob, json, os
 torch = json.load(open("/tmp/ks_bodies/torch.json")) if os.path.exists("/tmp/ks_bodies/torch.json") else {}
 peer = torch.get("problems", {})
@@ -331,7 +332,7 @@ job_arms() {  # PART BUDGET MINUTES [NAME...]
       beside_eager "$work/suite" "$work/suite/sizes.txt" "$work/torch.json" "$work/tuned-$arm"
     done
     if ((${#arms[@]} >= 2 && $#)); then
-      python3 bench/search/compare_search.py "$work/runs" "${arms[0]}" "${arms[1]}" 2>&1 | tee "$out/compare-$part.md"
+      "$py" bench/search/compare_search.py "$work/runs" "${arms[0]}" "${arms[1]}" 2>&1 | tee "$out/compare-$part.md"
     fi
   } 2>&1 | tee "$out/arms-$part.txt"
   tar czf "$out/arms-$part.tar.gz" -C "$work" runs "${arms[@]/#/tuned-}" torch.json suite/sizes.txt 2>/dev/null ||

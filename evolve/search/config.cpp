@@ -696,10 +696,8 @@ const std::vector<std::string> &proposer_names() {
 void check_proposer_name(const std::string &name, const std::string &where) {
   const std::vector<std::string> &names = proposer_names();
   if (std::find(names.begin(), names.end(), name) != names.end()) return;
-  std::string all;
-  for (const std::string &n : names) all += (all.empty() ? "" : ", ") + n;
   throw UserError("error: " + (where.empty() ? "" : where + ": ") + "unknown proposer '" + name + "'; proposers are " +
-                  all);
+                  join(names));
 }
 
 }  // namespace ks
