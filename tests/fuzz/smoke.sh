@@ -3,23 +3,25 @@
 # fuzzes for SECONDS (default 8) on top of the seed corpus; any crash, sanitizer
 # report, time-out (10 s an input) or memory over 2 GiB fails the run, and the input
 # that did it is left in OUT/ARTIFACTS (default /tmp/ks_fuzz) to add to regressions/.
+# Targets run KS_JOBS at a time (default 2: each fuzzes on one core).
 #   bash tests/fuzz/smoke.sh BUILD_FUZZ_DIR [SECONDS] [OUT]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-bin=$1/tests/fuzz seconds=${2:-8} out=${3:-/tmp/ks_fuzz}
+bin=$1/tests/fuzz seconds=${2:-8} out=${3:-/tmp/ks_fuzz} jobs=${KS_JOBS:-2}
 bash tests/fuzz/seeds.sh "$out/seeds" > /dev/null
-failed=0
-for target in spec schedule ir config answer body sizes; do
-  exe=$bin/fuzz_$target
-  if [[ ! -x $exe ]]; then echo "FAIL $target: $exe not built"; failed=1; continue; fi
-  regressions=(tests/fuzz/regressions/$target/*)
+mkdir -p "$out/artifacts"
+
+# One target: its verdict on the first line of "$out/$target.verdict" (ok or FAIL).
+smoke() {
+  local target=$1 exe=$bin/fuzz_$1
+  if [[ ! -x $exe ]]; then echo "FAIL $target: $exe not built"; return; fi
+  local regressions=(tests/fuzz/regressions/$target/*)
   if [[ -e ${regressions[0]} ]] && ! "$exe" "${regressions[@]}" > "$out/$target-regressions.log" 2>&1; then
     echo "FAIL $target: a regression input crashes again ($out/$target-regressions.log)"
     tail -30 "$out/$target-regressions.log"
-    failed=1
-    continue
+    return
   fi
-  rm -rf "$out/corpus/$target" && mkdir -p "$out/corpus/$target" "$out/artifacts"
+  rm -rf "$out/corpus/$target" && mkdir -p "$out/corpus/$target"
   if "$exe" "$out/corpus/$target" "$out/seeds/$target" -dict=tests/fuzz/dict/$target.dict \
       -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
       -artifact_prefix="$out/artifacts/$target-" > "$out/$target.log" 2>&1; then
@@ -27,7 +29,18 @@ for target in spec schedule ir config answer body sizes; do
   else
     echo "FAIL $target: $(ls "$out/artifacts/$target-"* 2>/dev/null | head -1)"
     grep -E "kernelsmith fuzz|ERROR|runtime error|SUMMARY" "$out/$target.log" | head -5
-    failed=1
   fi
+}
+
+targets=(spec schedule ir config answer body sizes)
+for target in "${targets[@]}"; do
+  while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
+  smoke "$target" > "$out/$target.verdict" 2>&1 &
+done
+wait
+failed=0
+for target in "${targets[@]}"; do
+  cat "$out/$target.verdict"
+  [[ $(head -c 2 "$out/$target.verdict") == ok ]] || failed=1
 done
 exit $failed
