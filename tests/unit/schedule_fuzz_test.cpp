@@ -30,7 +30,7 @@ namespace {
 // alike; the schedule fuzzer's smoke run (ctest fuzz_schedules) runs the same examples
 // on both APIs besides. 16 a spec, not 25: with a coverage build, the lines of the
 // libraries these checks run that 25 reach and 16 (or 8) do not are all run by the quick
-// tier's tests (bench/results.md, "The test command on a fresh machine"), and every
+// tier's tests (bench/results.md, "The test command on a fresh 2-core machine"), and every
 // primitive is still drawn, the rare ones (pad, transpose, prefetch, async_copy) as
 // often as with 25 but for one async_copy.
 constexpr int kSchedulesPerExample = 16;
