@@ -16,6 +16,7 @@
 #include "ir/printer.h"
 #include "ir/simplify.h"
 #include "ir/visitor.h"
+#include "passes/canonical.h"
 #include "passes/graph_edit.h"
 #include "passes/rewrite.h"
 
@@ -145,15 +146,22 @@ std::optional<Graph> online_attention(const Graph &graph, const std::string &nam
   const std::vector<Expr> row = reads[0]->indices;
   y.body = through_temporaries(y.body);
   const Expr x = through_temporaries(simplify(instantiate(l, row, renames)));
-  const Expr w = simplify(
+  Expr w = simplify(
       replace_loads(y.body, [&](const Load &load, const Expr &) { return load.buffer == l.output ? x : Expr(); }));
+  // exp(X - L) at L = X is 1, which simplify sees only where X is spelled alike in both:
+  // with a scale after the maximum (exp(s / 2 - s * 0.5 / 0.5 / 2)) the canonical form
+  // cancels it, and w reads the scores no more.
+  if (const Expr c = canonical(w); collect<Load>(c).size() < collect<Load>(w).size()) w = c;
   if (!linear_in_exp_minus(y.body, l.output, x, w))
     return *reason = name + " reads " + l.output + " other than as a factor exp(X - " + l.output + ")", std::nullopt;
 
-  // A score that is a plain read of a sum is summed in each step.
+  // A score that is a read of a sum (times a constant, in the canonical form: `s / c`)
+  // is summed in each step, the constant inside the sum.
   Expr score = x;
   std::vector<IterVar> score_vars;
-  if (const Load *s = x.as<Load>(); s && !s->pad)
+  const LinearForm x_form = canonical_form(x);
+  const bool one_read = x_form.size() == 1 && x_form[0].factors.size() == 1 && x_form[0].divisors.empty();
+  if (const Load *s = one_read ? x_form[0].factors[0].as<Load>() : nullptr; s && !s->pad)
     if (std::optional<size_t> s_at = stage_index(g, s->buffer);
         s_at && g.stages[*s_at].reduce == ReduceOp::Sum && g.find_tensor(s->buffer)->role == TensorRole::Temp) {
       const Stage &sum = g.stages[*s_at];
@@ -165,6 +173,7 @@ std::optional<Graph> online_attention(const Graph &graph, const std::string &nam
         score_vars.push_back({fresh[v.name], v.extent});
       }
       score = instantiate(sum, s->indices, fresh);
+      if (x_form[0].coefficient != 1) score = score * FloatImm::make(score.type(), x_form[0].coefficient);
     }
   y.reduce = ReduceOp::SoftmaxSum;
   y.reduce_vars.insert(y.reduce_vars.end(), score_vars.begin(), score_vars.end());

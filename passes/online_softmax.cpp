@@ -6,7 +6,11 @@
 // rescaled running sum (ReduceOp::LogSumExp, combined by logaddexp) replaces two.
 //
 // The rule matches T = sum(k) exp(X(k) - M[..]) (exp read directly or through an
-// elementwise temporary) with M = max(k) X(k) over the same points, both temporaries.
+// elementwise temporary) with M = max(k) X(k) over the same points, both temporaries,
+// in the canonical form (canonical.h) of exp's argument, and so with a positive scale
+// a of the maximum's values however it is written (`exp(s / c - m / c)`, `exp((s - m)
+// * 2)`): a > 0 commutes with the maximum, a max(k) Y = max(k) a Y, and then L is the
+// logsumexp of a Y, read as L / a in M's place (a M + log T = L).
 // Elementwise temporaries that read M or T are inlined into their readers first; then
 // each stage that reads M or T must depend on them through L alone, which is checked
 // by evaluating its body at random points with (M, T) and with (M + log T, 1): a
@@ -18,6 +22,7 @@
 #include "ir/printer.h"
 #include "ir/simplify.h"
 #include "ir/visitor.h"
+#include "passes/canonical.h"
 #include "passes/graph_edit.h"
 #include "passes/rewrite.h"
 
@@ -32,10 +37,10 @@ Expr inline_loads(const Expr &e, const Stage &temp) {
   });
 }
 
-// Whether `body` depends on the pair (M, T) through M + log T alone: at random values
-// of everything else, the same with (m, t) and with (m + log t, 1), for each row the
-// body reads (a load's printed indices) drawn apart.
-bool depends_on_logsumexp_alone(const Expr &body, const std::string &m, const std::string &t) {
+// Whether `body` depends on the pair (M, T) through a M + log T alone: at random values
+// of everything else, the same with (m, t) and with (m + log t / a, 1), for each row
+// the body reads (a load's printed indices) drawn apart.
+bool depends_on_logsumexp_alone(const Expr &body, const std::string &m, const std::string &t, double a) {
   std::mt19937 rng(20261126);
   std::uniform_real_distribution<double> value(-1.5, 1.5), total(1.5, 6.0);
   for (int trial = 0; trial < 3; ++trial) {
@@ -50,7 +55,7 @@ bool depends_on_logsumexp_alone(const Expr &body, const std::string &m, const st
           [&](const Load &load, const std::string &key) {
             if (load.buffer == m) {
               const double x = draw(maxima, key, false);  // (before the total: the draws' order)
-              return shifted ? x + std::log(draw(totals, key, true)) : x;
+              return shifted ? x + std::log(draw(totals, key, true)) / a : x;
             }
             if (load.buffer == t) return shifted ? 1.0 : draw(totals, key, true);
             return draw(others, load.buffer + "[" + key, false);
@@ -79,27 +84,45 @@ std::optional<Graph> online_softmax(const Graph &graph, const std::string &name,
   if (const Load *l = body.as<Load>())
     if (std::optional<size_t> e = stage_index(graph, l->buffer); e && graph.stages[*e].reduce == ReduceOp::None)
       body = instantiate(graph.stages[*e], l->indices);
+  // exp(E) with E = X - a M[..] in canonical form: a term -a M[..], a > 0, M a maximum.
+  body = canonical(body);  // (exp(x) / exp(m) is exp(x - m))
   const Call *exp = body.as<Call>();
-  const Binary *difference = exp && exp->fn == Builtin::Exp ? exp->args[0].as<Binary>() : nullptr;
-  const Load *max_load = difference && difference->op == BinaryOp::Sub ? difference->b.as<Load>() : nullptr;
-  std::optional<size_t> m_at = max_load ? stage_index(graph, max_load->buffer) : std::nullopt;
-  if (!m_at || graph.stages[*m_at].reduce != ReduceOp::Max)
-    return *reason = not_softmax + " (its body is not exp of a value minus a maximum)", std::nullopt;
-  const Stage &maximum = graph.stages[*m_at];
-  if (graph.find_tensor(maximum.output)->role != TensorRole::Temp)
-    return *reason = maximum.output + " is an output: its value would change", std::nullopt;
-  // M's body at M's indices, its reduction variables renamed to T's, must be X.
-  bool same_points = maximum.reduce_vars.size() == total.reduce_vars.size();
-  std::map<std::string, std::string> renames;
-  for (size_t i = 0; same_points && i < total.reduce_vars.size(); ++i) {
-    same_points = maximum.reduce_vars[i].extent == total.reduce_vars[i].extent;
-    renames[maximum.reduce_vars[i].name] = total.reduce_vars[i].name;
+  const std::string not_exp = not_softmax + " (its body is not exp of a value minus a maximum)";
+  if (!exp || exp->fn != Builtin::Exp) return *reason = not_exp, std::nullopt;
+  const LinearForm argument = canonical_form(exp->args[0]);
+  const Load *max_load = nullptr;
+  std::optional<size_t> m_at;
+  double scale = 1;
+  std::string mismatch;
+  for (size_t i = 0; i < argument.size() && !max_load; ++i) {
+    const Product &term = argument[i];
+    const Load *load = term.factors.size() == 1 && term.divisors.empty() ? term.factors[0].as<Load>() : nullptr;
+    std::optional<size_t> at_max = load ? stage_index(graph, load->buffer) : std::nullopt;
+    if (term.coefficient >= 0 || !at_max || graph.stages[*at_max].reduce != ReduceOp::Max) continue;
+    const Stage &candidate = graph.stages[*at_max];
+    if (graph.find_tensor(candidate.output)->role != TensorRole::Temp)
+      return *reason = candidate.output + " is an output: its value would change", std::nullopt;
+    // M's body at M's indices, its reduction variables renamed to T's, times a, must be X.
+    bool same_points = candidate.reduce_vars.size() == total.reduce_vars.size();
+    std::map<std::string, std::string> renames;
+    for (size_t v = 0; same_points && v < total.reduce_vars.size(); ++v) {
+      same_points = candidate.reduce_vars[v].extent == total.reduce_vars[v].extent;
+      renames[candidate.reduce_vars[v].name] = total.reduce_vars[v].name;
+    }
+    LinearForm rest = argument;
+    rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
+    const double a = -term.coefficient;
+    const Expr y = instantiate(candidate, load->indices, renames);
+    if (!same_points || !same_canonical(y * FloatImm::make(y.type(), a), rebuild(rest))) {
+      mismatch = not_softmax + " (" + candidate.output + " is not the maximum of the same values over the same points)";
+      continue;
+    }
+    max_load = load;
+    m_at = at_max;
+    scale = a;
   }
-  if (!same_points ||
-      print_expr(simplify(instantiate(maximum, max_load->indices, renames))) != print_expr(simplify(difference->a)))
-    return *reason =
-               not_softmax + " (" + maximum.output + " is not the maximum of the same values over the same points)",
-           std::nullopt;
+  if (!max_load) return *reason = mismatch.empty() ? not_exp : mismatch, std::nullopt;
+  const Stage &maximum = graph.stages[*m_at];
 
   // Elementwise temporaries that read M or T are inlined into their readers.
   // (They stay as T's operand, and go with T.)
@@ -119,7 +142,7 @@ std::optional<Graph> online_softmax(const Graph &graph, const std::string &name,
   for (const Stage &s : g.stages) {
     if (s.output == name || s.output == maximum.output || inlined.count(s.output)) continue;
     if ((reads_buffer(s.body, maximum.output) || reads_buffer(s.body, name)) &&
-        !depends_on_logsumexp_alone(s.body, maximum.output, name))
+        !depends_on_logsumexp_alone(s.body, maximum.output, name, scale))
       return *reason = s.output + " reads " + maximum.output + " or " + name +
                        " other than through their logsumexp (softmax, log-softmax, logsumexp)",
              std::nullopt;
@@ -130,11 +153,15 @@ std::optional<Graph> online_softmax(const Graph &graph, const std::string &name,
   Stage l = maximum;
   l.output = lse;
   l.reduce = ReduceOp::LogSumExp;
+  if (scale != 1) l.body = l.body * FloatImm::make(l.body.type(), scale);
   const DType type = graph.find_tensor(name)->type;
   for (Stage &s : g.stages) {
     if (s.output == name || s.output == maximum.output || inlined.count(s.output)) continue;
     s.body = simplify(replace_loads(s.body, [&](const Load &load, const Expr &) -> Expr {
-      if (load.buffer == maximum.output) return Load::make(load.type, lse, load.indices);
+      if (load.buffer == maximum.output) {
+        const Expr l_load = Load::make(load.type, lse, load.indices);
+        return scale == 1 ? l_load : l_load / FloatImm::make(load.type, scale);
+      }
       if (load.buffer == name) return FloatImm::make(type, 1.0);
       return Expr();
     }));

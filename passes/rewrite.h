@@ -105,7 +105,10 @@ std::optional<Graph> merge_duplicates(const Graph &graph, const std::string &sta
 /// online_softmax t: t = sum(k) exp(X - m[..]), a softmax's sum, with m = max(k) X over
 /// the same points (both temporaries): one reduction l = logsumexp(k) X (a running
 /// maximum and a rescaled running sum in one pass) in place of the two, its readers
-/// reading l for m and 1 for t (t = exp(l - m)). Refused where a stage reads m or t
+/// reading l for m and 1 for t (t = exp(l - m)). Matched on the canonical form of exp's
+/// argument (canonical.h), so also t = sum(k) exp(a X - a m[..]) for a positive constant
+/// a however written (a temperature, attention's 1 / sqrt(D) after the maximum): then
+/// l = logsumexp(k) a X, read as l / a for m. Refused where a stage reads m or t
 /// other than through l (m itself, or exp(X - m) without the division, as an output).
 std::optional<Graph> online_softmax(const Graph &graph, const std::string &stage, std::string *reason);
 
@@ -113,8 +116,8 @@ std::optional<Graph> online_softmax(const Graph &graph, const std::string &stage
 /// l = logsumexp(j) X over the same points (or a softmax's maximum and sum, made one by
 /// online_softmax first), becomes y = softmax_sum(j) softmax_pair(X, W) (ir/graph.h):
 /// one pass over j with a running maximum, sum and accumulator, the weights never
-/// stored; where X reads a sum (attention's scores), that sum moves inside the step and
-/// the scores are not stored either. Refused where y reads l other than as the factor
+/// stored; where X reads a sum (attention's scores), times a constant or not, that sum
+/// moves inside the step and the scores are not stored either. Refused where y reads l other than as the factor
 /// exp(X - l), at more than one row, or at a row that depends on j, and where l is an
 /// output.
 std::optional<Graph> online_attention(const Graph &graph, const std::string &stage, std::string *reason);

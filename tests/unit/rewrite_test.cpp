@@ -12,6 +12,8 @@
 #include "ir/interpreter.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "passes/canonical.h"
+#include "passes/graph_edit.h"
 #include "passes/pipeline.h"
 #include "passes/schedule.h"
 #include "test_util.h"
@@ -518,6 +520,161 @@ TEST(Rewrite, OnlineAttentionOfLargeAndTinyScoresHasNoOverflowOrNaN) {
       ASSERT_TRUE(std::isfinite(one[i])) << range << ": y[" << i << "] = " << one[i];
       EXPECT_NEAR(one[i], passes[i], 1e-9 * std::max(1.0, std::fabs(passes[i]))) << range;
     }
+  }
+}
+
+// ---- spellings: the canonical form and the rules that match on it --------------------
+
+// A random float expression over a[i], b[i] and c[i]: sums, differences, products,
+// quotients (by a constant or a load), negations, exp, log of exp, min, max, select.
+Expr random_expression(std::mt19937 &rng, int depth) {
+  const Expr i = Var::make(DType::I32, "i");
+  std::uniform_int_distribution<int> pick(0, depth <= 0 ? 1 : 11);
+  const char *buffers[] = {"a", "b", "c"};
+  switch (pick(rng)) {
+    case 0: return Load::make(DType::F32, buffers[rng() % 3], {i});
+    case 1: return make_f32(static_cast<double>(static_cast<int>(rng() % 9) - 4) / 2 + 0.25);
+    case 2: return random_expression(rng, depth - 1) + random_expression(rng, depth - 1);
+    case 3: return random_expression(rng, depth - 1) - random_expression(rng, depth - 1);
+    case 4: return random_expression(rng, depth - 1) * random_expression(rng, depth - 1);
+    case 5: return random_expression(rng, depth - 1) / make_f32(rng() % 2 ? 4.0 : 3.0);
+    case 6: return random_expression(rng, depth - 1) / Load::make(DType::F32, buffers[rng() % 3], {i});
+    case 7: return Unary::make(UnaryOp::Neg, random_expression(rng, depth - 1));
+    case 8: return Call::make(Builtin::Exp, {random_expression(rng, depth - 2)});
+    case 9: return Call::make(Builtin::Log, {Call::make(Builtin::Exp, {random_expression(rng, depth - 1)})});
+    case 10:
+      return Binary::make(rng() % 2 ? BinaryOp::Min : BinaryOp::Max, random_expression(rng, depth - 1),
+                          random_expression(rng, depth - 1));
+    default:
+      return Select::make(Binary::make(BinaryOp::Lt, random_expression(rng, depth - 1), make_f32(0.5)),
+                          random_expression(rng, depth - 1), random_expression(rng, depth - 1));
+  }
+}
+
+// Each law holds (canonical.h): an expression and its canonical form have one value, by
+// the float64 evaluation of both at random points, on a thousand random expressions.
+TEST(Canonical, TheFormComputesWhatTheExpressionComputes) {
+  std::mt19937 rng(47);
+  std::uniform_real_distribution<double> value(0.5, 1.5);
+  int compared = 0;
+  for (int n = 0; n < 1000; ++n) {
+    const Expr e = random_expression(rng, 4), c = canonical(e);
+    std::map<std::string, double> drawn;
+    auto load = [&](const Load &l, const std::string &key) {
+      auto it = drawn.find(l.buffer + key);
+      return it != drawn.end() ? it->second : (drawn[l.buffer + key] = (rng() % 2 ? 1 : -1) * value(rng));
+    };
+    auto var = [](const Var &) { return 0.0; };
+    std::optional<double> x = value_at(e, load, var), y = value_at(c, load, var);
+    if (!x || !y || !std::isfinite(*x) || std::fabs(*x) > 1e12) continue;
+    ++compared;
+    EXPECT_NEAR(*y, *x, 1e-9 * std::max(1.0, std::fabs(*x))) << print_expr(e) << "\n  canonical: " << print_expr(c);
+  }
+  EXPECT_GT(compared, 800);
+}
+
+// Spellings of one computation have one canonical form; others do not.
+TEST(Canonical, SpellingsOfOneComputationConverge) {
+  Graph g = check_graph(
+      "kernel c(x: f32[N], m: f32[N]) -> y: f32[N] where N = 4 {\n"
+      "  a0[i] = exp(x[i] / 2.0 - m[i] / 2.0)\n  a1[i] = exp((x[i] - m[i]) * 0.5)\n"
+      "  a2[i] = exp(-(m[i] * 0.5) + 0.5 * x[i])\n  a3[i] = exp(x[i] * 0.5) / exp(m[i] * 0.5)\n"
+      "  a4[i] = exp(0.5 * (x[i] - m[i]))\n  a5[i] = exp(x[i] / sqrt(4.0) - m[i] / sqrt(4.0))\n"
+      "  a6[i] = exp(log(exp(x[i] * 0.5)) - 0.5 * m[i])\n  a7[i] = exp(x[i] * 0.25 + x[i] * 0.25 - m[i] * 0.5)\n"
+      "  b0[i] = exp(x[i] * 0.5 - m[i])\n  b1[i] = exp(x[i] - m[i] * 0.5)\n  b2[i] = exp(m[i] * 0.5 - x[i] * 0.5)\n"
+      "  y[i] = a0[i] + a1[i] + a2[i] + a3[i] + a4[i] + a5[i] + a6[i] + a7[i] + b0[i] + b1[i] + b2[i]\n}");
+  auto body = [&](const std::string &name) { return g.stages[*stage_index(g, name)].body; };
+  for (const char *name : {"a1", "a2", "a3", "a4", "a5", "a6", "a7"})
+    EXPECT_TRUE(same_canonical(body("a0"), body(name)))
+        << name << ": " << print_expr(canonical(body(name))) << " against " << print_expr(canonical(body("a0")));
+  for (const char *name : {"b0", "b1", "b2"}) EXPECT_FALSE(same_canonical(body("a0"), body(name))) << name;
+  EXPECT_EQ(print_expr(canonical(body("a3"))), print_expr(canonical(body("a0"))));
+}
+
+// online_softmax on spellings of a softmax, log-softmax and tempered softmax (a positive
+// scale of the values inside or outside the maximum): it fires on every one, and the
+// interpreter agrees before and after.
+TEST(Spellings, OnlineSoftmaxFiresOnEverySpelling) {
+  const std::string head = "kernel s(x: f32[N, D]) -> y: f32[N, D] where N = 4, D = 9 {\n  m[n] = max(d) x[n, d]\n";
+  const std::vector<std::string> spellings = {
+      head + "  t[n] = sum(d) exp(x[n, d] - m[n])\n  y[n, d] = exp(x[n, d] - m[n]) / t[n]\n",
+      head + "  e[n, d] = exp(-m[n] + x[n, d])\n  t[n] = sum(d) e[n, d]\n  y[n, d] = e[n, d] / t[n]\n",
+      head + "  t[n] = sum(d) exp(x[n, d]) / exp(m[n])\n  y[n, d] = x[n, d] - m[n] - log(t[n])\n",
+      head + "  t[n] = sum(d) exp(x[n, d] / 2.0 - m[n] / 2.0)\n  y[n, d] = exp(x[n, d] / 2.0 - m[n] / 2.0) / t[n]\n",
+      head + "  e[n, d] = exp((x[n, d] - m[n]) * 0.5)\n  t[n] = sum(d) e[n, d]\n  y[n, d] = e[n, d] / t[n]\n",
+      head +
+          "  t[n] = sum(d) exp(x[n, d] * 3.0 - 3.0 * m[n])\n"
+          "  y[n, d] = x[n, d] * 3.0 - m[n] * 3.0 - log(t[n])\n",
+      head +
+          "  e[n, d] = exp(x[n, d] / sqrt(D) - m[n] / sqrt(D))\n  t[n] = sum(d) e[n, d]\n"
+          "  y[n, d] = e[n, d] / t[n]\n",
+      "kernel s(x: f32[N, D]) -> y: f32[N, D] where N = 4, D = 9 {\n  m[n] = max(d) x[n, d] * 0.5\n"
+      "  t[n] = sum(d) exp(x[n, d] * 0.5 - m[n])\n  y[n, d] = exp(0.5 * x[n, d] - m[n]) / t[n]\n",
+  };
+  for (const std::string &text : spellings) {
+    Graph g = check_graph(text + "}");
+    Graph out = rewritten(g, RewriteKind::OnlineSoftmax, "t");
+    bool online = false;
+    for (const Stage &s : out.stages) online = online || s.reduce == ReduceOp::LogSumExp;
+    EXPECT_TRUE(online) << text;
+    EXPECT_LT(output_error(g, out, 7), 1e-12) << text << print_graph(out);
+  }
+  // A scale of unknown sign does not commute with the maximum: refused, the graph as it was.
+  EXPECT_EQ(refusal(check_graph("kernel s(x: f32[N, D], w: f32[N]) -> y: f32[N, D] where N = 4, D = 9 {\n"
+                                "  m[n] = max(d) x[n, d]\n  t[n] = sum(d) exp(x[n, d] * w[n] - m[n] * w[n])\n"
+                                "  y[n, d] = exp(x[n, d] * w[n] - m[n] * w[n]) / t[n]\n}"),
+                    RewriteKind::OnlineSoftmax, "t"),
+            "t is not a softmax's sum: sum(k) exp(X - M) with M = max(k) X (its body is not exp of a value minus a "
+            "maximum)");
+  // Nor does a negative one (max(k) -X is not -max(k) X).
+  EXPECT_EQ(
+      refusal(check_graph(head + "  t[n] = sum(d) exp(m[n] - x[n, d])\n  y[n, d] = exp(m[n] - x[n, d]) / t[n]\n}"),
+              RewriteKind::OnlineSoftmax, "t"),
+      "t is not a softmax's sum: sum(k) exp(X - M) with M = max(k) X (its body is not exp of a value minus a "
+      "maximum)");
+}
+
+// online_attention on spellings of scaled dot-product attention (the scale in the
+// scores, after the maximum, as a division or a product, the weights normalised before
+// or after the product with v, a logsumexp): it fires on every one with the scores'
+// sum inside the step, and the interpreter agrees before and after.
+TEST(Spellings, OnlineAttentionFiresOnEverySpelling) {
+  const std::string head =
+      "kernel a(q: f32[T, D], k: f32[T, D], v: f32[T, E]) -> y: f32[T, E] where T = 6, D = 4, "
+      "E = 3 {\n  s[i, j] = sum(d) q[i, d] * k[j, d]\n";
+  const std::string max = "  m[i] = max(j) s[i, j]\n";
+  const std::vector<std::string> spellings = {
+      "kernel a(q: f32[T, D], k: f32[T, D], v: f32[T, E]) -> y: f32[T, E] where T = 6, D = 4, E = 3 {\n"
+      "  s[i, j] = sum(d) q[i, d] * k[j, d] / sqrt(D)\n  m[i] = max(j) s[i, j]\n  e[i, j] = exp(s[i, j] - m[i])\n"
+      "  t[i] = sum(j) e[i, j]\n  y[i, c] = sum(j) e[i, j] / t[i] * v[j, c]\n",
+      head + max +
+          "  e[i, j] = exp(s[i, j] / sqrt(D) - m[i] / sqrt(D))\n  t[i] = sum(j) e[i, j]\n"
+          "  y[i, c] = sum(j) e[i, j] * v[j, c] / t[i]\n",
+      head + max +
+          "  e[i, j] = exp(s[i, j] * 2.0 - m[i] * 2.0)\n  t[i] = sum(j) e[i, j]\n"
+          "  y[i, c] = sum(j) e[i, j] * v[j, c] / t[i]\n",
+      head + max +
+          "  e[i, j] = exp((s[i, j] - m[i]) / sqrt(D))\n  t[i] = sum(j) e[i, j]\n"
+          "  p[i, j] = e[i, j] / t[i]\n  y[i, c] = sum(j) p[i, j] * v[j, c]\n",
+      head + max +
+          "  e[i, j] = exp(0.5 * (s[i, j] - m[i]))\n  t[i] = sum(j) e[i, j]\n"
+          "  y[i, c] = sum(j) v[j, c] * e[i, j] / t[i]\n",
+      head + max +
+          "  e[i, j] = exp(-(m[i] * 0.5) + s[i, j] * 0.5)\n  t[i] = sum(j) e[i, j]\n"
+          "  y[i, c] = sum(j) e[i, j] / t[i] * v[j, c]\n",
+      head + "  l[i] = logsumexp(j) s[i, j] * 0.5\n  y[i, c] = sum(j) exp(s[i, j] * 0.5 - l[i]) * v[j, c]\n",
+      head +
+          "  z[i, j] = s[i, j] * 0.5\n  m[i] = max(j) z[i, j]\n  e[i, j] = exp(z[i, j] - m[i])\n"
+          "  t[i] = sum(j) e[i, j]\n  y[i, c] = sum(j) e[i, j] / t[i] * v[j, c]\n",
+  };
+  for (const std::string &text : spellings) {
+    Graph g = check_graph(text + "}");
+    Graph out = rewritten(g, RewriteKind::OnlineAttention, "y");
+    const Stage &y = out.stages[*stage_index(out, "y")];
+    EXPECT_EQ(y.reduce, ReduceOp::SoftmaxSum) << text;
+    EXPECT_EQ(y.score_vars, 1u) << text << print_graph(out);  // the scores' sum inside the step
+    EXPECT_EQ(out.stages.size(), 1u) << text << print_graph(out);
+    EXPECT_LT(output_error(g, out, 11), 1e-12) << text << print_graph(out);
   }
 }
 

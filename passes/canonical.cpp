@@ -1,0 +1,137 @@
+// The canonical form of a float expression: see canonical.h.
+#include "passes/canonical.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "ir/printer.h"
+#include "ir/simplify.h"
+
+namespace ks {
+
+namespace {
+
+// log_of_exp: log(exp(x)) = x.
+Expr log_of_exp(const Expr &e) {
+  const Call *log = e.as<Call>();
+  const Call *exp = log && log->fn == Builtin::Log ? log->args[0].as<Call>() : nullptr;
+  return exp && exp->fn == Builtin::Exp ? exp->args[0] : e;
+}
+
+Expr inside(const Expr &e);
+
+// An operand the sum of products does not open: its own canonical form where it is a
+// float, its insides' where not.
+Expr operand(const Expr &e) { return e.type() == DType::F32 ? canonical(e) : inside(e); }
+
+// The operands of what sum_of_products does not look into (a call, a select, a min
+// or max, a comparison, a cast) in their canonical forms; arithmetic is left to
+// sum_of_products, which opens it.
+Expr inside(const Expr &e) {
+  if (const Binary *b = e.as<Binary>()) {
+    const bool arithmetic =
+        b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul || b->op == BinaryOp::Div;
+    Expr x = arithmetic ? inside(b->a) : operand(b->a), y = arithmetic ? inside(b->b) : operand(b->b);
+    return x.same_as(b->a) && y.same_as(b->b) ? e : Binary::make(b->op, x, y);
+  }
+  if (const Unary *u = e.as<Unary>()) {
+    Expr a = inside(u->a);
+    return a.same_as(u->a) ? e : Unary::make(u->op, a);
+  }
+  if (const Call *c = e.as<Call>()) {
+    std::vector<Expr> args;
+    for (const Expr &arg : c->args) args.push_back(operand(arg));
+    return log_of_exp(Call::make(c->fn, args));
+  }
+  if (const Select *s = e.as<Select>())
+    return Select::make(operand(s->condition), operand(s->true_value), operand(s->false_value));
+  if (const Cast *c = e.as<Cast>()) return Cast::make(c->type, operand(c->value));
+  return e;  // a load (its indices as written), a variable, a constant
+}
+
+// exp_of_sum: a product's exponentials as one, exp(a) * exp(b) / exp(c) = exp(a + b - c).
+Product exp_of_sum(Product p) {
+  Expr sum;
+  std::vector<Expr> factors, divisors;
+  auto take = [&](const std::vector<Expr> &from, std::vector<Expr> *rest, bool divide) {
+    for (const Expr &f : from) {
+      const Call *exp = f.as<Call>();
+      if (!exp || exp->fn != Builtin::Exp || exp->args[0].type() != DType::F32) {
+        rest->push_back(f);
+        continue;
+      }
+      const Expr arg = exp->args[0];
+      sum = !sum.defined() ? (divide ? Unary::make(UnaryOp::Neg, arg) : arg)
+                           : Binary::make(divide ? BinaryOp::Sub : BinaryOp::Add, sum, arg);
+    }
+  };
+  take(p.factors, &factors, false);
+  take(p.divisors, &divisors, true);
+  if (sum.defined()) factors.push_back(Call::make(Builtin::Exp, {canonical(sum)}));
+  p.factors = factors;
+  p.divisors = divisors;
+  return p;
+}
+
+std::string key(const std::vector<Expr> &exprs) {
+  std::string out;
+  for (const Expr &e : exprs) out += print_expr(e) + "\x1f";
+  return out;
+}
+
+// ordered: factors and divisors by their printed form (a product of two sums, which
+// sum_of_products keeps whole, with its operands canonical first); terms by theirs.
+LinearForm ordered(LinearForm form) {
+  auto by_print = [](const Expr &a, const Expr &b) { return print_expr(a) < print_expr(b); };
+  for (Product &p : form) {
+    for (std::vector<Expr> *part : {&p.factors, &p.divisors}) {
+      for (Expr &f : *part)
+        if (const Binary *b = f.as<Binary>(); b && f.type() == DType::F32 && b->op == BinaryOp::Mul) {
+          Expr x = canonical(b->a), y = canonical(b->b);
+          if (by_print(y, x)) std::swap(x, y);
+          f = Binary::make(BinaryOp::Mul, x, y);
+        }
+      std::sort(part->begin(), part->end(), by_print);
+    }
+  }
+  std::stable_sort(form.begin(), form.end(), [](const Product &a, const Product &b) {
+    const std::string ka = key(a.factors) + "/" + key(a.divisors), kb = key(b.factors) + "/" + key(b.divisors);
+    return ka != kb ? ka < kb : a.coefficient < b.coefficient;
+  });
+  return form;
+}
+
+// A coefficient as an f32 number (the form's constants are f32 ones).
+std::string coefficient_key(double c) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.9g", static_cast<double>(static_cast<float>(c)));
+  return buffer;
+}
+
+}  // namespace
+
+LinearForm canonical_form(const Expr &e) {
+  const Expr folded = simplify(e);
+  if (folded.type() != DType::F32) return {Product{1, {inside(folded)}, {}}};
+  LinearForm form = expand(inside(folded));  // sum_of_products
+  for (Product &p : form) p = exp_of_sum(p);
+  return ordered(combine_like_terms(form));  // like_terms, ordered
+}
+
+Expr canonical(const Expr &e) {
+  if (simplify(e).type() != DType::F32) return inside(simplify(e));
+  return simplify(rebuild(canonical_form(e)));
+}
+
+bool same_canonical(const Expr &a, const Expr &b) {
+  if (a.type() != b.type()) return false;
+  auto text = [](const LinearForm &form) {
+    std::string out;
+    for (const Product &p : form)
+      out += coefficient_key(p.coefficient) + "*" + key(p.factors) + "/" + key(p.divisors) + ";";
+    return out;
+  };
+  return text(canonical_form(a)) == text(canonical_form(b));
+}
+
+}  // namespace ks
