@@ -7,7 +7,8 @@
 #   bash bench/gpu.sh bash bench/evolve_gpu.sh bench/sizes_gpu.txt bench/tuned/h100-opencl 60 0.4 [NAME...]
 # Here (PoCL): bash bench/evolve_gpu.sh bench/sizes_cpu.txt /tmp/tuned 20 1 softmax
 # With KS_START_DIR=DIR, each search starts from DIR/NAME.sched where there is one (an
-# earlier lease's best), and the new best's header says so.
+# earlier lease's best), and the new best's header says so. KS_SPEC_DIR: the specs' folder
+# (default examples).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 sizes=$1 tuned=$2 budget=$3 minutes=$4
@@ -21,7 +22,7 @@ while read -r name assignments; do
   echo "== $name ($assignments)"
   start=()
   [[ -n "${KS_START_DIR:-}" && -f "$KS_START_DIR/$name.sched" ]] && start=(--start "$KS_START_DIR/$name.sched")
-  "${KSMITH:-./build/ksmith}" evolve "examples/$name.ks" --config bench/evolve_gpu.toml --size "$assignments" \
+  "${KSMITH:-./build/ksmith}" evolve "${KS_SPEC_DIR:-examples}/$name.ks" --config bench/evolve_gpu.toml --size "$assignments" \
     --budget "$budget" --minutes "$minutes" --out "$out" "${start[@]}" 2>&1 | grep -v "evaluated (" | tail -5
   "${KSMITH:-./build/ksmith}" runs "$out/evolve.db" --json > "$tuned/$name.json"
   [[ -f "$out/best.sched" ]] && cp "$out/best.sched" "$tuned/$name.sched"

@@ -26,6 +26,8 @@ usage: bash bench/gpu.sh bash bench/gpu_job.sh JOB ARGS...   (results in $OUT; b
   tuned                                 the tuned table: eager, ksmith bench --tuned KS_TUNED, trust.sh
   evolve PART BUDGET MINUTES [NAME...]  ksmith evolve from the naive kernel (bench/evolve_gpu.sh), the bests kept
   search BUDGET MINUTES NAME...         eager, ksmith evolve from naive (KS_START_DIR), the bests beside eager
+                                        (KS_SPEC_DIR, KS_PEERS, KS_SIZES: specs, peers and sizes of another folder:
+                                        bench/spellings)
   gemm [SCHEDULE...]                    GEMM 4096^3 tiles (default bench/mma/) checked, fp32 and TF32 beside cuBLAS
   tune MINUTES NAME...                  ksmith tune of the examples on one GPU, then on every GPU of the host
   mpi MINUTES NAME...                   mpirun ksmith tune, a rank a GPU, on 1, 2 and 4 GPUs of the host
@@ -51,7 +53,7 @@ suite_of() {  # DIR SIZES NAME...
   local dir=$1 sizes=$2 name
   shift 2
   rm -rf "$dir" && mkdir -p "$dir"
-  for name in "$@"; do cp "examples/$name.ks" "$dir/"; done
+  for name in "$@"; do cp "${KS_SPEC_DIR:-examples}/$name.ks" "$dir/"; done
   sizes_of "$dir/sizes.txt" "$sizes" "$@"
 }
 
@@ -60,7 +62,7 @@ suite_of() {  # DIR SIZES NAME...
 eager() {  # SIZES JSON [LIMIT]
   echo "== PyTorch eager"
   timeout "${3:-0}" "$torch_py" bench/torch_peer.py "$1" "$2" --device "${KS_TORCH_DEVICE:-cuda}" \
-    --no-compile 2>&1
+    --no-compile --peers "${KS_PEERS:-bench/peers}" 2>&1
 }
 
 # ksmith bench of a suite folder (NVIDIA OpenCL) with the schedules of TUNED, beside the eager
