@@ -2,9 +2,11 @@
 // once (common subexpressions at the granularity of stages). Two stages are the same
 // computation when their outputs have one type and shape, their reductions one
 // operator and extents, and their bodies are equal once the earlier stage's variables
-// take the later one's names, position by position.
+// take the later one's names, position by position: the same tree, or for floats the
+// same canonical form (canonical.h: `x * x * 2.0` and `2.0 * (x * x)` are one).
 #include "ir/simplify.h"
 #include "ir/visitor.h"
+#include "passes/canonical.h"
 #include "passes/graph_edit.h"
 #include "passes/rewrite.h"
 
@@ -23,7 +25,8 @@ bool same_computation(const Graph &graph, const Stage &earlier, const Stage &lat
     if (earlier.reduce_vars[r].extent != later.reduce_vars[r].extent) return false;
     renames[earlier.reduce_vars[r].name] = iter_var(later.reduce_vars[r]);
   }
-  return equal(substitute(earlier.body, renames), later.body);
+  const Expr body = substitute(earlier.body, renames);
+  return equal(body, later.body) || (is_float(body.type()) && same_canonical(body, later.body));
 }
 
 // Every load of `from` in graph's stages reads `to` instead (the same indices).

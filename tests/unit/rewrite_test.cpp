@@ -275,6 +275,17 @@ TEST(Rewrite, MergeDuplicatesComputesAStageOnce) {
   EXPECT_EQ(out.find_tensor("s2"), nullptr);
   EXPECT_NE(stages_of(out).find("y[n: 3, d: 5] = x[n, d] / (s1[n] + s1[n])"), std::string::npos) << stages_of(out);
   EXPECT_EQ(refusal(g, RewriteKind::MergeDuplicates, "s1"), "no stage before s1 computes what it computes");
+  // Spelled another way: the same canonical form.
+  Graph spelled = check_graph(R"(kernel d(x: f32[N, D]) -> y: f32[N, D] where N = 3, D = 5 {
+  s1[n] = sum(d) x[n, d] * x[n, d] / 2.0 - x[n, d]
+  s2[i] = sum(j) -x[i, j] + 0.5 * (x[i, j] * x[i, j])
+  s3[i] = sum(j) x[i, j] * x[i, j] / 2.0 + x[i, j]
+  y[n, d] = x[n, d] / (s1[n] + s2[n] + s3[n])
+})");
+  Graph merged = rewritten(spelled, RewriteKind::MergeDuplicates, "s2");
+  EXPECT_EQ(merged.find_tensor("s2"), nullptr);
+  EXPECT_LT(output_error(spelled, merged, 5), 1e-12);
+  EXPECT_EQ(refusal(spelled, RewriteKind::MergeDuplicates, "s3"), "no stage before s3 computes what it computes");
 }
 
 TEST(Rewrite, RfactorSplitsAReductionIntoPartsAndCombinesThem) {
