@@ -73,12 +73,6 @@ Product exp_of_sum(Product p) {
   return p;
 }
 
-std::string key(const std::vector<Expr> &exprs) {
-  std::string out;
-  for (const Expr &e : exprs) out += print_expr(e) + "\x1f";
-  return out;
-}
-
 // ordered: factors and divisors by their printed form (a product of two sums, which
 // sum_of_products keeps whole, with its operands canonical first); terms by theirs.
 LinearForm ordered(LinearForm form) {
@@ -95,7 +89,7 @@ LinearForm ordered(LinearForm form) {
     }
   }
   std::stable_sort(form.begin(), form.end(), [](const Product &a, const Product &b) {
-    const std::string ka = key(a.factors) + "/" + key(a.divisors), kb = key(b.factors) + "/" + key(b.divisors);
+    const std::string ka = product_key(a), kb = product_key(b);
     return ka != kb ? ka < kb : a.coefficient < b.coefficient;
   });
   return form;
@@ -112,14 +106,14 @@ std::string coefficient_key(double c) {
 
 LinearForm canonical_form(const Expr &e) {
   const Expr folded = simplify(e);
-  if (folded.type() != DType::F32) return {Product{1, {inside(folded)}, {}}};
+  if (e.type() != DType::F32) return {Product{1, {inside(folded)}, {}}};
   LinearForm form = expand(inside(folded));  // sum_of_products
   for (Product &p : form) p = exp_of_sum(p);
   return ordered(combine_like_terms(form));  // like_terms, ordered
 }
 
 Expr canonical(const Expr &e) {
-  if (simplify(e).type() != DType::F32) return inside(simplify(e));
+  if (e.type() != DType::F32) return inside(simplify(e));
   return simplify(rebuild(canonical_form(e)));
 }
 
@@ -127,8 +121,7 @@ bool same_canonical(const Expr &a, const Expr &b) {
   if (a.type() != b.type()) return false;
   auto text = [](const LinearForm &form) {
     std::string out;
-    for (const Product &p : form)
-      out += coefficient_key(p.coefficient) + "*" + key(p.factors) + "/" + key(p.divisors) + ";";
+    for (const Product &p : form) out += coefficient_key(p.coefficient) + "*" + product_key(p) + ";";
     return out;
   };
   return text(canonical_form(a)) == text(canonical_form(b));

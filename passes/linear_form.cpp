@@ -25,8 +25,15 @@ Product times(const Product &a, const Product &b) {
   return p;
 }
 
-// A key that ignores the order of factors and of divisors.
-std::string key_of(const Product &p) {
+Expr multiply_all(const std::vector<Expr> &factors) {
+  Expr out;
+  for (const Expr &f : factors) out = out.defined() ? Binary::make(BinaryOp::Mul, out, f) : f;
+  return out;
+}
+
+}  // namespace
+
+std::string product_key(const Product &p) {
   std::vector<std::string> f, g;
   for (const Expr &e : p.factors) f.push_back(print_expr(e));
   for (const Expr &e : p.divisors) g.push_back(print_expr(e));
@@ -38,14 +45,6 @@ std::string key_of(const Product &p) {
   for (const std::string &s : g) key += s + "\x1f";
   return key;
 }
-
-Expr multiply_all(const std::vector<Expr> &factors) {
-  Expr out;
-  for (const Expr &f : factors) out = out.defined() ? Binary::make(BinaryOp::Mul, out, f) : f;
-  return out;
-}
-
-}  // namespace
 
 LinearForm expand(const Expr &e, const ExpandOptions &options) {
   if (!is_float(e.type())) return atom(e);
@@ -134,7 +133,7 @@ LinearForm combine_like_terms(const LinearForm &form) {
   LinearForm out;
   std::vector<std::string> keys;
   for (const Product &p : form) {
-    std::string key = key_of(p);
+    std::string key = product_key(p);
     auto it = std::find(keys.begin(), keys.end(), key);
     if (it == keys.end()) {
       keys.push_back(key);

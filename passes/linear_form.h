@@ -10,6 +10,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "ir/ir.h"
@@ -41,6 +42,9 @@ Expr rebuild(const Product &product);
 /// A sum of products as an expression (0.0 for an empty form), negative coefficients
 /// written as subtractions.
 Expr rebuild(const LinearForm &form);
+
+/// A product's factors and divisors as text, in any order the same (its coefficient left out).
+std::string product_key(const Product &product);
 
 /// Products with the same factors and divisors (in any order) added together; those
 /// whose coefficient is then 0 dropped. The first occurrence keeps its place.

@@ -7,7 +7,7 @@
 #   bash tests/fuzz/smoke.sh BUILD_FUZZ_DIR [SECONDS] [OUT]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-bin=$1/tests/fuzz seconds=${2:-8} out=${3:-/tmp/ks_fuzz} jobs=${KS_JOBS:-2}
+bin=$1/tests/fuzz seconds=${2:-8} out=${3:-/tmp/ks_fuzz} lanes=${KS_JOBS:-2}
 bash tests/fuzz/seeds.sh "$out/seeds" > /dev/null
 mkdir -p "$out/artifacts"
 
@@ -34,7 +34,7 @@ smoke() {
 
 targets=(spec schedule ir config answer body sizes)
 for target in "${targets[@]}"; do
-  while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
+  while (($(jobs -rp | wc -l) >= lanes)); do wait -n; done
   smoke "$target" > "$out/$target.verdict" 2>&1 &
 done
 wait
