@@ -19,7 +19,7 @@ struct Notes : ProgressSink {
   void note(const std::string &line) override { lines.push_back(line); }
 };
 
-struct Fixture {
+struct BestFixture {
   std::string path =
       (std::filesystem::temp_directory_path() / ("ks_best_" + std::to_string(::getpid()) + ".db")).string();
   RunDatabase db{(std::filesystem::remove(path), path)};
@@ -27,12 +27,12 @@ struct Fixture {
   Notes notes;
   double within = 0.05;
   BestTracker best{ledger, notes, within};
-  Fixture() {
+  BestFixture() {
     ledger.run.baseline_ms = 10;
     add("naive", 1, "naive");
     ledger.counters.best = "naive";
   }
-  ~Fixture() { std::filesystem::remove(path); }
+  ~BestFixture() { std::filesystem::remove(path); }
   CandidateRow &add(const std::string &id, double speedup, const std::string &proposer = "mutator") {
     CandidateRow &c = ledger.candidates[id];
     c.id = id, c.speedup = speedup, c.proposer = proposer, c.status = CandidateStatus::Correct;
@@ -41,7 +41,7 @@ struct Fixture {
 };
 
 TEST(BestTracker, AClearlyFasterCandidateIsBelievedAtOnceACloseOneIsTimedAgain) {
-  Fixture f;
+  BestFixture f;
   f.best.consider(f.add("a", 2.0));
   EXPECT_EQ(f.ledger.counters.best, "a") << "faster than the naive kernel: no retime against it";
   ASSERT_EQ(f.notes.lines.size(), 1u);
@@ -56,7 +56,7 @@ TEST(BestTracker, AClearlyFasterCandidateIsBelievedAtOnceACloseOneIsTimedAgain) 
 }
 
 TEST(BestTracker, TimedSideBySideTheFastestOfThemIsTheBest) {
-  Fixture f;
+  BestFixture f;
   f.add("a", 2.0), f.add("b", 2.05);
   f.ledger.counters.best = "a";
   // a at 4 ms, b at 5 ms against the baseline of 10 ms: a stays.

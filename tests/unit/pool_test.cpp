@@ -43,7 +43,7 @@ class Scripted : public Proposer {
   std::map<std::string, std::deque<std::string>> script_;
 };
 
-struct Fixture {
+struct PoolFixture {
   Graph graph = test::graph_of(kSpec);
   runtime::DeviceInfo device;
   std::set<std::string> known;
@@ -81,7 +81,7 @@ PoolSettings ranked(int size, int steps = 1, double explore = 0) { return PoolSe
 // Unranked, the proposer is asked once: a duplicate of a known candidate (which it
 // is told of) leaves nothing, a new program goes.
 TEST(Pool, UnrankedOneProposalDecides) {
-  Fixture f;
+  PoolFixture f;
   f.known.insert(f.id_of("split y.i 2 -> a b"));
   Scripted proposer({"split y.i 2 -> a b", "split y.i 4 -> a b", "split y.i 8 -> a b"});
   Rng rng(1);
@@ -103,7 +103,7 @@ TEST(Pool, UnrankedOneProposalDecides) {
 // A pool of one that the IR refuses ends there, with the reason, for the search to
 // record; in a larger pool a refusal only counts.
 TEST(Pool, ARefusalEndsAPoolOfOneAndCountsInALargerOne) {
-  Fixture f;
+  PoolFixture f;
   Scripted one({"split y.nowhere 2 -> a b", "split y.i 4 -> a b"});
   Rng rng(1);
   PoolChoice c = choose_from_pool(one, f.context(), std::nullopt, rng, PoolSettings{}, f.world());
@@ -125,7 +125,7 @@ TEST(Pool, ARefusalEndsAPoolOfOneAndCountsInALargerOne) {
 // Ranked, the highest score wins among the new programs; a program twice in the pool
 // counts once (a duplicate, told nothing: no candidate has it).
 TEST(Pool, RankedTheHighestScoreAmongNewProgramsWins) {
-  Fixture f;
+  PoolFixture f;
   Scripted proposer({"split y.i 2 -> a b", "split y.i 4 -> a b", "split y.i 4 -> a b", "split y.i 8 -> a b"});
   f.scores = {0.1f, 0.9f, 0.3f};  // the three new programs, in order
   Rng rng(1);
@@ -142,7 +142,7 @@ TEST(Pool, RankedTheHighestScoreAmongNewProgramsWins) {
 // The proposal the caller asked for already comes first; the proposer is asked for
 // the rest.
 TEST(Pool, TheGivenProposalComesFirst) {
-  Fixture f;
+  PoolFixture f;
   Scripted proposer({"split y.i 4 -> a b"});
   Proposal given;
   given.schedule = parse_schedule(test::source("split y.i 8 -> a b", "g.sched"));
@@ -158,7 +158,7 @@ TEST(Pool, TheGivenProposalComesFirst) {
 // Looking ahead a step, the best-ranked member proposes children of its own (its id
 // as their parent, its note before theirs), and one of them may win.
 TEST(Pool, LookingAheadTheLeadersProposeChildren) {
-  Fixture f;
+  PoolFixture f;
   Scripted proposer({"split y.i 2 -> a b", "split y.i 4 -> a b"});
   proposer.add(f.id_of("split y.i 4 -> a b"), {"split y.i 8 -> a b"});
   proposer.add(f.id_of("split y.i 2 -> a b"), {"split y.i 16 -> a b"});
@@ -176,7 +176,7 @@ TEST(Pool, LookingAheadTheLeadersProposeChildren) {
 
 // explore = 1: the choice is drawn from the parent's own children, never a leader's.
 TEST(Pool, ExploringDrawsFromTheParentsOwnChildren) {
-  Fixture f;
+  PoolFixture f;
   Scripted proposer({"split y.i 2 -> a b", "split y.i 4 -> a b"});
   proposer.add(f.id_of("split y.i 4 -> a b"), {"split y.i 8 -> a b"});
   proposer.add(f.id_of("split y.i 2 -> a b"), {"split y.i 16 -> a b"});
