@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "ir/cost.h"
 #include "ir/printer.h"
 #include "ir/simplify.h"
 
@@ -114,7 +115,14 @@ LinearForm canonical_form(const Expr &e) {
 
 Expr canonical(const Expr &e) {
   if (e.type() != DType::F32) return inside(simplify(e));
-  return simplify(rebuild(canonical_form(e)));
+  // Written with the positive terms first and constants after the others, so that
+  // negatives are subtractions (`x - m`, not `-m + x`) and a bias comes last.
+  LinearForm form = canonical_form(e);
+  std::stable_sort(form.begin(), form.end(), [](const Product &a, const Product &b) {
+    auto rank = [](const Product &p) { return 2 * (p.coefficient < 0) + (p.factors.empty() && p.divisors.empty()); };
+    return rank(a) < rank(b);
+  });
+  return simplify(rebuild(form));
 }
 
 bool same_canonical(const Expr &a, const Expr &b) {
@@ -125,6 +133,22 @@ bool same_canonical(const Expr &a, const Expr &b) {
     return out;
   };
   return text(canonical_form(a)) == text(canonical_form(b));
+}
+
+Graph canonical_graph(const Graph &graph, std::vector<std::string> *notes) {
+  Graph out = graph;
+  for (Stage &stage : out.stages) {
+    if (stage.body.type() != DType::F32) continue;
+    Expr form = canonical(stage.body);
+    const int written = operation_count(stage.body), grown = operation_count(form);
+    if (grown > kCanonicalGrowth * written + kCanonicalSlack) {
+      notes->push_back(stage.output + "'s canonical form has " + std::to_string(grown) + " operations against " +
+                       std::to_string(written) + " as written: left as written");
+      continue;
+    }
+    stage.body = form;
+  }
+  return out;
 }
 
 }  // namespace ks

@@ -17,6 +17,10 @@
 // difference is reassociation and the rounding of a reciprocal.
 #pragma once
 
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
 #include "ir/ir.h"
 #include "passes/linear_form.h"
 
@@ -30,5 +34,19 @@ Expr canonical(const Expr &e);
 
 /// Whether a and b have the same canonical form.
 bool same_canonical(const Expr &a, const Expr &b);
+
+/// The most operations (ir/cost.h's operation_count) a body's canonical form may
+/// have: kCanonicalGrowth times the spelling's, plus kCanonicalSlack. Opening sums
+/// multiplied by constants grows a form by an operation a term; a form past this is
+/// left as written.
+constexpr int kCanonicalGrowth = 4;
+constexpr int kCanonicalSlack = 16;
+
+/// `canonicalize`: graph with each float stage's body in its canonical form, the form
+/// the rewrite rules match (`ksmith inspect --print-after=canonicalize` prints it). A
+/// body whose form grows past the limit above stays as written, and *notes says so,
+/// one line a stage. A view: the pipeline computes the spec's own spelling, and the
+/// rules that fewer operations make worth it (fold_affine) take the form.
+Graph canonical_graph(const Graph &graph, std::vector<std::string> *notes);
 
 }  // namespace ks

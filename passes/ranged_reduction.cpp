@@ -5,8 +5,10 @@
 //
 // Algorithm, for `ranged_reduction s` with one reduction variable k of extent K:
 //  1. The body is select(C, v, e) with e the reduction's identity (or select(C, e, v),
-//     C negated), or for a sum v times a mask: select(C, 1.0, 0.0) or f32(C).
-//  2. C compares k with a spatial variable i of extent I (either side, `!` allowed):
+//     C negated), or for a sum a product (its canonical form) with a factor that is a
+//     mask, select(C, 1.0, 0.0) or f32(C), or such a select of a value.
+//  2. C compares k with a spatial variable i of extent I, as an affine comparison
+//     (k - i <= 0 is k <= i; either side, `!` allowed):
 //       k <= i, k < i + 1   forward inclusive   k over I
 //       k < i               forward exclusive   k over I - 1
 //       i <= k              reversed inclusive  k over I
@@ -15,8 +17,10 @@
 //     masks; a reversed one needs K = I (else it is not a running total of i).
 //  3. The body becomes select(C', v, e) with C' as elaboration writes the range
 //     (passes/primitives.h, running_total_form), k's extent as in the table.
+#include "ir/affine.h"
 #include "ir/simplify.h"
 #include "ir/visitor.h"
+#include "passes/canonical.h"
 #include "passes/graph_edit.h"
 #include "passes/primitives.h"
 #include "passes/rewrite.h"
@@ -25,29 +29,24 @@ namespace ks {
 
 namespace {
 
-const Var *as_var(const Expr &e) {
-  const Expr *inner = &e;
-  while (const Cast *c = inner->as<Cast>()) inner = &c->value;
-  return inner->as<Var>();
-}
-
-// x as `v + c` for a variable v and a constant c.
-std::optional<std::pair<std::string, int64_t>> var_plus(const Expr &x) {
-  if (const Var *v = as_var(x)) return std::make_pair(v->name, int64_t{0});
-  const Binary *b = x.as<Binary>();
-  if (!b || (b->op != BinaryOp::Add && b->op != BinaryOp::Sub)) return std::nullopt;
-  const Var *v = as_var(b->a);
-  std::optional<int64_t> c = as_const_int(b->b);
-  if (!v || !c) return std::nullopt;
-  return std::make_pair(v->name, b->op == BinaryOp::Add ? *c : -*c);
-}
-
 struct Mask {
   Expr condition;
   Expr value;
 };
 
-// The masked value and its mask, if the body is one.
+// A mask as a factor: select(C, 1.0, 0.0) or f32(C).
+std::optional<Expr> mask_factor(const Expr &m) {
+  if (const Cast *c = m.as<Cast>(); c && c->value.type() == DType::Bool) return c->value;
+  if (const Select *s = m.as<Select>();
+      s && as_const_number(s->true_value) == 1.0 && as_const_number(s->false_value) == 0.0)
+    return s->condition;
+  return std::nullopt;
+}
+
+// The masked value and its mask, if the body is one: select(C, v, identity) (or
+// select(C, identity, v)); for a sum, a product one of whose factors is a mask or
+// such a select, however the product is spelled (its canonical form, passes/canonical.h:
+// `2.0 * x * select(k <= i, 1.0, 0.0)`, `select(k <= i, x, 0.0) / 4.0`).
 std::optional<Mask> mask_of(const Expr &body, ReduceOp op) {
   const double identity = reduce_identity(op);
   if (const Select *s = body.as<Select>()) {
@@ -55,14 +54,22 @@ std::optional<Mask> mask_of(const Expr &body, ReduceOp op) {
     if (as_const_number(s->true_value) == identity)
       return Mask{Unary::make(UnaryOp::Not, s->condition), s->false_value};
   }
-  const Binary *product = body.as<Binary>();
-  if (op != ReduceOp::Sum || !product || product->op != BinaryOp::Mul) return std::nullopt;
-  for (int side = 0; side < 2; ++side) {
-    const Expr &m = side ? product->a : product->b, &v = side ? product->b : product->a;
-    if (const Cast *c = m.as<Cast>(); c && c->value.type() == DType::Bool) return Mask{c->value, v};
-    if (const Select *s = m.as<Select>();
-        s && as_const_number(s->true_value) == 1.0 && as_const_number(s->false_value) == 0.0)
-      return Mask{s->condition, v};
+  if (op != ReduceOp::Sum || body.type() != DType::F32) return std::nullopt;
+  LinearForm form = canonical_form(body);
+  if (form.size() != 1) return std::nullopt;
+  Product &p = form[0];
+  for (size_t f = 0; f < p.factors.size(); ++f) {
+    std::optional<Expr> condition = mask_factor(p.factors[f]);
+    const Select *s = p.factors[f].as<Select>();
+    if (!condition && s && as_const_number(s->false_value) == 0.0) condition = s->condition;
+    if (!condition && s && as_const_number(s->true_value) == 0.0)
+      condition = Unary::make(UnaryOp::Not, s->condition);
+    if (!condition) continue;
+    if (mask_factor(p.factors[f]))
+      p.factors.erase(p.factors.begin() + static_cast<std::ptrdiff_t>(f));
+    else
+      p.factors[f] = as_const_number(s->false_value) == 0.0 ? s->true_value : s->false_value;
+    return Mask{*condition, rebuild(p)};
   }
   return std::nullopt;
 }
@@ -85,9 +92,20 @@ std::optional<Comparison> compare_with(const Expr &condition, const std::string 
   const Binary *b = c.as<Binary>();
   if (!b || !(b->op == BinaryOp::Lt || b->op == BinaryOp::Le || b->op == BinaryOp::Gt || b->op == BinaryOp::Ge))
     return std::nullopt;
-  auto lhs = var_plus(b->a), rhs = var_plus(b->b);
+  // a OP b as an affine form of a - b: s (k - i) + c OP 0, for s = 1 or -1 (any
+  // spelling: k <= i, i >= k, k - i <= 0, k + 1 <= i + 1, ...).
+  std::optional<Affine> lhs = affine_of(b->a, {}), rhs = affine_of(b->b, {});
   if (!lhs || !rhs) return std::nullopt;
-  BinaryOp op = b->op;
+  std::map<std::string, int64_t> diff = lhs->coeffs;
+  for (const auto &[v, coefficient] : rhs->coeffs)
+    if ((diff[v] -= coefficient) == 0) diff.erase(v);
+  const int64_t constant = lhs->constant - rhs->constant;
+  auto kc = diff.find(k);
+  if (diff.size() != 2 || kc == diff.end() || (kc->second != 1 && kc->second != -1)) return std::nullopt;
+  const int64_t sign = kc->second;
+  diff.erase(kc);
+  const auto &[i, ic] = *diff.begin();
+  if (ic != -sign) return std::nullopt;
   auto flip = [](BinaryOp o) {
     switch (o) {
       case BinaryOp::Lt: return BinaryOp::Gt;
@@ -96,11 +114,7 @@ std::optional<Comparison> compare_with(const Expr &condition, const std::string 
       default: return BinaryOp::Le;
     }
   };
-  if (rhs->first == k) {
-    std::swap(lhs, rhs);
-    op = flip(op);
-  }
-  if (lhs->first != k || rhs->first == k) return std::nullopt;
+  BinaryOp op = b->op;
   if (negated) {
     switch (op) {
       case BinaryOp::Lt: op = BinaryOp::Ge; break;
@@ -109,8 +123,8 @@ std::optional<Comparison> compare_with(const Expr &condition, const std::string 
       default: op = BinaryOp::Lt; break;
     }
   }
-  // k + a OP i + b  is  k OP i + (b - a).
-  return Comparison{op, rhs->first, rhs->second - lhs->second};
+  // k - i + c OP 0 is k OP i - c; i - k + c OP 0 is k flip(OP) i + c.
+  return sign == 1 ? Comparison{op, i, -constant} : Comparison{flip(op), i, constant};
 }
 
 }  // namespace

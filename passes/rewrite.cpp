@@ -142,6 +142,26 @@ std::vector<Rewrite> simplifying_rewrites(const Graph &graph, size_t max_steps) 
   return graph_work(early) < graph_work(late) ? b : a;
 }
 
+double temporary_bytes(const Graph &graph) {
+  double bytes = 0;
+  for (const TensorDecl &t : graph.tensors)
+    if (t.role == TensorRole::Temp) bytes += static_cast<double>(t.bytes()) * (1 + readers_of(graph, t.name));
+  return bytes;
+}
+
+std::vector<Fusion> fusing_rewrites(const Graph &graph) {
+  std::vector<Fusion> out;
+  const double before = temporary_bytes(graph);
+  for (const Stage &s : graph.stages)
+    for (RewriteKind kind : {RewriteKind::OnlineSoftmax, RewriteKind::OnlineAttention}) {
+      Rewrite step{kind, s.output, {}, {}, 0, {}};
+      std::string reason;
+      if (std::optional<Graph> next = try_rewrite(graph, step, &reason))
+        out.push_back({step, before, temporary_bytes(*next)});
+    }
+  return out;
+}
+
 Graph apply_rewrite(const Graph &graph, const Rewrite &step) {
   std::string reason;
   // A rule's broken invariant is a refusal to a search (try_rewrite) but a bug here,

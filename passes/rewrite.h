@@ -86,9 +86,10 @@ std::optional<Graph> fold_constants(const Graph &graph, const std::string &stage
 /// (a contraction another stage reads stays) is simplifying_rewrites' question.
 std::optional<Graph> push_sum(const Graph &graph, const std::string &stage, std::string *reason);
 
-/// fold_affine s: s's body as one affine combination: constants multiplied through,
-/// like terms combined (x + x is 2 x, (x * 2 + 3) * 4 is x * 8 + 12), zero terms
-/// dropped. Applies only where the body then has fewer operations.
+/// fold_affine s: s's body as its canonical form (passes/canonical.h): constants
+/// multiplied through, like terms combined (x + x is 2 x, (x * 2 + 3) * 4 is x * 8 +
+/// 12), what cancels dropped, exp(a) / exp(b) as exp(a - b), log(exp(x)) as x.
+/// Applies only where the body then has fewer operations.
 std::optional<Graph> fold_affine(const Graph &graph, const std::string &stage, std::string *reason);
 
 /// ranged_reduction s: a reduction masked by a comparison of its variable k with a
@@ -161,6 +162,22 @@ std::vector<Rewrite> applicable_rewrites(const Graph &graph);
 /// but push_sum simplifies whenever it applies; push_sum is taken only where the
 /// work (ir/cost.h's graph_work) goes down. What the search's sketches start from.
 std::vector<Rewrite> simplifying_rewrites(const Graph &graph, size_t max_steps = 32);
+
+/// The bytes the naive kernels of graph move through device memory for temporaries:
+/// each written once and read back once by each stage that reads it. What a rewrite
+/// that fuses stages without cutting work saves.
+double temporary_bytes(const Graph &graph);
+
+/// A rewrite that fuses stages without cutting work (online_softmax,
+/// online_attention): simplifying_rewrites leaves it out, since graph_work does not
+/// go down, but the temporaries it keeps out of device memory do.
+struct Fusion {
+  Rewrite step;
+  double bytes_before = 0, bytes_after = 0;  // temporary_bytes of graph, and after step
+};
+
+/// The fusing rewrites that apply to graph, each on its own, with what they save.
+std::vector<Fusion> fusing_rewrites(const Graph &graph);
 
 /// The graph without the temporaries that no output needs (and their stages).
 Graph remove_dead_stages(const Graph &graph);

@@ -91,8 +91,12 @@ std::string human_bytes(uint64_t bytes) {
   char text[32];
   if (bytes >= (1ull << 30))
     std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1ull << 30));
-  else
+  else if (bytes >= (1ull << 20))
     std::snprintf(text, sizeof text, "%.0f MiB", static_cast<double>(bytes) / (1ull << 20));
+  else if (bytes >= (1ull << 10))
+    std::snprintf(text, sizeof text, "%.0f KiB", static_cast<double>(bytes) / (1ull << 10));
+  else
+    std::snprintf(text, sizeof text, "%llu bytes", static_cast<unsigned long long>(bytes));
   return text;
 }
 

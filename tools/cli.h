@@ -85,7 +85,7 @@ Schedule schedule_from(const std::string &path);
 /// text on standard output for "" or "-", else written to path (whole or not at all).
 void write_output(const std::string &path, const std::string &text);
 
-/// "512 MiB", "1.5 GiB"
+/// "0 bytes", "12 KiB", "512 MiB", "1.5 GiB"
 std::string human_bytes(uint64_t bytes);
 
 /// A rate with its unit scaled to it: "512.3 MB/s", "2.91 TB/s" (unit "B/s"), or

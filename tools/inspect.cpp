@@ -9,6 +9,7 @@
 #include "codegen/glsl.h"
 #include "frontend/parser.h"
 #include "ir/printer.h"
+#include "passes/canonical.h"
 #include "passes/pipeline.h"
 #include "tools/cli.h"
 
@@ -24,10 +25,11 @@ struct InspectOptions {
 };
 
 int inspect(const InspectOptions &o) {
-  static const char *passes[] = {"elaborate", "rewrite", "lower", "schedule", "bind-unbound-kernels", "codegen"};
+  static const char *passes[] = {"elaborate", "canonicalize", "rewrite", "lower", "schedule", "bind-unbound-kernels",
+                                 "codegen"};
   if (!o.after.empty() && std::find(std::begin(passes), std::end(passes), o.after) == std::end(passes))
     throw UserError("error: --print-after: unknown pass '" + o.after +
-                    "'; passes are elaborate, rewrite, lower, schedule, bind-unbound-kernels, codegen");
+                    "'; passes are elaborate, canonicalize, rewrite, lower, schedule, bind-unbound-kernels, codegen");
   frontend::Spec spec = frontend::load_spec(o.spec);
   Schedule schedule = schedule_from(o.schedule);
   Graph graph = frontend::elaborate(spec, frontend::SizeSet::Default, size_overrides(o.sizes, "--size"));
@@ -36,6 +38,17 @@ int inspect(const InspectOptions &o) {
     std::cout << "// ----- after elaborate (Graph IR) -----\n" << print_graph(graph) << "\n";
   std::string previous = print_graph(graph);
   std::vector<std::pair<std::string, double>> times;
+  // canonicalize is a view, printed where asked: the form the rewrite rules match,
+  // of the spec's graph and of each rewrite's (the program computes the spelling).
+  auto canonicalized = [&](const Graph &g) {
+    if (o.after != "canonicalize") return;
+    std::vector<std::string> notes;
+    const std::string text = print_graph(canonical_graph(g, &notes));
+    std::cout << "// ----- after canonicalize (Graph IR: the form the rewrite rules match) -----\n";
+    for (const std::string &note : notes) std::cout << "// note: " << note << "\n";
+    std::cout << text << "\n";
+  };
+  canonicalized(graph);
   // A pass's IR, printed where the flags ask for it ("schedule" and "rewrite" match
   // each of their steps).
   auto show = [&](const std::string &pass, const std::string &text, const char *which) {
@@ -54,6 +67,7 @@ int inspect(const InspectOptions &o) {
       [&](const std::string &pass, const Graph &g, double seconds) {
         times.push_back({pass, seconds});
         show(pass, print_graph(g), " (Graph IR)");
+        canonicalized(g);
       });
   // Code generation is the last stage, printed when a target is named or asked for.
   std::optional<Target> target = parse_target(o.target);
@@ -82,7 +96,8 @@ Command add_inspect(CLI::App &app) {
   auto *all = command->add_flag("--print-after-all", o->all, "Print the IR after every pass (default)");
   auto *after =
       command->add_option("--print-after", o->after,
-                          "Print the IR after one pass: elaborate, rewrite, lower, schedule, bind-unbound-kernels, codegen");
+                          "Print the IR after one pass: elaborate, canonicalize (the form the rewrite rules match), "
+                          "rewrite, lower, schedule, bind-unbound-kernels, codegen");
   auto *changed = command->add_flag("--print-changed", o->changed, "Print the IR after passes that change it");
   all->excludes(after)->excludes(changed);
   after->excludes(changed);
