@@ -225,6 +225,13 @@ for file in coverage:
     except Exception as e:
         fail(file, f"{type(e).__name__}: {e}")
 
+# Attention written by hand, as minGPT does (tests/import/attention.py): once imported, the
+# rewrites recognise it, whatever the importer's spelling (online_attention fuses its weighted sum).
+r = run([ksmith, "rewrite", os.path.join(work, "import_attention.ks"), "--json"])
+fusing = [(f["rule"], f["stage"]) for f in json.loads(r.stdout)["fusing"]] if r.returncode == 0 else []
+if ("online_attention", "matmul_1") not in fusing:
+    fail("attention", f"ksmith rewrite does not list online_attention for the imported attention: {fusing} {r.stderr}")
+
 # The command as a user runs it: stdout without -o, and the peer entry beside -o by default.
 r = run([ksmith, "import", os.path.join(source, "examples/softmax.py")])
 if r.returncode or not r.stdout.startswith("# Imported by `ksmith import`") or "kernel softmax(" not in r.stdout:

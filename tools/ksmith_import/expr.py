@@ -239,6 +239,14 @@ def size_operand(x):
 
 # --- Values a node can have ---
 
+class Scalar:
+    """A float computed from sizes (`1.0 / math.sqrt(k.size(-1))`): its DSL expression, read
+    where a tensor's element is, and its value at the traced sizes."""
+
+    def __init__(self, expr, value):
+        self.expr, self.value = expr, value
+
+
 class Tensor:
     """A tensor value: its shape (IntExprs), dtype ('f32', 'i64', 'i32'), and read(idx) giving
     the DSL expression of one element. kind: 'stored' (a named tensor of the spec), 'view' (an

@@ -5,7 +5,7 @@ import math
 import operator
 
 from .base import F, Unsupported, nn, torch
-from .expr import E, PREC, IntExpr, MaxResult, SlotInt, Tensor, binary, call, float_literal, neg, product, size_operand
+from .expr import E, PREC, IntExpr, MaxResult, Scalar, SlotInt, Tensor, binary, call, float_literal, neg, product, size_operand
 
 
 # --- The op tables: torch's many spellings of one op, to one name ---
@@ -75,6 +75,9 @@ def op_tables():
     alias("transpose", "swapaxes", torch.swapaxes, "swapdims", torch.swapdims)
     alias("reshape", "view")
     alias("expand", "expand")
+    alias("split", torch.split, "split")
+    alias("math_sqrt", math.sqrt)
+    alias("chunk", torch.chunk, "chunk")
     alias("to", "to", "type")
     alias("size", "size")
     for name in IDENTITY:
@@ -215,17 +218,33 @@ class Handlers:
             return self.elementwise(lambda a, b: call("min", a, b), x, self.scalar(hi))
         raise Unsupported("neither min nor max")
 
+    def scalar_value(self, v):
+        return v.value if isinstance(v, Scalar) else float(self.const(v))
+
+    def op_math_sqrt(self, x):
+        """math.sqrt of a size (the attention scale 1 / sqrt(head size)) or of a number."""
+        if isinstance(x, (SlotInt, IntExpr)) and not self.slot(x).is_const():
+            return Scalar(call("sqrt", size_operand(self.slot(x))), math.sqrt(self.const(x)))
+        if isinstance(x, Scalar):
+            return Scalar(call("sqrt", x.expr), math.sqrt(x.value))
+        return math.sqrt(self.const(x))
+
     def scalar(self, v):
         if isinstance(v, SlotInt):
             return v if self.depends[v.key] else float(v.value)
         return v
 
     def arith(self, op, a, b):
-        if not isinstance(a, (Tensor, float)) and not isinstance(b, (Tensor, float)) and op in "+-*":
+        if not isinstance(a, (Tensor, float, Scalar)) and not isinstance(b, (Tensor, float, Scalar)) and op in "+-*":
             return {"+": operator.add, "-": operator.sub, "*": operator.mul}[op](self.slot(a), self.slot(b))
         a, b = self.scalar(a), self.scalar(b)
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-            raise Unsupported("arithmetic on two numbers")
+            if not isinstance(a, Scalar) and not isinstance(b, Scalar):
+                raise Unsupported("arithmetic on two numbers")
+            # A float of sizes: its expression and its value, as a tensor's element would be.
+            value = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}[op](
+                self.scalar_value(a), self.scalar_value(b))
+            return Scalar(binary(op, self.operand(a, [], []), self.operand(b, [], [])), value)
         return self.elementwise(lambda x, y: binary(op, x, y), a, b)
 
     def op_add(self, input, other, alpha=1, out=None):
@@ -469,6 +488,37 @@ class Handlers:
             return inner
 
         return self.view(x, out_shape, mapping, exact)
+
+    def op_split(self, input, split_size_or_sections=None, dim=0, split_size=None):
+        """x.split(n, dim) or torch.split(x, [n0, n1, ...], dim): the pieces as slices of x."""
+        x = self.tensor(input)
+        d = self.const(dim)
+        d = d + x.rank if d < 0 else d
+        sizes = split_size if split_size is not None else split_size_or_sections
+        if isinstance(sizes, (list, tuple)):
+            sizes = [self.slot(n) for n in sizes]
+        else:
+            n, total = self.const(sizes), self.const(x.shape[d])
+            if not isinstance(n, int) or n <= 0:
+                raise Unsupported("a split size that is not a positive integer")
+            sizes = [self.slot(sizes)] * (-(-total // n))
+        pieces, start = [], IntExpr.of(0)
+        for n in sizes:
+            pieces.append(self.indexed(x, (slice(None),) * d + (slice(start, start + n),)))
+            start = start + n
+        return tuple(pieces)
+
+    def op_chunk(self, input, chunks, dim=0):
+        """x.chunk(c, dim): split into pieces of ceil(size / c)."""
+        x = self.tensor(input)
+        d = self.const(dim)
+        d = d + x.rank if d < 0 else d
+        c, total = self.const(chunks), self.const(x.shape[d])
+        if not isinstance(c, int) or c <= 0:
+            raise Unsupported("a chunk count that is not a positive integer")
+        if total % c:
+            raise Unsupported(f"chunks of a dim of {total} into {c}: the importer splits into equal pieces only")
+        return self.op_split(x, x.shape[d] // c, d)
 
     def op_expand(self, input, *sizes):
         x = self.tensor(input)

@@ -5,7 +5,7 @@ import inspect
 import re
 
 from .base import ImportFailure, Unsupported, nn, torch
-from .expr import E, IntExpr, SlotInt, Tensor, float_literal, size_operand
+from .expr import E, IntExpr, Scalar, SlotInt, Tensor, float_literal, size_operand
 from .ops import DTYPES, IDENTITY, UNARY, Handlers, op_tables
 from .sizes import SizeDiscovery
 from .tracing import Build, named_tensors, op_text, read_model_source, size_constants
@@ -168,6 +168,8 @@ class Translator(SizeDiscovery, Handlers):
                            for p, d in enumerate(x.shape)])
         if isinstance(x, (SlotInt, IntExpr)):
             return size_operand(self.slot(x))
+        if isinstance(x, Scalar):
+            return x.expr
         if isinstance(x, bool) or not isinstance(x, (int, float)):
             raise Unsupported(f"an operand of type {type(x).__name__}")
         return float_literal(x)
