@@ -79,8 +79,9 @@ std::optional<Graph> online_softmax(const Graph &graph, const std::string &name,
   if (total.reduce != ReduceOp::Sum) return *reason = not_softmax + " (" + name + " is not a sum)", std::nullopt;
   if (graph.find_tensor(name)->role != TensorRole::Temp)
     return *reason = name + " is an output: its value would change", std::nullopt;
-  // exp(X - M[..]), read directly or through an elementwise temporary.
-  Expr body = total.body;
+  // exp(X - M[..]), read directly or through an elementwise temporary (the body's
+  // canonical form a read of it: `log(exp(e[..]))`, `e[..] * 2.0 / 2.0`).
+  Expr body = canonical(total.body);
   if (const Load *l = body.as<Load>())
     if (std::optional<size_t> e = stage_index(graph, l->buffer); e && graph.stages[*e].reduce == ReduceOp::None)
       body = instantiate(graph.stages[*e], l->indices);

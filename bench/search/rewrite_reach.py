@@ -2,11 +2,12 @@
 """Which problems each graph rewrite changes: every KernelBench module of a folder imported with
 `ksmith import`, then `ksmith rewrite --json` on the spec at KernelBench's sizes (the module's
 own), tabulated as markdown: a row per problem the rewrites change (the steps and the naive
-kernels' work before and after, ir/cost.h's graph_work), the problems none changes, those the
+kernels' work before and after, ir/cost.h's graph_work; the rewrites that fuse stages without
+cutting work, which `ksmith rewrite` lists apart), the problems none changes, those the
 importer does not take, and for each rule the problems it changes.
 
 Usage: bench/search/rewrite_reach.py KSMITH FOLDER [-o REPORT.md] [--timeout S]
-FOLDER holds KernelBench's level-2 files (KernelBench/level2/*.py of its repository).
+FOLDER holds KernelBench's files of a level (KernelBench/levelN/*.py of its repository).
 Runs the importer with Debian's Python (as `ksmith import` does); writes specs to a temporary
 folder.
 """
@@ -49,21 +50,25 @@ def main():
             refused.append((name, "ksmith rewrite: " + r.stderr.strip()))
             continue
         j = json.loads(r.stdout)
-        if not j["steps"]:
+        j.setdefault("fusing", [])  # a ksmith from before issue 47 lists none
+        if not j["steps"] and not j["fusing"]:
             unchanged.append(name)
             continue
         changed.append((name, j))
-        for rule in sorted({s["rule"] for s in j["steps"]}):
+        for rule in sorted({s["rule"] for s in j["steps"] + j["fusing"]}):
             by_rule[rule].append(name.split("_")[0])
         print(f"{name}: {len(j['steps'])} steps, work {j['work_before']:.3g} -> {j['work_after']:.3g}",
               file=sys.stderr, flush=True)
     out = [f"{len(modules)} problems: {len(changed)} changed by a rewrite, {len(unchanged)} by none, "
            f"{len(refused)} not imported.", "",
-           "| problem | rewrites | naive work before | after | less |", "|---|---|---|---|---|"]
+           "| problem | rewrites | naive work before | after | less | fusing (temporaries' bytes before -> after) |",
+           "|---|---|---|---|---|---|"]
     for name, j in changed:
         steps = "; ".join(f"{s['rule']} {s['stage']}" for s in j["steps"])
+        fusing = "; ".join(f"{f['rule']} {f['stage']} ({f['temporary_bytes_before']:.3g} -> "
+                           f"{f['temporary_bytes_after']:.3g})" for f in j["fusing"])
         out.append(f"| {name} | {steps} | {j['work_before']:.3g} | {j['work_after']:.3g} | "
-                   f"{j['work_before'] / j['work_after']:.3g}x |")
+                   f"{j['work_before'] / j['work_after']:.3g}x | {fusing} |")
     out += ["", "| rule | problems it changes |", "|---|---|"]
     for rule, names in sorted(by_rule.items()):
         out.append(f"| {rule} | {len(names)}: {', '.join(names)} |")

@@ -1,0 +1,165 @@
+// The spellings corpus made by a generator: each stage body of a computation a rule
+// knows (a softmax, a log-softmax, cross entropy, attention, a masked running total, a
+// stage computed twice) written again with the canonical form's laws applied backwards
+// at random (passes/canonical.h: subtraction as addition of a negation, a constant
+// split into like terms, a division by a power of two as a product, exp(a - b) as
+// exp(a) / exp(b), x as log(exp(x)), a constant distributed over a sum, operands
+// swapped). The rule fires on every spelling, and the float64 interpreter agrees
+// before and after it. The spellings people write are in rewrite_test.cpp.
+#include <random>
+
+#include "evolve/evaluation/inputs.h"
+#include "frontend/elaborate.h"
+#include "frontend/parser.h"
+#include "ir/interpreter.h"
+#include "ir/printer.h"
+#include "ir/simplify.h"
+#include "ir/verifier.h"
+#include "passes/graph_edit.h"
+#include "passes/rewrite.h"
+#include "test_util.h"
+
+namespace ks {
+namespace {
+
+using Rng = std::mt19937_64;
+
+bool chance(Rng &rng, double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; }
+
+bool arithmetic(BinaryOp op) {
+  return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div;
+}
+
+// One law of canonical.h applied backwards at e (an f32 expression), or e as it was.
+Expr law_backwards(const Expr &e, Rng &rng) {
+  const Binary *b = e.as<Binary>();
+  const Call *c = e.as<Call>();
+  switch (std::uniform_int_distribution<int>(0, 7)(rng)) {
+    case 0:  // ordered: operands swapped
+      if (b && (b->op == BinaryOp::Add || b->op == BinaryOp::Mul)) return Binary::make(b->op, b->b, b->a);
+      break;
+    case 1:  // sum_of_products: a - b as a + -b
+      if (b && b->op == BinaryOp::Sub) return b->a + Unary::make(UnaryOp::Neg, b->b);
+      break;
+    case 2:  // like_terms: x as x * 0.25 + 0.75 * x
+      return e * make_f32(0.25) + make_f32(0.75) * e;
+    case 3:  // sum_of_products: a product by a power of two as a division by its reciprocal
+      if (b && b->op == BinaryOp::Mul)
+        if (std::optional<double> k = as_const_number(b->b); k && *k != 0 && std::ilogb(*k) == std::log2(std::fabs(*k)))
+          return b->a / make_f32(1 / *k);
+      return e * make_f32(2.0) / make_f32(2.0);
+    case 4:  // exp_of_sum: exp(a - b) as exp(a) / exp(b), exp(a + b) as exp(a) * exp(b)
+      if (const Binary *arg = c && c->fn == Builtin::Exp ? c->args[0].as<Binary>() : nullptr;
+          arg && (arg->op == BinaryOp::Sub || arg->op == BinaryOp::Add))
+        return Binary::make(arg->op == BinaryOp::Sub ? BinaryOp::Div : BinaryOp::Mul, Call::make(Builtin::Exp, {arg->a}),
+                            Call::make(Builtin::Exp, {arg->b}));
+      break;
+    case 5:  // log_of_exp: x as log(exp(x))
+      if (!c || c->fn != Builtin::Exp) return Call::make(Builtin::Log, {Call::make(Builtin::Exp, {e})});
+      break;
+    case 6:  // sum_of_products: a constant factor distributed, (a - b) * k as a * k - b * k
+      if (const Binary *sum = b && b->op == BinaryOp::Mul ? b->a.as<Binary>() : nullptr;
+          sum && (sum->op == BinaryOp::Add || sum->op == BinaryOp::Sub) && as_const_number(b->b))
+        return Binary::make(sum->op, sum->a * b->b, sum->b * b->b);
+      break;
+    default:  // folded: as it was
+      break;
+  }
+  return e;
+}
+
+// e respelled: its float operands first, then (one time in two) a law at e itself.
+Expr respelled(const Expr &e, Rng &rng) {
+  if (e.type() != DType::F32) return e;
+  Expr x = e;
+  if (const Binary *b = e.as<Binary>(); b && arithmetic(b->op))
+    x = Binary::make(b->op, respelled(b->a, rng), respelled(b->b, rng));
+  else if (const Unary *u = e.as<Unary>(); u && u->op == UnaryOp::Neg)
+    x = Unary::make(UnaryOp::Neg, respelled(u->a, rng));
+  else if (const Call *c = e.as<Call>()) {
+    std::vector<Expr> args;
+    for (const Expr &a : c->args) args.push_back(respelled(a, rng));
+    x = Call::make(c->fn, args);
+  }
+  return chance(rng, 0.5) ? law_backwards(x, rng) : x;
+}
+
+Graph example_graph(const std::string &name) {
+  return frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks"),
+                             frontend::SizeSet::Check, {});
+}
+
+// The largest difference of b's outputs from a's, relative to each output's largest value.
+double output_error(const Graph &a, const Graph &b) {
+  TensorMap inputs;
+  uint64_t seed = 5;
+  for (const TensorDecl &t : a.tensors)
+    if (t.role == TensorRole::Input) inputs[t.name] = to_tensor_data(random_input(t, seed++));
+  TensorMap x = interpret(a, inputs), y = interpret(b, inputs);
+  double worst = 0;
+  for (const TensorDecl &t : a.tensors) {
+    if (t.role != TensorRole::Output) continue;
+    const std::vector<double> &u = x.at(t.name).values, &v = y.at(t.name).values;
+    double scale = 1e-30;
+    for (double value : u) scale = std::max(scale, std::fabs(value));
+    for (size_t i = 0; i < u.size(); ++i)
+      if (u[i] != v[i]) worst = std::max(worst, std::isnan(v[i]) ? 1e30 : std::fabs(u[i] - v[i]) / scale);
+  }
+  return worst;
+}
+
+struct Case {
+  std::string name;  // for messages
+  Graph graph;
+  RewriteKind rule;
+  std::string stage;
+  std::vector<std::string> respell;  // the stages written again
+};
+
+constexpr int kSpellings = 24;  // a computation
+
+class GeneratedSpellings : public testing::TestWithParam<int> {};
+
+TEST_P(GeneratedSpellings, TheRuleFiresOnEvery) {
+  const std::vector<Case> cases = {
+      {"softmax", example_graph("softmax"), RewriteKind::OnlineSoftmax, "total", {"e", "total", "y"}},
+      {"log_softmax", example_graph("log_softmax"), RewriteKind::OnlineSoftmax, "total", {"total", "y"}},
+      {"cross_entropy", example_graph("cross_entropy"), RewriteKind::OnlineSoftmax, "total", {"total"}},
+      {"attention", example_graph("attention"), RewriteKind::OnlineAttention, "y", {"s", "e", "y"}},
+      {"attention_causal", example_graph("attention_causal"), RewriteKind::OnlineAttention, "y", {"e", "y"}},
+      {"masked running total",
+       test::graph_of("kernel c(x: f32[B, N]) -> y: f32[B, N] where B = 2, N = 7 {\n"
+                      "  y[b, i] = sum(k: N) x[b, k] * 0.5 * select(k <= i, 1.0, 0.0)\n}",
+                      frontend::SizeSet::Default),
+       RewriteKind::RangedReduction, "y", {"y"}},
+      {"a stage computed twice",
+       test::graph_of("kernel m(x: f32[N, D]) -> y: f32[N] where N = 3, D = 5 {\n"
+                      "  a[n] = sum(d) (x[n, d] - 0.5) * 0.25\n  b[n] = sum(d) (x[n, d] - 0.5) * 0.25\n"
+                      "  y[n] = exp(a[n]) - b[n]\n}",
+                      frontend::SizeSet::Default),
+       RewriteKind::MergeDuplicates, "b", {"b"}},
+  };
+  const Case &c = cases[static_cast<size_t>(GetParam())];
+  int fired = 0;
+  for (int n = 0; n < kSpellings; ++n) {
+    Rng rng(1000 * static_cast<uint64_t>(GetParam()) + static_cast<uint64_t>(n));
+    Graph spelled = c.graph;
+    for (Stage &s : spelled.stages)
+      if (std::find(c.respell.begin(), c.respell.end(), s.output) != c.respell.end()) s.body = respelled(s.body, rng);
+    verify_graph(spelled);
+    ASSERT_LT(output_error(c.graph, spelled), 1e-9) << "the generator changed the computation:\n" << print_graph(spelled);
+    std::string reason;
+    std::optional<Graph> out = try_rewrite(spelled, Rewrite{c.rule, c.stage, {}, {}, 0, {}}, &reason);
+    EXPECT_TRUE(out) << c.name << ", spelling " << n << ": " << rewrite_name(c.rule) << " " << c.stage
+                     << " refused: " << reason << "\n" << print_graph(spelled);
+    if (!out) continue;
+    ++fired;
+    EXPECT_LT(output_error(spelled, *out), 1e-9) << c.name << ", spelling " << n << ":\n" << print_graph(*out);
+  }
+  EXPECT_EQ(fired, kSpellings) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, GeneratedSpellings, testing::Range(0, 7));
+
+}  // namespace
+}  // namespace ks
