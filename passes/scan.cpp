@@ -22,6 +22,7 @@
 // Each element is combined in order within a chunk and the chunks' totals in a
 // tree, as a sum over cross_reduce's tree is; V is evaluated twice per element.
 #include "ir/visitor.h"
+#include "passes/canonical.h"
 #include "passes/loops.h"
 #include "passes/names.h"
 #include "passes/primitive_info.h"
@@ -100,6 +101,9 @@ std::optional<Cumulative> match_cumulative(const Block *block, const std::string
     return *reason = block->stage + cumulative, std::nullopt;
   Expr term = combine->b;
   while (const Cast *cast = term.as<Cast>()) term = cast->value;
+  // The guarded value however the spec spells it (`select(...) * 2.0 / 2.0`,
+  // `log(exp(select(...)))`): its canonical form, whose value is the guard's.
+  if (term.type() == DType::F32) term = canonical(term);
   const Select *guarded = term.as<Select>();
   std::optional<RunningTotal> form =
       guarded ? running_total_form(guarded->condition, c.k->var, c.k->extent, i, extent) : std::nullopt;

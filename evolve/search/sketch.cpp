@@ -10,6 +10,7 @@
 #include "ir/diagnostic.h"
 #include "ir/printer.h"
 #include "ir/visitor.h"
+#include "passes/canonical.h"
 #include "passes/graph_edit.h"
 #include "passes/loops.h"
 #include "passes/lower.h"
@@ -946,8 +947,9 @@ StagePattern classify_stage(const Stage &stage) {
   if (stage.reduce == ReduceOp::None) return StagePattern::Elementwise;
   if (stage.reduce == ReduceOp::SoftmaxSum) return StagePattern::Attention;
   // A running total along the last index (a sum, product, max or min: argmax takes
-  // no range).
-  if (const Select *guarded = stage.body.as<Select>();
+  // no range), however its body is spelled (its canonical form, as scan reads it).
+  const Expr body = canonical(stage.body);
+  if (const Select *guarded = body.as<Select>();
       guarded && !stage.spatial.empty() && stage.reduce_vars.size() == 1 &&
       running_total_form(guarded->condition, stage.reduce_vars[0].name, stage.reduce_vars[0].extent,
                          stage.spatial.back().name, stage.spatial.back().extent))
