@@ -473,11 +473,19 @@ class StageBound {
     const Call *pair = stage_.body.as<Call>();
     if (!pair || pair->fn != Builtin::SoftmaxPair) throw InternalError("error bound: a softmax_sum without its pair");
     const size_t outer = stage_.reduce_vars.size() - stage_.score_vars;
-    std::vector<IterVar> rows = stage_.spatial, points = stage_.spatial;
+    const std::vector<IterVar> &rows = stage_.spatial;
     std::vector<IterVar> over(stage_.reduce_vars.begin(), stage_.reduce_vars.begin() + static_cast<long>(outer));
-    points.insert(points.end(), over.begin(), over.end());
-    std::vector<Expr> at_point = at_;
-    for (const IterVar &v : over) at_point.push_back(iter_var(v));
+    // The scores, their maximum, exponentials and sum over the spatial variables the
+    // scores use alone (attention's rows, not the value's columns d: over those as well
+    // they were a tensor of B H T T D elements, 64 GiB at KernelBench's sizes).
+    const std::set<std::string> score_uses = vars_in(pair->args[0]);
+    std::vector<IterVar> score_rows;
+    std::vector<Expr> at_score_row;
+    for (const IterVar &v : stage_.spatial)
+      if (score_uses.count(v.name)) score_rows.push_back(v), at_score_row.push_back(iter_var(v));
+    std::vector<IterVar> score_points = score_rows;
+    std::vector<Expr> at_score_point = at_score_row;
+    for (const IterVar &v : over) score_points.push_back(v), at_score_point.push_back(iter_var(v));
     const DType type = y_.type;
     auto value_stage = [&](const std::string &suffix, const std::vector<IterVar> &spatial, ReduceOp op,
                            std::vector<IterVar> reduce, const Expr &body) {
@@ -496,17 +504,18 @@ class StageBound {
     auto at = [&](const std::string &name, const std::vector<Expr> &index) { return Load::make(type, name, index); };
     const std::vector<IterVar> score_vars(stage_.reduce_vars.begin() + static_cast<long>(outer),
                                           stage_.reduce_vars.end());
-    const std::string scores =
-        value_stage("_scores", points, score_vars.empty() ? ReduceOp::None : ReduceOp::Sum, score_vars, pair->args[0]);
-    const std::string top = value_stage("_max", rows, ReduceOp::Max, over, at(scores, at_point));
-    const std::string weights = value_stage("_weights", points, ReduceOp::None, {},
-                                            Call::make(Builtin::Exp, {at(scores, at_point) - at(top, at_)}));
-    const std::string total = value_stage("_total", rows, ReduceOp::Sum, over, at(weights, at_point));
-    const std::string two_pass =
-        value_stage("_two_pass", rows, ReduceOp::Sum, over, at(weights, at_point) * pair->args[1] / at(total, at_));
+    const std::string scores = value_stage("_scores", score_points, score_vars.empty() ? ReduceOp::None : ReduceOp::Sum,
+                                           score_vars, pair->args[0]);
+    const std::string top = value_stage("_max", score_rows, ReduceOp::Max, over, at(scores, at_score_point));
+    const std::string weights =
+        value_stage("_weights", score_points, ReduceOp::None, {},
+                    Call::make(Builtin::Exp, {at(scores, at_score_point) - at(top, at_score_row)}));
+    const std::string total = value_stage("_total", score_rows, ReduceOp::Sum, over, at(weights, at_score_point));
+    const std::string two_pass = value_stage("_two_pass", rows, ReduceOp::Sum, over,
+                                             at(weights, at_score_point) * pair->args[1] / at(total, at_score_row));
     const std::string magnitude =
         value_stage("_magnitude", rows, ReduceOp::Sum, over,
-                    at(weights, at_point) * Call::make(Builtin::Abs, {pair->args[1]}) / at(total, at_));
+                    at(weights, at_score_point) * Call::make(Builtin::Abs, {pair->args[1]}) / at(total, at_score_row));
     const Expr rescaling =
         num(kSigmas * unit_roundoff(type) * std::sqrt(static_cast<double>(n_))) * as_bound(at(magnitude, at_));
     finish(new_stage("_bound", ReduceOp::None,

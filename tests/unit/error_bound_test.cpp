@@ -11,6 +11,7 @@
 #include "evolve/evaluation/inputs.h"
 #include "ir/interpreter.h"
 #include "ir/printer.h"
+#include "passes/rewrite.h"
 #include "test_util.h"
 
 namespace ks {
@@ -292,6 +293,22 @@ TEST(ErrorBound, EachFloatTensorHasItsBoundAfterIt) {
   EXPECT_LT(at("e"), at(b.bound_of.at("e")));
   EXPECT_LT(at(b.bound_of.at("e")), at("t"));
   EXPECT_LT(at("t"), at("y"));
+}
+
+// A softmax_sum's bound is computed as the two passes it stands for: its scores and
+// their exponentials over the rows and j alone, never over the value's columns too (at
+// KernelBench's attention sizes that was a tensor of B H T T D floats, 64 GiB, and no
+// one-pass candidate of a search on a GPU could be checked).
+TEST(ErrorBound, ASoftmaxSumsPassesAreNoLargerThanItsScores) {
+  Graph g = frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/attention.ks"),
+                                frontend::SizeSet::Default, {});
+  std::string reason;
+  std::optional<Graph> one_pass = try_rewrite(g, Rewrite{RewriteKind::OnlineAttention, "y", {}, {}, 0, {}}, &reason);
+  ASSERT_TRUE(one_pass) << reason;
+  const ErrorBounds b = with_error_bounds(*one_pass);
+  const int64_t scores = g.find_tensor("s")->numel();  // B H T T
+  for (const TensorDecl &t : b.graph.tensors) EXPECT_LE(t.numel(), scores) << t.name;
+  EXPECT_TRUE(b.bound_of.count("y"));
 }
 
 }  // namespace
