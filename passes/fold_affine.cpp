@@ -18,8 +18,8 @@ std::optional<Graph> fold_affine(const Graph &graph, const std::string &name, st
   Expr body = canonical(stage.body);
   const int before = operation_count(stage.body), after = operation_count(body);
   if (after >= before)
-    return *reason = name + "'s body has nothing to fold: " + std::to_string(before) +
-                     " operations as written, " + std::to_string(after) + " in its canonical form",
+    return *reason = name + "'s body has nothing to fold: " + std::to_string(before) + " operations as written, " +
+                     std::to_string(after) + " in its canonical form",
            std::nullopt;
   Graph out = graph;
   out.stages[*at].body = body;

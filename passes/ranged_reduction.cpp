@@ -62,8 +62,7 @@ std::optional<Mask> mask_of(const Expr &body, ReduceOp op) {
     std::optional<Expr> condition = mask_factor(p.factors[f]);
     const Select *s = p.factors[f].as<Select>();
     if (!condition && s && as_const_number(s->false_value) == 0.0) condition = s->condition;
-    if (!condition && s && as_const_number(s->true_value) == 0.0)
-      condition = Unary::make(UnaryOp::Not, s->condition);
+    if (!condition && s && as_const_number(s->true_value) == 0.0) condition = Unary::make(UnaryOp::Not, s->condition);
     if (!condition) continue;
     if (mask_factor(p.factors[f]))
       p.factors.erase(p.factors.begin() + static_cast<std::ptrdiff_t>(f));

@@ -25,8 +25,8 @@ struct InspectOptions {
 };
 
 int inspect(const InspectOptions &o) {
-  static const char *passes[] = {"elaborate", "canonicalize", "rewrite", "lower", "schedule", "bind-unbound-kernels",
-                                 "codegen"};
+  static const char *passes[] = {"elaborate", "canonicalize",         "rewrite", "lower",
+                                 "schedule",  "bind-unbound-kernels", "codegen"};
   if (!o.after.empty() && std::find(std::begin(passes), std::end(passes), o.after) == std::end(passes))
     throw UserError("error: --print-after: unknown pass '" + o.after +
                     "'; passes are elaborate, canonicalize, rewrite, lower, schedule, bind-unbound-kernels, codegen");

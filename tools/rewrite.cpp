@@ -3,6 +3,8 @@
 // as the schedule lines that apply them: a schedule to start from, or to read what
 // the search's sketches will rewrite; then, commented out, those that fuse stages
 // without cutting work (fusing_rewrites) with the temporaries' bytes they save.
+#include "passes/rewrite.h"
+
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -10,7 +12,6 @@
 #include "frontend/parser.h"
 #include "ir/cost.h"
 #include "ir/printer.h"
-#include "passes/rewrite.h"
 #include "tools/cli.h"
 
 namespace ks::cli {
@@ -57,7 +58,8 @@ int rewrite(const RewriteOptions &o) {
   text += print_schedule(schedule);
   // Commented out: they cut no work, and whether they pay depends on the device (the
   // search's sketches draw them on a GPU); a user uncomments the one to try.
-  if (!fusions.empty()) text += "# rewrites that fuse stages without cutting work, and the temporaries they keep out of memory:\n";
+  if (!fusions.empty())
+    text += "# rewrites that fuse stages without cutting work, and the temporaries they keep out of memory:\n";
   for (const Fusion &f : fusions)
     text += "# " + print_rewrite(f.step) + "    (temporaries " + human_bytes(static_cast<uint64_t>(f.bytes_before)) +
             " -> " + human_bytes(static_cast<uint64_t>(f.bytes_after)) + " written and read)\n";
@@ -69,11 +71,12 @@ int rewrite(const RewriteOptions &o) {
 
 Command add_rewrite(CLI::App &app) {
   auto o = std::make_shared<RewriteOptions>();
-  CLI::App *command =
-      app.add_subcommand("rewrite", "Print the graph rewrites that make a spec cheaper, as schedule lines, and those that fuse stages");
+  CLI::App *command = app.add_subcommand(
+      "rewrite", "Print the graph rewrites that make a spec cheaper, as schedule lines, and those that fuse stages");
   command->add_option("spec", o->spec, "The .ks spec")->required();
   command->add_option("--size", o->sizes, "Override sizes: N=64,K=32 (repeatable)");
-  command->add_flag("--json", o->json, "Print the steps, the work before and after, the fusing rewrites and the rewritten graph as JSON");
+  command->add_flag("--json", o->json,
+                    "Print the steps, the work before and after, the fusing rewrites and the rewritten graph as JSON");
   command->add_option("-o,--output", o->output, "Write to FILE instead of standard output");
   return {command, [o] { return rewrite(*o); }};
 }

@@ -21,6 +21,8 @@
 namespace ks {
 namespace {
 
+using test::output_error;
+
 Graph check_graph(const std::string &text) { return test::graph_of(text, frontend::SizeSet::Check); }
 
 // The graph's body lines ("y[i: 4] = ..."), one per stage, without declarations.
@@ -47,27 +49,6 @@ std::string refusal(const Graph &g, RewriteKind kind, const std::string &stage) 
   std::optional<Graph> out = try_rewrite(g, Rewrite{kind, stage, {}, {}, 0, {}}, &reason);
   EXPECT_FALSE(out.has_value()) << rewrite_name(kind) << " " << stage << " applied:\n" << print_graph(*out);
   return reason;
-}
-
-// The largest error of b's outputs against a's, relative to each output's largest value.
-double output_error(const Graph &a, const Graph &b, uint64_t seed) {
-  TensorMap inputs;
-  for (const TensorDecl &t : a.tensors)
-    if (t.role == TensorRole::Input) inputs[t.name] = to_tensor_data(random_input(t, seed++));
-  TensorMap x = interpret(a, inputs), y = interpret(b, inputs);
-  double worst = 0;
-  for (const TensorDecl &t : a.tensors) {
-    if (t.role != TensorRole::Output) continue;
-    const std::vector<double> &u = x.at(t.name).values, &v = y.at(t.name).values;
-    double scale = 1e-30;
-    for (double value : u) scale = std::max(scale, std::fabs(value));
-    for (size_t i = 0; i < u.size(); ++i) {
-      if (u[i] == v[i]) continue;  // infinities included: a max over nothing
-      const double e = std::fabs(u[i] - v[i]) / scale;
-      worst = std::isnan(e) ? 1e30 : std::max(worst, e);
-    }
-  }
-  return worst;
 }
 
 // The steps of a rule at a stage that the check tries: the rule itself, or for
@@ -706,11 +687,11 @@ TEST(Spellings, FoldAffineTakesTheCanonicalForm) {
   c[i] = x[i] * 3.0 - (x[i] + x[i])
   d[i] = exp(x[i] * 0.5) * exp(x[i] * 0.5) - m[i]
 })");
-  for (const auto &[stage, form] : std::vector<std::pair<std::string, std::string>>{
-           {"a", "a[i: 5] = exp(x[i] - m[i])\n"},
-           {"b", "b[i: 5] = x[i]\n"},
-           {"c", "c[i: 5] = x[i]\n"},
-           {"d", "d[i: 5] = exp(x[i]) - m[i]\n"}}) {
+  for (const auto &[stage, form] :
+       std::vector<std::pair<std::string, std::string>>{{"a", "a[i: 5] = exp(x[i] - m[i])\n"},
+                                                        {"b", "b[i: 5] = x[i]\n"},
+                                                        {"c", "c[i: 5] = x[i]\n"},
+                                                        {"d", "d[i: 5] = exp(x[i]) - m[i]\n"}}) {
     Graph out = rewritten(g, RewriteKind::FoldAffine, stage);
     EXPECT_NE(stages_of(out).find(form), std::string::npos) << stage << ":\n" << stages_of(out);
     EXPECT_LT(output_error(g, out, 3), 1e-12) << stage;

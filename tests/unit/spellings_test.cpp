@@ -54,8 +54,8 @@ Expr law_backwards(const Expr &e, Rng &rng) {
     case 4:  // exp_of_sum: exp(a - b) as exp(a) / exp(b), exp(a + b) as exp(a) * exp(b)
       if (const Binary *arg = c && c->fn == Builtin::Exp ? c->args[0].as<Binary>() : nullptr;
           arg && (arg->op == BinaryOp::Sub || arg->op == BinaryOp::Add))
-        return Binary::make(arg->op == BinaryOp::Sub ? BinaryOp::Div : BinaryOp::Mul, Call::make(Builtin::Exp, {arg->a}),
-                            Call::make(Builtin::Exp, {arg->b}));
+        return Binary::make(arg->op == BinaryOp::Sub ? BinaryOp::Div : BinaryOp::Mul,
+                            Call::make(Builtin::Exp, {arg->a}), Call::make(Builtin::Exp, {arg->b}));
       break;
     case 5:  // log_of_exp: a tensor's element x as log(exp(x)) (an expression of them may
              // overflow exp, a GEMM's sum for one)
@@ -93,25 +93,6 @@ Graph example_graph(const std::string &name) {
                              frontend::SizeSet::Check, {});
 }
 
-// The largest difference of b's outputs from a's, relative to each output's largest value.
-double output_error(const Graph &a, const Graph &b) {
-  TensorMap inputs;
-  uint64_t seed = 5;
-  for (const TensorDecl &t : a.tensors)
-    if (t.role == TensorRole::Input) inputs[t.name] = to_tensor_data(random_input(t, seed++));
-  TensorMap x = interpret(a, inputs), y = interpret(b, inputs);
-  double worst = 0;
-  for (const TensorDecl &t : a.tensors) {
-    if (t.role != TensorRole::Output) continue;
-    const std::vector<double> &u = x.at(t.name).values, &v = y.at(t.name).values;
-    double scale = 1e-30;
-    for (double value : u) scale = std::max(scale, std::fabs(value));
-    for (size_t i = 0; i < u.size(); ++i)
-      if (u[i] != v[i]) worst = std::max(worst, std::isnan(v[i]) ? 1e30 : std::fabs(u[i] - v[i]) / scale);
-  }
-  return worst;
-}
-
 struct Case {
   std::string name;  // for messages
   Graph graph;
@@ -135,13 +116,17 @@ TEST_P(GeneratedSpellings, TheRuleFiresOnEvery) {
        test::graph_of("kernel c(x: f32[B, N]) -> y: f32[B, N] where B = 2, N = 7 {\n"
                       "  y[b, i] = sum(k: N) x[b, k] * 0.5 * select(k <= i, 1.0, 0.0)\n}",
                       frontend::SizeSet::Default),
-       RewriteKind::RangedReduction, "y", {"y"}},
+       RewriteKind::RangedReduction,
+       "y",
+       {"y"}},
       {"a stage computed twice",
        test::graph_of("kernel m(x: f32[N, D]) -> y: f32[N] where N = 3, D = 5 {\n"
                       "  a[n] = sum(d) (x[n, d] - 0.5) * 0.25\n  b[n] = sum(d) (x[n, d] - 0.5) * 0.25\n"
                       "  y[n] = exp(a[n]) - b[n]\n}",
                       frontend::SizeSet::Default),
-       RewriteKind::MergeDuplicates, "b", {"b"}},
+       RewriteKind::MergeDuplicates,
+       "b",
+       {"b"}},
   };
   const Case &c = cases[static_cast<size_t>(GetParam())];
   int fired = 0;
@@ -151,14 +136,16 @@ TEST_P(GeneratedSpellings, TheRuleFiresOnEvery) {
     for (Stage &s : spelled.stages)
       if (std::find(c.respell.begin(), c.respell.end(), s.output) != c.respell.end()) s.body = respelled(s.body, rng);
     verify_graph(spelled);
-    ASSERT_LT(output_error(c.graph, spelled), 1e-9) << "the generator changed the computation:\n" << print_graph(spelled);
+    ASSERT_LT(test::output_error(c.graph, spelled, 5), 1e-9) << "the generator changed the computation:\n"
+                                                             << print_graph(spelled);
     std::string reason;
     std::optional<Graph> out = try_rewrite(spelled, Rewrite{c.rule, c.stage, {}, {}, 0, {}}, &reason);
     EXPECT_TRUE(out) << c.name << ", spelling " << n << ": " << rewrite_name(c.rule) << " " << c.stage
-                     << " refused: " << reason << "\n" << print_graph(spelled);
+                     << " refused: " << reason << "\n"
+                     << print_graph(spelled);
     if (!out) continue;
     ++fired;
-    EXPECT_LT(output_error(spelled, *out), 1e-9) << c.name << ", spelling " << n << ":\n" << print_graph(*out);
+    EXPECT_LT(test::output_error(spelled, *out, 5), 1e-9) << c.name << ", spelling " << n << ":\n" << print_graph(*out);
   }
   EXPECT_EQ(fired, kSpellings) << c.name;
 }
@@ -178,7 +165,8 @@ TEST_P(SpelledPatterns, AreTheSpecsPatterns) {
     Graph spelled = graph;
     for (Stage &s : spelled.stages) s.body = respelled(s.body, rng);
     verify_graph(spelled);
-    ASSERT_LT(output_error(graph, spelled), 1e-9) << "the generator changed the computation:\n" << print_graph(spelled);
+    ASSERT_LT(test::output_error(graph, spelled, 5), 1e-9) << "the generator changed the computation:\n"
+                                                           << print_graph(spelled);
     for (const Stage &s : spelled.stages)
       EXPECT_EQ(stage_pattern_name(classify_stage(s)), stage_pattern_name(expected.at(s.output)))
           << GetParam() << ", spelling " << n << ": " << s.output << " = " << print_expr(s.body);

@@ -4,14 +4,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "evolve/evaluation/inputs.h"
 #include "frontend/elaborate.h"
 #include "frontend/parser.h"
 #include "ir/diagnostic.h"
+#include "ir/interpreter.h"
 #include "runtime/device.h"
 
 namespace ks::test {
@@ -54,6 +57,28 @@ inline bool has_device(const std::string &api) {
 inline std::string missing_device(const std::string &api) {
   return api == "vulkan" ? "no Vulkan device on this machine (install mesa-vulkan-drivers for lavapipe)"
                          : "no OpenCL device on this machine (install pocl-opencl-icd)";
+}
+
+/// The largest difference of b's outputs from a's (the float64 interpreter, random inputs
+/// from seed), relative to each output's largest value: two graphs that compute one thing.
+inline double output_error(const Graph &a, const Graph &b, uint64_t seed) {
+  TensorMap inputs;
+  for (const TensorDecl &t : a.tensors)
+    if (t.role == TensorRole::Input) inputs[t.name] = to_tensor_data(random_input(t, seed++));
+  TensorMap x = interpret(a, inputs), y = interpret(b, inputs);
+  double worst = 0;
+  for (const TensorDecl &t : a.tensors) {
+    if (t.role != TensorRole::Output) continue;
+    const std::vector<double> &u = x.at(t.name).values, &v = y.at(t.name).values;
+    double scale = 1e-30;
+    for (double value : u) scale = std::max(scale, std::fabs(value));
+    for (size_t i = 0; i < u.size(); ++i) {
+      if (u[i] == v[i]) continue;  // infinities included: a max over nothing
+      const double e = std::fabs(u[i] - v[i]) / scale;
+      worst = std::isnan(e) ? 1e30 : std::max(worst, e);
+    }
+  }
+  return worst;
 }
 
 /// examples/softmax.ks written by hand as a kernel body (tests/adversarial/softmax.cl):
