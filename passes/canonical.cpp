@@ -76,23 +76,32 @@ Product exp_of_sum(Product p) {
 
 // ordered: factors and divisors by their printed form (a product of two sums, which
 // sum_of_products keeps whole, with its operands canonical first); terms by theirs.
+// (Each expression printed once, its text the sort key.)
 LinearForm ordered(LinearForm form) {
-  auto by_print = [](const Expr &a, const Expr &b) { return print_expr(a) < print_expr(b); };
   for (Product &p : form) {
     for (std::vector<Expr> *part : {&p.factors, &p.divisors}) {
-      for (Expr &f : *part)
+      std::vector<std::pair<std::string, Expr>> keyed;
+      for (const Expr &f : *part) {
+        Expr e = f;
         if (const Binary *b = f.as<Binary>(); b && f.type() == DType::F32 && b->op == BinaryOp::Mul) {
           Expr x = canonical(b->a), y = canonical(b->b);
-          if (by_print(y, x)) std::swap(x, y);
-          f = Binary::make(BinaryOp::Mul, x, y);
+          if (print_expr(y) < print_expr(x)) std::swap(x, y);
+          e = Binary::make(BinaryOp::Mul, x, y);
         }
-      std::sort(part->begin(), part->end(), by_print);
+        keyed.push_back({print_expr(e), e});
+      }
+      std::sort(keyed.begin(), keyed.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+      part->clear();
+      for (const auto &[key, e] : keyed) part->push_back(e);
     }
   }
-  std::stable_sort(form.begin(), form.end(), [](const Product &a, const Product &b) {
-    const std::string ka = product_key(a), kb = product_key(b);
-    return ka != kb ? ka < kb : a.coefficient < b.coefficient;
+  std::vector<std::pair<std::string, Product>> keyed;
+  for (const Product &p : form) keyed.push_back({product_key(p), p});
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto &a, const auto &b) {
+    return a.first != b.first ? a.first < b.first : a.second.coefficient < b.second.coefficient;
   });
+  form.clear();
+  for (const auto &[key, p] : keyed) form.push_back(p);
   return form;
 }
 

@@ -81,12 +81,12 @@ std::optional<Graph> online_softmax(const Graph &graph, const std::string &name,
     return *reason = name + " is an output: its value would change", std::nullopt;
   // exp(X - M[..]), read directly or through an elementwise temporary (the body's
   // canonical form a read of it: `log(exp(e[..]))`, `e[..] * 2.0 / 2.0`).
+  // exp(E) with E = X - a M[..] in canonical form: a term -a M[..], a > 0, M a maximum
+  // (and exp(x) / exp(m) is exp(x - m)).
   Expr body = canonical(total.body);
   if (const Load *l = body.as<Load>())
     if (std::optional<size_t> e = stage_index(graph, l->buffer); e && graph.stages[*e].reduce == ReduceOp::None)
-      body = instantiate(graph.stages[*e], l->indices);
-  // exp(E) with E = X - a M[..] in canonical form: a term -a M[..], a > 0, M a maximum.
-  body = canonical(body);  // (exp(x) / exp(m) is exp(x - m))
+      body = canonical(instantiate(graph.stages[*e], l->indices));
   const Call *exp = body.as<Call>();
   const std::string not_exp = not_softmax + " (its body is not exp of a value minus a maximum)";
   if (!exp || exp->fn != Builtin::Exp) return *reason = not_exp, std::nullopt;

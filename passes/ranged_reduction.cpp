@@ -59,16 +59,22 @@ std::optional<Mask> mask_of(const Expr &body, ReduceOp op) {
   if (form.size() != 1) return std::nullopt;
   Product &p = form[0];
   for (size_t f = 0; f < p.factors.size(); ++f) {
-    std::optional<Expr> condition = mask_factor(p.factors[f]);
-    const Select *s = p.factors[f].as<Select>();
-    if (!condition && s && as_const_number(s->false_value) == 0.0) condition = s->condition;
-    if (!condition && s && as_const_number(s->true_value) == 0.0) condition = Unary::make(UnaryOp::Not, s->condition);
-    if (!condition) continue;
-    if (mask_factor(p.factors[f]))
+    if (std::optional<Expr> condition = mask_factor(p.factors[f])) {
       p.factors.erase(p.factors.begin() + static_cast<std::ptrdiff_t>(f));
-    else
-      p.factors[f] = as_const_number(s->false_value) == 0.0 ? s->true_value : s->false_value;
-    return Mask{*condition, rebuild(p)};
+      return Mask{*condition, rebuild(p)};
+    }
+    const Select *s = p.factors[f].as<Select>();
+    if (!s) continue;
+    if (as_const_number(s->false_value) == 0.0) {
+      const Expr condition = s->condition;
+      p.factors[f] = s->true_value;
+      return Mask{condition, rebuild(p)};
+    }
+    if (as_const_number(s->true_value) == 0.0) {
+      const Expr condition = Unary::make(UnaryOp::Not, s->condition);
+      p.factors[f] = s->false_value;
+      return Mask{condition, rebuild(p)};
+    }
   }
   return std::nullopt;
 }

@@ -480,12 +480,16 @@ class StageBound {
     // they were a tensor of B H T T D elements, 64 GiB at KernelBench's sizes).
     const std::set<std::string> score_uses = vars_in(pair->args[0]);
     std::vector<IterVar> score_rows;
-    std::vector<Expr> at_score_row;
     for (const IterVar &v : stage_.spatial)
-      if (score_uses.count(v.name)) score_rows.push_back(v), at_score_row.push_back(iter_var(v));
+      if (score_uses.count(v.name)) score_rows.push_back(v);
     std::vector<IterVar> score_points = score_rows;
-    std::vector<Expr> at_score_point = at_score_row;
-    for (const IterVar &v : over) score_points.push_back(v), at_score_point.push_back(iter_var(v));
+    score_points.insert(score_points.end(), over.begin(), over.end());
+    auto at_vars = [](const std::vector<IterVar> &vars) {
+      std::vector<Expr> index;
+      for (const IterVar &v : vars) index.push_back(iter_var(v));
+      return index;
+    };
+    const std::vector<Expr> at_score_row = at_vars(score_rows), at_score_point = at_vars(score_points);
     const DType type = y_.type;
     auto value_stage = [&](const std::string &suffix, const std::vector<IterVar> &spatial, ReduceOp op,
                            std::vector<IterVar> reduce, const Expr &body) {

@@ -947,10 +947,12 @@ StagePattern classify_stage(const Stage &stage) {
   if (stage.reduce == ReduceOp::None) return StagePattern::Elementwise;
   if (stage.reduce == ReduceOp::SoftmaxSum) return StagePattern::Attention;
   // A running total along the last index (a sum, product, max or min: argmax takes
-  // no range), however its body is spelled (its canonical form, as scan reads it).
-  const Expr body = canonical(stage.body);
+  // no range), however its body is spelled (its canonical form, as scan reads it; the
+  // form computed only for a reduction over one variable whose body is not a select).
+  const bool one_variable = !stage.spatial.empty() && stage.reduce_vars.size() == 1;
+  const Expr body = one_variable && !stage.body.as<Select>() ? canonical(stage.body) : stage.body;
   if (const Select *guarded = body.as<Select>();
-      guarded && !stage.spatial.empty() && stage.reduce_vars.size() == 1 &&
+      guarded && one_variable &&
       running_total_form(guarded->condition, stage.reduce_vars[0].name, stage.reduce_vars[0].extent,
                          stage.spatial.back().name, stage.spatial.back().extent))
     return StagePattern::RunningTotal;
