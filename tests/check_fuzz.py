@@ -15,7 +15,7 @@ from check_common import ksmith_and_source
 
 def main():
     ksmith, source = ksmith_and_source()
-    schedules = sys.argv[3] if len(sys.argv) > 3 else "24"
+    schedules = sys.argv[3] if len(sys.argv) > 3 else "16"
     with tempfile.TemporaryDirectory() as out:
         run = subprocess.run([ksmith, "fuzz", os.path.join(source, "examples"), "--random-specs", "1000", "--seed",
                               "1", "--schedules", schedules, "--out", out], capture_output=True, text=True)

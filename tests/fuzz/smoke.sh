@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # CI's fuzz smoke run: every target replays its regression inputs (each once), then
-# fuzzes for SECONDS (default 8) on top of the seed corpus; any crash, sanitizer
+# fuzzes for SECONDS (default 5) on top of the seed corpus; any crash, sanitizer
 # report, time-out (10 s an input) or memory over 2 GiB fails the run, and the input
 # that did it is left in OUT/ARTIFACTS (default /tmp/ks_fuzz) to add to regressions/.
 # Targets run KS_JOBS at a time (default 2: each fuzzes on one core).
 #   bash tests/fuzz/smoke.sh BUILD_FUZZ_DIR [SECONDS] [OUT]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-bin=$1/tests/fuzz seconds=${2:-8} out=${3:-/tmp/ks_fuzz} lanes=${KS_JOBS:-2}
+bin=$1/tests/fuzz seconds=${2:-5} out=${3:-/tmp/ks_fuzz} lanes=${KS_JOBS:-2}
 bash tests/fuzz/seeds.sh "$out/seeds" > /dev/null
 mkdir -p "$out/artifacts"
 
