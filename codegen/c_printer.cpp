@@ -538,7 +538,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
   // A matrix loop (ir/matrix_tile.h) as the target writes it: per step of 8 k points,
   // each m tile's A fragment and each n tile's B fragment, then one instruction per
   // pair of tiles and product (3xTF32: the two small products first) into the
-  // accumulators ks_d, which start at zero and are added to the tile's in fp32 every
+  // accumulators ks_d, which start at zero and are added (times the product's scale,
+  // ir/matrix_tile.h) to the tile's in fp32 every
   // kMatrixRunPoints k points: at the loop's end, or every few iterations of the serial
   // loop around it (matrix_run_across).
   void matrix_loop(const For *n) {
@@ -582,7 +583,9 @@ struct CPrinter::Impl : public IRVisitorStrict {
       for (int64_t j = 0; j < nt; ++j)
         for (int r = 0; r < 4; ++r) {
           const std::string at = access(tile->acc, tile->acc_at(i, j, r));
-          out << line() << at << " = " << at << " + ks_d[" << (i * nt + j) * 4 + r << "];\n";
+          out << line() << at << " = " << at << " + ks_d[" << (i * nt + j) * 4 + r << "]";
+          if (const Expr scale = tile->scale_at(i, j, r); scale.defined()) out << " * (" << sub(scale, 0) << ")";
+          out << ";\n";
         }
     if (run != runs.end()) {
       zero_matrix_accumulator(count);
@@ -636,6 +639,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
         for (int r = 0; r < 4; ++r)
           for (const Expr &e : tile->acc_at(i, j, r))
             if (mentions(e, {l->var})) return std::nullopt;
+    // A run's sum takes one scale: the scale may not change along the loop.
+    if (tile->scale.defined() && mentions(tile->scale, {l->var})) return std::nullopt;
     auto uses = [&](const Stmt &s) {
       size_t count = 0;
       for (const Load *x : collect<Load>(s)) count += x->buffer == tile->acc;

@@ -1,5 +1,6 @@
 #include "ir/matrix_tile.h"
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -113,21 +114,32 @@ std::string walk_nest(const Stmt &s, Nest *nest) {
   return "its body is not one nest of loops around one multiply-add";
 }
 
-// The loads of `acc[p] = acc[p] + A * B` (either order of either sum or product).
-bool multiply_add(const Store &store, const Load **a, const Load **b) {
+// The product of `acc[p] = acc[p] + product` (either order of the sum), in f32;
+// undefined where the store is not one.
+Expr accumulated(const Store &store) {
   const Binary *add = store.value.as<Binary>();
-  if (!add || add->op != BinaryOp::Add || store.value.type() != DType::F32) return false;
+  if (!add || add->op != BinaryOp::Add || store.value.type() != DType::F32) return Expr();
   for (int side = 0; side < 2; ++side) {
     const Load *acc = (side ? add->b : add->a).as<Load>();
-    const Binary *mul = (side ? add->a : add->b).as<Binary>();
-    if (!acc || !mul || mul->op != BinaryOp::Mul || acc->buffer != store.buffer) continue;
-    bool same = acc->indices.size() == store.indices.size();
+    if (!acc || acc->buffer != store.buffer || acc->indices.size() != store.indices.size()) continue;
+    bool same = true;
     for (size_t i = 0; same && i < acc->indices.size(); ++i) same = equal(acc->indices[i], store.indices[i]);
-    *a = mul->a.as<Load>();
-    *b = mul->b.as<Load>();
-    if (same && *a && *b && (*a)->type == DType::F32 && (*b)->type == DType::F32) return true;
+    if (same) return side ? add->a : add->b;
   }
-  return false;
+  return Expr();
+}
+
+// The factors of a product, x / d read as x times 1 / d.
+void factors_of(const Expr &e, std::vector<Expr> *out) {
+  if (const Binary *b = e.as<Binary>(); b && (b->op == BinaryOp::Mul || b->op == BinaryOp::Div)) {
+    factors_of(b->a, out);
+    if (b->op == BinaryOp::Mul)
+      factors_of(b->b, out);
+    else
+      out->push_back(Binary::make(BinaryOp::Div, make_f32(1.0), b->b));
+    return;
+  }
+  out->push_back(e);
 }
 
 std::set<std::string> vars_of(const std::vector<Expr> &indices) {
@@ -137,21 +149,53 @@ std::set<std::string> vars_of(const std::vector<Expr> &indices) {
   return out;
 }
 
-// The rest of matrix_tile's checks with the product's operands as given: tile.a the
-// rows' (A), tile.b the columns' (B), ia and ib their indices with every let expanded
-// (tile.acc_index and tile.guard likewise); nullopt with *why where they do not hold.
-std::optional<MatrixTile> with_operands(MatrixTile tile, const std::vector<Expr> &ia, const std::vector<Expr> &ib,
+// The variables the indices of an operand's loads use.
+std::set<std::string> index_vars(const Expr &operand) {
+  std::set<std::string> out;
+  for (const Load *l : collect<Load>(operand)) out.merge(vars_of(l->indices));
+  return out;
+}
+
+// An operand's buffers, for messages: "a_s", "s_s and lse".
+std::string names_of(const Expr &operand) {
+  std::vector<std::string> names;
+  for (const Load *l : collect<Load>(operand))
+    if (std::find(names.begin(), names.end(), l->buffer) == names.end()) names.push_back(l->buffer);
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) out += (i ? " and " : "") + names[i];
+  return out;
+}
+
+// e with the values of `values` put in, its loads' indices simplified, its arithmetic
+// as written.
+Expr expanded(const Expr &e, const std::map<std::string, Expr> &values) {
+  struct SimplifyIndices : IRMutator {
+    using IRMutator::visit;
+    Expr visit(const Load *n, const Expr &) override {
+      std::vector<Expr> indices;
+      for (const Expr &i : n->indices) indices.push_back(simplify(i));
+      return Load::make(n->type, n->buffer, indices, n->pad);
+    }
+  } walk;
+  return walk.mutate(substitute(e, values));
+}
+
+// The rest of matrix_tile's checks with the product's operands as given: a_value the
+// rows' (A), b_value the columns' (B), every let expanded (tile.acc_index and
+// tile.guard likewise); nullopt with *why where they do not hold.
+std::optional<MatrixTile> with_operands(MatrixTile tile, const Expr &a_value, const Expr &b_value,
                                         const std::vector<MatrixTile::Loop> &loops,
                                         const std::vector<MatrixTile::Loop> &around, std::string *why) {
   auto refuse = [&](const std::string &reason) -> std::optional<MatrixTile> {
     *why = reason;
     return std::nullopt;
   };
-  tile.a_load = Load::make(tile.a->type, tile.a->buffer, ia, tile.a->pad);
-  tile.b_load = Load::make(tile.b->type, tile.b->buffer, ib, tile.b->pad);
+  tile.a_value = a_value;
+  tile.b_value = b_value;
+  const std::string a_name = names_of(a_value), b_name = names_of(b_value);
 
   // The nest's loops, by what reads them.
-  const std::set<std::string> in_a = vars_of(ia), in_b = vars_of(ib), in_acc = vars_of(tile.acc_index);
+  const std::set<std::string> in_a = index_vars(a_value), in_b = index_vars(b_value), in_acc = vars_of(tile.acc_index);
   for (const MatrixTile::Loop &l : loops) {
     if (l.extent == 1) continue;
     const bool a = in_a.count(l.var), b = in_b.count(l.var), p = in_acc.count(l.var);
@@ -163,7 +207,7 @@ std::optional<MatrixTile> with_operands(MatrixTile tile, const std::vector<Expr>
       return refuse("its loop " + l.var +
                     (a && b ? " is read by both operands and the accumulator's index"
                      : p    ? " is read by the accumulator's index and neither operand"
-                            : " is read by neither operand (" + tile.a->buffer + ", " + tile.b->buffer + ")"));
+                            : " is read by neither operand (" + a_name + ", " + b_name + ")"));
     }
   }
   if (in_acc.count(tile.lane)) return refuse("the accumulator's index depends on the lane");
@@ -185,10 +229,10 @@ std::optional<MatrixTile> with_operands(MatrixTile tile, const std::vector<Expr>
     return false;
   };
   if (!take_pair(&tile.m, &tile.h))
-    return refuse("none of its loops over the rows of " + tile.a->buffer +
+    return refuse("none of its loops over the rows of " + a_name +
                   " has 2 iterations (an instruction's rows g and g + 8)");
   if (!take_pair(&tile.n, &tile.c))
-    return refuse("none of its loops over the columns of " + tile.b->buffer +
+    return refuse("none of its loops over the columns of " + b_name +
                   " has 2 iterations (an instruction's columns 2t and 2t + 1)");
   if (product(tile.k) % 8 != 0)
     return refuse("its reduction has " + std::to_string(product(tile.k)) +
@@ -207,8 +251,10 @@ std::optional<MatrixTile> with_operands(MatrixTile tile, const std::vector<Expr>
   cols.push_back({tile.c, 2});
   const auto row_points = points(rows), col_points = points(cols), k_points = points(tile.k);
   for (auto values : samples) {
-    for (const auto &[side, indices, lane_class] :
-         {std::tuple{tile.a->buffer, ia, 0}, std::tuple{tile.b->buffer, ib, 1}}) {
+    std::vector<std::tuple<std::string, std::vector<Expr>, int>> reads;  // each load of an operand, its side
+    for (const auto &[operand, lane_class] : {std::pair{a_value, 0}, std::pair{b_value, 1}})
+      for (const Load *l : collect<Load>(operand)) reads.emplace_back(l->buffer, l->indices, lane_class);
+    for (const auto &[side, indices, lane_class] : reads) {
       const auto &free_points = lane_class == 0 ? row_points : col_points;
       for (const auto &fp : free_points)
         for (const auto &kp : k_points) {
@@ -268,7 +314,7 @@ Expr MatrixTile::a_fragment(const Expr &lane_value, int64_t tile, const Expr &q,
   decode(m, make_int(tile, t), &values);
   // k slot t + 4 (q / 2) of the step is k point 2t + q / 2 (k_slot_point).
   decode(k, step * make_int(8, t) + lane_value % make_int(4, t) * make_int(2, t) + q / make_int(2, t), &values);
-  return guarded(a_load, values);
+  return guarded(a_value, values);
 }
 
 Expr MatrixTile::b_fragment(const Expr &lane_value, int64_t tile, const Expr &q, const Expr &step) const {
@@ -278,16 +324,25 @@ Expr MatrixTile::b_fragment(const Expr &lane_value, int64_t tile, const Expr &q,
   std::map<std::string, Expr> values{{lane, g / make_int(2, t)}, {c, g % make_int(2, t)}};
   decode(n, make_int(tile, t), &values);
   decode(k, step * make_int(8, t) + lane_value % make_int(4, t) * make_int(2, t) + q, &values);
-  return guarded(b_load, values);
+  return guarded(b_value, values);
 }
 
-std::vector<Expr> MatrixTile::acc_at(int64_t mt, int64_t nt, int r) const {
+std::map<std::string, Expr> MatrixTile::register_values(int64_t mt, int64_t nt, int r) const {
   std::map<std::string, Expr> values{{h, make_int(r / 2)}, {c, make_int(r % 2)}};
   decode(m, make_int(mt), &values);
   decode(n, make_int(nt), &values);
+  return values;
+}
+
+std::vector<Expr> MatrixTile::acc_at(int64_t mt, int64_t nt, int r) const {
+  const std::map<std::string, Expr> values = register_values(mt, nt, r);
   std::vector<Expr> out;
   for (const Expr &i : acc_index) out.push_back(simplify(substitute(i, values)));
   return out;
+}
+
+Expr MatrixTile::scale_at(int64_t mt, int64_t nt, int r) const {
+  return scale.defined() ? simplify(substitute(scale, register_values(mt, nt, r))) : Expr();
 }
 
 std::optional<MatrixTile> matrix_tile(const Stmt &kernel_body, const For &loop, std::string *reason) {
@@ -333,7 +388,15 @@ std::optional<MatrixTile> matrix_tile(const Stmt &kernel_body, const For &loop, 
   const Store &store = *nest.store;
   if (!private_buffers.count(store.buffer))
     return refuse("it accumulates into " + store.buffer + ", not a private accumulator (cache_write ... private)");
-  if (!multiply_add(store, &tile.a, &tile.b)) return refuse("its store is not acc[p] = acc[p] + a[..] * b[..] in f32");
+  const Expr product = accumulated(store);
+  std::vector<Expr> factors;
+  if (product.defined()) factors_of(product, &factors);
+  std::vector<size_t> operands;  // the factors that may be A or B: f32 and reading memory
+  for (size_t i = 0; i < factors.size(); ++i)
+    if (factors[i].type() == DType::F32 && !collect<Load>(factors[i]).empty()) operands.push_back(i);
+  if (operands.size() < 2)
+    return refuse(
+        "its store is not acc[p] = acc[p] + a[..] * b[..] in f32 (times factors the reduction does not read)");
   tile.acc = store.buffer;
   // Every let expanded; loops of one iteration are their variable at 0 (a split that
   // left one behind).
@@ -346,15 +409,37 @@ std::optional<MatrixTile> matrix_tile(const Stmt &kernel_body, const For &loop, 
     for (const Expr &i : indices) out.push_back(simplify(substitute(i, values)));
     return out;
   };
-  const std::vector<Expr> ia = expand(tile.a->indices), ib = expand(tile.b->indices);
   tile.acc_index = expand(store.indices);
   for (const Expr &g : nest.guards) tile.guard = tile.guard.defined() ? (tile.guard && g) : g;
   if (tile.guard.defined()) tile.guard = substitute(tile.guard, values);
-  // The product's operands either way round: the rows' operand first.
-  std::string first, second;
-  if (auto t = with_operands(tile, ia, ib, nest.loops, around, &first)) return t;
-  std::swap(tile.a, tile.b);
-  if (auto t = with_operands(tile, ib, ia, nest.loops, around, &second)) return t;
+  // Each pair of the loads as the operands, the rows' operand first, either way round;
+  // the other factors are the scale, which no k loop may read.
+  std::string first;
+  for (size_t x = 0; x < operands.size(); ++x)
+    for (size_t y = x + 1; y < operands.size(); ++y) {
+      MatrixTile pair = tile;
+      pair.scale = Expr();
+      for (size_t i = 0; i < factors.size(); ++i)
+        if (i != operands[x] && i != operands[y])
+          pair.scale = pair.scale.defined() ? Binary::make(BinaryOp::Mul, pair.scale, factors[i]) : factors[i];
+      if (pair.scale.defined()) pair.scale = expanded(pair.scale, values);
+      for (int order = 0; order < 2; ++order) {
+        pair.a = factors[operands[order ? y : x]];
+        pair.b = factors[operands[order ? x : y]];
+        std::string why;
+        std::optional<MatrixTile> t =
+            with_operands(pair, expanded(pair.a, values), expanded(pair.b, values), nest.loops, around, &why);
+        std::string along;  // a k loop the scale reads
+        if (t && t->scale.defined())
+          for (const MatrixTile::Loop &k : t->k)
+            if (along.empty() && mentions(t->scale, {k.var})) along = k.var;
+        if (t && along.empty()) return t;
+        if (!along.empty())
+          why = "its product's other factors vary along the reduction's loop " + along +
+                " (the matrix unit sums a[..] * b[..] alone)";
+        if (first.empty()) first = why;
+      }
+    }
   return refuse(first);
 }
 

@@ -5,9 +5,14 @@
 // refusal, and the OpenCL printer writes the instructions from it.
 //
 // The loop's body is exactly a nest of loops, lets and conditions on the reduction's
-// edge around one store `acc[p] = acc[p] + A[ia] * B[ib]` into a private
+// edge around one store `acc[p] = acc[p] + A * B * S` into a private
 // accumulator (a condition's failing k points become zero operands, which add
-// nothing). Its loops are
+// nothing), where S, the scale, is the product's other factors (none, a constant,
+// 1 / total[i]: x / d is read as x times 1 / d) and no k loop reads it: the
+// instructions sum A B, and S multiplies the sum where it is added to the
+// accumulator (attention's scores scaled by 1 / sqrt(D), its weights divided by
+// their row's total). A and B are f32 loads or expressions of loads (exp(s[..] -
+// lse[..])), computed as the fragments are loaded. Its loops are
 // classed by what reads them: a loop A's and B's indices both use is a k loop (the
 // instruction's reduction), one only A's uses an m loop, one only B's an n loop.
 // The work-item's lane is the kernel's local.x loop, of 32 work-items (one warp);
@@ -21,7 +26,7 @@
 //  - one m loop h of 2 iterations gives rows g and g + 8, one n loop c of 2
 //    columns 2t and 2t + 1 (the innermost such loops); the other m loops number the
 //    m tiles, the other n loops the n tiles;
-//  - A's index depends on the lane through g alone and B's through t alone (then
+//  - the indices of A's loads depend on the lane through g alone and B's through t alone (then
 //    row g + 8h of a tile is the same row whichever lane reads it, and so is column
 //    2t + c), checked by evaluating both over every lane, m, n and k point, at the
 //    loops around the nest at zero, at their last values and at two more points;
@@ -64,16 +69,20 @@ struct MatrixTile {
     std::string var;
     int64_t extent;
   };
-  std::vector<Loop> k, m, n;              // outer to inner; m without h, n without c
-  std::string h, c;                       // the m loop of rows g, g + 8 and the n loop of columns 2t, 2t + 1
-  std::string lane;                       // the local.x loop
-  std::string acc;                        // the private accumulator
-  const Load *a = nullptr, *b = nullptr;  // as written in the nest
-  Expr a_load, b_load;                    // with every let expanded
-  std::vector<Expr> acc_index;            // likewise
+  std::vector<Loop> k, m, n;  // outer to inner; m without h, n without c
+  std::string h, c;           // the m loop of rows g, g + 8 and the n loop of columns 2t, 2t + 1
+  std::string lane;           // the local.x loop
+  std::string acc;            // the private accumulator
+  // The operands as written in the nest: loads, or f32 expressions of loads
+  // (attention's weights exp(s[i, j] - lse[i])), computed as each fragment register
+  // is loaded; then with every let expanded.
+  Expr a, b;
+  Expr a_value, b_value;
+  std::vector<Expr> acc_index;  // likewise
   // The conditions around the store (a reduction's edge: they use k and the loops
   // around alone), undefined where none: the fragments read 0 where they fail.
   Expr guard;
+  Expr scale;  // S, every let expanded; undefined where the product is A B alone
 
   int64_t steps() const;    // instruction steps: k points / 8
   int64_t m_tiles() const;  // instructions along m and n
@@ -87,8 +96,11 @@ struct MatrixTile {
   /// The accumulator's indices for register r (0..3) of the instruction of m tile
   /// mt and n tile nt: row half r / 2, column r % 2.
   std::vector<Expr> acc_at(int64_t mt, int64_t nt, int r) const;
+  /// S at that register (the lane's own rows and columns); undefined where none.
+  Expr scale_at(int64_t mt, int64_t nt, int r) const;
 
  private:
+  std::map<std::string, Expr> register_values(int64_t mt, int64_t nt, int r) const;
   Expr guarded(const Expr &load, const std::map<std::string, Expr> &values) const;
 };
 

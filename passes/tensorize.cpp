@@ -24,7 +24,7 @@ std::optional<Program> tensorize(const Program &program, const std::string &stag
   }
   // The tile's edge guards go first (the pipeline drops them at its end anyway): a
   // warp's instruction covers the whole tile.
-  Program out = replace_loop(unguard_accumulators(program), where.kernel, loop,
+  Program out = replace_loop(unguard_accumulators(program, /*pad_reads=*/true), where.kernel, loop,
                              [](const For *f) { return For::make(f->var, f->extent, ForKind::Matrix, f->body); });
   if (verified(out, reason)) return out;  // the verifier holds the matrix loop to its form
   // Where the form is what failed, its own reason rather than the verifier's word on it.

@@ -29,7 +29,8 @@ struct Candidate {
   std::string buffer;
   std::vector<std::string> index_vars;
   Expr guard;
-  bool ok;  // everything decidable where it stands holds
+  bool ok;                         // everything decidable where it stands holds
+  std::vector<const Load *> pads;  // float loads that might leave their buffers: padded when it goes
 };
 
 // Loads of the given buffers within an expression.
@@ -47,16 +48,23 @@ class LoadsOf : public IRVisitor {
   const std::set<std::string> &buffers_;
 };
 
-// Whether an expression stays in bounds and divides no integer by a loaded value.
+// Whether an expression stays in bounds and divides no integer by a loaded value;
+// with pad_reads, a float load that might leave its buffer is listed (to read 0 there)
+// rather than unsafe.
 class SafeWithoutGuard : public IRVisitor {
  public:
-  SafeWithoutGuard(const std::map<std::string, std::vector<int64_t>> &shapes, const BoundsScope &scope)
-      : shapes_(shapes), scope_(scope) {}
+  SafeWithoutGuard(const std::map<std::string, std::vector<int64_t>> &shapes, const BoundsScope &scope, bool pad_reads)
+      : shapes_(shapes), scope_(scope), pad_reads_(pad_reads) {}
   bool safe = true;
+  std::vector<const Load *> pads;
   using IRVisitor::visit;
   void visit(const Load *n) override {
     IRVisitor::visit(n);
-    if (!n->pad) safe = safe && in_bounds(n->buffer, n->indices);
+    if (n->pad || in_bounds(n->buffer, n->indices)) return;
+    if (pad_reads_ && is_float(n->type))
+      pads.push_back(n);
+    else
+      safe = false;
   }
   void visit(const Binary *n) override {
     IRVisitor::visit(n);
@@ -73,6 +81,7 @@ class SafeWithoutGuard : public IRVisitor {
  private:
   const std::map<std::string, std::vector<int64_t>> &shapes_;
   const BoundsScope &scope_;
+  const bool pad_reads_;
 };
 
 // The store at the end of a chain of guards without else and lets, starting at n.
@@ -99,7 +108,7 @@ Stmt unguarded(const Stmt &s) {
 
 class Finder : public IRVisitor {
  public:
-  explicit Finder(const Program &program) {
+  Finder(const Program &program, bool pad_reads) : pad_reads_(pad_reads) {
     for (const TensorDecl &b : program.buffers) shapes_[b.name] = b.shape;
   }
   std::vector<Candidate> candidates;
@@ -210,10 +219,11 @@ class Finder : public IRVisitor {
     }
     for (const std::string &var : vars_in(guard))
       if (!indices.count(var) && !fixed_for(var, store.buffer)) c.ok = false;
-    SafeWithoutGuard safe(shapes_, scope_);
+    SafeWithoutGuard safe(shapes_, scope_, pad_reads_);
     safe.dispatch(store.value);
     for (const Expr &i : store.indices) safe.dispatch(i);
     c.ok = c.ok && safe.safe && safe.in_bounds(store.buffer, store.indices);
+    c.pads = safe.pads;
     return c;
   }
 
@@ -223,6 +233,7 @@ class Finder : public IRVisitor {
   std::set<std::string> private_;
   BoundsScope scope_;
   int64_t sequence_ = 0;
+  const bool pad_reads_;
 };
 
 // A read agrees with a candidate where it is the candidate's own, or sits under the
@@ -240,33 +251,52 @@ bool agrees(const Read &r, const Candidate &c) {
   return print_expr(substitute(r.guard, rename)) == print_expr(c.guard);
 }
 
+// The given loads read 0 outside their buffers.
+class PadLoads : public IRMutator {
+ public:
+  explicit PadLoads(const std::vector<const Load *> &loads) : loads_(loads.begin(), loads.end()) {}
+  using IRMutator::visit;
+
+ protected:
+  Expr visit(const Load *n, const Expr &self) override {
+    if (!loads_.count(n)) return IRMutator::visit(n, self);
+    return Load::make(n->type, n->buffer, n->indices, 0.0);
+  }
+
+ private:
+  const std::set<const Load *> loads_;
+};
+
+// Drops each guard named, its listed loads padded.
 class Unguard : public IRMutator {
  public:
-  explicit Unguard(const std::set<const IfThenElse *> &drop) : drop_(drop) {}
+  explicit Unguard(const std::map<const IfThenElse *, std::vector<const Load *>> &drop) : drop_(drop) {}
   using IRMutator::visit;
 
  protected:
   Stmt visit(const IfThenElse *n, const Stmt &self) override {
-    if (drop_.count(n)) return unguarded(n->then_case);
-    return IRMutator::visit(n, self);
+    auto it = drop_.find(n);
+    if (it == drop_.end()) return IRMutator::visit(n, self);
+    const Stmt body = unguarded(n->then_case);
+    return it->second.empty() ? body : PadLoads(it->second).mutate(body);
   }
 
  private:
-  const std::set<const IfThenElse *> &drop_;
+  const std::map<const IfThenElse *, std::vector<const Load *>> &drop_;
 };
 
 }  // namespace
 
-Program unguard_accumulators(const Program &input) {
+Program unguard_accumulators(const Program &input, bool pad_reads) {
   Program program = input;
   for (Kernel &kernel : program.kernels) {
-    Finder finder(program);
+    Finder finder(program, pad_reads);
     finder.dispatch(kernel.body);
-    std::set<const IfThenElse *> drop;
+    std::map<const IfThenElse *, std::vector<const Load *>> drop;
     for (const Candidate &c : finder.candidates) {
       bool ok = c.ok;
       for (const Read &r : finder.reads) ok = ok && (r.buffer != c.buffer || agrees(r, c));
-      if (ok) drop.insert(c.node);
+      if (ok) drop[c.node] = c.pads;
     }
     if (!drop.empty()) kernel.body = Unguard(drop).mutate(kernel.body);
   }

@@ -19,6 +19,9 @@ namespace ks {
 ///    value divides no integer by a loaded one.
 /// On the H100 a conv whose 128-wide tile overhangs its 126 columns ran 56 ms with
 /// the branch in its unrolled accumulation and 8.6 ms without (bench/results.md).
-Program unguard_accumulators(const Program &program);
+/// With pad_reads, a float load that might leave its buffer without G reads 0 there
+/// (a padded load) instead of keeping G: tensorize's instruction must cover the whole
+/// tile, and a row's value read from memory (attention's 1 / total[i]) is no panel.
+Program unguard_accumulators(const Program &program, bool pad_reads = false);
 
 }  // namespace ks

@@ -185,6 +185,27 @@ TEST(MatrixTile, RefusesWhatTheInstructionCannotRun) {
             std::string::npos);
 }
 
+// A factor of the product that the reduction does not read (a constant, a row's
+// value that divides) multiplies the instructions' sums where they are added to the
+// accumulator; one that varies along the reduction is refused.
+TEST(MatrixTile, AScaleTheReductionDoesNotReadMultipliesTheSums) {
+  const char *scaled =
+      "kernel mm(a: f32[M, K], b: f32[K, N], d: f32[M]) -> c: f32[M, N] where M = 64, N = 64, K = 48 "
+      "{ c[i, j] = sum(k) a[i, k] * 0.5 * b[k, j] / d[i] }";
+  const Program p = scheduled(scaled, layout("c", "i", "j", "k", 64, 64, 32, 32, 16) + "tensorize c.ki\n");
+  const std::string ptx = generate_opencl_c(p, AsyncCopies::Refused, "", MatrixUnits::Ptx).source;
+  EXPECT_EQ(test::count(ptx, "ks_mma_tf32(ks_d + "), 24) << ptx;
+  // Each accumulator's run times its row's scale: 0.5 / d[row].
+  EXPECT_EQ(test::count(ptx, " + ks_d["), 32) << ptx;
+  EXPECT_EQ(test::count(ptx, "] * (0.5f * (1.0f / d["), 32) << ptx;
+  const char *varying =
+      "kernel mm(a: f32[M, K], b: f32[K, N], w: f32[K]) -> c: f32[M, N] where M = 64, N = 64, K = 48 "
+      "{ c[i, j] = sum(k) a[i, k] * b[k, j] * w[k] }";
+  const std::string why = test::user_error(
+      [&] { scheduled(varying, layout("c", "i", "j", "k", 64, 64, 32, 32, 16) + "tensorize c.ki\n"); });
+  EXPECT_NE(why.find("its product's other factors vary along the reduction's loop"), std::string::npos) << why;
+}
+
 TEST(MatrixTile, TheVerifierHoldsAMatrixLoopToItsForm) {
   const Program p = scheduled(kMatmul, layout("c", "i", "j", "k", 64, 64, 32, 32, 16) + "tensorize c.ki\n");
   std::string text = print_program(p);
@@ -224,6 +245,7 @@ TEST_P(MatrixTileOnDevice, EmulatedAgreesWithTheInterpreter) {
   if (name == "gemm_bias_leaky") fitting = "M=64,N=64,K=32";
   if (name == "batched_matmul") fitting = "B=2,M=16,N=16,K=16";
   if (name == "conv_relu_bias") fitting = "N=1,C=16,H=10,W=18,O=32,K=3";
+  if (name == "attention") fitting = "B=1,H=2,T=16,D=8";
   // Small tiles (PoCL compiles every copy of the unrolled emulation): 2 x 2 warps of
   // one or two instructions.
   if (name == "matmul") schedule = layout("c", "i", "j", "k", 32, 32, 16, 16, 16) + "tensorize c.ki\n";
@@ -246,6 +268,20 @@ TEST_P(MatrixTileOnDevice, EmulatedAgreesWithTheInterpreter) {
     replace("-> ko ki\n", "-> ko ki\nreorder conv kh kw ko ki\n");
     replace("cache_read conv.ko a local -> a_s", "cache_read conv.ko w local -> w_s");
     replace("cache_read conv.ko b local -> b_s", "cache_read conv.ko x local -> x_s");
+  }
+  if (name == "attention") {  // both contractions, scaled: the scores by 0.125, the weights by 1 / total
+    auto tile = [](const std::string &s, const std::string &cols, const std::string &k, const std::string &a,
+                   const std::string &b) {
+      return "tile " + s + " i " + cols + " 16 16 -> io jo ii ji\nsplit " + s + ".ii 16 -> wy wi\nsplit " + s +
+             ".wi 16 -> mi r\nsplit " + s + ".r 8 -> hh g\nsplit " + s + ".ji 8 -> wx wj\nsplit " + s +
+             ".wj 8 -> nj qq\nsplit " + s + ".qq 2 -> t cc\nreorder " + s + " b h io jo wy wx g t mi hh nj cc\nfuse " +
+             s + " wy wx -> warp\nfuse " + s + " g t -> lane\nfuse " + s + " b h -> z\nbind " + s +
+             ".z group.z\nbind " + s + ".io group.y\nbind " + s + ".jo group.x\nbind " + s + ".warp local.y\nbind " +
+             s + ".lane local.x\ncache_write " + s + ".lane private\nsplit " + s + "." + k +
+             " 8 -> ko ki\ncache_read " + s + ".ko " + a + " local -> " + a + "_s\ncache_read " + s + ".ko " + b +
+             " local -> " + b + "_s\ntensorize " + s + ".ki\n";
+    };
+    schedule = tile("s", "j", "d", "q", "k") + tile("y", "d", "j", "e", "v");
   }
   const std::string spec = name == "matmul_ring" ? std::string(KS_SOURCE_DIR) + "/examples/matmul.ks" : path;
   EvalOptions options;
@@ -334,7 +370,7 @@ TEST(MatrixTileAccuracy, AShortReductionStaysWithinTheFp32Bound) {
 INSTANTIATE_TEST_SUITE_P(Contractions, MatrixTileOnDevice,
                          testing::Combine(testing::Values("opencl", "vulkan"),
                                           testing::Values("matmul", "matmul_ring", "gemm_bias_leaky", "batched_matmul",
-                                                          "conv_relu_bias")));
+                                                          "conv_relu_bias", "attention")));
 
 }  // namespace
 }  // namespace ks

@@ -164,6 +164,8 @@ TEST(Sketches, TileContractionsOnMatrixUnits) {
   }),
             0);
   EXPECT_EQ(mm.with([&](const Schedule &s) { return tensorized(s) && padded(s, "pad c.b_s 4\n"); }), 0);
+  // The accumulators stored a column pair at a time, mostly.
+  EXPECT_GE(mm.with([&](const Schedule &s) { return tensorized(s) && padded(s, "vectorize c.cc_out\n"); }), 3);
   for (const char *name : {"gemm_bias_leaky", "batched_matmul", "conv2d"})
     EXPECT_GE(draw(example(name), 10, 2, true, true).with(tensorized), 3) << name;
   const Draws conv = draw(example_at("conv_relu_bias", "N=128,C=64,H=128,W=128,O=128,K=3"), 20, 3, true, true);
@@ -172,6 +174,18 @@ TEST(Sketches, TileContractionsOnMatrixUnits) {
     return tensorized(s) && print_schedule(s).find("reorder conv kh kw co ci\n") == std::string::npos;
   }),
             0);
+}
+
+// Attention as written (half the draws take online_attention instead): the scores,
+// scaled by 0.125, and the weighted sum, its weights exp(s - row_max) with e inlined
+// and divided by their row's total, are contractions the matrix units take.
+TEST(Sketches, TileAttentionsContractionsOnMatrixUnits) {
+  const Draws attention = draw(example_at("attention", "B=16,H=16,T=1024,D=64"), 20, 4, true, true);
+  auto has = [](const std::string &what) {
+    return [what](const Schedule &s) { return print_schedule(s).find(what) != std::string::npos; };
+  };
+  EXPECT_GE(attention.with(has("tensorize s.")), 3);
+  EXPECT_GE(attention.with(has("tensorize y.")), 3);
 }
 
 // A large contraction on a GPU mostly gets a GPU GEMM's shape: 128 to 512
