@@ -306,6 +306,23 @@ TEST(Sketches, PutRowStatisticsInTheirConsumersKernel) {
   EXPECT_GE(loss.with([](const Schedule &s) { return count(s, PrimitiveKind::CrossReduce) >= 2; }), 10);
 }
 
+// A row reduction with many rows mostly leaves each work-item 8 or more of its row: a
+// short row's tree of barriers outweighs its loads (sketch.cpp's row_reduction).
+TEST(Sketches, GiveManyShortRowsSmallGroups) {
+  const Graph rows = test::graph_of(
+      "kernel rows(x: f32[N, D]) -> y: f32[N] where N = 65536, D = 1024 { y[n] = sum(d) x[n, d] }");
+  const Draws d = draw(rows, 20, 3);
+  int small = 0, drawn = 0;
+  for (const Sketch &s : d.sketches) {
+    const size_t at = s.note.find("a work-group per output (");
+    if (at == std::string::npos) continue;
+    ++drawn;
+    small += std::stoi(s.note.substr(at + 25)) <= 128;
+  }
+  EXPECT_GE(drawn, 15);
+  EXPECT_GE(small, drawn * 3 / 4) << "of " << drawn << " row reductions, " << small << " at 128 work-items or fewer";
+}
+
 TEST(Sketches, GiveAWorkItemPerOutputElsewhere) {
   Draws d = draw(example("sum_dim"), 20);
   EXPECT_EQ(d.with([](const Schedule &s) { return count(s, PrimitiveKind::CrossReduce) > 0; }), 0);
