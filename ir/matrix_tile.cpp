@@ -412,34 +412,44 @@ std::optional<MatrixTile> matrix_tile(const Stmt &kernel_body, const For &loop, 
   tile.acc_index = expand(store.indices);
   for (const Expr &g : nest.guards) tile.guard = tile.guard.defined() ? (tile.guard && g) : g;
   if (tile.guard.defined()) tile.guard = substitute(tile.guard, values);
-  // Each pair of the loads as the operands, the rows' operand first, either way round;
-  // the other factors are the scale, which no k loop may read.
-  std::string first;
+  // Each pair of the candidates as the operands, the rows' operand first, either way
+  // round; the other factors are the scale, which no k loop may read. Pairs of plain
+  // loads first, so that a refusal names the pair a reader would (e and v of
+  // e / total * v, not e and 1 / total).
+  std::vector<std::pair<size_t, size_t>> pairs;
   for (size_t x = 0; x < operands.size(); ++x)
-    for (size_t y = x + 1; y < operands.size(); ++y) {
-      MatrixTile pair = tile;
-      pair.scale = Expr();
-      for (size_t i = 0; i < factors.size(); ++i)
-        if (i != operands[x] && i != operands[y])
-          pair.scale = pair.scale.defined() ? Binary::make(BinaryOp::Mul, pair.scale, factors[i]) : factors[i];
-      if (pair.scale.defined()) pair.scale = expanded(pair.scale, values);
-      for (int order = 0; order < 2; ++order) {
-        pair.a = factors[operands[order ? y : x]];
-        pair.b = factors[operands[order ? x : y]];
-        std::string why;
-        std::optional<MatrixTile> t =
-            with_operands(pair, expanded(pair.a, values), expanded(pair.b, values), nest.loops, around, &why);
-        std::string along;  // a k loop the scale reads
-        if (t && t->scale.defined())
-          for (const MatrixTile::Loop &k : t->k)
-            if (along.empty() && mentions(t->scale, {k.var})) along = k.var;
-        if (t && along.empty()) return t;
-        if (!along.empty())
-          why = "its product's other factors vary along the reduction's loop " + along +
-                " (the matrix unit sums a[..] * b[..] alone)";
-        if (first.empty()) first = why;
-      }
+    for (size_t y = x + 1; y < operands.size(); ++y) pairs.emplace_back(operands[x], operands[y]);
+  auto loads = [&](const std::pair<size_t, size_t> &r) {
+    return (factors[r.first].as<Load>() ? 1 : 0) + (factors[r.second].as<Load>() ? 1 : 0);
+  };
+  std::stable_sort(
+      pairs.begin(), pairs.end(),
+      [&](const std::pair<size_t, size_t> &p, const std::pair<size_t, size_t> &q) { return loads(p) > loads(q); });
+  std::string first;
+  for (const auto &[x, y] : pairs) {
+    MatrixTile pair = tile;
+    pair.scale = Expr();
+    for (size_t i = 0; i < factors.size(); ++i)
+      if (i != x && i != y)
+        pair.scale = pair.scale.defined() ? Binary::make(BinaryOp::Mul, pair.scale, factors[i]) : factors[i];
+    if (pair.scale.defined()) pair.scale = expanded(pair.scale, values);
+    for (int order = 0; order < 2; ++order) {
+      pair.a = factors[order ? y : x];
+      pair.b = factors[order ? x : y];
+      std::string why;
+      std::optional<MatrixTile> t =
+          with_operands(pair, expanded(pair.a, values), expanded(pair.b, values), nest.loops, around, &why);
+      std::string along;  // a k loop the scale reads
+      if (t && t->scale.defined())
+        for (const MatrixTile::Loop &k : t->k)
+          if (along.empty() && mentions(t->scale, {k.var})) along = k.var;
+      if (t && along.empty()) return t;
+      if (!along.empty())
+        why = "its product's other factors vary along the reduction's loop " + along +
+              " (the matrix unit sums a[..] * b[..] alone)";
+      if (first.empty()) first = why;
     }
+  }
   return refuse(first);
 }
 
