@@ -210,7 +210,7 @@ class Finder : public IRVisitor {
   }
 
   Candidate candidate(const IfThenElse *node, const Store &store, const Expr &guard) {
-    Candidate c{node, store.buffer, {}, guard, true};
+    Candidate c{node, store.buffer, {}, guard, true, {}};
     std::set<std::string> indices;
     for (const Expr &i : store.indices) {
       const Var *v = substitute(i, lets_).as<Var>();

@@ -1148,6 +1148,7 @@ std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInf
                   Builder(lower(rewritten), unroll_budget(device)),
                   {},
                   {},
+                  {},
                   {}};
     Sketch sketch = drawer.draw();
     sketch.schedule.rewrites = start.rewrites;
