@@ -250,10 +250,10 @@ std::optional<MatrixTile> with_operands(MatrixTile tile, const Expr &a_value, co
   rows.push_back({tile.h, 2});
   cols.push_back({tile.c, 2});
   const auto row_points = points(rows), col_points = points(cols), k_points = points(tile.k);
+  std::vector<std::tuple<std::string, std::vector<Expr>, int>> reads;  // each load of an operand, its side
+  for (const auto &[operand, lane_class] : {std::pair{a_value, 0}, std::pair{b_value, 1}})
+    for (const Load *l : collect<Load>(operand)) reads.emplace_back(l->buffer, l->indices, lane_class);
   for (auto values : samples) {
-    std::vector<std::tuple<std::string, std::vector<Expr>, int>> reads;  // each load of an operand, its side
-    for (const auto &[operand, lane_class] : {std::pair{a_value, 0}, std::pair{b_value, 1}})
-      for (const Load *l : collect<Load>(operand)) reads.emplace_back(l->buffer, l->indices, lane_class);
     for (const auto &[side, indices, lane_class] : reads) {
       const auto &free_points = lane_class == 0 ? row_points : col_points;
       for (const auto &fp : free_points)
@@ -425,20 +425,22 @@ std::optional<MatrixTile> matrix_tile(const Stmt &kernel_body, const For &loop, 
   std::stable_sort(
       pairs.begin(), pairs.end(),
       [&](const std::pair<size_t, size_t> &p, const std::pair<size_t, size_t> &q) { return loads(p) > loads(q); });
+  std::vector<Expr> factor_values;  // each factor with every let expanded, once
+  for (const Expr &f : factors) factor_values.push_back(expanded(f, values));
   std::string first;
   for (const auto &[x, y] : pairs) {
     MatrixTile pair = tile;
     pair.scale = Expr();
     for (size_t i = 0; i < factors.size(); ++i)
       if (i != x && i != y)
-        pair.scale = pair.scale.defined() ? Binary::make(BinaryOp::Mul, pair.scale, factors[i]) : factors[i];
-    if (pair.scale.defined()) pair.scale = expanded(pair.scale, values);
+        pair.scale =
+            pair.scale.defined() ? Binary::make(BinaryOp::Mul, pair.scale, factor_values[i]) : factor_values[i];
     for (int order = 0; order < 2; ++order) {
-      pair.a = factors[order ? y : x];
-      pair.b = factors[order ? x : y];
+      const size_t a = order ? y : x, b = order ? x : y;
+      pair.a = factors[a];
+      pair.b = factors[b];
       std::string why;
-      std::optional<MatrixTile> t =
-          with_operands(pair, expanded(pair.a, values), expanded(pair.b, values), nest.loops, around, &why);
+      std::optional<MatrixTile> t = with_operands(pair, factor_values[a], factor_values[b], nest.loops, around, &why);
       std::string along;  // a k loop the scale reads
       if (t && t->scale.defined())
         for (const MatrixTile::Loop &k : t->k)

@@ -922,9 +922,9 @@ struct Drawer {
         if (b.apply(p)) inlined.insert(s.output), done.insert(s.output);
       }
     if (!inlined.empty()) {
-      std::string n = "inline";
+      std::string n;
       for (const Stage &s : graph.stages)
-        if (inlined.count(s.output)) n += (n.size() > 6 ? ", " : " ") + s.output;
+        if (inlined.count(s.output)) n += (n.empty() ? "inline " : ", ") + s.output;
       notes.push_back(n);
     }
     // Epilogues wait for their contraction's tiles, then run on its accumulators as

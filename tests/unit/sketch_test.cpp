@@ -309,8 +309,8 @@ TEST(Sketches, PutRowStatisticsInTheirConsumersKernel) {
 // A row reduction with many rows mostly leaves each work-item 8 or more of its row: a
 // short row's tree of barriers outweighs its loads (sketch.cpp's row_reduction).
 TEST(Sketches, GiveManyShortRowsSmallGroups) {
-  const Graph rows = test::graph_of(
-      "kernel rows(x: f32[N, D]) -> y: f32[N] where N = 65536, D = 1024 { y[n] = sum(d) x[n, d] }");
+  const Graph rows =
+      test::graph_of("kernel rows(x: f32[N, D]) -> y: f32[N] where N = 65536, D = 1024 { y[n] = sum(d) x[n, d] }");
   const Draws d = draw(rows, 20, 3);
   int small = 0, drawn = 0;
   for (const Sketch &s : d.sketches) {
