@@ -71,7 +71,12 @@ std::optional<int64_t> evaluate_index(const Expr &e, const std::map<std::string,
     return 0;
   }
   if (const Cast *n = e.as<Cast>())
-    return is_int(n->type) ? evaluate_index(n->value, env, lets, depth + 1) : std::nullopt;
+    return is_int(n->type) || n->type == DType::Bool ? evaluate_index(n->value, env, lets, depth + 1) : std::nullopt;
+  if (const Unary *n = e.as<Unary>()) {
+    std::optional<int64_t> a = evaluate_index(n->a, env, lets, depth + 1);
+    if (!a) return std::nullopt;
+    return n->op == UnaryOp::Not ? !*a : -*a;
+  }
   if (const Binary *n = e.as<Binary>()) {
     std::optional<int64_t> a = evaluate_index(n->a, env, lets, depth + 1),
                            b = evaluate_index(n->b, env, lets, depth + 1);
@@ -84,10 +89,97 @@ std::optional<int64_t> evaluate_index(const Expr &e, const std::map<std::string,
       case BinaryOp::Mod: return *b ? std::optional<int64_t>(*a % *b) : std::nullopt;
       case BinaryOp::Min: return std::min(*a, *b);
       case BinaryOp::Max: return std::max(*a, *b);
+      case BinaryOp::Lt: return *a < *b;
+      case BinaryOp::Le: return *a <= *b;
+      case BinaryOp::Gt: return *a > *b;
+      case BinaryOp::Ge: return *a >= *b;
+      case BinaryOp::Eq: return *a == *b;
+      case BinaryOp::Ne: return *a != *b;
+      case BinaryOp::And: return *a && *b;
+      case BinaryOp::Or: return *a || *b;
       default: return std::nullopt;
     }
   }
   return std::nullopt;
+}
+
+std::optional<IndexProgram> IndexProgram::compile(const Expr &e, const std::vector<std::string> &vars,
+                                                  const std::map<std::string, Expr> &lets) {
+  std::map<std::string, size_t> slots;
+  for (size_t i = 0; i < vars.size(); ++i) slots.emplace(vars[i], i);
+  IndexProgram p;
+  if (!compile_into(e, slots, lets, 0, &p.ops_)) return std::nullopt;
+  return p;
+}
+
+std::optional<int64_t> IndexProgram::operator()(const std::vector<int64_t> &values) const {
+  int64_t stack[96];  // compile_into nests 65 deep at most
+  size_t top = 0;
+  for (const Op &op : ops_) {
+    switch (op.kind) {
+      case Op::Const: stack[top++] = op.value; break;
+      case Op::Var: stack[top++] = values[op.value]; break;
+      case Op::Neg: stack[top - 1] = -stack[top - 1]; break;
+      case Op::Not: stack[top - 1] = !stack[top - 1]; break;
+      case Op::Apply: {
+        const int64_t b = stack[--top], a = stack[top - 1];
+        int64_t &r = stack[top - 1];
+        switch (op.op) {
+          case BinaryOp::Add: r = a + b; break;
+          case BinaryOp::Sub: r = a - b; break;
+          case BinaryOp::Mul: r = a * b; break;
+          case BinaryOp::Div:
+            if (!b) return std::nullopt;
+            r = a / b;
+            break;
+          case BinaryOp::Mod:
+            if (!b) return std::nullopt;
+            r = a % b;
+            break;
+          case BinaryOp::Min: r = std::min(a, b); break;
+          case BinaryOp::Max: r = std::max(a, b); break;
+          case BinaryOp::Lt: r = a < b; break;
+          case BinaryOp::Le: r = a <= b; break;
+          case BinaryOp::Gt: r = a > b; break;
+          case BinaryOp::Ge: r = a >= b; break;
+          case BinaryOp::Eq: r = a == b; break;
+          case BinaryOp::Ne: r = a != b; break;
+          case BinaryOp::And: r = a && b; break;
+          case BinaryOp::Or: r = a || b; break;
+          default: return std::nullopt;
+        }
+        break;
+      }
+    }
+  }
+  return stack[0];
+}
+
+// Appends e's postfix form; false where evaluate_index would give none whatever the
+// values (what it cannot evaluate), or it nests past 64.
+bool IndexProgram::compile_into(const Expr &e, const std::map<std::string, size_t> &slots,
+                                const std::map<std::string, Expr> &lets, int depth, std::vector<Op> *ops) {
+  if (depth > 64) return false;
+  if (const IntImm *n = e.as<IntImm>()) return ops->push_back({Op::Const, BinaryOp::Add, n->value}), true;
+  if (const Var *n = e.as<Var>()) {
+    if (auto it = slots.find(n->name); it != slots.end())
+      return ops->push_back({Op::Var, BinaryOp::Add, static_cast<int64_t>(it->second)}), true;
+    if (auto it = lets.find(n->name); it != lets.end()) return compile_into(it->second, slots, lets, depth + 1, ops);
+    return ops->push_back({Op::Const, BinaryOp::Add, 0}), true;
+  }
+  if (const Cast *n = e.as<Cast>())
+    return (is_int(n->type) || n->type == DType::Bool) && compile_into(n->value, slots, lets, depth + 1, ops);
+  if (const Unary *n = e.as<Unary>()) {
+    if (!compile_into(n->a, slots, lets, depth + 1, ops)) return false;
+    return ops->push_back({n->op == UnaryOp::Not ? Op::Not : Op::Neg, BinaryOp::Add, 0}), true;
+  }
+  if (const Binary *n = e.as<Binary>()) {
+    if (n->op == BinaryOp::LogAddExp) return false;
+    if (!compile_into(n->a, slots, lets, depth + 1, ops) || !compile_into(n->b, slots, lets, depth + 1, ops))
+      return false;
+    return ops->push_back({Op::Apply, n->op, 0}), true;
+  }
+  return false;
 }
 
 }  // namespace ks

@@ -24,11 +24,35 @@ std::optional<Affine> affine_of(const Expr &e, const std::map<std::string, Affin
 
 /// The value of an integer index expression with the variables in `env` (others 0)
 /// and the lets around it (expanded as met, 64 deep at most); none when it reads
-/// memory or divides by zero. Not ir/bounds.h's bounds_of on point intervals: its
+/// memory or divides by zero. A condition of indices (a guard: <, ==, &&, !) gives 1
+/// or 0. Not ir/bounds.h's bounds_of on point intervals: its
 /// remainder widens to [0, c - 1] unless the operand already lies there, and it needs
 /// every variable in scope.
 std::optional<int64_t> evaluate_index(const Expr &e, const std::map<std::string, int64_t> &env,
                                       const std::map<std::string, Expr> &lets = {}, int depth = 0);
+
+/// An integer index expression compiled once for evaluation at many points (the
+/// matrix-tile check evaluates operands' indices at every lane of every point): the
+/// variables numbered as in `vars` (others 0), lets expanded as evaluate_index expands
+/// them, the same values, without its name lookups.
+class IndexProgram {
+ public:
+  /// Nullopt where evaluate_index gives none at every point (a load, a float).
+  static std::optional<IndexProgram> compile(const Expr &e, const std::vector<std::string> &vars,
+                                             const std::map<std::string, Expr> &lets = {});
+  /// The value at values[i] for vars[i]; none where it divides by zero.
+  std::optional<int64_t> operator()(const std::vector<int64_t> &values) const;
+
+ private:
+  struct Op {
+    enum Kind : uint8_t { Const, Var, Neg, Not, Apply } kind;
+    BinaryOp op;
+    int64_t value;  // the constant, or the variable's number
+  };
+  std::vector<Op> ops_;  // postfix
+  static bool compile_into(const Expr &e, const std::map<std::string, size_t> &slots,
+                           const std::map<std::string, Expr> &lets, int depth, std::vector<Op> *ops);
+};
 
 /// a as an expression of the given type: coefficient * variable terms, then the
 /// constant; `types` gives each variable's type.

@@ -1,6 +1,7 @@
 #include "ir/matrix_tile.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <random>
 #include <set>
@@ -38,18 +39,6 @@ bool find_path(const Stmt &s, const BaseStmtNode *target, std::vector<Stmt> *pat
       if ((found = find_path(t, target, path))) break;
   if (!found) path->pop_back();
   return found;
-}
-
-// Each index's value at the loops' values (ir/affine.h's evaluate_index).
-std::optional<std::vector<int64_t>> evaluate(const std::vector<Expr> &indices,
-                                             const std::map<std::string, int64_t> &values) {
-  std::vector<int64_t> out;
-  for (const Expr &i : indices) {
-    auto v = evaluate_index(i, values);
-    if (!v) return std::nullopt;
-    out.push_back(*v);
-  }
-  return out;
 }
 
 // Every combination of the loops' values, the last loop fastest.
@@ -238,7 +227,8 @@ std::optional<MatrixTile> with_operands(MatrixTile tile, const Expr &a_value, co
     return refuse("its reduction has " + std::to_string(product(tile.k)) +
                   " points, not a multiple of the instruction's 8");
 
-  // The lanes' rows and columns, at four points of the loops around.
+  // The lanes' rows and columns, at four points of the loops around. Every loop is a
+  // slot of the compiled indices' values.
   std::vector<std::map<std::string, int64_t>> samples(4);
   std::mt19937_64 rng(0x6d6d61);  // fixed: the same verdict every time
   for (const MatrixTile::Loop &l : around) {
@@ -249,37 +239,76 @@ std::optional<MatrixTile> with_operands(MatrixTile tile, const Expr &a_value, co
   std::vector<MatrixTile::Loop> rows = tile.m, cols = tile.n;
   rows.push_back({tile.h, 2});
   cols.push_back({tile.c, 2});
+  std::vector<std::string> vars{tile.lane};
+  for (const auto &loops : {around, rows, cols, tile.k})
+    for (const MatrixTile::Loop &l : loops) vars.push_back(l.var);
+  std::map<std::string, size_t> slot;
+  for (size_t i = 0; i < vars.size(); ++i) slot[vars[i]] = i;
+  auto compiled = [&](const std::vector<Expr> &indices) -> std::optional<std::vector<IndexProgram>> {
+    std::vector<IndexProgram> out;
+    for (const Expr &i : indices) {
+      std::optional<IndexProgram> p = IndexProgram::compile(i, vars);
+      if (!p) return std::nullopt;
+      out.push_back(std::move(*p));
+    }
+    return out;
+  };
+  std::vector<int64_t> values(vars.size(), 0);
+  auto evaluated = [&](const std::vector<IndexProgram> &indices) -> std::optional<std::vector<int64_t>> {
+    std::vector<int64_t> out;
+    for (const IndexProgram &i : indices) {
+      std::optional<int64_t> v = i(values);
+      if (!v) return std::nullopt;
+      out.push_back(*v);
+    }
+    return out;
+  };
+  auto set = [&](const std::map<std::string, int64_t> &point) {
+    for (const auto &[v, x] : point) values[slot.at(v)] = x;
+  };
   const auto row_points = points(rows), col_points = points(cols), k_points = points(tile.k);
-  std::vector<std::tuple<std::string, std::vector<Expr>, int>> reads;  // each load of an operand, its side
+  struct Read {
+    std::string side;
+    std::vector<IndexProgram> indices;
+    int lane_class;
+  };
+  std::vector<Read> reads;  // each load of an operand, its side
   for (const auto &[operand, lane_class] : {std::pair{a_value, 0}, std::pair{b_value, 1}})
-    for (const Load *l : collect<Load>(operand)) reads.emplace_back(l->buffer, l->indices, lane_class);
-  for (auto values : samples) {
-    for (const auto &[side, indices, lane_class] : reads) {
-      const auto &free_points = lane_class == 0 ? row_points : col_points;
+    for (const Load *l : collect<Load>(operand)) {
+      auto indices = compiled(l->indices);
+      if (!indices) return refuse("an index of " + l->buffer + " is not integer arithmetic of the loops");
+      reads.push_back({l->buffer, std::move(*indices), lane_class});
+    }
+  auto acc_index = compiled(tile.acc_index);
+  if (!acc_index) return refuse("an index of " + tile.acc + " is not integer arithmetic of the loops");
+  for (const auto &sample : samples) {
+    set(sample);
+    for (const Read &r : reads) {
+      const auto &free_points = r.lane_class == 0 ? row_points : col_points;
       for (const auto &fp : free_points)
         for (const auto &kp : k_points) {
-          for (const auto &[v, x] : fp) values[v] = x;
-          for (const auto &[v, x] : kp) values[v] = x;
+          set(fp);
+          set(kp);
           for (int64_t lane = 0; lane < kWarp; ++lane) {
             // The lane that must read the same element: same g for A, same t for B.
-            values[tile.lane] = lane;
-            auto at = evaluate(indices, values);
-            values[tile.lane] = lane_class == 0 ? lane / 4 * 4 : lane % 4;
-            auto same = evaluate(indices, values);
-            if (!at || !same) return refuse("an index of " + side + " is not integer arithmetic of the loops");
+            values[0] = lane;
+            auto at = evaluated(r.indices);
+            values[0] = r.lane_class == 0 ? lane / 4 * 4 : lane % 4;
+            auto same = evaluated(r.indices);
+            if (!at || !same) return refuse("an index of " + r.side + " is not integer arithmetic of the loops");
             if (*at != *same)
-              return refuse("lanes " + std::to_string(lane) + " and " + std::to_string(values[tile.lane]) +
-                            " read different elements of " + side + " where the instruction's layout has them " +
-                            (lane_class == 0 ? "share a row (g = lane / 4)" : "share a column (t = lane % 4)"));
+              return refuse("lanes " + std::to_string(lane) + " and " + std::to_string(values[0]) +
+                            " read different elements of " + r.side + " where the instruction's layout has them " +
+                            (r.lane_class == 0 ? "share a row (g = lane / 4)" : "share a column (t = lane % 4)"));
           }
         }
     }
     std::set<std::vector<int64_t>> seen;
     for (const auto &rp : row_points)
       for (const auto &cp : col_points) {
-        for (const auto &[v, x] : rp) values[v] = x;
-        for (const auto &[v, x] : cp) values[v] = x;
-        auto at = evaluate(tile.acc_index, values);
+        set(rp);
+        set(cp);
+        auto at = evaluated(*acc_index);
         if (!at) return refuse("an index of " + tile.acc + " is not integer arithmetic of the loops");
         if (!seen.insert(*at).second)
           return refuse("two of its rows and columns accumulate into one element of " + tile.acc);
@@ -345,7 +374,9 @@ Expr MatrixTile::scale_at(int64_t mt, int64_t nt, int r) const {
   return scale.defined() ? simplify(substitute(scale, register_values(mt, nt, r))) : Expr();
 }
 
-std::optional<MatrixTile> matrix_tile(const Stmt &kernel_body, const For &loop, std::string *reason) {
+namespace {
+
+std::optional<MatrixTile> form_of(const Stmt &kernel_body, const For &loop, std::string *reason) {
   auto refuse = [&](const std::string &why) -> std::optional<MatrixTile> {
     *reason = "loop " + loop.var + " is not a warp's matrix tile: " + why;
     return std::nullopt;
@@ -453,6 +484,35 @@ std::optional<MatrixTile> matrix_tile(const Stmt &kernel_body, const For &loop, 
     }
   }
   return refuse(first);
+}
+
+}  // namespace
+
+// A pure function of two immutable nodes, asked again and again of the same ones: the
+// verifier checks every matrix loop after every schedule step, and most steps leave
+// the kernel that holds it as it was (the same nodes); then the printer asks twice.
+// The last answers are kept, each holding its kernel's body, so that no key's node is
+// freed and its address reused while its answer is kept.
+std::optional<MatrixTile> matrix_tile(const Stmt &kernel_body, const For &loop, std::string *reason) {
+  struct Answer {
+    Stmt body;
+    const For *loop;
+    std::optional<MatrixTile> tile;
+    std::string reason;
+  };
+  constexpr size_t kKept = 16;
+  thread_local std::deque<Answer> kept;
+  for (const Answer &a : kept)
+    if (a.body.same_as(kernel_body) && a.loop == &loop) {
+      if (!a.tile) *reason = a.reason;
+      return a.tile;
+    }
+  Answer a{kernel_body, &loop, std::nullopt, ""};
+  a.tile = form_of(kernel_body, loop, &a.reason);
+  if (!a.tile) *reason = a.reason;
+  kept.push_front(a);
+  if (kept.size() > kKept) kept.pop_back();
+  return a.tile;
 }
 
 }  // namespace ks

@@ -4,6 +4,8 @@
 #include "ir/matrix_tile.h"
 
 #include <cmath>
+#include <functional>
+#include <random>
 #include <tuple>
 
 #include "codegen/glsl.h"
@@ -11,6 +13,7 @@
 #include "evolve/evaluation/compare.h"
 #include "evolve/evaluation/evaluate.h"
 #include "evolve/search/genome.h"
+#include "ir/affine.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
@@ -232,6 +235,53 @@ TEST(MatrixTile, Precisions) {
 // interpreter's check catches (a_fragment's rows swapped failed 1369 of 1369
 // elements when tried). At the check sizes the tiles overhang (guarded reductions
 // read zero); at the second sizes they fit. On OpenCL (PoCL) and Vulkan (lavapipe).
+// The check's compiled indices give evaluate_index's values: random expressions of
+// three variables and a let, with every operator an index or a guard uses, at random
+// points (divisions by zero among them: none on both sides).
+TEST(IndexProgram, GivesEvaluateIndexsValues) {
+  std::mt19937 rng(7);
+  const std::vector<std::string> vars{"x", "y", "z"};
+  const std::map<std::string, Expr> lets{{"w", Var::make(DType::I32, "x") * make_int(3) + Var::make(DType::I32, "y")}};
+  const std::vector<BinaryOp> arithmetic{BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div,
+                                         BinaryOp::Mod, BinaryOp::Min, BinaryOp::Max};
+  const std::vector<BinaryOp> comparisons{BinaryOp::Lt, BinaryOp::Ge, BinaryOp::Eq, BinaryOp::Ne};
+  std::function<Expr(int, bool)> draw = [&](int depth, bool condition) -> Expr {
+    if (condition) {
+      const int kind = std::uniform_int_distribution<int>(0, depth > 0 ? 3 : 0)(rng);
+      if (kind == 1) return Unary::make(UnaryOp::Not, draw(depth - 1, true));
+      if (kind == 2)
+        return Binary::make(rng() % 2 ? BinaryOp::And : BinaryOp::Or, draw(depth - 1, true), draw(depth - 1, true));
+      return Binary::make(comparisons[rng() % comparisons.size()], draw(depth - 1, false), draw(depth - 1, false));
+    }
+    const int kind = std::uniform_int_distribution<int>(0, depth > 0 ? 5 : 2)(rng);
+    if (kind == 0) return make_int(std::uniform_int_distribution<int>(-3, 5)(rng));
+    if (kind == 1) return Var::make(DType::I32, std::vector<std::string>{"x", "y", "z", "w", "free"}[rng() % 5]);
+    if (kind == 2) return make_int(0);
+    if (kind == 3) return Unary::make(UnaryOp::Neg, draw(depth - 1, false));
+    return Binary::make(arithmetic[rng() % arithmetic.size()], draw(depth - 1, false), draw(depth - 1, false));
+  };
+  int compared = 0, none = 0;
+  for (int e = 0; e < 300; ++e) {
+    const Expr expr = draw(5, e % 3 == 0);
+    std::optional<IndexProgram> program = IndexProgram::compile(expr, vars, lets);
+    ASSERT_TRUE(program) << print_expr(expr);
+    for (int point = 0; point < 20; ++point) {
+      std::vector<int64_t> values;
+      std::map<std::string, int64_t> env;
+      for (const std::string &v : vars) env[v] = values.emplace_back(std::uniform_int_distribution<int>(-4, 9)(rng));
+      const std::optional<int64_t> expected = evaluate_index(expr, env, lets), got = (*program)(values);
+      ASSERT_EQ(got, expected) << print_expr(expr);
+      ++compared;
+      none += !expected;
+    }
+  }
+  EXPECT_GT(none, 0) << "no division by zero drawn";
+  EXPECT_GT(compared - none, 3000);
+  // What evaluate_index cannot evaluate at any point does not compile.
+  EXPECT_FALSE(IndexProgram::compile(Load::make(DType::I32, "a", {make_int(0)}) + make_int(1), vars));
+  EXPECT_FALSE(IndexProgram::compile(Cast::make(DType::F32, Var::make(DType::I32, "x")), vars));
+}
+
 class MatrixTileOnDevice : public testing::TestWithParam<std::tuple<std::string, const char *>> {};
 
 TEST_P(MatrixTileOnDevice, EmulatedAgreesWithTheInterpreter) {
