@@ -1,18 +1,25 @@
 // compute_at: a producer's kernel moves inside a consumer's kernel, at the
-// consumer's innermost bound loop, so that (say) softmax runs as one kernel.
+// consumer's innermost bound loop, so that (say) softmax runs as one kernel, or a
+// contraction's tile and the row statistics of it in one (TVM's reverse_compute_at
+// read the other way: the statistic's kernel takes the tile's in).
 //
 // Algorithm, for `compute_at P C.L`:
-//  1. The loops from the root of C's kernel down to L must be directly nested and
-//     L must be C's innermost bound loop; the outermost loops of P's kernel must
-//     match them one for one (extent and binding) and include all of P's bound
-//     loops. P's variables are renamed to C's (and P's other names, where they
-//     clash, to fresh ones).
+//  1. The loops from the root of C's kernel down to L must be nested with nothing
+//     but lets between them, and L must be C's innermost bound loop; the outermost
+//     loops of P's kernel must match them one for one (extent and binding; lets
+//     between them go with P's rest) and include all of P's bound loops. P's
+//     variables are renamed to C's (and P's other names, where they clash, to fresh
+//     ones).
 //  2. Legality: every element of a P-written buffer that C reads must be written in
-//     the same work-group (the same work-item where L is a group loop): loads and
-//     stores agree on an index that uses only the matched loops, and no guard
-//     around the store uses a variable of that index. Kernels between P's and C's
-//     must not touch what P writes nor write what P reads; C must not write what P
-//     reads or writes.
+//     the same iteration of L: by the same work-item (loads and stores agree on an
+//     index that uses only the matched loops, and no guard around the store uses a
+//     variable of that index), or, where L is a local loop, by any work-item of the
+//     same work-group (they meet at a barrier first): checked by running both
+//     sides' index arithmetic over every work-item of a group and every iteration
+//     inside, for the first, the last, a middle work-group and one at each group
+//     loop's last value. Kernels between P's and C's must not touch what P writes
+//     nor write what P reads; C must not write what P reads or writes, nor read what
+//     P writes outside L.
 //  3. L's body becomes: P's remaining body; a barrier where L is a local loop (the
 //     work-items of a group exchange results); C's body.
 //  4. Storage: a temporary that now lives in this kernel alone moves to local
@@ -20,6 +27,7 @@
 //     element of them); the rest keep their extent. It stays global when the local
 //     copy would exceed kMaxLocalBytes. Global barriers of the kernel
 //     become local once no global buffer is both written and read in it.
+#include "ir/affine.h"
 #include "ir/printer.h"
 #include "ir/visitor.h"
 #include "passes/loops.h"
@@ -148,14 +156,22 @@ struct Match {
   std::map<std::string, std::string> names;   // P's loop -> C's (and P's clashing names -> fresh)
   std::set<std::string> matched, group_vars;  // C's loops down to L; those bound to groups
   bool local_matched = false;                 // whether a local loop is among them
-  Stmt rest;                                  // P's kernel inside the matched loops
+  Stmt rest;                                  // P's kernel inside the matched loops (and P's lets between them)
+  std::vector<const For *> chain;             // C's loops down to L, outer first
+  std::map<std::string, Expr> lets;           // C's lets between them
 };
 
 std::optional<Match> match_loops(const Kernel &pk, const Kernel &ck, const For &at, const std::string &producer,
                                  const std::string &consumer, std::string *reason) {
   const std::string &loop = at.var;
-  std::vector<const For *> chain;
+  Match m;
+  std::vector<const For *> &chain = m.chain;
   for (Stmt s = ck.body;;) {
+    if (const LetStmt *l = s.as<LetStmt>()) {
+      m.lets[l->var] = l->value;
+      s = l->body;
+      continue;
+    }
     const For *f = s.as<For>();
     if (!f) {
       *reason =
@@ -175,9 +191,13 @@ std::optional<Match> match_loops(const Kernel &pk, const Kernel &ck, const For &
     *reason = "loop " + loop + " is not " + consumer + "'s innermost bound loop";
     return std::nullopt;
   }
-  Match m;
   m.rest = pk.body;
+  std::vector<const LetStmt *> lets;  // P's, between its matched loops
   for (const For *c : chain) {
+    while (const LetStmt *l = m.rest.as<LetStmt>()) {
+      lets.push_back(l);
+      m.rest = l->body;
+    }
     const For *p = m.rest.as<For>();
     if (!p || p->extent != c->extent || p->kind != c->kind) {
       *reason = "the loops of " + producer + "'s kernel do not match " + consumer + "'s down to " + loop + ": " +
@@ -193,6 +213,7 @@ std::optional<Match> match_loops(const Kernel &pk, const Kernel &ck, const For &
     m.local_matched |= is_local(c->kind);
     m.rest = p->body;
   }
+  for (auto l = lets.rbegin(); l != lets.rend(); ++l) m.rest = LetStmt::make((*l)->var, (*l)->value, m.rest);
   if (has_bound_loop(m.rest)) {
     *reason = producer + "'s kernel has more bound loops than " + consumer + " has down to " + loop;
     return std::nullopt;
@@ -229,15 +250,11 @@ bool kernels_allow(const Program &program, const StageLoops &pw, const StageLoop
 
 // Step 2, by elements: every element of a shared buffer that one iteration of L
 // reads is the one element P writes in the same iteration, unguarded.
-bool reads_what_is_written(const Stmt &rest, const Kernel &ck, const For &at, const std::set<std::string> &shared,
+bool reads_what_is_written(const Stmt &rest, const For &at, const std::set<std::string> &shared,
                            const std::set<std::string> &matched, const std::string &producer,
                            const std::string &consumer, std::string *reason) {
   const std::string &loop = at.var;
   const std::vector<Access> reads = accesses(at.body, shared);
-  if (reads.size() != accesses(ck.body, shared).size()) {
-    *reason = consumer + "'s kernel reads what " + producer + " writes outside loop " + loop;
-    return false;
-  }
   std::map<std::string, std::string> point;  // buffer -> the one index every access uses
   for (const Access &a : accesses(rest, shared)) {
     if (!a.store) continue;
@@ -269,6 +286,170 @@ bool reads_what_is_written(const Stmt &rest, const Kernel &ck, const For &at, co
                 (it == point.end() ? "no element of it" : a.buffer + "[" + it->second + "]");
       return false;
     }
+  }
+  return true;
+}
+
+// Step 2, by work-groups, where L is a local loop: the element-wise rule failed, but
+// C's work-items may still read what others of their group wrote (a row's statistic
+// of a contraction's tile): every element a work-group of C reads must be one that P
+// writes in that group, outside any condition that fails, at the work-groups
+// reads_what_the_group_writes picks. Both sides' index arithmetic is run over every
+// work-item of the group and every iteration inside (the sizes are the program's, so
+// this is exact at those groups); a condition that reads memory leaves P's stores
+// under it unwritten and C's loads under it read.
+class GroupPoints {
+ public:
+  GroupPoints(const std::set<std::string> &shared, std::map<std::string, Expr> lets)
+      : shared_(shared), lets_(std::move(lets)) {}
+
+  // Runs s with the loop values in env; false (and *reason) where an index cannot be
+  // evaluated or the points run past the limit.
+  bool run(const Stmt &s, std::map<std::string, int64_t> env, bool stores, std::string *reason) {
+    env_ = std::move(env);
+    stores_ = stores;
+    return walk(s, reason);
+  }
+  struct Read {
+    std::string buffer;
+    std::vector<int64_t> at;
+    std::string written_as, work_item;  // the load's indices as printed; the local loops' values
+  };
+  std::set<std::pair<std::string, std::vector<int64_t>>> written;
+  std::vector<Read> read;
+  std::vector<std::string> locals;  // the work-item's loops, named in a refusal
+
+ private:
+  static constexpr int64_t kMaxPoints = 1 << 20;
+  const std::set<std::string> &shared_;
+  std::map<std::string, Expr> lets_;
+  std::map<std::string, int64_t> env_;
+  bool stores_ = false;
+  int64_t points_ = 0;
+  std::map<const BaseStmtNode *, bool> touches_;
+
+  bool touches(const Stmt &s) {
+    auto [it, inserted] = touches_.try_emplace(s.get(), false);
+    if (inserted) it->second = !accesses(s, shared_).empty();
+    return it->second;
+  }
+  std::optional<std::vector<int64_t>> values(const std::vector<Expr> &indices) const {
+    std::vector<int64_t> out;
+    for (const Expr &i : indices) {
+      std::optional<int64_t> v = evaluate_index(i, env_, lets_);
+      if (!v) return std::nullopt;
+      out.push_back(*v);
+    }
+    return out;
+  }
+  bool loads_in(const Expr &e, std::string *reason) {
+    if (stores_ || !e.defined()) return true;
+    for (const Load *l : collect<Load>(e)) {
+      if (!shared_.count(l->buffer)) continue;
+      std::optional<std::vector<int64_t>> at = values(l->indices);
+      if (!at)
+        return *reason = "the index of " + l->buffer + "[" + print_indices(l->indices) + "] is not one it can evaluate",
+               false;
+      std::string item;
+      for (const std::string &v : locals) item += (item.empty() ? "" : ", ") + v + " = " + std::to_string(env_.at(v));
+      read.push_back({l->buffer, *at, print_indices(l->indices), item});
+    }
+    return true;
+  }
+  bool walk(const Stmt &s, std::string *reason) {
+    if (!s.defined() || !touches(s)) return true;
+    if (++points_ > kMaxPoints) return *reason = "a work-group's accesses are too many to check", false;
+    if (const For *f = s.as<For>()) {
+      for (int64_t i = 0; i < f->extent; ++i) {
+        env_[f->var] = i;
+        if (!walk(f->body, reason)) return false;
+      }
+      env_.erase(f->var);
+      return true;
+    }
+    if (const LetStmt *l = s.as<LetStmt>()) {
+      lets_[l->var] = l->value;
+      return loads_in(l->value, reason) && walk(l->body, reason);
+    }
+    if (const IfThenElse *n = s.as<IfThenElse>()) {
+      if (!loads_in(n->condition, reason)) return false;
+      if (std::optional<int64_t> holds = evaluate_index(n->condition, env_, lets_))
+        return walk(*holds ? n->then_case : n->else_case, reason);
+      return stores_ || (walk(n->then_case, reason) && walk(n->else_case, reason));
+    }
+    if (const Store *n = s.as<Store>()) {
+      for (const Expr &i : n->indices)
+        if (!loads_in(i, reason)) return false;
+      if (!loads_in(n->value, reason)) return false;
+      if (!stores_ || !shared_.count(n->buffer)) return true;
+      std::optional<std::vector<int64_t>> at = values(n->indices);
+      if (!at)
+        return *reason = "the index of " + n->buffer + "[" + print_indices(n->indices) + "] is not one it can evaluate",
+               false;
+      written.emplace(n->buffer, *at);
+      return true;
+    }
+    if (const Seq *n = s.as<Seq>()) {
+      for (const Stmt &t : n->stmts)
+        if (!walk(t, reason)) return false;
+      return true;
+    }
+    if (const Block *n = s.as<Block>()) return walk(n->body, reason);
+    if (const Allocate *n = s.as<Allocate>()) return walk(n->body, reason);
+    if (const AsyncCopy *n = s.as<AsyncCopy>()) return walk(n->body, reason);
+    return true;  // a barrier
+  }
+};
+
+bool reads_what_the_group_writes(const Stmt &rest, const Match &m, const std::set<std::string> &shared,
+                                 const std::string &producer, const std::string &consumer, std::string *reason) {
+  std::vector<const For *> groups, locals;
+  for (const For *f : m.chain) (is_group(f->kind) ? groups : locals).push_back(f);
+  const Stmt &body = m.chain.back()->body;
+  // The work-groups checked: the first, the last, a middle one, and for each group
+  // loop the one at its last value and the others' first (a swap of two group loops
+  // shows there).
+  std::vector<std::vector<int64_t>> points(3 + groups.size());
+  for (size_t p = 0; p < points.size(); ++p)
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const int64_t last = groups[g]->extent - 1;
+      points[p].push_back(p == 0 ? 0 : p == 1 ? last : p == 2 ? last / 2 : p - 3 == g ? last : 0);
+    }
+  for (const std::vector<int64_t> &point : points) {
+    std::map<std::string, int64_t> group_env;
+    std::string where;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      group_env[groups[g]->var] = point[g];
+      where += (where.empty() ? "" : ", ") + groups[g]->var + " = " + std::to_string(point[g]);
+    }
+    GroupPoints p(shared, m.lets);
+    for (const For *l : locals) p.locals.push_back(l->var);
+    for (bool stores : {true, false}) {
+      // every work-item of the group: the local loops' values, odometer order
+      std::map<std::string, int64_t> env = group_env;
+      for (const For *l : locals) env[l->var] = 0;
+      for (bool more = true; more;) {
+        if (!p.run(stores ? rest : body, env, stores, reason)) {
+          *reason = "compute_at cannot check the work-group's accesses: " + *reason;
+          return false;
+        }
+        more = false;
+        for (auto l = locals.rbegin(); l != locals.rend() && !more; ++l)
+          if (++env[(*l)->var] < (*l)->extent)
+            more = true;
+          else
+            env[(*l)->var] = 0;
+      }
+    }
+    for (const GroupPoints::Read &r : p.read)
+      if (!p.written.count({r.buffer, r.at})) {
+        std::string index;
+        for (int64_t v : r.at) index += (index.empty() ? "" : ", ") + std::to_string(v);
+        *reason = consumer + " reads " + r.buffer + "[" + r.written_as + "] = " + r.buffer + "[" + index + "] at " +
+                  r.work_item + " in the work-group" + (where.empty() ? "" : " at " + where) + ", which " + producer +
+                  " does not write in that group";
+        return false;
+      }
   }
   return true;
 }
@@ -354,7 +535,13 @@ std::optional<Program> compute_at(const Program &program, const std::string &pro
   std::set<std::string> shared;  // written by P, read by C
   for (const std::string &b : pb.written)
     if (cb.read.count(b)) shared.insert(b);
-  if (!reads_what_is_written(rest, ck, *at, shared, m->matched, producer, consumer, reason)) return std::nullopt;
+  if (accesses(at->body, shared).size() != accesses(ck.body, shared).size()) {
+    *reason = consumer + "'s kernel reads what " + producer + " writes outside loop " + loop;
+    return std::nullopt;
+  }
+  if (!reads_what_is_written(rest, *at, shared, m->matched, producer, consumer, reason) &&
+      (!m->local_matched || !reads_what_the_group_writes(rest, *m, shared, producer, consumer, reason)))
+    return std::nullopt;
 
   // 3. One kernel.
   std::vector<Stmt> body{rest};
