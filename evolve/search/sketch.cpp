@@ -1116,7 +1116,7 @@ std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInf
     const std::vector<Rewrite> attention = known_rewrites(rewritten).attention;
     for (const Rewrite &online : attention) {
       std::string reason;
-      if (!chance(rng, kAttentionShare)) continue;
+      if (!chance(rng, device.matrix_units ? kAttentionShareWithMatrixUnits : kAttentionShare)) continue;
       if (std::optional<Graph> next = try_rewrite(rewritten, online, &reason)) {
         rewritten = std::move(*next);
         start.rewrites.push_back(online);

@@ -49,7 +49,8 @@
 //                 vectorize), else a work-item per output; the reduction unrolled
 //
 // Before the stages are sketched, a sum weighted by a softmax (attention) is made one
-// pass (`rewrite online_attention`) in kAttentionShare of the draws, and a reduction
+// pass (`rewrite online_attention`) in kAttentionShare of the draws
+// (kAttentionShareWithMatrixUnits on a device with matrix units), and a reduction
 // whose outputs are too few to fill the
 // device (split_candidate: a GEMM with a long K, a channel's statistics, a sum to one
 // value) is split across work-groups in some draws (`rewrite rfactor`, parts drawn
@@ -118,7 +119,10 @@ std::optional<Rewrite> draw_rfactor(const Graph &graph, const Stage &stage, cons
 /// online_attention`, attention in one kernel: on the H100 2.9 ms against the two
 /// passes' best 3.9, bench/results.md): most; not all, so that the search also times
 /// the passes as written (a mask the one pass cannot take in leaves the scores stored).
-constexpr double kAttentionShare = 0.8;
+/// Where the device has matrix units, a few: the one pass's two contractions are a
+/// work-item's dot products, which the units cannot take, while the passes as written
+/// are two contractions they can (on the H200 2.04 ms against the one pass's 2.90).
+constexpr double kAttentionShare = 0.8, kAttentionShareWithMatrixUnits = 0.3;
 
 /// Whether any rewrite applies to graph, found once per graph.
 bool rewrites_apply(const Graph &graph);
