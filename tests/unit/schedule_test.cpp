@@ -1,6 +1,7 @@
 // Schedule text, and each primitive: what it produces and every reason it refuses.
 #include "passes/schedule.h"
 
+#include <random>
 #include <set>
 
 #include "evolve/evaluation/evaluate.h"
@@ -619,14 +620,28 @@ TEST(ComputeAtOnDevice, AStatisticReadsWhatItsGroupWrote) {
       continue;
     }
     auto device = runtime::open_device("", api);
-    for (const char *sizes : {"M=13,N=11,K=5", "M=16,N=8,K=3"}) {
+    // The schedule's tiles of 4 and tiles of 2, 3 and 8 at random sizes (a part's last
+    // columns past N read c's last column, which the group's tile must have written).
+    std::mt19937 rng(11);
+    std::vector<std::pair<int, std::string>> cases{{4, "M=13,N=11,K=5"}, {4, "M=16,N=8,K=3"}};
+    for (int tile : {2, 3, 8}) {
+      std::uniform_int_distribution<int> extent(tile + 1, 4 * tile + 3);
+      cases.emplace_back(tile, "M=" + std::to_string(extent(rng)) + ",N=" + std::to_string(extent(rng)) + ",K=3");
+    }
+    for (const auto &[tile, sizes] : cases) {
+      std::string schedule = std::string(kTileStatisticSchedule) + "compute_at c total_rf.ii\n";
+      const std::string t = std::to_string(tile);
+      for (const auto &[from, to] : {std::pair<std::string, std::string>{"total.j 4", "total.j " + t},
+                                     {"j 4 4", "j " + t + " " + t},
+                                     {"total_rf.i 4", "total_rf.i " + t}})
+        schedule.replace(schedule.find(from), from.size(), to);
       EvalOptions options;
       options.time = false;
       options.trials = 1;
-      options.schedule = schedule_of(std::string(kTileStatisticSchedule) + "compute_at c total_rf.ii\n");
+      options.schedule = schedule_of(schedule);
       frontend::parse_size_assignments(sizes, &options.check_sizes);
       EvalRecord r = evaluate(spec, "tile_statistic.ks", *device, options);
-      EXPECT_TRUE(r.ok()) << api << " at " << sizes << ": " << r.to_json().dump(2);
+      EXPECT_TRUE(r.ok()) << api << " at " << sizes << ":\n" << schedule << r.to_json().dump(2);
     }
   }
 }
