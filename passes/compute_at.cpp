@@ -320,7 +320,7 @@ class GroupPoints {
   std::vector<std::string> locals;  // the work-item's loops, named in a refusal
 
  private:
-  static constexpr int64_t kMaxPoints = 1 << 20;
+  static constexpr int64_t kMaxPoints = 1 << 20;  // attention's 128 x 64 tile: about 100,000
   const std::set<std::string> &shared_;
   std::map<std::string, Expr> lets_;
   std::map<std::string, int64_t> env_;
