@@ -61,6 +61,33 @@ Expr affine_expr(const Affine &a, const std::map<std::string, DType> &types, DTy
   return e;
 }
 
+namespace {
+
+// a op b for an index's or a guard's operator (conditions 1 or 0); none for a division
+// by zero or an operator that is neither.
+std::optional<int64_t> apply_index_op(BinaryOp op, int64_t a, int64_t b) {
+  switch (op) {
+    case BinaryOp::Add: return a + b;
+    case BinaryOp::Sub: return a - b;
+    case BinaryOp::Mul: return a * b;
+    case BinaryOp::Div: return b ? std::optional<int64_t>(a / b) : std::nullopt;
+    case BinaryOp::Mod: return b ? std::optional<int64_t>(a % b) : std::nullopt;
+    case BinaryOp::Min: return std::min(a, b);
+    case BinaryOp::Max: return std::max(a, b);
+    case BinaryOp::Lt: return a < b;
+    case BinaryOp::Le: return a <= b;
+    case BinaryOp::Gt: return a > b;
+    case BinaryOp::Ge: return a >= b;
+    case BinaryOp::Eq: return a == b;
+    case BinaryOp::Ne: return a != b;
+    case BinaryOp::And: return a && b;
+    case BinaryOp::Or: return a || b;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
 std::optional<int64_t> evaluate_index(const Expr &e, const std::map<std::string, int64_t> &env,
                                       const std::map<std::string, Expr> &lets, int depth) {
   if (depth > 64) return std::nullopt;
@@ -81,24 +108,7 @@ std::optional<int64_t> evaluate_index(const Expr &e, const std::map<std::string,
     std::optional<int64_t> a = evaluate_index(n->a, env, lets, depth + 1),
                            b = evaluate_index(n->b, env, lets, depth + 1);
     if (!a || !b) return std::nullopt;
-    switch (n->op) {
-      case BinaryOp::Add: return *a + *b;
-      case BinaryOp::Sub: return *a - *b;
-      case BinaryOp::Mul: return *a * *b;
-      case BinaryOp::Div: return *b ? std::optional<int64_t>(*a / *b) : std::nullopt;
-      case BinaryOp::Mod: return *b ? std::optional<int64_t>(*a % *b) : std::nullopt;
-      case BinaryOp::Min: return std::min(*a, *b);
-      case BinaryOp::Max: return std::max(*a, *b);
-      case BinaryOp::Lt: return *a < *b;
-      case BinaryOp::Le: return *a <= *b;
-      case BinaryOp::Gt: return *a > *b;
-      case BinaryOp::Ge: return *a >= *b;
-      case BinaryOp::Eq: return *a == *b;
-      case BinaryOp::Ne: return *a != *b;
-      case BinaryOp::And: return *a && *b;
-      case BinaryOp::Or: return *a || *b;
-      default: return std::nullopt;
-    }
+    return apply_index_op(n->op, *a, *b);
   }
   return std::nullopt;
 }
@@ -122,32 +132,10 @@ std::optional<int64_t> IndexProgram::operator()(const std::vector<int64_t> &valu
       case Op::Neg: stack[top - 1] = -stack[top - 1]; break;
       case Op::Not: stack[top - 1] = !stack[top - 1]; break;
       case Op::Apply: {
-        const int64_t b = stack[--top], a = stack[top - 1];
-        int64_t &r = stack[top - 1];
-        switch (op.op) {
-          case BinaryOp::Add: r = a + b; break;
-          case BinaryOp::Sub: r = a - b; break;
-          case BinaryOp::Mul: r = a * b; break;
-          case BinaryOp::Div:
-            if (!b) return std::nullopt;
-            r = a / b;
-            break;
-          case BinaryOp::Mod:
-            if (!b) return std::nullopt;
-            r = a % b;
-            break;
-          case BinaryOp::Min: r = std::min(a, b); break;
-          case BinaryOp::Max: r = std::max(a, b); break;
-          case BinaryOp::Lt: r = a < b; break;
-          case BinaryOp::Le: r = a <= b; break;
-          case BinaryOp::Gt: r = a > b; break;
-          case BinaryOp::Ge: r = a >= b; break;
-          case BinaryOp::Eq: r = a == b; break;
-          case BinaryOp::Ne: r = a != b; break;
-          case BinaryOp::And: r = a && b; break;
-          case BinaryOp::Or: r = a || b; break;
-          default: return std::nullopt;
-        }
+        const int64_t b = stack[--top];
+        std::optional<int64_t> r = apply_index_op(op.op, stack[top - 1], b);
+        if (!r) return std::nullopt;
+        stack[top - 1] = *r;
         break;
       }
     }

@@ -319,6 +319,14 @@ class GroupPoints {
   std::vector<Read> read;
   std::vector<std::string> locals;  // the work-item's loops, named in a refusal
 
+  // The next work-group: what was written and read forgotten (which statements touch
+  // the buffers is not: the same for every group).
+  void next_group() {
+    written.clear();
+    read.clear();
+    points_ = 0;
+  }
+
  private:
   static constexpr int64_t kMaxPoints = 1 << 20;  // attention's 128 x 64 tile: about 100,000
   const std::set<std::string> &shared_;
@@ -333,11 +341,16 @@ class GroupPoints {
     if (inserted) it->second = !accesses(s, shared_).empty();
     return it->second;
   }
-  std::optional<std::vector<int64_t>> values(const std::vector<Expr> &indices) const {
+  // The indices of buffer[indices] at the current point; none (and *reason) where one
+  // is not integer arithmetic of the loops.
+  std::optional<std::vector<int64_t>> values(const std::string &buffer, const std::vector<Expr> &indices,
+                                             std::string *reason) const {
     std::vector<int64_t> out;
     for (const Expr &i : indices) {
       std::optional<int64_t> v = evaluate_index(i, env_, lets_);
-      if (!v) return std::nullopt;
+      if (!v)
+        return *reason = "the index of " + buffer + "[" + print_indices(indices) + "] is not one it can evaluate",
+               std::nullopt;
       out.push_back(*v);
     }
     return out;
@@ -346,10 +359,8 @@ class GroupPoints {
     if (stores_ || !e.defined()) return true;
     for (const Load *l : collect<Load>(e)) {
       if (!shared_.count(l->buffer)) continue;
-      std::optional<std::vector<int64_t>> at = values(l->indices);
-      if (!at)
-        return *reason = "the index of " + l->buffer + "[" + print_indices(l->indices) + "] is not one it can evaluate",
-               false;
+      std::optional<std::vector<int64_t>> at = values(l->buffer, l->indices, reason);
+      if (!at) return false;
       std::string item;
       for (const std::string &v : locals) item += (item.empty() ? "" : ", ") + v + " = " + std::to_string(env_.at(v));
       read.push_back({l->buffer, *at, print_indices(l->indices), item});
@@ -382,10 +393,8 @@ class GroupPoints {
         if (!loads_in(i, reason)) return false;
       if (!loads_in(n->value, reason)) return false;
       if (!stores_ || !shared_.count(n->buffer)) return true;
-      std::optional<std::vector<int64_t>> at = values(n->indices);
-      if (!at)
-        return *reason = "the index of " + n->buffer + "[" + print_indices(n->indices) + "] is not one it can evaluate",
-               false;
+      std::optional<std::vector<int64_t>> at = values(n->buffer, n->indices, reason);
+      if (!at) return false;
       written.emplace(n->buffer, *at);
       return true;
     }
@@ -415,6 +424,8 @@ bool reads_what_the_group_writes(const Stmt &rest, const Match &m, const std::se
       const int64_t last = groups[g]->extent - 1;
       points[p].push_back(p == 0 ? 0 : p == 1 ? last : p == 2 ? last / 2 : p - 3 == g ? last : 0);
     }
+  GroupPoints p(shared, m.lets);
+  for (const For *l : locals) p.locals.push_back(l->var);
   for (const std::vector<int64_t> &point : points) {
     std::map<std::string, int64_t> group_env;
     std::string where;
@@ -422,8 +433,7 @@ bool reads_what_the_group_writes(const Stmt &rest, const Match &m, const std::se
       group_env[groups[g]->var] = point[g];
       where += (where.empty() ? "" : ", ") + groups[g]->var + " = " + std::to_string(point[g]);
     }
-    GroupPoints p(shared, m.lets);
-    for (const For *l : locals) p.locals.push_back(l->var);
+    p.next_group();
     for (bool stores : {true, false}) {
       // every work-item of the group: the local loops' values, odometer order
       std::map<std::string, int64_t> env = group_env;
