@@ -6,6 +6,7 @@
 #include "ir/verifier.h"
 #include "passes/bind_unbound_kernels.h"
 #include "passes/lower.h"
+#include "passes/max_then_sum.h"
 #include "passes/unguard_accumulators.h"
 
 namespace ks {
@@ -42,6 +43,8 @@ Program run_pipeline(const Graph &graph, const Schedule &schedule, const PassObs
   after("bind-unbound-kernels", program);
   program = unguard_accumulators(program);
   after("unguard-accumulators", program);
+  program = max_then_sum(program);
+  after("max-then-sum", program);
   return program;
 }
 

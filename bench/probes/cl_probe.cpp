@@ -7,7 +7,9 @@
 // One buffer per FLOATS argument, in the kernel's parameter order, filled with the
 // same pseudo-random values in [-1, 1) every time; the kernel runs 3 times, then 25
 // timed runs (profiling events); prints the median milliseconds and a checksum of
-// the last buffer (its output), so that variants can be checked against each other.
+// the last buffer (its output) after one more run from the buffers as first filled,
+// so that variants can be checked against each other and a kernel that reads what
+// an earlier run left (a read moved above a barrier) shows.
 // With CL_PROBE_BINARY=FILE, the program's binary (NVIDIA: its PTX) is written there;
 // with CL_PROBE_LOG=1 the build log is printed (NVIDIA's -cl-nv-verbose: registers);
 // with CL_PROBE_OUT=FILE the last buffer after the timed runs is written there (raw
@@ -118,9 +120,10 @@ int main(int argc, char **argv) {
   cl_kernel kernel = clCreateKernel(program, argv[2], &err);
   check(err, "clCreateKernel");
   std::vector<cl_mem> buffers;
+  std::vector<std::vector<float>> initial;
   uint32_t state = 12345;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    std::vector<float> host(sizes[i]);
+    std::vector<float> &host = initial.emplace_back(sizes[i]);
     for (float &v : host) {
       state = state * 1664525u + 1013904223u;
       v = static_cast<float>(state >> 8) / 8388608.0f - 1.0f;
@@ -144,6 +147,12 @@ int main(int argc, char **argv) {
     if (run >= 3) ms.push_back((end - start) * 1e-6);
   }
   std::sort(ms.begin(), ms.end());
+  for (size_t i = 0; i < buffers.size(); ++i)
+    check(clEnqueueWriteBuffer(queue, buffers[i], CL_TRUE, 0, initial[i].size() * sizeof(float), initial[i].data(), 0,
+                               nullptr, nullptr),
+          "clEnqueueWriteBuffer");
+  check(clEnqueueNDRangeKernel(queue, kernel, 3, nullptr, global.data(), local.data(), 0, nullptr, nullptr),
+        "clEnqueueNDRangeKernel");
   std::vector<float> out(sizes.back());
   check(clEnqueueReadBuffer(queue, buffers.back(), CL_TRUE, 0, out.size() * sizeof(float), out.data(), 0, nullptr,
                             nullptr),
