@@ -1062,6 +1062,7 @@ struct KnownRewrites {
   std::vector<Rewrite> cheaper;
   bool any = false;
   std::vector<Rewrite> attention;  // online_attention, where it applies
+  std::vector<Rewrite> softmax;    // online_softmax, where it applies
 };
 
 const KnownRewrites &known_rewrites(const Graph &graph) {
@@ -1071,11 +1072,13 @@ const KnownRewrites &known_rewrites(const Graph &graph) {
   std::lock_guard<std::mutex> lock(mutex);
   auto it = known.find(key);
   if (it == known.end()) {
-    KnownRewrites k{simplifying_rewrites(graph), !applicable_rewrites(graph).empty(), {}};
+    KnownRewrites k{simplifying_rewrites(graph), !applicable_rewrites(graph).empty(), {}, {}};
     for (const Stage &s : graph.stages) {
       Rewrite online{RewriteKind::OnlineAttention, s.output, {}, {}, 0, {}};
       std::string reason;
       if (s.reduce == ReduceOp::Sum && try_rewrite(graph, online, &reason)) k.attention.push_back(online);
+      Rewrite lse{RewriteKind::OnlineSoftmax, s.output, {}, {}, 0, {}};
+      if (s.reduce == ReduceOp::Sum && try_rewrite(graph, lse, &reason)) k.softmax.push_back(lse);
     }
     // Rewrites that barely change the work are not worth the search's draws.
     if (!k.cheaper.empty() &&
@@ -1120,6 +1123,16 @@ std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInf
       if (std::optional<Graph> next = try_rewrite(rewritten, online, &reason)) {
         rewritten = std::move(*next);
         start.rewrites.push_back(online);
+      }
+    }
+    // A row's maximum and sum of exponentials as one logsumexp (where the one pass
+    // above has not taken them).
+    for (const Rewrite &lse : known_rewrites(rewritten).softmax) {
+      std::string reason;
+      if (!chance(rng, kOnlineSoftmaxShare)) continue;
+      if (std::optional<Graph> next = try_rewrite(rewritten, lse, &reason)) {
+        rewritten = std::move(*next);
+        start.rewrites.push_back(lse);
       }
     }
     // Reductions with too few outputs for the device split across work-groups.

@@ -301,8 +301,10 @@ TEST(Sketches, SumColumnsAsVectors) {
 TEST(Sketches, PutRowStatisticsInTheirConsumersKernel) {
   for (const char *name : {"softmax", "layer_norm", "matmul_gelu_softmax"}) {
     Draws d = draw(example(name), 20);
+    // Two statistics, or one where the draw made a softmax's two a logsumexp.
     EXPECT_GE(d.with([](const Schedule &s) {
-      return count(s, PrimitiveKind::ComputeAt) == 2 && count(s, PrimitiveKind::CrossReduce) == 2;
+      const int statistics = s.rewrites.empty() || s.rewrites.back().kind != RewriteKind::OnlineSoftmax ? 2 : 1;
+      return count(s, PrimitiveKind::ComputeAt) == statistics && count(s, PrimitiveKind::CrossReduce) == statistics;
     }),
               10)
         << name;
