@@ -298,6 +298,34 @@ struct CPrinter::Impl : public IRVisitorStrict {
     return name + "[" + offset(buffer, indices) + "]";
   }
 
+  // A 16-bit tensor's element read as f32 (exact), and a store of an f32 value into
+  // one, rounded to nearest even: f16 through vload_half/vstore_half_rte (OpenCL
+  // 1.2's core, no cl_khr_fp16 needed), bf16 as the f32's top 16 bits.
+  bool stored_in_half(const std::string &buffer) const { return is_half(buffers.at(buffer).type); }
+  std::string half_read(const std::string &buffer, const std::vector<Expr> &indices) {
+    if (buffers.at(buffer).type == DType::F16)
+      return "vload_half(" + offset(buffer, indices) + ", " + p.c_name(buffer) + ")";
+    return bf16_helper(false) + "(" + access(buffer, indices) + ")";
+  }
+  std::string half_store(const std::string &buffer, const std::vector<Expr> &indices, const std::string &value) {
+    if (buffers.at(buffer).type == DType::F16)
+      return "vstore_half_rte(" + value + ", " + offset(buffer, indices) + ", " + p.c_name(buffer) + ");";
+    return access(buffer, indices) + " = " + bf16_helper(true) + "(" + value + ");";
+  }
+  std::string bf16_helper(bool to) {
+    const std::string name = to ? "ks_to_bf16" : "ks_from_bf16";
+    const std::string q = p.target_.helper_qualifier.empty() ? "" : p.target_.helper_qualifier + " ";
+    if (to)
+      p.helpers_used_[name] =
+          q +
+          "ushort ks_to_bf16(float x) {\n  const uint u = as_uint(x);\n"
+          "  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);  // NaN stays quiet\n"
+          "  return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);  // to nearest, ties to even\n}\n";
+    else
+      p.helpers_used_[name] = q + "float ks_from_bf16(ushort b) { return as_float((uint)b << 16); }\n";
+    return name;
+  }
+
   // ---- expressions ----
   void visit(const IntImm *n) override {
     std::string v = std::to_string(n->value);
@@ -410,7 +438,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
       set(vector_load(n), kUnary);  // the vector form has no padded vector reads
       return;
     }
-    std::string read = access(n->buffer, n->indices);
+    std::string read = stored_in_half(n->buffer) ? half_read(n->buffer, n->indices) : access(n->buffer, n->indices);
     std::string condition = inside_test(n);
     if (condition.empty()) {
       set(read, kPrimary);
@@ -885,7 +913,9 @@ struct CPrinter::Impl : public IRVisitorStrict {
   }
   void visit(const Store *n) override {
     if (in_async_copy) return async_store(n);
-    if (!lanes_vary(n->indices)) {
+    if (!lanes_vary(n->indices) && stored_in_half(n->buffer)) {
+      out << line() << half_store(n->buffer, n->indices, sub(n->value, 0)) << "\n";
+    } else if (!lanes_vary(n->indices)) {
       out << line() << access(n->buffer, n->indices) << " = " << sub(n->value, 0) << ";\n";
     } else if (scopes.at(n->buffer) == MemoryScope::Private) {
       out << line() << "{\n";
@@ -981,6 +1011,8 @@ std::string CPrinter::type_name(DType type) const {
     case DType::I64: return target_.i64_type;
     case DType::Bool: return target_.bool_type;
     case DType::F64: uses_f64_ = true; return target_.f64_type;
+    case DType::F16: return target_.f16_storage;
+    case DType::BF16: return target_.bf16_storage;
   }
   return "?";
 }

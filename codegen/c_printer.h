@@ -45,6 +45,9 @@ enum class MatrixUnits { Refused, Emulated, Ptx };
 /// What differs between C-like targets.
 struct CTarget {
   std::string f32_type = "float", i32_type = "int", i64_type = "long", bool_type = "int", f64_type = "double";
+  // How a 16-bit tensor's buffer is declared (its elements read and written through
+  // vload_half/vstore_half_rte, and bf16 by bit shifts: c_printer.cpp).
+  std::string f16_storage = "half", bf16_storage = "ushort";
   std::string f32_suffix = "f", i64_suffix = "L";
   std::string infinity = "INFINITY", nan = "NAN";
   std::string float_min = "fmin", float_max = "fmax", int_min = "min", int_max = "max", float_mod = "fmod";

@@ -156,6 +156,10 @@ GeneratedProgram generate_glsl(const Program &program, bool subgroups, AsyncCopi
   if (matrix_units == MatrixUnits::Emulated) target.matrix_units = matrix_units;
   target.precision = precision;
   for (const TensorDecl &b : program.buffers)
+    if (is_half(b.type))
+      throw UserError("error: buffer " + b.name + " is " + dtype_name(b.type) +
+                      "; kernelsmith's SPIR-V target does not generate 16-bit storage yet (use --target opencl)");
+  for (const TensorDecl &b : program.buffers)
     if (b.numel() > INT32_MAX)
       throw UserError("error: buffer " + b.name + " has " + std::to_string(b.numel()) +
                       " elements; a Vulkan storage buffer is indexed with 32 bits (at most 2147483647)");

@@ -352,7 +352,15 @@ class Walker : public clang::RecursiveASTVisitor<Walker> {
   }
 };
 
-const char *type_name(DType t) { return t == DType::F32 ? "float" : t == DType::I32 ? "int" : "long"; }
+const char *type_name(DType t) {
+  switch (t) {
+    case DType::F32: return "float";
+    case DType::I32: return "int";
+    case DType::F16: return "half";     // read and written through vload_half/vstore_half_rte
+    case DType::BF16: return "ushort";  // an f32's top 16 bits
+    default: return "long";
+  }
+}
 
 // Whether element (a builtin type, or a vector of one) holds values of type t.
 bool holds(clang::QualType element, DType t) {
@@ -363,6 +371,8 @@ bool holds(clang::QualType element, DType t) {
     case DType::F32: return b->getKind() == clang::BuiltinType::Float;
     case DType::I32: return b->getKind() == clang::BuiltinType::Int || b->getKind() == clang::BuiltinType::UInt;
     case DType::I64: return b->getKind() == clang::BuiltinType::Long || b->getKind() == clang::BuiltinType::ULong;
+    case DType::F16: return b->getKind() == clang::BuiltinType::Half;
+    case DType::BF16: return b->getKind() == clang::BuiltinType::UShort || b->getKind() == clang::BuiltinType::Short;
     default: return false;
   }
 }

@@ -25,6 +25,7 @@
 #include "ir/lexer.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "ir/visitor.h"
 
 namespace ks::frontend {
 
@@ -332,6 +333,21 @@ class Elaborator {
   }
 
   // ---- tensors ----
+  // The type an intermediate stage is stored in: its value's, except that a float
+  // computed from tensors of one 16-bit type (and integers, constants) is stored in
+  // that type, as PyTorch gives the result of half tensors' operations.
+  DType stored_type(const Expr &body) const {
+    if (body.type() != DType::F32) return body.type();
+    std::optional<DType> half;
+    for (const Load *l : collect<Load>(body)) {
+      const TensorDecl *t = graph_.find_tensor(l->buffer);
+      if (!t || !is_float(value_type(t->type))) continue;
+      if (!is_half(t->type) || (half && *half != t->type)) return DType::F32;
+      half = t->type;
+    }
+    return half.value_or(DType::F32);
+  }
+
   void declare(const AstTensor &t, TensorRole role) {
     check_new_name(t.name, t.loc);
     TensorDecl decl;
@@ -339,7 +355,7 @@ class Elaborator {
     decl.role = role;
     auto type = parse_dtype(t.dtype);
     if (!type || *type == DType::Bool || *type == DType::F64)
-      error_at(t.dtype_loc, "unknown type '" + t.dtype + "'; types are f32, i32, i64");
+      error_at(t.dtype_loc, "unknown type '" + t.dtype + "'; types are f32, f16, bf16, i32, i64");
     decl.type = *type;
     int64_t elements = 1;
     for (size_t d = 0; d < t.shape.size(); ++d) {
@@ -555,13 +571,13 @@ class Elaborator {
         if (is_int(type) && is_float(body.type()))
           error_at(s.body->loc, "'" + s.tensor + "' is " + dtype_name(type) + " but the expression is " +
                                     dtype_name(body.type()) + "; convert it with " + dtype_name(type) + "(...)");
-        body = cast_to(type, body);
+        body = cast_to(value_type(type), body);
       } else if (!is_int(type)) {
         error_at(s.reduce_loc, std::string(reduce_op_name(stage.reduce)) + " yields an index, but '" + s.tensor +
                                    "' is " + dtype_name(type));
       }
     } else {
-      type = arg ? DType::I64 : body.type();
+      type = arg ? DType::I64 : stored_type(body);
       TensorDecl decl;
       decl.name = s.tensor;
       decl.type = type;
@@ -703,6 +719,9 @@ class Elaborator {
     if (auto type = parse_dtype(e.text); type && *type != DType::F64) {
       need(1);
       if (*type == DType::Bool) error_at(e.loc, "cannot convert to bool; use a comparison");
+      if (is_half(*type))
+        error_at(e.loc, e.text + " is a storage type: values are computed in f32 and rounded where a " + e.text +
+                            " tensor stores them; declare the tensor " + e.text);
       return cast_to(*type, numeric(*e.args[0], "the converted value"));
     }
     if (auto fn = find_builtin(e.text)) {

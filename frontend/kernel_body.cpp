@@ -192,8 +192,8 @@ ResolvedPlan resolve_plan(const LaunchPlanText &plan, const Graph &graph) {
     t.name = s.name;
     t.role = TensorRole::Temp;
     auto type = parse_dtype(s.dtype);
-    if (!type || *type == DType::Bool || *type == DType::F64)
-      error_at(s.dtype_loc, "unknown type '" + s.dtype + "'; types are f32, i32, i64");
+    if (!type || *type == DType::Bool || *type == DType::F64 || is_half(*type))
+      error_at(s.dtype_loc, "unknown type '" + s.dtype + "'; a scratch buffer's types are f32, i32, i64");
     t.type = *type;
     int64_t elements = 1;
     for (const AstExprPtr &e : s.shape) {

@@ -369,6 +369,11 @@ TensorMap interpret(const Graph &graph, const TensorMap &inputs) {
         }
       }
       if (is_int(out.type) && !arg) result = std::trunc(result);
+      // A 16-bit output holds its values rounded, as every device's store of it must.
+      // Intermediates keep f64's, as f32 tensors do: a schedule may keep them in f32
+      // (a fused kernel's registers, a rewrite that drops them), and where a device
+      // stores them in 16 bits, error_bound.h allows for those roundings.
+      if (is_half(out.type) && out_decl->role == TensorRole::Output) result = round_to(out.type, result);
       out.values[static_cast<size_t>(point)] = result;
     }
     tensors[stage.output] = std::move(out);

@@ -125,6 +125,7 @@ Expr Call::make(Builtin fn, std::vector<Expr> args) {
 
 Expr Cast::make(DType type, Expr value) {
   if (!value.defined()) type_error("cast of nothing");
+  if (is_half(type)) type_error(std::string("a cast to ") + dtype_name(type) + ", a storage type");
   return Expr(std::make_shared<Cast>(type, std::move(value)));
 }
 
@@ -139,6 +140,7 @@ Expr Select::make(Expr condition, Expr true_value, Expr false_value) {
 
 Expr Load::make(DType type, const std::string &buffer, std::vector<Expr> indices, std::optional<double> pad) {
   if (type == DType::Bool) type_error("buffer " + buffer + " of bool");
+  type = value_type(type);  // a 16-bit tensor's element read is an f32 value
   for (const Expr &index : indices)
     if (!index.defined() || !is_int(index.type())) type_error("index of " + buffer + " is not an integer");
   return Expr(std::make_shared<Load>(type, buffer, std::move(indices), pad));

@@ -12,7 +12,7 @@ bool is_reserved_word(const std::string &word) {
   static const std::set<std::string> words = {
       // the DSL
       "kernel", "where", "check", "require", "const", "in", "else", "inf", "nan", "select", "min", "max", "sum", "prod",
-      "argmax", "argmin", "f32", "i32", "i64", "bool", "true", "false",
+      "argmax", "argmin", "f32", "f16", "bf16", "i32", "i64", "bool", "true", "false",
       // printed IR
       "graph", "sizes", "constants", "input", "output", "temp", "program", "for", "let", "block", "allocate", "barrier",
       "if", "reads", "writes",

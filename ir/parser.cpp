@@ -141,7 +141,7 @@ class IRParser {
   DType dtype() {
     const Token &t = ts_.expect_identifier("a type");
     auto type = parse_dtype(t.text);
-    if (!type) error_at(t.loc, "unknown type '" + t.text + "'; types are f32, i32, i64");
+    if (!type) error_at(t.loc, "unknown type '" + t.text + "'; types are f32, f16, bf16, i32, i64");
     return *type;
   }
 
@@ -373,7 +373,11 @@ class IRParser {
         TensorDecl local;
         local.name = ts_.expect_identifier("a buffer name").text;
         ts_.expect(":");
+        const Token &type_token = ts_.peek();
         local.type = dtype();
+        if (is_half(local.type))
+          error_at(type_token.loc, std::string("an allocation of ") + dtype_name(local.type) +
+                                       ": registers and local memory hold f32 values, not 16-bit storage");
         local.shape = shape();
         const Token &scope_name = ts_.expect_identifier("a memory scope");
         auto scope = parse_memory_scope(scope_name.text);
@@ -506,7 +510,7 @@ class IRParser {
                             std::to_string(indices.size()));
       ts_.expect("=");
       Expr value = expr();
-      if (value.type() != b.type)
+      if (value.type() != value_type(b.type))
         error_at(t.loc,
                  "store of " + std::string(dtype_name(value.type())) + " to " + t.text + " of " + dtype_name(b.type));
       return checked(t.loc, [&] { return Store::make(b.name, indices, value); });

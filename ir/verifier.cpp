@@ -53,7 +53,7 @@ class ExprChecker : public IRVisitor {
     auto it = tensors_.find(n->buffer);
     if (it == tensors_.end()) return fail("load of unknown buffer '" + n->buffer + "'");
     const TensorDecl &t = *it->second;
-    if (t.type != n->type) return fail("load of " + n->buffer + " has the wrong type");
+    if (value_type(t.type) != n->type) return fail("load of " + n->buffer + " has the wrong type");
     if (t.shape.size() != n->indices.size()) return fail("load of " + n->buffer + " has the wrong rank");
     if (n->pad) return;
     for (size_t d = 0; d < n->indices.size(); ++d)
@@ -172,6 +172,8 @@ class ProgramChecker : public IRVisitor {
   }
   void visit(const Allocate *n) override {
     if (tensors_.count(n->buffer)) fail("allocation '" + n->buffer + "' shadows a buffer");
+    // Registers and local memory hold values, not storage (OpenCL C has no half arrays).
+    if (is_half(n->type)) fail("allocation '" + n->buffer + "' of " + dtype_name(n->type) + ", a storage type");
     // Local memory is declared once at the top of the kernel, whatever block allocates it.
     if (n->scope == MemoryScope::Local && !locals_.insert(n->buffer).second)
       fail("local allocation '" + n->buffer + "' appears twice in one kernel");
@@ -222,7 +224,7 @@ class ProgramChecker : public IRVisitor {
         fail("asynchronous copy into " + n->buffer + " of " + print_expr(n->value) +
              ", not a global buffer's element (0 outside it)");
     }
-    if (t.type != n->value.type()) fail("store of the wrong type to " + n->buffer);
+    if (value_type(t.type) != n->value.type()) fail("store of the wrong type to " + n->buffer);
     if (t.shape.size() != n->indices.size()) fail("store to " + n->buffer + " has the wrong rank");
     for (size_t d = 0; d < n->indices.size() && d < t.shape.size(); ++d) {
       check(n->indices[d]);
@@ -284,7 +286,7 @@ void verify_graph(const Graph &graph) {
       broken("stage '" + out.name + "' has reduction variables without a reduction", print_graph(graph));
     bool arg = stage.reduce == ReduceOp::ArgMax || stage.reduce == ReduceOp::ArgMin;
     if (!stage.body.defined()) broken("stage '" + out.name + "' has no body", print_graph(graph));
-    if (arg ? !is_int(out.type) || stage.body.type() == DType::Bool : stage.body.type() != out.type)
+    if (arg ? !is_int(out.type) || stage.body.type() == DType::Bool : stage.body.type() != value_type(out.type))
       broken("stage '" + out.name + "' computes " + dtype_name(stage.body.type()) + " into " + dtype_name(out.type),
              print_graph(graph));
     std::string problem;

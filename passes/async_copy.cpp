@@ -102,7 +102,7 @@ std::optional<Stmt> in_lanes(const Program &program, const For &copy, const Boun
   const Store *store = let ? let->body.as<Store>() : nullptr;
   const Load *load = store ? store->value.as<Load>() : nullptr;
   const TensorDecl *source = load ? program.find_buffer(load->buffer) : nullptr;
-  if (!source || copy.extent % 4 != 0 || dtype_bytes(load->type) != 4) return std::nullopt;
+  if (!source || copy.extent % 4 != 0 || dtype_bytes(source->type) != 4) return std::nullopt;
   // Inside its buffer at every step, so that the pad (which a vector read cannot
   // have) never applies.
   BoundsScope scope = outside;
@@ -202,6 +202,8 @@ std::optional<Program> async_copy(const Program &program, const std::string &sta
     *reason = "loop " + loop + " is " + for_kind_name(l->kind) + only;
     return std::nullopt;
   }
+  if (std::string half = half_access_refusal(program, l->body, "asynchronous copies"); !half.empty())
+    return *reason = half, std::nullopt;
   if (slots < 2) {
     *reason = std::to_string(slots) + " slot: a ring needs at least 2 (one read while the next lands)";
     return std::nullopt;

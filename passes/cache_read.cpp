@@ -257,8 +257,8 @@ bool fits(const Box &box, const TensorDecl &source, MemoryScope scope, std::stri
               " elements; private caches hold at most " + std::to_string(kMaxPrivateElements);
     return false;
   }
-  if (scope == MemoryScope::Local && volume * dtype_bytes(source.type) > kMaxLocalBytes) {
-    *reason = "the box of " + source.name + " needs " + std::to_string(volume * dtype_bytes(source.type)) +
+  if (scope == MemoryScope::Local && volume * dtype_bytes(value_type(source.type)) > kMaxLocalBytes) {
+    *reason = "the box of " + source.name + " needs " + std::to_string(volume * dtype_bytes(value_type(source.type))) +
               " bytes of local memory; at most " + std::to_string(kMaxLocalBytes);
     return false;
   }
@@ -416,7 +416,8 @@ std::optional<Program> cache_read(const Program &program, const std::string &sta
     cached = is_local(at->kind)
                  ? Seq::make({copy, Barrier::make(MemoryScope::Local), body})
                  : Seq::make({copy, Barrier::make(MemoryScope::Local), body, Barrier::make(MemoryScope::Local)});
-  cached = Allocate::make(cache, source->type, box->shape, scope, cached);
+  // A 16-bit tensor's cache holds its values, f32 (exact).
+  cached = Allocate::make(cache, value_type(source->type), box->shape, scope, cached);
   Program out = replace_loop(program, where.kernel, loop,
                              [&](const For *l) { return For::make(l->var, l->extent, l->kind, cached); });
   if (!verified(out, reason)) return std::nullopt;

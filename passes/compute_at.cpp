@@ -496,11 +496,13 @@ std::vector<TensorDecl> demote_temporaries(const Program &program, const Program
       if (!group_only) shape.push_back(t.shape[d]);
     }
     if (shape.empty()) shape.push_back(1);
-    if (shape_numel(shape) * dtype_bytes(t.type) > kMaxLocalBytes) {
+    // A 16-bit temporary kept in local memory holds f32 values (unrounded, as
+    // PyTorch's fused kernels keep theirs).
+    if (shape_numel(shape) * dtype_bytes(value_type(t.type)) > kMaxLocalBytes) {
       buffers.push_back(t);
       continue;
     }
-    *fused_at = Allocate::make(t.name, t.type, shape, MemoryScope::Local, demote(*fused_at, t.name, keep));
+    *fused_at = Allocate::make(t.name, value_type(t.type), shape, MemoryScope::Local, demote(*fused_at, t.name, keep));
   }
   return buffers;
 }

@@ -126,6 +126,17 @@ std::set<std::string> names_in_kernel(const Kernel &kernel) {
   return collect.names;
 }
 
+std::string half_access_refusal(const Program &program, const Stmt &s, const std::string &primitive) {
+  std::vector<std::string> touched;
+  for (const Load *l : collect<Load>(s)) touched.push_back(l->buffer);
+  for (const Store *st : collect<Store>(s)) touched.push_back(st->buffer);
+  for (const std::string &name : touched)
+    if (const TensorDecl *t = program.find_buffer(name); t && is_half(t->type))
+      return primitive + " of " + name + ", a " + dtype_name(t->type) +
+             " tensor: 16-bit vectors, asynchronous copies and matrix fragments are not generated yet";
+  return "";
+}
+
 NameSet kernel_names(const Program &program, const Kernel &kernel) {
   NameSet names;
   for (const TensorDecl &b : program.buffers) names.reserve(b.name);

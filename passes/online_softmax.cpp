@@ -155,7 +155,7 @@ std::optional<Graph> online_softmax(const Graph &graph, const std::string &name,
   l.output = lse;
   l.reduce = ReduceOp::LogSumExp;
   if (scale != 1) l.body = l.body * FloatImm::make(l.body.type(), scale);
-  const DType type = graph.find_tensor(name)->type;
+  const DType type = value_type(graph.find_tensor(name)->type);  // a 16-bit total's value is f32
   for (Stage &s : g.stages) {
     if (s.output == name || s.output == maximum.output || inlined.count(s.output)) continue;
     s.body = simplify(replace_loads(s.body, [&](const Load &load, const Expr &) -> Expr {
@@ -167,7 +167,7 @@ std::optional<Graph> online_softmax(const Graph &graph, const std::string &name,
       return Expr();
     }));
   }
-  g.tensors.push_back(temp_tensor(lse, graph.find_tensor(maximum.output)->type, l.spatial));
+  g.tensors.push_back(temp_tensor(lse, value_type(graph.find_tensor(maximum.output)->type), l.spatial));
   const std::optional<size_t> m_new = stage_index(g, maximum.output);
   g.stages.insert(g.stages.begin() + static_cast<std::ptrdiff_t>(*m_new), l);
   return finish_rewrite(std::move(g));

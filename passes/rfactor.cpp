@@ -91,7 +91,7 @@ std::optional<Graph> rfactor(const Graph &graph, const std::string &name, const 
   combine.body = Load::make(out.type, partial, indices);
 
   Graph result = graph;
-  result.tensors.push_back(temp_tensor(partial, out.type, partial_stage.spatial));
+  result.tensors.push_back(temp_tensor(partial, value_type(out.type), partial_stage.spatial));  // parts in f32
   result.stages[*at] = combine;
   result.stages.insert(result.stages.begin() + static_cast<std::ptrdiff_t>(*at), partial_stage);
   return finish_rewrite(std::move(result));

@@ -17,6 +17,8 @@ std::optional<Program> tensorize(const Program &program, const std::string &stag
   StageLoops where;
   const For *l = find_loop(program, stage, loop, &where, reason);
   if (!l) return std::nullopt;
+  if (std::string half = half_access_refusal(program, l->body, "matrix fragments"); !half.empty())
+    return *reason = half, std::nullopt;
   if (l->kind != ForKind::Serial && l->kind != ForKind::Unrolled) {
     *reason = "loop " + loop + " is " + for_kind_name(l->kind) +
               "; tensorize takes a serial loop over a register tile's reduction (cache_write ... private first)";

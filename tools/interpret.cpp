@@ -48,7 +48,8 @@ TensorData input_from_json(const TensorDecl &d, const nlohmann::json &j, const s
     if (!values[i].is_number()) fail("value " + std::to_string(i) + " is not a number");
     double v = values[i].get<double>();
     if (!std::isfinite(v)) fail("value " + std::to_string(i) + " is not finite");
-    if (d.type != DType::F32) {
+    if (is_half(d.type)) v = round_to(d.type, v);  // what the tensor can hold
+    if (is_int(d.type)) {
       if (v != std::floor(v)) fail("holds integers, but value " + std::to_string(i) + " is " + values[i].dump());
       if (d.range && (v < d.range->lo || v >= d.range->hi))
         fail("value " + std::to_string(i) + " is " + values[i].dump() + ", outside its range " +

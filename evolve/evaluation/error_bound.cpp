@@ -12,7 +12,14 @@
 
 namespace ks {
 
-double unit_roundoff(DType type) { return std::ldexp(1.0, type == DType::F64 ? -53 : -24); }
+double unit_roundoff(DType type) {
+  switch (type) {
+    case DType::F64: return std::ldexp(1.0, -53);
+    case DType::F16: return std::ldexp(1.0, -11);
+    case DType::BF16: return std::ldexp(1.0, -8);
+    default: return std::ldexp(1.0, -24);
+  }
+}
 
 namespace {
 
@@ -77,8 +84,14 @@ class Bounder {
     return b;
   }
 
-  /// One rounding of a result v of type `type`: U |v|, and the flush to zero.
+  /// One rounding of a result v of type `type`: U |v|, and the flush to zero. A
+  /// 16-bit store rounds an f32 value (rounded already) once more, and the reference
+  /// rounds its own value: two of the format's roundings and one of f32's, and f16's
+  /// least subnormal step (2^-24) absolute.
   static Expr rounding(const Expr &v, DType type) {
+    if (is_half(type))
+      return num(2 * unit_roundoff(type) + unit_roundoff(DType::F32)) * magnitude(v) +
+             num(type == DType::F16 ? std::ldexp(1.0, -24) : kFlush);
     Expr r = num(unit_roundoff(type)) * magnitude(v);
     return type == DType::F32 ? r + num(kFlush) : r;
   }
@@ -349,9 +362,9 @@ class StageBound {
     if (stage_.reduce == ReduceOp::SoftmaxSum) return softmax_sum();  // its body is a pair, no value
     Bounder bounder(b_->out.graph, b_->out.bound_of);
     const Bounded term = bounder.of(stage_.body);
-    const bool is_float_value = is_float(y_.type);
+    const bool is_float_value = is_float(value_type(y_.type));
     const Expr t = as_bound(stage_.body);
-    const double u = unit_roundoff(y_.type);
+    const double u = unit_roundoff(value_type(y_.type));  // the accumulation's, in f32
     const Expr rounding = is_float_value ? Bounder::rounding(value_, y_.type) : Expr();
     auto flips = [&](ReduceOp over) {  // an integer that may differ: unknown (infinity)
       if (term.flip.defined()) finish(new_stage("_bound", over, Select::make(term.flip, num(kInfinity), num(0))));
@@ -404,7 +417,12 @@ class StageBound {
       case ReduceOp::Max:
       case ReduceOp::Min:
         if (!is_float_value) return flips(ReduceOp::Max);
-        if (term.error.defined()) finish(new_stage("_bound", ReduceOp::Max, term.error));
+        if (is_half(y_.type))  // the largest of f32 values, stored in 16 bits
+          finish(new_stage(
+              "_bound", ReduceOp::None,
+              plus(term.error.defined() ? load(new_stage("_terms", ReduceOp::Max, term.error)) : Expr(), rounding)));
+        else if (term.error.defined())
+          finish(new_stage("_bound", ReduceOp::Max, term.error));
         return;
       case ReduceOp::LogSumExp: {
         // log S: S's relative rounding as a sum of the weights exp(t - y) (they sum to
@@ -490,7 +508,7 @@ class StageBound {
       return index;
     };
     const std::vector<Expr> at_score_row = at_vars(score_rows), at_score_point = at_vars(score_points);
-    const DType type = y_.type;
+    const DType type = value_type(y_.type);
     auto value_stage = [&](const std::string &suffix, const std::vector<IterVar> &spatial, ReduceOp op,
                            std::vector<IterVar> reduce, const Expr &body) {
       Stage s;
@@ -523,7 +541,7 @@ class StageBound {
     const Expr rescaling =
         num(kSigmas * unit_roundoff(type) * std::sqrt(static_cast<double>(n_))) * as_bound(at(magnitude, at_));
     finish(new_stage("_bound", ReduceOp::None,
-                     plus(load(b_->out.bound_of.at(two_pass)), rescaling + Bounder::rounding(value_, type))));
+                     plus(load(b_->out.bound_of.at(two_pass)), rescaling + Bounder::rounding(value_, y_.type))));
   }
 
   // A new f32 stage over the stage's element (and its reduction, unless `over` is

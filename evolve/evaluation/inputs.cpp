@@ -32,6 +32,12 @@ double HostBuffer::at(int64_t i) const {
       std::memcpy(&v, p, sizeof v);
       return v;
     }
+    case DType::F16:
+    case DType::BF16: {
+      uint16_t v;
+      std::memcpy(&v, p, sizeof v);
+      return half_value(type, v);
+    }
     case DType::Bool: return p[0];
   }
   return 0;
@@ -91,15 +97,19 @@ HostBuffer random_input(const TensorDecl &tensor, uint64_t seed) {
     });
   };
   auto unit = [](uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; };
+  auto real = [&](uint64_t h) {
+    if (tensor.range) {
+      volatile double scaled = (hi - lo) * unit(h);  // no fused multiply-add: the device's kernel has none
+      return static_cast<float>(lo + scaled);
+    }
+    return static_cast<float>(std::ldexp(2 * unit(h) - 1, static_cast<int>(mix(h) % 9) - 4));
+  };
   switch (tensor.type) {
-    case DType::F32:
-      fill(reinterpret_cast<float *>(buffer.bytes.data()), [&](uint64_t h) {
-        if (tensor.range) {
-          volatile double scaled = (hi - lo) * unit(h);  // no fused multiply-add: the device's kernel has none
-          return static_cast<float>(lo + scaled);
-        }
-        return static_cast<float>(std::ldexp(2 * unit(h) - 1, static_cast<int>(mix(h) % 9) - 4));
-      });
+    case DType::F32: fill(reinterpret_cast<float *>(buffer.bytes.data()), real); break;
+    case DType::F16:
+    case DType::BF16:  // the f32 value rounded to the tensor's format, as a store of it would
+      fill(reinterpret_cast<uint16_t *>(buffer.bytes.data()),
+           [&](uint64_t h) { return half_bits(tensor.type, real(h)); });
       break;
     case DType::I32:
       fill(reinterpret_cast<int32_t *>(buffer.bytes.data()),
@@ -158,17 +168,27 @@ HostBuffer poisoned(const TensorDecl &tensor, Poison kind) {
     case DType::I32: fill(INT32_MIN, INT32_MAX, INT32_MIN + 1); break;
     case DType::I64: fill(INT64_MIN, INT64_MAX, INT64_MIN + 1); break;
     case DType::F64: fill(std::numeric_limits<double>::quiet_NaN(), 3e38, -3e38); break;
+    case DType::F16:
+    case DType::BF16:  // NaN, and the largest finite values
+      fill(half_bits(tensor.type, NAN), half_bits(tensor.type, tensor.type == DType::F16 ? 65504.0 : 3e38),
+           half_bits(tensor.type, tensor.type == DType::F16 ? -65504.0 : -3e38));
+      break;
     case DType::Bool: break;
   }
   return buffer;
 }
 
-uint32_t poison_pattern(DType type) { return type == DType::F32 ? 0x7FC00000u : 0x80000000u; }
+uint32_t poison_pattern(DType type) {
+  if (is_half(type)) return 0x10001u * half_bits(type, NAN);  // two NaNs a word
+  return type == DType::F32 ? 0x7FC00000u : 0x80000000u;
+}
 
 bool is_poison(DType type, double value) {
   switch (type) {
     case DType::F32:
-    case DType::F64: return std::isnan(value);
+    case DType::F64:
+    case DType::F16:
+    case DType::BF16: return std::isnan(value);
     case DType::I32: return value == static_cast<double>(INT32_MIN);
     case DType::I64: return value == static_cast<double>(INT64_MIN);
     case DType::Bool: return false;

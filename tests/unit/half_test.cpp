@@ -1,0 +1,194 @@
+// f16 and bf16 tensors (issue 49, first part): the conversions against a table, the
+// device's stores against the host's rounding, specs checked against the interpreter
+// on PoCL (naive and scheduled), and what is refused with its reason.
+#include <cmath>
+#include <cstring>
+
+#include "codegen/opencl_c.h"
+#include "evolve/evaluation/evaluate.h"
+#include "frontend/parser.h"
+#include "ir/parser.h"
+#include "passes/pipeline.h"
+#include "passes/schedule.h"
+#include "test_util.h"
+
+namespace ks {
+namespace {
+
+float bits_float(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// f32 values and their f16 and bf16 bits (NaN checked as NaN): ties to even,
+// subnormals, the largest finite values and past them, infinities, signed zero.
+struct Row {
+  float value;
+  uint16_t f16, bf16;
+};
+const Row kRows[] = {
+    {1.0f, 0x3c00, 0x3f80},
+    {-2.0f, 0xc000, 0xc000},
+    {-0.0f, 0x8000, 0x8000},
+    {1.0f + 0x1p-11f, 0x3c00, 0x3f80},          // f16's tie: to the even 1.0
+    {1.0f + 3 * 0x1p-11f, 0x3c02, 0x3f80},      // f16's tie: to the even 1 + 2^-9
+    {1.0f + 0x1p-8f, 0x3c04, 0x3f80},           // bf16's tie: to the even 1.0
+    {1.0f + 3 * 0x1p-8f, 0x3c0c, 0x3f82},       // bf16's tie: to the even 1 + 2^-6
+    {65504.0f, 0x7bff, 0x4780},                 // f16's largest (bf16: 65536)
+    {65519.0f, 0x7bff, 0x4780},                 // below the f16 tie with 2^16: 65504
+    {65520.0f, 0x7c00, 0x4780},                 // the tie: to infinity
+    {-70000.0f, 0xfc00, 0xc789},                //
+    {0x1p-14f, 0x0400, 0x3880},                 // f16's least normal
+    {0x1p-24f, 0x0001, 0x3380},                 // f16's least subnormal
+    {0x1p-25f, 0x0000, 0x3300},                 // the tie with 0: to the even 0
+    {3 * 0x1p-25f, 0x0002, 0x33c0},             // the tie between 1 and 2 steps: 2
+    {0.1f, 0x2e66, 0x3dcd},                     //
+    {3.4028235e38f, 0x7c00, 0x7f80},            // f32's largest: infinite in both
+    {bits_float(0x7f7f7fffu), 0x7c00, 0x7f7f},  // bf16's largest, from below the tie
+    {INFINITY, 0x7c00, 0x7f80},
+    {-INFINITY, 0xfc00, 0xff80},
+};
+
+TEST(HalfTypes, RoundToNearestEvenAgainstATable) {
+  for (const Row &r : kRows) {
+    EXPECT_EQ(half_bits(DType::F16, r.value), r.f16) << r.value;
+    EXPECT_EQ(half_bits(DType::BF16, r.value), r.bf16) << r.value;
+    // Each format's bits give back the value they round to.
+    for (DType t : {DType::F16, DType::BF16}) {
+      const double rounded = round_to(t, r.value);
+      const uint16_t bits = t == DType::F16 ? r.f16 : r.bf16;
+      EXPECT_EQ(half_value(t, bits), rounded) << dtype_name(t) << " " << r.value;
+      EXPECT_EQ(std::signbit(half_value(t, bits)), std::signbit(r.value)) << dtype_name(t) << " " << r.value;
+    }
+  }
+  EXPECT_TRUE(std::isnan(half_value(DType::F16, half_bits(DType::F16, NAN))));
+  EXPECT_TRUE(std::isnan(half_value(DType::BF16, half_bits(DType::BF16, NAN))));
+  EXPECT_EQ(dtype_bytes(DType::F16), 2);
+  EXPECT_EQ(dtype_bytes(DType::BF16), 2);
+}
+
+// The generated stores (vstore_half_rte, bf16's shifts) round every row of the table
+// as the host does: a spec copying f32 values into a 16-bit tensor, run on PoCL.
+TEST(HalfOnDevice, StoresRoundAsTheHostDoes) {
+  if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
+  auto device = runtime::open_device("", "opencl");
+  const size_t n = std::size(kRows) + 1;  // and a NaN
+  std::vector<float> x;
+  for (const Row &r : kRows) x.push_back(r.value);
+  x.push_back(NAN);
+  for (const char *type : {"f16", "bf16"}) {
+    const std::string spec =
+        std::string("kernel k(x: f32[N]) -> y: ") + type + "[N] where N = " + std::to_string(n) + " { y[i] = x[i] }";
+    const Program p = run_pipeline(test::graph_of(spec));
+    const GeneratedProgram code = generate_opencl_c(p);
+    ASSERT_EQ(code.kernels.size(), 1u);
+    device->build({code.source, {}});
+    runtime::BufferId bx = device->allocate(n * 4), by = device->allocate(n * 2);
+    device->write(bx, x.data(), n * 4);
+    runtime::KernelLaunch launch;
+    launch.kernel = code.kernels[0].name;
+    for (int d = 0; d < 3; ++d) {
+      launch.local[d] = static_cast<size_t>(code.kernels[0].shape.local[d]);
+      launch.global[d] = static_cast<size_t>(code.kernels[0].shape.groups[d] * code.kernels[0].shape.local[d]);
+    }
+    launch.args = {bx, by};
+    device->run({{launch}});
+    std::vector<uint16_t> y(n);
+    device->read(by, y.data(), n * 2);
+    const DType t = *parse_dtype(type);
+    for (size_t i = 0; i + 1 < n; ++i)
+      EXPECT_EQ(y[i], t == DType::F16 ? kRows[i].f16 : kRows[i].bf16) << type << " of " << x[i];
+    EXPECT_TRUE(std::isnan(half_value(t, y[n - 1]))) << type << " of NaN";
+    device->release(bx);
+    device->release(by);
+  }
+}
+
+// 16-bit activations and weights, f32 arithmetic: the intermediates of one 16-bit
+// type are stored in it, a mix is f32.
+const char *kSoftmax = R"(kernel sm(x: TYPE[N, D]) -> y: TYPE[N, D] where N = 8, D = 40 {
+  row_max[n] = max(d) x[n, d]
+  e[n, d] = exp(x[n, d] - row_max[n])
+  total[n] = sum(d) e[n, d]
+  y[n, d] = e[n, d] / total[n]
+})";
+const char *kMatmul = R"(kernel mm(a: TYPE[M, K], b: f32[K, N], bias: TYPE[N]) -> c: TYPE[M, N]
+  where M = 16, N = 24, K = 40 {
+  p[i, j] = sum(k) a[i, k] * b[k, j]
+  c[i, j] = gelu(p[i, j] + bias[j])
+})";
+
+std::string typed(const char *spec, const std::string &type) {
+  std::string s = spec;
+  for (size_t at; (at = s.find("TYPE")) != std::string::npos;) s.replace(at, 4, type);
+  return s;
+}
+
+TEST(HalfTypes, IntermediatesTakeTheirOperandsType) {
+  const Graph g = test::graph_of(typed(kSoftmax, "bf16"));
+  for (const char *name : {"row_max", "e", "total", "y"}) EXPECT_EQ(g.find_tensor(name)->type, DType::BF16) << name;
+  const Graph mixed = test::graph_of(typed(kMatmul, "f16"));
+  EXPECT_EQ(mixed.find_tensor("p")->type, DType::F32) << "f16 times f32";
+  EXPECT_EQ(mixed.find_tensor("c")->type, DType::F16) << "as declared";
+}
+
+TEST(HalfOnDevice, SpecsAgreeWithTheInterpreter) {
+  if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
+  auto device = runtime::open_device("", "opencl");
+  const std::vector<std::pair<const char *, std::string>> cases = {
+      {kSoftmax, ""},
+      // rows of 8 work-items, the statistics in y's kernel (f32 in local memory), x cached
+      {kSoftmax,
+       "bind row_max.n group.x\ncross_reduce row_max.d 8 -> t\nbind total.n group.x\ncross_reduce total.d 8 -> t1\n"
+       "split y.d 8 -> dj1 t2\nreorder y t2 dj1\nbind y.n group.x\nbind y.t2 local.x\ninline e\n"
+       "compute_at total y.t2\ncompute_at row_max y.t2\ncache_read y.t2 x private -> x_r\n"},
+      // the row's two statistics one logsumexp in f32 (online_softmax drops e and total)
+      {kSoftmax,
+       "rewrite online_softmax total\nbind row_max_lse.n group.x\ncross_reduce row_max_lse.d 8 -> t\n"
+       "unroll row_max_lse.dj\nsplit y.d 8 -> dj1 t1\nreorder y t1 dj1\nbind y.n group.x\nbind y.t1 local.x\n"
+       "compute_at row_max_lse y.t1\n"},
+      {kMatmul, ""},
+      // a register tile over panels of a cached in local memory
+      {kMatmul,
+       "tile p i j 8 8 -> io jo ii ji\nsplit p.ii 4 -> ri ty\nsplit p.ji 4 -> rj tx\nreorder p ty tx ri rj\n"
+       "bind p.io group.y\nbind p.jo group.x\nbind p.ty local.y\nbind p.tx local.x\ncache_write p.tx private\n"
+       "split p.k 8 -> ko ki\ncache_read p.ko a local -> a_s\n"},
+  };
+  for (const char *type : {"f16", "bf16"})
+    for (const auto &[spec, schedule] : cases) {
+      const std::string text = typed(spec, type);
+      EvalOptions options;
+      options.time = false;
+      options.trials = 3;
+      if (!schedule.empty()) options.schedule = parse_schedule(test::source(schedule, "half.sched"));
+      EvalRecord r = evaluate(frontend::parse_spec(test::source(text, "half.ks")), "half.ks", *device, options);
+      EXPECT_TRUE(r.ok()) << type << ":\n" << text << "\n" << schedule << r.to_json().dump(2);
+    }
+}
+
+TEST(HalfTypes, WhatIsNotGeneratedYetIsRefusedWithItsReason) {
+  // A cast to a storage type.
+  EXPECT_NE(test::user_error([] {
+              test::graph_of("kernel k(x: f32[N]) -> y: f32[N] where N = 4 { y[i] = f16(x[i]) }");
+            }).find("f16 is a storage type"),
+            std::string::npos);
+  // Registers and local memory hold f32.
+  EXPECT_NE(test::user_error([] {
+              parse_program(
+                  test::source("program p\ninput x: f16[4]\noutput y: f16[4]\n\nkernel y {\n  block y "
+                               "reads(x[0 +: 4]) writes(y[0 +: 4]) {\n    allocate t: f16[4] private\n"
+                               "    y[0] = x[0]\n  }\n}\n",
+                               "p.loops"));
+            }).find("an allocation of f16"),
+            std::string::npos);
+  // Vectors of 16-bit elements, and the SPIR-V target.
+  const Graph g = test::graph_of(typed(kSoftmax, "f16"));
+  EXPECT_NE(test::user_error([&] {
+              run_pipeline(g, parse_schedule(test::source("split y.d 4 -> do dv\nvectorize y.dv\n", "v.sched")));
+            }).find(", a f16 tensor: 16-bit vectors"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace ks
