@@ -1127,7 +1127,7 @@ std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInf
     }
     // A row's maximum and sum of exponentials as one logsumexp (where the one pass
     // above has not taken them).
-    for (const Rewrite &lse : known_rewrites(rewritten).softmax) {
+    for (const Rewrite &lse : device.gpu ? known_rewrites(rewritten).softmax : std::vector<Rewrite>{}) {
       std::string reason;
       if (!chance(rng, kOnlineSoftmaxShare)) continue;
       if (std::optional<Graph> next = try_rewrite(rewritten, lse, &reason)) {

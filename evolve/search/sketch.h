@@ -52,7 +52,7 @@
 // pass (`rewrite online_attention`) in kAttentionShare of the draws
 // (kAttentionShareWithMatrixUnits on a device with matrix units), a row's maximum
 // and its sum of exponentials made one logsumexp (`rewrite online_softmax`) in
-// kOnlineSoftmaxShare of the draws where that applies, and a reduction
+// kOnlineSoftmaxShare of the draws on a GPU where that applies, and a reduction
 // whose outputs are too few to fill the
 // device (split_candidate: a GEMM with a long K, a channel's statistics, a sum to one
 // value) is split across work-groups in some draws (`rewrite rfactor`, parts drawn
@@ -129,7 +129,8 @@ constexpr double kAttentionShare = 0.8, kAttentionShareWithMatrixUnits = 0.3;
 /// a logsumexp (`rewrite online_softmax`): the row is read once less, and since
 /// max-then-sum a work-item's share of it costs one exp an element as the two passes
 /// did (attention's three kernels on the H200: 1.80 ms against the four's 2.05). Not
-/// all: a softmax's statistics may also live in one kernel with its output.
+/// all: a softmax's statistics may also live in one kernel with its output. On a GPU
+/// only, as the mutator's rewrite edit: on PoCL the one pass was the slower.
 constexpr double kOnlineSoftmaxShare = 0.5;
 
 /// Whether any rewrite applies to graph, found once per graph.

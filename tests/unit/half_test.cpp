@@ -15,7 +15,7 @@
 namespace ks {
 namespace {
 
-float bits_float(uint32_t bits) {
+float float_of_bits(uint32_t bits) {
   float f;
   std::memcpy(&f, &bits, 4);
   return f;
@@ -23,35 +23,35 @@ float bits_float(uint32_t bits) {
 
 // f32 values and their f16 and bf16 bits (NaN checked as NaN): ties to even,
 // subnormals, the largest finite values and past them, infinities, signed zero.
-struct Row {
+struct HalfRow {
   float value;
   uint16_t f16, bf16;
 };
-const Row kRows[] = {
+const HalfRow kHalfRows[] = {
     {1.0f, 0x3c00, 0x3f80},
     {-2.0f, 0xc000, 0xc000},
     {-0.0f, 0x8000, 0x8000},
-    {1.0f + 0x1p-11f, 0x3c00, 0x3f80},          // f16's tie: to the even 1.0
-    {1.0f + 3 * 0x1p-11f, 0x3c02, 0x3f80},      // f16's tie: to the even 1 + 2^-9
-    {1.0f + 0x1p-8f, 0x3c04, 0x3f80},           // bf16's tie: to the even 1.0
-    {1.0f + 3 * 0x1p-8f, 0x3c0c, 0x3f82},       // bf16's tie: to the even 1 + 2^-6
-    {65504.0f, 0x7bff, 0x4780},                 // f16's largest (bf16: 65536)
-    {65519.0f, 0x7bff, 0x4780},                 // below the f16 tie with 2^16: 65504
-    {65520.0f, 0x7c00, 0x4780},                 // the tie: to infinity
-    {-70000.0f, 0xfc00, 0xc789},                //
-    {0x1p-14f, 0x0400, 0x3880},                 // f16's least normal
-    {0x1p-24f, 0x0001, 0x3380},                 // f16's least subnormal
-    {0x1p-25f, 0x0000, 0x3300},                 // the tie with 0: to the even 0
-    {3 * 0x1p-25f, 0x0002, 0x33c0},             // the tie between 1 and 2 steps: 2
-    {0.1f, 0x2e66, 0x3dcd},                     //
-    {3.4028235e38f, 0x7c00, 0x7f80},            // f32's largest: infinite in both
-    {bits_float(0x7f7f7fffu), 0x7c00, 0x7f7f},  // bf16's largest, from below the tie
+    {1.0f + 0x1p-11f, 0x3c00, 0x3f80},             // f16's tie: to the even 1.0
+    {1.0f + 3 * 0x1p-11f, 0x3c02, 0x3f80},         // f16's tie: to the even 1 + 2^-9
+    {1.0f + 0x1p-8f, 0x3c04, 0x3f80},              // bf16's tie: to the even 1.0
+    {1.0f + 3 * 0x1p-8f, 0x3c0c, 0x3f82},          // bf16's tie: to the even 1 + 2^-6
+    {65504.0f, 0x7bff, 0x4780},                    // f16's largest (bf16: 65536)
+    {65519.0f, 0x7bff, 0x4780},                    // below the f16 tie with 2^16: 65504
+    {65520.0f, 0x7c00, 0x4780},                    // the tie: to infinity
+    {-70000.0f, 0xfc00, 0xc789},                   //
+    {0x1p-14f, 0x0400, 0x3880},                    // f16's least normal
+    {0x1p-24f, 0x0001, 0x3380},                    // f16's least subnormal
+    {0x1p-25f, 0x0000, 0x3300},                    // the tie with 0: to the even 0
+    {3 * 0x1p-25f, 0x0002, 0x33c0},                // the tie between 1 and 2 steps: 2
+    {0.1f, 0x2e66, 0x3dcd},                        //
+    {3.4028235e38f, 0x7c00, 0x7f80},               // f32's largest: infinite in both
+    {float_of_bits(0x7f7f7fffu), 0x7c00, 0x7f7f},  // bf16's largest, from below the tie
     {INFINITY, 0x7c00, 0x7f80},
     {-INFINITY, 0xfc00, 0xff80},
 };
 
 TEST(HalfTypes, RoundToNearestEvenAgainstATable) {
-  for (const Row &r : kRows) {
+  for (const HalfRow &r : kHalfRows) {
     EXPECT_EQ(half_bits(DType::F16, r.value), r.f16) << r.value;
     EXPECT_EQ(half_bits(DType::BF16, r.value), r.bf16) << r.value;
     // Each format's bits give back the value they round to.
@@ -73,9 +73,9 @@ TEST(HalfTypes, RoundToNearestEvenAgainstATable) {
 TEST(HalfOnDevice, StoresRoundAsTheHostDoes) {
   if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
   auto device = runtime::open_device("", "opencl");
-  const size_t n = std::size(kRows) + 1;  // and a NaN
+  const size_t n = std::size(kHalfRows) + 1;  // and a NaN
   std::vector<float> x;
-  for (const Row &r : kRows) x.push_back(r.value);
+  for (const HalfRow &r : kHalfRows) x.push_back(r.value);
   x.push_back(NAN);
   for (const char *type : {"f16", "bf16"}) {
     const std::string spec =
@@ -98,7 +98,7 @@ TEST(HalfOnDevice, StoresRoundAsTheHostDoes) {
     device->read(by, y.data(), n * 2);
     const DType t = *parse_dtype(type);
     for (size_t i = 0; i + 1 < n; ++i)
-      EXPECT_EQ(y[i], t == DType::F16 ? kRows[i].f16 : kRows[i].bf16) << type << " of " << x[i];
+      EXPECT_EQ(y[i], t == DType::F16 ? kHalfRows[i].f16 : kHalfRows[i].bf16) << type << " of " << x[i];
     EXPECT_TRUE(std::isnan(half_value(t, y[n - 1]))) << type << " of NaN";
     device->release(bx);
     device->release(by);
@@ -107,28 +107,28 @@ TEST(HalfOnDevice, StoresRoundAsTheHostDoes) {
 
 // 16-bit activations and weights, f32 arithmetic: the intermediates of one 16-bit
 // type are stored in it, a mix is f32.
-const char *kSoftmax = R"(kernel sm(x: TYPE[N, D]) -> y: TYPE[N, D] where N = 8, D = 40 {
+const char *kHalfSoftmax = R"(kernel sm(x: TYPE[N, D]) -> y: TYPE[N, D] where N = 8, D = 40 {
   row_max[n] = max(d) x[n, d]
   e[n, d] = exp(x[n, d] - row_max[n])
   total[n] = sum(d) e[n, d]
   y[n, d] = e[n, d] / total[n]
 })";
-const char *kMatmul = R"(kernel mm(a: TYPE[M, K], b: f32[K, N], bias: TYPE[N]) -> c: TYPE[M, N]
+const char *kHalfMatmul = R"(kernel mm(a: TYPE[M, K], b: f32[K, N], bias: TYPE[N]) -> c: TYPE[M, N]
   where M = 16, N = 24, K = 40 {
   p[i, j] = sum(k) a[i, k] * b[k, j]
   c[i, j] = gelu(p[i, j] + bias[j])
 })";
 
-std::string typed(const char *spec, const std::string &type) {
+std::string half_spec(const char *spec, const std::string &type) {
   std::string s = spec;
   for (size_t at; (at = s.find("TYPE")) != std::string::npos;) s.replace(at, 4, type);
   return s;
 }
 
 TEST(HalfTypes, IntermediatesTakeTheirOperandsType) {
-  const Graph g = test::graph_of(typed(kSoftmax, "bf16"));
+  const Graph g = test::graph_of(half_spec(kHalfSoftmax, "bf16"));
   for (const char *name : {"row_max", "e", "total", "y"}) EXPECT_EQ(g.find_tensor(name)->type, DType::BF16) << name;
-  const Graph mixed = test::graph_of(typed(kMatmul, "f16"));
+  const Graph mixed = test::graph_of(half_spec(kHalfMatmul, "f16"));
   EXPECT_EQ(mixed.find_tensor("p")->type, DType::F32) << "f16 times f32";
   EXPECT_EQ(mixed.find_tensor("c")->type, DType::F16) << "as declared";
 }
@@ -137,27 +137,27 @@ TEST(HalfOnDevice, SpecsAgreeWithTheInterpreter) {
   if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
   auto device = runtime::open_device("", "opencl");
   const std::vector<std::pair<const char *, std::string>> cases = {
-      {kSoftmax, ""},
+      {kHalfSoftmax, ""},
       // rows of 8 work-items, the statistics in y's kernel (f32 in local memory), x cached
-      {kSoftmax,
+      {kHalfSoftmax,
        "bind row_max.n group.x\ncross_reduce row_max.d 8 -> t\nbind total.n group.x\ncross_reduce total.d 8 -> t1\n"
        "split y.d 8 -> dj1 t2\nreorder y t2 dj1\nbind y.n group.x\nbind y.t2 local.x\ninline e\n"
        "compute_at total y.t2\ncompute_at row_max y.t2\ncache_read y.t2 x private -> x_r\n"},
       // the row's two statistics one logsumexp in f32 (online_softmax drops e and total)
-      {kSoftmax,
+      {kHalfSoftmax,
        "rewrite online_softmax total\nbind row_max_lse.n group.x\ncross_reduce row_max_lse.d 8 -> t\n"
        "unroll row_max_lse.dj\nsplit y.d 8 -> dj1 t1\nreorder y t1 dj1\nbind y.n group.x\nbind y.t1 local.x\n"
        "compute_at row_max_lse y.t1\n"},
-      {kMatmul, ""},
+      {kHalfMatmul, ""},
       // a register tile over panels of a cached in local memory
-      {kMatmul,
+      {kHalfMatmul,
        "tile p i j 8 8 -> io jo ii ji\nsplit p.ii 4 -> ri ty\nsplit p.ji 4 -> rj tx\nreorder p ty tx ri rj\n"
        "bind p.io group.y\nbind p.jo group.x\nbind p.ty local.y\nbind p.tx local.x\ncache_write p.tx private\n"
        "split p.k 8 -> ko ki\ncache_read p.ko a local -> a_s\n"},
   };
   for (const char *type : {"f16", "bf16"})
     for (const auto &[spec, schedule] : cases) {
-      const std::string text = typed(spec, type);
+      const std::string text = half_spec(spec, type);
       EvalOptions options;
       options.time = false;
       options.trials = 3;
@@ -183,7 +183,7 @@ TEST(HalfTypes, WhatIsNotGeneratedYetIsRefusedWithItsReason) {
             }).find("an allocation of f16"),
             std::string::npos);
   // Vectors of 16-bit elements, and the SPIR-V target.
-  const Graph g = test::graph_of(typed(kSoftmax, "f16"));
+  const Graph g = test::graph_of(half_spec(kHalfSoftmax, "f16"));
   EXPECT_NE(test::user_error([&] {
               run_pipeline(g, parse_schedule(test::source("split y.d 4 -> do dv\nvectorize y.dv\n", "v.sched")));
             }).find(", a f16 tensor: 16-bit vectors"),

@@ -18,21 +18,22 @@ using test::count;
 
 // A row's logsumexp, every other run of 8 columns -inf: a chunk of 8 that holds no
 // finite value is the case the rewrite must answer with -inf, not NaN.
-const char *kLogSumExp = R"(kernel lse(x: f32[N, C]) -> y: f32[N] where N = 8, C = 45 {
+const char *kRowLogSumExp = R"(kernel lse(x: f32[N, C]) -> y: f32[N] where N = 8, C = 45 {
   w[n, c] = select(c % 16 < 8, -inf, x[n, c])
   row_max[n] = max(c) w[n, c]
   total[n] = sum(c) exp(w[n, c] - row_max[n])
   y[n] = log(total[n]) + row_max[n]
 })";
 
-const char *kChunks = "rewrite online_softmax total\ninline w\nsplit row_max_lse.c 8 -> co ci\n";
+const char *kLogSumExpChunks = "rewrite online_softmax total\ninline w\nsplit row_max_lse.c 8 -> co ci\n";
 
-std::string scheduled(const std::string &schedule) {
-  return print_program(run_pipeline(test::graph_of(kLogSumExp), parse_schedule(test::source(schedule, "lse.sched"))));
+std::string chained(const std::string &schedule) {
+  return print_program(
+      run_pipeline(test::graph_of(kRowLogSumExp), parse_schedule(test::source(schedule, "lse.sched"))));
 }
 
 TEST(MaxThenSum, AnUnrolledChainBecomesAMaximumAndASum) {
-  const std::string text = scheduled(std::string(kChunks) + "unroll row_max_lse.ci\n");
+  const std::string text = chained(std::string(kLogSumExpChunks) + "unroll row_max_lse.ci\n");
   EXPECT_EQ(count(text, "row_max_lse_acc_max[0] = max(row_max_lse_acc_max[0], "), 1) << text;
   EXPECT_EQ(count(text, "row_max_lse_acc_sum[0] = row_max_lse_acc_sum[0] + exp("), 1) << text;
   EXPECT_EQ(count(text, "- row_max_lse_acc_max[0])"), 1) << text;
@@ -42,7 +43,7 @@ TEST(MaxThenSum, AnUnrolledChainBecomesAMaximumAndASum) {
   EXPECT_EQ(count(text, "for ci in 0..8 unrolled"), 1) << text;
   EXPECT_EQ(count(text, "for ci1 in 0..8 unrolled"), 1) << text;
   // A serial loop keeps its chain: its loads would be read twice from memory.
-  const std::string serial = scheduled(kChunks);
+  const std::string serial = chained(kLogSumExpChunks);
   EXPECT_EQ(count(serial, "_acc_max"), 0) << serial;
   EXPECT_EQ(count(serial, "row_max_lse_acc[0] = logaddexp(row_max_lse_acc[0], "), 1) << serial;
 }
@@ -71,7 +72,7 @@ TEST(MaxThenSum, LeavesWhatIsNoChain) {
 // Against the interpreter on PoCL and lavapipe: chunks of 8 (two with no finite
 // value, the last overhanging C) and one work-item's strided share of a row.
 TEST(MaxThenSumOnDevice, AgreesWithTheInterpreter) {
-  const frontend::Spec spec = frontend::parse_spec(test::source(kLogSumExp, "lse.ks"));
+  const frontend::Spec spec = frontend::parse_spec(test::source(kRowLogSumExp, "lse.ks"));
   for (const std::string api : {"opencl", "vulkan"}) {
     if (!test::has_device(api)) {
       std::printf("SKIP %s: %s\n", api.c_str(), test::missing_device(api).c_str());
@@ -79,7 +80,7 @@ TEST(MaxThenSumOnDevice, AgreesWithTheInterpreter) {
     }
     auto device = runtime::open_device("", api);
     for (const std::string schedule :
-         {std::string(kChunks) + "unroll row_max_lse.ci\n",
+         {std::string(kLogSumExpChunks) + "unroll row_max_lse.ci\n",
           std::string("rewrite online_softmax total\ninline w\nbind row_max_lse.n group.x\n"
                       "cross_reduce row_max_lse.c 4 -> t\nunroll row_max_lse.cj\n")}) {
       EvalOptions options;
