@@ -337,6 +337,10 @@ TEST_P(MatrixTileOnDevice, EmulatedAgreesWithTheInterpreter) {
   EvalOptions options;
   options.time = false;
   options.trials = 2;
+  // Inputs of a fixed seed: this test holds the layout, which any inputs show wrong;
+  // 3xTF32's error against the fp32 bound is the K = 2048 test's. (Fresh inputs once
+  // put matmul's 3xTF32 at 1.05 of its bound on lavapipe, 1 run in well over 40.)
+  options.seed = 7;
   options.emulate_matrix_units = true;
   options.async_copies_in_order = true;
   options.schedule = parse_schedule(test::source(schedule, name + ".sched"));
