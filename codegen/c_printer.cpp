@@ -913,10 +913,12 @@ struct CPrinter::Impl : public IRVisitorStrict {
   }
   void visit(const Store *n) override {
     if (in_async_copy) return async_store(n);
-    if (!lanes_vary(n->indices) && stored_in_half(n->buffer)) {
-      out << line() << half_store(n->buffer, n->indices, sub(n->value, 0)) << "\n";
-    } else if (!lanes_vary(n->indices)) {
-      out << line() << access(n->buffer, n->indices) << " = " << sub(n->value, 0) << ";\n";
+    if (!lanes_vary(n->indices)) {
+      const std::string value = sub(n->value, 0);
+      out << line()
+          << (stored_in_half(n->buffer) ? half_store(n->buffer, n->indices, value)
+                                        : access(n->buffer, n->indices) + " = " + value + ";")
+          << "\n";
     } else if (scopes.at(n->buffer) == MemoryScope::Private) {
       out << line() << "{\n";
       ++indent;

@@ -7,6 +7,7 @@
 
 #include "ir/simplify.h"
 #include "ir/visitor.h"
+#include "passes/graph_edit.h"
 #include "passes/loops.h"
 
 namespace ks {
@@ -19,12 +20,6 @@ struct Chain {
   const Store *store = nullptr;
   Expr x;
 };
-
-bool reads(const Expr &e, const std::string &buffer) {
-  for (const Load *l : collect<Load>(e))
-    if (l->buffer == buffer) return true;
-  return false;
-}
 
 std::optional<Chain> chain_of(const For &loop, const std::set<std::string> &privates) {
   Chain c;
@@ -56,12 +51,12 @@ std::optional<Chain> chain_of(const For &loop, const std::set<std::string> &priv
     return true;
   };
   c.x = is_acc(update->a) ? update->b : is_acc(update->b) ? update->a : Expr();
-  if (!c.x.defined() || reads(c.x, acc)) return std::nullopt;
+  if (!c.x.defined() || reads_buffer(c.x, acc)) return std::nullopt;
   for (const Expr &index : c.store->indices)
     if (mentions(index, varying)) return std::nullopt;  // not one accumulator for the whole loop
   for (const Stmt &step : c.path) {
     const LetStmt *let = step.as<LetStmt>();
-    if (reads(let ? let->value : step.as<IfThenElse>()->condition, acc)) return std::nullopt;
+    if (reads_buffer(let ? let->value : step.as<IfThenElse>()->condition, acc)) return std::nullopt;
   }
   return c;
 }

@@ -1114,26 +1114,25 @@ std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInf
     return std::nullopt;  // rewrites that do not apply here (another graph's)
   }
   if (!rewrites) {
+    // A drawn rewrite, where it still applies to the graph drawn so far.
+    auto take = [&](const Rewrite &r) {
+      std::string reason;
+      if (std::optional<Graph> next = try_rewrite(rewritten, r, &reason)) {
+        rewritten = std::move(*next);
+        start.rewrites.push_back(r);
+      }
+    };
     // A sum weighted by a softmax (attention) in one pass.
     // (no draw where it does not apply: such graphs' sketches are as they were)
     const std::vector<Rewrite> attention = known_rewrites(rewritten).attention;
-    for (const Rewrite &online : attention) {
-      std::string reason;
-      if (!chance(rng, device.matrix_units ? kAttentionShareWithMatrixUnits : kAttentionShare)) continue;
-      if (std::optional<Graph> next = try_rewrite(rewritten, online, &reason)) {
-        rewritten = std::move(*next);
-        start.rewrites.push_back(online);
-      }
-    }
+    for (const Rewrite &online : attention)
+      if (chance(rng, device.matrix_units ? kAttentionShareWithMatrixUnits : kAttentionShare)) take(online);
     // A row's maximum and sum of exponentials as one logsumexp (where the one pass
     // above has not taken them).
-    for (const Rewrite &lse : device.gpu ? known_rewrites(rewritten).softmax : std::vector<Rewrite>{}) {
-      std::string reason;
-      if (!chance(rng, kOnlineSoftmaxShare)) continue;
-      if (std::optional<Graph> next = try_rewrite(rewritten, lse, &reason)) {
-        rewritten = std::move(*next);
-        start.rewrites.push_back(lse);
-      }
+    if (device.gpu) {
+      const std::vector<Rewrite> softmax = known_rewrites(rewritten).softmax;
+      for (const Rewrite &lse : softmax)
+        if (chance(rng, kOnlineSoftmaxShare)) take(lse);
     }
     // Reductions with too few outputs for the device split across work-groups.
     std::vector<std::string> stages;
@@ -1141,12 +1140,7 @@ std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInf
     for (const std::string &name : stages) {
       const Stage &stage = rewritten.stages[*stage_index(rewritten, name)];
       std::optional<Rewrite> split = draw_rfactor(rewritten, stage, device, rng);
-      if (!split || !chance(rng, kRfactorShare)) continue;
-      std::string reason;
-      if (std::optional<Graph> next = try_rewrite(rewritten, *split, &reason)) {
-        rewritten = std::move(*next);
-        start.rewrites.push_back(*split);
-      }
+      if (split && chance(rng, kRfactorShare)) take(*split);
     }
   }
   std::string rewrite_note;
