@@ -285,6 +285,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
       for (int64_t k = 0; k < lanes(); ++k) elements += (k ? ", " : "") + lane_access(n->buffer, n->indices, k);
       return "(" + vector_type(n->type) + ")(" + elements + ")";
     }
+    if (stored_in_half(n->buffer)) return half_vector_read(n->buffer, n->indices);
     if (aligned(n->buffer, n->indices)) return wide_lvalue(n->buffer, n->indices, vector_type(n->type));
     return p.target_.vector_load + std::to_string(lanes()) + "(0, &" + access(n->buffer, n->indices) + ")";
   }
@@ -312,17 +313,47 @@ struct CPrinter::Impl : public IRVisitorStrict {
       return "vstore_half_rte(" + value + ", " + offset(buffer, indices) + ", " + p.c_name(buffer) + ");";
     return access(buffer, indices) + " = " + bf16_helper(true) + "(" + value + ");";
   }
-  std::string bf16_helper(bool to) {
-    const std::string name = to ? "ks_to_bf16" : "ks_from_bf16";
+  // The lanes' elements from lane 0's onwards, as one vector access: vloada_halfN
+  // and a ushortN lvalue where aligned (the offset a multiple of the lanes),
+  // vload_halfN and vloadN (2-byte alignment) where not.
+  std::string half_vector_read(const std::string &buffer, const std::vector<Expr> &indices) {
+    const std::string n = std::to_string(lanes());
+    if (buffers.at(buffer).type == DType::F16)
+      return std::string(aligned(buffer, indices) ? "vloada_half" : "vload_half") + n + "(0, " + p.c_name(buffer) +
+             " + " + offset(buffer, indices) + ")";
+    const std::string bits = aligned(buffer, indices)
+                                 ? wide_lvalue(buffer, indices, "ushort" + n)
+                                 : p.target_.vector_load + n + "(0, &" + access(buffer, indices) + ")";
+    return bf16_helper(false, lanes()) + "(" + bits + ")";
+  }
+  std::string half_vector_store(const std::string &buffer, const std::vector<Expr> &indices, const std::string &value) {
+    const std::string n = std::to_string(lanes());
+    if (buffers.at(buffer).type == DType::F16)
+      return std::string(aligned(buffer, indices) ? "vstorea_half" : "vstore_half") + n + "_rte(" + value + ", 0, " +
+             p.c_name(buffer) + " + " + offset(buffer, indices) + ");";
+    const std::string bits = bf16_helper(true, lanes()) + "(" + value + ")";
+    if (aligned(buffer, indices)) return wide_lvalue(buffer, indices, "ushort" + n) + " = " + bits + ";";
+    return p.target_.vector_store + n + "(" + bits + ", 0, &" + access(buffer, indices) + ");";
+  }
+  // bf16 from and to f32, of one element or of a vector of `lanes` (the same
+  // operations lane by lane: OpenCL C's integer operators and select are
+  // component-wise).
+  std::string bf16_helper(bool to, int64_t lanes = 1) {
+    const std::string n = lanes == 1 ? "" : std::to_string(lanes);
+    const std::string name = std::string(to ? "ks_to_bf16" : "ks_from_bf16") + (n.empty() ? "" : "_" + n);
     const std::string q = p.target_.helper_qualifier.empty() ? "" : p.target_.helper_qualifier + " ";
+    const std::string uint_t = "uint" + n, ushort_t = "ushort" + n, float_t = "float" + n;
     if (to)
       p.helpers_used_[name] =
-          q +
-          "ushort ks_to_bf16(float x) {\n  const uint u = as_uint(x);\n"
-          "  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);  // NaN stays quiet\n"
-          "  return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);  // to nearest, ties to even\n}\n";
+          q + ushort_t + " " + name + "(" + float_t + " x) {\n  const " + uint_t + " u = as_" + uint_t +
+          "(x);\n"
+          "  const " +
+          uint_t + " nearest = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;  // to nearest, ties to even\n" +
+          "  return convert_" + ushort_t +
+          "(select(nearest, (u >> 16) | 0x40u, (u & 0x7fffffffu) > 0x7f800000u));  // NaN stays quiet\n}\n";
     else
-      p.helpers_used_[name] = q + "float ks_from_bf16(ushort b) { return as_float((uint)b << 16); }\n";
+      p.helpers_used_[name] = q + float_t + " " + name + "(" + ushort_t + " b) { return as_" + float_t + "(convert_" +
+                              uint_t + "(b) << 16); }\n";
     return name;
   }
 
@@ -919,6 +950,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
           << (stored_in_half(n->buffer) ? half_store(n->buffer, n->indices, value)
                                         : access(n->buffer, n->indices) + " = " + value + ";")
           << "\n";
+    } else if (stored_in_half(n->buffer)) {
+      out << line() << half_vector_store(n->buffer, n->indices, widened(n->value)) << "\n";
     } else if (scopes.at(n->buffer) == MemoryScope::Private) {
       out << line() << "{\n";
       ++indent;

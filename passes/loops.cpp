@@ -133,7 +133,7 @@ std::string half_access_refusal(const Program &program, const Stmt &s, const std
   for (const std::string &name : touched)
     if (const TensorDecl *t = program.find_buffer(name); t && is_half(t->type))
       return primitive + " of " + name + ", a " + dtype_name(t->type) +
-             " tensor: 16-bit vectors, asynchronous copies and matrix fragments are not generated yet";
+             " tensor: asynchronous copies and matrix fragments of 16-bit elements are not generated yet";
   return "";
 }
 

@@ -18,8 +18,6 @@ std::optional<Program> vectorize(const Program &program, const std::string &stag
   }
   // A reduction loop fails the vector form: its store is the same element in every lane.
   if (!vector_form(*f, reason)) return std::nullopt;
-  if (std::string half = half_access_refusal(program, f->body, "a vector"); !half.empty())
-    return *reason = half, std::nullopt;
   Program out = replace_loop(program, where.kernel, loop,
                              [&](const For *n) { return For::make(n->var, n->extent, ForKind::Vectorized, n->body); });
   if (!verified(out, reason)) return std::nullopt;
