@@ -8,7 +8,7 @@
 # Here (PoCL): bash bench/evolve_gpu.sh bench/sizes_cpu.txt /tmp/tuned 20 1 softmax
 # With KS_START_DIR=DIR, each search starts from DIR/NAME.sched where there is one (an
 # earlier lease's best), and the new best's header says so. KS_SPEC_DIR: the specs' folder
-# (default examples).
+# (default examples). KS_DTYPE=bf16 (or f16): each spec's f32 tensors at that type (--dtype).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 sizes=$1 tuned=$2 budget=$3 minutes=$4
@@ -23,7 +23,7 @@ while read -r name assignments; do
   start=()
   [[ -n "${KS_START_DIR:-}" && -f "$KS_START_DIR/$name.sched" ]] && start=(--start "$KS_START_DIR/$name.sched")
   "${KSMITH:-./build/ksmith}" evolve "${KS_SPEC_DIR:-examples}/$name.ks" --config bench/evolve_gpu.toml --size "$assignments" \
-    --budget "$budget" --minutes "$minutes" --out "$out" "${start[@]}" 2>&1 | grep -v "evaluated (" | tail -5
+    --budget "$budget" --minutes "$minutes" --out "$out" "${start[@]}" ${KS_DTYPE:+--dtype "$KS_DTYPE"} 2>&1 | grep -v "evaluated (" | tail -5
   "${KSMITH:-./build/ksmith}" runs "$out/evolve.db" --json > "$tuned/$name.json"
   [[ -f "$out/best.sched" ]] && cp "$out/best.sched" "$tuned/$name.sched"
 done < "$sizes"

@@ -9,6 +9,8 @@
 #   KS_TUNED=bench/tuned/h100-opencl   the tuned table that tuned and arms bench
 #   KS_TORCH_DEVICE=cuda PYTHON=python3  where PyTorch runs, and the python3 that has it
 #   KS_ANY_DEVICE=                     set: tune and mpi take every OpenCL device, not its GPUs
+#   KS_DTYPE=                          bf16 or f16: the examples' f32 tensors at that type, PyTorch
+#                                      too (--dtype; search, schedules and tuned take it)
 # Here (PoCL, PyTorch on the CPU), e.g.: KS_SIZES=bench/sizes_cpu.txt KS_TORCH_DEVICE=cpu
 #   PYTHON=/usr/bin/python3 OUT=/tmp/out bash bench/gpu_job.sh arms 1 30 3 gemm_divide_sum
 set -uo pipefail
@@ -62,13 +64,14 @@ suite_of() {  # DIR SIZES NAME...
 eager() {  # SIZES JSON [LIMIT]
   echo "== PyTorch eager"
   timeout "${3:-0}" "$torch_py" bench/torch_peer.py "$1" "$2" --device "${KS_TORCH_DEVICE:-cuda}" \
-    --no-compile --peers "${KS_PEERS:-bench/peers}" 2>&1
+    --no-compile --peers "${KS_PEERS:-bench/peers}" ${KS_DTYPE:+--dtype "$KS_DTYPE"} 2>&1
 }
 
 # ksmith bench of a suite folder (NVIDIA OpenCL) with the schedules of TUNED, beside the eager
 # times in JSON; LIMIT seconds at most (0: no limit).
 beside_eager() {  # SUITE SIZES JSON TUNED [LIMIT]
-  timeout "${5:-0}" $ks bench "$1" --sizes "$2" --peer "$3" --target opencl --tuned "$4" 2>&1
+  timeout "${5:-0}" $ks bench "$1" --sizes "$2" --peer "$3" --target opencl --tuned "$4" \
+    ${KS_DTYPE:+--dtype "$KS_DTYPE"} 2>&1
 }
 
 # ksmith time of SPEC at SIZES under each SCHEDULE ("-": the naive kernel), three rounds side by
@@ -361,7 +364,7 @@ job_schedules() {  # NAME SIZES SCHEDULE...
   printf '%s %s\n' "$name" "$sizes" > /tmp/ks_schedules_sizes.txt
   {
     eager /tmp/ks_schedules_sizes.txt /tmp/ks_schedules_torch.json
-    side_by_side 0 "examples/$name.ks" "$sizes" "" "$@"
+    side_by_side 0 "examples/$name.ks" "$sizes" "${KS_DTYPE:+--dtype=$KS_DTYPE}" "$@"
   } 2>&1 | tee "$out/schedules-$name.txt"
 }
 

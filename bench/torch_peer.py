@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """PyTorch (the peer) on the same problems and sizes as a ksmith benchmark run.
 
-Usage: torch_peer.py SIZES_FILE OUT_JSON [--device cuda|cpu] [--no-compile] [--tf32] [--peers DIR]
+Usage: torch_peer.py SIZES_FILE OUT_JSON [--device cuda|cpu] [--no-compile] [--tf32] [--dtype f32|f16|bf16]
+                     [--peers DIR]
 
 Each problem is a module in KernelBench's form (examples/NAME.py), found through its
 peer entry (DIR/NAME.peer.json, default bench/peers/, written by `ksmith import`): the
 module is loaded with the sizes line's values as its globals (the entry maps the spec's
 size names to them), then built as KernelBench builds it, Model(*get_init_inputs()) and
-get_inputs(), moved to the device in float32 with TF32 off (kernelsmith computes in
-float32; with --tf32, the peer of `ksmith bench --precision tf32`, TF32 is allowed for
+get_inputs(), moved to the device at the spec's floating type (the entry's "dtype": f32, or
+a half module's f16 or bf16; a module of mixed types as it is) with TF32 off (kernelsmith
+computes in float32; with --dtype, the peer of `ksmith bench --dtype`, every floating
+tensor at that type, and the JSON says "dtype"; with --tf32, the peer of `ksmith bench --precision tf32`, TF32 is allowed for
 matmuls and cuDNN alike, and the JSON says "precision": "tf32"), and timed in eager
 mode and, where this PyTorch has it, under torch.compile (KernelBench's second
 baseline). Times are medians over repeated runs after warm-up (the
@@ -32,6 +35,8 @@ parser.add_argument("out_json")
 parser.add_argument("--device", choices=["cuda", "cpu"])
 parser.add_argument("--no-compile", action="store_true", help="eager only")
 parser.add_argument("--tf32", action="store_true", help="TF32 allowed for matmuls and convolutions (cuDNN)")
+parser.add_argument("--dtype", choices=["f32", "f16", "bf16"],
+                    help="every floating parameter and input at this type (ksmith bench --dtype)")
 parser.add_argument("--peers", default=os.path.join(HERE, "peers"), help="the folder of NAME.peer.json entries")
 args = parser.parse_args()
 
@@ -68,8 +73,13 @@ def problem(name, sizes, dev):
     finally:
         if on_device:
             torch.set_default_device("cpu")
-    model = model.to(dev).float()
-    inputs = [x.to(dev).float() if x.is_floating_point() else x.to(dev) for x in inputs]
+    dtype = args.dtype or entry.get("dtype", "f32")
+    if dtype == "mixed":  # the module's own types, as its spec declares them (float64 is f32 there)
+        wide = lambda x: x.to(dev, torch.float32 if x.dtype == torch.float64 else x.dtype)  # noqa: E731
+        return model.to(dev)._apply(wide), [wide(x) for x in inputs]
+    dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    model = model.to(dev, dtype)
+    inputs = [x.to(dev, dtype) if x.is_floating_point() else x.to(dev) for x in inputs]
     return model, inputs
 
 
@@ -125,6 +135,8 @@ def main():
     compiling = compile_status(dev)
     results = {"torch": torch.__version__, "device": torch.cuda.get_device_name() if dev == "cuda" else "cpu",
                "precision": "tf32" if args.tf32 else "fp32", "compile": compiling, "problems": {}}
+    if args.dtype:
+        results["dtype"] = args.dtype
     for line in open(args.sizes_file):
         line = line.split("#")[0].strip()
         if not line:

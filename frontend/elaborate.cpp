@@ -335,17 +335,34 @@ class Elaborator {
   // ---- tensors ----
   // The type an intermediate stage is stored in: its value's, except that a float
   // computed from tensors of one 16-bit type (and integers, constants) is stored in
-  // that type, as PyTorch gives the result of half tensors' operations.
-  DType stored_type(const Expr &body) const {
+  // that type, as PyTorch gives the result of half tensors' operations; f32(...) is
+  // f32 whatever it converts (PyTorch's x.float()). Read from the spec's text: the
+  // value's Expr has no trace of the conversion (a 16-bit load is an f32 value).
+  DType stored_type(const Expr &body, const AstExpr &text) const {
     if (body.type() != DType::F32) return body.type();
-    std::optional<DType> half;
-    for (const Load *l : collect<Load>(body)) {
-      const TensorDecl *t = graph_.find_tensor(l->buffer);
-      if (!t || !is_float(value_type(t->type))) continue;
-      if (!is_half(t->type) || (half && *half != t->type)) return DType::F32;
-      half = t->type;
+    std::set<DType> operands;
+    float_operands(text, &operands);
+    return operands.size() == 1 && is_half(*operands.begin()) ? *operands.begin() : DType::F32;
+  }
+  // The storage types of the float values e computes from: tensors read, f32(...).
+  void float_operands(const AstExpr &e, std::set<DType> *types) const {
+    if (e.kind == Kind::Access) {  // its indices are integers
+      if (const TensorDecl *t = graph_.find_tensor(e.text); t && is_float(value_type(t->type))) types->insert(t->type);
+      return;
     }
-    return half.value_or(DType::F32);
+    if (e.kind == Kind::Call) {
+      if (auto type = parse_dtype(e.text)) {
+        if (is_float(*type)) types->insert(DType::F32);
+        return;
+      }
+      for (size_t i = e.text == "select" ? 1 : 0; i < e.args.size(); ++i) float_operands(*e.args[i], types);
+      return;
+    }
+    if (e.kind == Kind::Binary) {
+      auto op = parse_infix_op(e.text);
+      if (op && (is_comparison(*op) || *op == BinaryOp::And || *op == BinaryOp::Or)) return;  // a condition
+    }
+    for (const AstExprPtr &arg : e.args) float_operands(*arg, types);
   }
 
   void declare(const AstTensor &t, TensorRole role) {
@@ -577,7 +594,7 @@ class Elaborator {
                                    "' is " + dtype_name(type));
       }
     } else {
-      type = arg ? DType::I64 : stored_type(body);
+      type = arg ? DType::I64 : stored_type(body, *s.body);
       TensorDecl decl;
       decl.name = s.tensor;
       decl.type = type;

@@ -20,6 +20,7 @@
 // it is the two-argument function.
 #include "frontend/parser.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -114,7 +115,7 @@ class Parser {
     t.name = name("a tensor name");
     ts_.expect(":", "after the tensor's name");
     t.dtype_loc = ts_.peek().loc;
-    t.dtype = ts_.expect_identifier("a type (f32, i32, i64)").text;
+    t.dtype = ts_.expect_identifier("a type (f32, f16, bf16, i32, i64)").text;
     ts_.expect("[", "to open the tensor's shape");
     ts_.comma_list(
         "]", [&] { t.shape.push_back(expr()); }, "dimensions");
@@ -334,6 +335,39 @@ Spec parse_spec(const std::shared_ptr<const SourceFile> &file) { return Parser(f
 
 AstExprPtr parse_expression(TokenStream &ts) { return Parser(ts).expression(); }
 
-Spec load_spec(const std::string &path) { return parse_spec(read_source_file(path, "spec")); }
+Spec load_spec(const std::string &path, std::optional<DType> dtype) {
+  std::shared_ptr<const SourceFile> file = read_source_file(path, "spec");
+  if (dtype) file = std::make_shared<SourceFile>(SourceFile{path, with_dtype(file, *dtype)});
+  return parse_spec(file);
+}
+
+std::string with_dtype(const std::shared_ptr<const SourceFile> &file, DType dtype) {
+  const Spec spec = parse_spec(file);
+  // Each declaration's offset in the text, from its line and column (1-based).
+  std::vector<size_t> line_starts = {0};
+  for (size_t i = 0; i < file->text.size(); ++i)
+    if (file->text[i] == '\n') line_starts.push_back(i + 1);
+  std::vector<size_t> offsets;
+  for (const std::vector<AstTensor> *tensors : {&spec.inputs, &spec.outputs})
+    for (const AstTensor &t : *tensors)
+      if (t.dtype == "f32")
+        offsets.push_back(line_starts.at(static_cast<size_t>(t.dtype_loc.line - 1)) +
+                          static_cast<size_t>(t.dtype_loc.column - 1));
+  std::string text = file->text;
+  std::sort(offsets.rbegin(), offsets.rend());  // from the end: earlier offsets stay true
+  for (size_t at : offsets) {
+    if (text.compare(at, 3, "f32") != 0) throw InternalError("a declaration's type is not where the parser says");
+    text.replace(at, 3, dtype_name(dtype));
+  }
+  return text;
+}
+
+std::optional<DType> parse_spec_dtype(const std::string &text) {
+  if (text.empty()) return std::nullopt;
+  std::optional<DType> type = parse_dtype(text);
+  if (!type || !is_float(value_type(*type)) || *type == DType::F64)
+    throw UserError("error: --dtype " + text + ": the types a suite runs at are f32, f16 and bf16");
+  return type;
+}
 
 }  // namespace ks::frontend

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "frontend/ast.h"
 #include "ir/lexer.h"
+#include "ir/types.h"
 
 namespace ks::frontend {
 
@@ -18,6 +20,15 @@ Spec parse_spec(const std::shared_ptr<const SourceFile> &file);
 AstExprPtr parse_expression(TokenStream &ts);
 
 /// Reads a spec file from disk and parses it; a missing file is a plain UserError.
-Spec load_spec(const std::string &path);
+/// With dtype, the spec as with_dtype gives it.
+Spec load_spec(const std::string &path, std::optional<DType> dtype = std::nullopt);
+
+/// The spec's text with each tensor it declares f32 (inputs and outputs) declared
+/// dtype instead, and the rest as written: a suite run at another precision than its
+/// specs say (`--dtype bf16`). Intermediates follow, by the DSL's rule of types.
+std::string with_dtype(const std::shared_ptr<const SourceFile> &file, DType dtype);
+
+/// The --dtype text (f32, f16, bf16): the type, or none for "".
+std::optional<DType> parse_spec_dtype(const std::string &text);
 
 }  // namespace ks::frontend

@@ -81,4 +81,34 @@ for name, p in sorted(problems.items()):
     ms, peer = p["record"]["time"]["median_ms"], p.get("peer_ms")
     print(f"{name:22} {ms:10.4f} ms" + (f"  PyTorch {peer:10.4f} ms  {peer / ms:6.2f}x" if peer else ""))
 print(f"all: {metrics}")
-print(f"PASS: {len(specs)} problems correct; peer: {suite['peer']}")
+
+# The memory-bound examples at bf16 (--dtype): each spec's f32 tensors bf16 in every record,
+# PyTorch at bf16 beside them; a peer file measured at another type is refused.
+HALF_SUITE = ["gelu", "layer_norm", "softmax", "sum_dim"]
+with tempfile.TemporaryDirectory() as scratch:
+    folder = pathlib.Path(scratch) / "suite"
+    folder.mkdir()
+    for name in HALF_SUITE:
+        for ext in (".ks", ".sched"):
+            if (source / "examples" / (name + ext)).exists():
+                (folder / (name + ext)).write_text((source / "examples" / (name + ext)).read_text())
+    sizes_file = pathlib.Path(scratch) / "sizes_check.txt"
+    sizes_file.write_text("".join(sizes_line(folder / (n + ".ks")) + "\n" for n in HALF_SUITE))
+    command = [ksmith, "bench", str(folder), "--sizes", str(sizes_file), "--target", "opencl", "--dtype", "bf16",
+               "--time-limit", "300"]
+    run = subprocess.run(command + ["--peer", str(source / "bench/torch_peer.py"), "--python", python, "--json"],
+                         capture_output=True, text=True, timeout=1800)
+    sys.stderr.write(run.stderr)
+    assert run.returncode == 0, f"ksmith bench --dtype bf16 exited with {run.returncode}"
+    half = json.loads(run.stdout)
+    assert half["dtype"] == "bf16" and " at bf16" in half["peer"], (half["dtype"], half["peer"])
+    for p in half["problems"]:
+        assert p["correct"], f"{p['problem']} at bf16: {p['failure']}"
+        assert p["record"]["tensor_types"] == "bf16", (p["problem"], p["record"]["tensor_types"])
+        assert "peer_ms" in p, f"{p['problem']} at bf16 has no PyTorch time: {half['warnings']}"
+        print(f"{p['problem']:22} bf16 {p['record']['time']['median_ms']:10.4f} ms  PyTorch bf16 {p['peer_ms']:10.4f} ms")
+    f32_peer = pathlib.Path(scratch) / "peer_f32.json"
+    f32_peer.write_text(json.dumps({"torch": "2", "device": "cpu", "precision": "fp32", "problems": {}}))
+    refused = subprocess.run(command + ["--peer", str(f32_peer)], capture_output=True, text=True, timeout=600)
+    assert refused.returncode == 1 and "torch_peer.py --dtype" in refused.stderr, refused.stderr
+print(f"PASS: {len(specs)} problems correct; peer: {suite['peer']}; {len(HALF_SUITE)} at bf16 beside PyTorch at bf16")

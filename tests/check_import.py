@@ -68,29 +68,41 @@ def signature(spec_path):
     text = open(spec_path).read()
     head = text[text.index("kernel"):text.index("{")]
     params, _, outs = head.partition("->")
-    declared = lambda part: re.findall(r"(\w+)\s*:\s*(?:f32|i32|i64)\[", part)  # noqa: E731
+    declared = lambda part: re.findall(r"(\w+)\s*:\s*(?:f32|f16|bf16|i32|i64)\[", part)  # noqa: E731
     return declared(params), declared(outs.split("where")[0])
 
 
-def close(got, expected, exact):
-    """Every value within 1e-9 of the reference, relative to the larger of it and the rms."""
-    if exact:
+HALF = {"f16": (torch.float16, 2.0 ** -10), "bf16": (torch.bfloat16, 2.0 ** -7)}  # torch's type, one ulp at 1
+
+
+def close(got, expected, dtype):
+    """Every value within 1e-9 of the reference, relative to the larger of it and the rms; an
+    integer exactly; a 16-bit float within one step of its format of the reference rounded to
+    it (the spec's output is its float64 value rounded once, as the reference is here)."""
+    if dtype not in ("f32",) + tuple(HALF):
         return got == expected
     rms = (sum(v * v for v in expected) / max(len(expected), 1)) ** 0.5
+    if dtype in HALF:
+        kind, ulp = HALF[dtype]
+        rounded = torch.tensor(expected, dtype=torch.float64).to(kind).double().tolist()
+        return all(abs(g - e) <= ulp * max(abs(e), rms) for g, e in zip(got, rounded))
     return all(abs(g - e) <= 1e-9 * max(abs(e), rms) + 1e-12 for g, e in zip(got, expected))
 
 
-def module_outputs(module_path, entry, result):
-    """The module in float64 on the spec's inputs, at the spec's sizes."""
+def module_outputs(module_path, entry, result, native=False):
+    """The module in float64 on the spec's inputs, at the spec's sizes; native: in its own
+    types (a half module's PyTorch semantics, every operation rounded)."""
     sizes = {entry["sizes"][name]: value for name, value in result["sizes"].items()}
     namespace = ksmith_import.load_module(module_path, sizes)
     torch.manual_seed(0)
     model, inputs = ksmith_import.build_model(namespace)
+    own = {n: t.dtype for n, t in ksmith_import.named_tensors(model)}
+    own_inputs = [a.dtype for a in inputs]
     model = model.double()
     args = list(inputs)
     for spec_input in entry["inputs"]:
         given = result["inputs"][spec_input["name"]]
-        dtype = torch.float64 if given["dtype"] == "f32" else torch.int64
+        dtype = torch.float64 if given["dtype"] in ("f32",) + tuple(HALF) else torch.int64
         value = torch.tensor(given["values"], dtype=dtype).reshape(given["shape"])
         if "forward_argument" in spec_input:
             args[spec_input["forward_argument"]] = value
@@ -100,6 +112,10 @@ def module_outputs(module_path, entry, result):
             with torch.no_grad():
                 target.copy_(value.reshape(target.shape))
     args = [a.double() if a.is_floating_point() else a for a in args]
+    if native:
+        for n, t in ksmith_import.named_tensors(model):
+            t.data = t.data.to(own[n])
+        args = [a.to(t) if a.is_floating_point() else a for a, t in zip(args, own_inputs)]
     with torch.no_grad():
         out = model(*args)
     return list(out) if isinstance(out, (tuple, list)) else [out]
@@ -112,7 +128,7 @@ def compare(name, what, got, expected):
     for i, ((g_dtype, g_shape, g_values), (e_dtype, e_shape, e_values)) in enumerate(zip(got, expected)):
         if list(g_shape) != list(e_shape) and len(g_values) != len(e_values):
             return fail(name, f"{what}: output {i} has shape {g_shape}, the reference's is {e_shape}")
-        if not close(g_values, e_values, exact=g_dtype != "f32"):
+        if not close(g_values, e_values, g_dtype):
             worst = max(range(len(g_values)), key=lambda k: abs(g_values[k] - e_values[k]))
             return fail(name, f"{what}: output {i} differs, element {worst}: {g_values[worst]!r} against "
                               f"{e_values[worst]!r}")
@@ -134,8 +150,19 @@ def import_and_check(name, module_path):
     reference = module_outputs(module_path, entry, result)
     expected = [("f32" if t.is_floating_point() else "i64", list(t.shape), [float(v) for v in t.flatten().tolist()])
                 for t in reference]
-    if compare(name, "against the module", got, expected):
-        return spec, entry, result, got
+    if not compare(name, "against the module", got, expected):
+        return None
+    if "dtype" in entry:  # a half module: also against PyTorch's own 16-bit arithmetic, to eight steps
+        native = module_outputs(module_path, entry, result, native=True)
+        for i, ((g_dtype, _, g_values), t) in enumerate(zip(got, native)):
+            values = t.double().flatten().tolist()
+            rms = (sum(v * v for v in values) / max(len(values), 1)) ** 0.5
+            ulp = HALF.get(g_dtype, (None, 2.0 ** -23))[1]
+            worst = max(range(len(values)), key=lambda k: abs(g_values[k] - values[k]) / max(abs(values[k]), rms))
+            if abs(g_values[worst] - values[worst]) > 8 * ulp * max(abs(values[worst]), rms):
+                return fail(name, f"output {i} differs from the module in {t.dtype}, element {worst}: "
+                                  f"{g_values[worst]!r} against {values[worst]!r}")
+    return spec, entry, result, got
 
 
 def check_module(name):
@@ -258,6 +285,8 @@ if r.returncode or not __import__("stat").S_ISFIFO(os.stat(fifo).st_mode) or not
 
 check_error("unsupported", HEAD + "class Model(nn.Module):\n    def forward(self, x):\n"
             "        return torch.cat([x.relu(), x], dim=1)\n", "node cat (op torch.cat)")
+check_error("half_inside", HEAD + "class Model(nn.Module):\n    def forward(self, x):\n"
+            "        return x.to(torch.bfloat16) * 2\n", "a conversion to torch.bfloat16 inside forward")
 check_error("no_model", "import torch\n\ndef get_inputs():\n    return []\n\ndef get_init_inputs():\n    return []\n",
             "defines no Model")
 check_error("forward_raises", HEAD + "class Model(nn.Module):\n    def forward(self, x):\n"

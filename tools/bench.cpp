@@ -1,5 +1,6 @@
 // ksmith bench SUITE_DIR [--sizes FILE] [--peer FILE.json|SCRIPT.py] [--python PY] [--target T]
-//                        [--device SEL] [--precision fp32|tf32] [--time-limit S] [--json]
+//                        [--device SEL] [--precision fp32|tf32] [--dtype f32|f16|bf16] [--time-limit S]
+//                        [--json]
 // Every spec of a folder, each in a child process, against the peer measured first;
 // a table and KernelBench's metrics per level and for all (evolve/evaluation/bench.h).
 #include "evolve/evaluation/bench.h"
@@ -72,6 +73,7 @@ int bench(BenchCommandOptions &o) {
   if (o.json) {
     nlohmann::json j = {{"suite", o.dir},
                         {"precision", o.suite.precision},
+                        {"dtype", o.suite.dtype.empty() ? "as the specs say" : o.suite.dtype},
                         {"peer", suite.peer},
                         {"problems", suite.records},
                         {"warnings", suite.warnings}};
@@ -83,8 +85,9 @@ int bench(BenchCommandOptions &o) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::printf("suite %s (%zu problems, precision %s); peer: %s\n\n", o.dir.c_str(), suite.problems.size(),
-              o.suite.precision.c_str(), suite.peer.c_str());
+  std::printf("suite %s (%zu problems, precision %s%s); peer: %s\n\n", o.dir.c_str(), suite.problems.size(),
+              o.suite.precision.c_str(), o.suite.dtype.empty() ? "" : (", at " + o.suite.dtype).c_str(),
+              suite.peer.c_str());
   int width = 7;
   for (const BenchProblem &p : suite.problems) width = std::max(width, static_cast<int>(p.name.size()));
   std::printf("%-*s %5s %-8s %12s %7s %12s %9s %12s %9s\n", width, "problem", "level", "correct", "ms", "spread",
@@ -121,6 +124,7 @@ Command add_bench(CLI::App &app) {
   add_target_option(command, &o->suite.target);
   command->add_option("--device", o->suite.device, "Device, as for run");
   add_precision_option(command, &o->suite.precision);
+  add_dtype_option(command, &o->suite.dtype);
   command->add_option("--tuned", o->suite.tuned_dir,
                       "Schedules found by ksmith evolve: DIR/NAME.sched for each problem that has one (bench/tuned/)");
   command->add_option("--time-limit", o->suite.time_limit_s, "Seconds each problem may take (default 600)")

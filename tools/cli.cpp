@@ -73,6 +73,14 @@ CLI::Option *add_precision_option(CLI::App *command, std::string *text) {
       ->check(CLI::IsMember({"fp32", "tf32"}));
 }
 
+CLI::Option *add_dtype_option(CLI::App *command, std::string *text) {
+  return command
+      ->add_option("--dtype", *text,
+                   "Run the spec at another precision than it says: each tensor it declares f32 is f16 or bf16 "
+                   "instead (16-bit storage, f32 arithmetic; the PyTorch peer runs the same)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}));
+}
+
 void add_rank_timeout_option(CLI::App *command, double *seconds) {
   command
       ->add_option("--rank-timeout", *seconds,

@@ -76,6 +76,9 @@ std::optional<Target> parse_target(const std::string &text);  // none for ""
 /// --precision fp32|tf32 (ir/matrix_tile.h's parse_precision reads it).
 CLI::Option *add_precision_option(CLI::App *command, std::string *text);
 
+/// --dtype f32|f16|bf16: the spec's f32 tensors declared so (frontend/parser.h's with_dtype).
+CLI::Option *add_dtype_option(CLI::App *command, std::string *text);
+
 /// --rank-timeout S on a subcommand that runs under mpirun (evolve/farm/mpi_farm.h).
 void add_rank_timeout_option(CLI::App *command, double *seconds);
 

@@ -17,7 +17,7 @@ struct CompileOptions {
   std::string spec, schedule, emit, output, target;
   std::vector<std::string> sizes;
   bool async_copies = false;
-  std::string matrix_units, precision = "fp32";
+  std::string matrix_units, precision = "fp32", dtype;
 };
 
 // SPIR-V: the disassembly of each kernel's module on standard output, or the
@@ -45,7 +45,7 @@ int compile(const CompileOptions &o) {
   if (target && ((*target == Target::SPIRV && emit == "opencl") || (*target == Target::OpenCL && spirv_stage)))
     throw UserError("error: --emit=" + emit + " is not code of --target " + target_name(*target) +
                     " (opencl emits opencl; spirv emits glsl or spirv)");
-  frontend::Spec spec = frontend::load_spec(o.spec);
+  frontend::Spec spec = frontend::load_spec(o.spec, frontend::parse_spec_dtype(o.dtype));
   frontend::SizeOverrides sizes = size_overrides(o.sizes, "--size");
   std::string text;
   if (emit == "graph") {
@@ -87,6 +87,7 @@ Command add_compile(CLI::App &app) {
                    "later) or emulated in portable OpenCL C or GLSL (emulated)")
       ->check(CLI::IsMember({"ptx", "emulated"}));
   add_precision_option(command, &o->precision);
+  add_dtype_option(command, &o->dtype);
   command->add_option("-o,--output", o->output, "Write to FILE instead of standard output");
   return {command, [o] { return compile(*o); }};
 }

@@ -41,7 +41,7 @@ namespace ks::cli {
 namespace {
 
 struct EvolveOptions {
-  std::string spec, config, db, out, device, target;
+  std::string spec, config, db, out, device, target, dtype;
   std::vector<std::string> starts;
   bool resume = false, print_config = false;
   double rank_timeout = 60;
@@ -163,10 +163,12 @@ EvolveConfig resolved_config(const EvolveOptions &o, Farm *farm) {
 void check_inputs(const EvolveOptions &o, const EvolveConfig &config) {
   if (o.resume && !o.starts.empty())
     throw UserError("error: --start begins a new run; a resumed run goes on with its own candidates");
+  if (o.resume && !o.dtype.empty())
+    throw UserError("error: --dtype begins a new run; a resumed run goes on with the spec it stored");
   if (o.resume) return;  // the run goes on with the spec and configuration it stored
   frontend::SizeOverrides sizes;
   if (!config.sizes.empty()) frontend::parse_size_assignments(config.sizes, &sizes);
-  frontend::Spec spec = frontend::load_spec(o.spec);
+  frontend::Spec spec = frontend::load_spec(o.spec, frontend::parse_spec_dtype(o.dtype));
   frontend::elaborate(spec, frontend::SizeSet::Default, sizes);
   if (config.cost_model == "xgboost")
     for (const std::string &path : config.cost_prior) read_cost_prior(path, "");
@@ -205,6 +207,7 @@ std::optional<int64_t> run_to_resume(RunDatabase &db, const std::string &path, b
 SearchSetup search_setup(const EvolveOptions &o, const EvolveConfig &config, Farm *farm, const std::string &out) {
   SearchSetup setup;
   setup.spec_path = o.spec;
+  setup.dtype = frontend::parse_spec_dtype(o.dtype);
   setup.config = config;
   setup.ksmith = std::filesystem::read_symlink("/proc/self/exe").string();
   setup.work_dir = out;
@@ -305,6 +308,7 @@ Command add_evolve(CLI::App &app) {
                       "A schedule to evaluate right after the naive kernel and to go on from (an earlier run's "
                       "best; repeatable)");
   add_target_option(command, &o->target);
+  add_dtype_option(command, &o->dtype);
   command->add_option("--device,--devices", o->device,
                       "Device, as for run; or several, comma-separated (opencl:1,opencl:2), or 'all' (every GPU of "
                       "the target's API): the candidates spread over them, --workers on each");

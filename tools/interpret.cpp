@@ -18,7 +18,7 @@ namespace ks::cli {
 namespace {
 
 struct InterpretOptions {
-  std::string spec, inputs, output;
+  std::string spec, inputs, output, dtype;
   std::vector<std::string> sizes;
   bool check_sizes = false;
   uint64_t seed = 1;
@@ -61,7 +61,7 @@ TensorData input_from_json(const TensorDecl &d, const nlohmann::json &j, const s
 }
 
 int interpret_spec(const InterpretOptions &o) {
-  frontend::Spec spec = frontend::load_spec(o.spec);
+  frontend::Spec spec = frontend::load_spec(o.spec, frontend::parse_spec_dtype(o.dtype));
   Graph graph = frontend::elaborate(spec, o.check_sizes ? frontend::SizeSet::Check : frontend::SizeSet::Default,
                                     size_overrides(o.sizes, "--size"));
   nlohmann::json given;
@@ -111,6 +111,7 @@ Command add_interpret(CLI::App &app) {
   command->add_option("--inputs", o->inputs,
                       "Inputs as JSON: {\"NAME\": {\"shape\": [...], \"values\": [...]}, ...} (or an output of this "
                       "command); default: the spec's random inputs");
+  add_dtype_option(command, &o->dtype);
   command->add_option("-o,--output", o->output, "Write the JSON to FILE instead of standard output");
   return {command, [o] { return interpret_spec(*o); }};
 }

@@ -23,7 +23,7 @@ namespace ks::cli {
 namespace {
 
 struct RunOptions {
-  std::string spec, schedule, kernel, device, target, lock, precision = "fp32";
+  std::string spec, schedule, kernel, device, target, lock, precision = "fp32", dtype;
   std::optional<double> baseline_ms;
   double baseline_cv = 0;
   std::vector<std::string> sizes, check_sizes;
@@ -85,7 +85,7 @@ int run(RunOptions &o) {
     options.kernel_source = file->text;
     options.kernel_label = o.kernel;
   }
-  frontend::Spec spec = frontend::load_spec(o.spec);
+  frontend::Spec spec = frontend::load_spec(o.spec, frontend::parse_spec_dtype(o.dtype));
   // --size names sizes of the spec whether or not they are timed: with --no-time the
   // timed sizes are never elaborated, so they are checked here, before any device.
   if (!options.time) frontend::elaborate(spec, frontend::SizeSet::Default, options.sizes);
@@ -116,9 +116,9 @@ int run(RunOptions &o) {
     return r.ok() ? 0 : 1;
   }
   const auto &d = r.device;
-  std::printf("%s  (%s)\n  device  %s: %s [%s, driver %s]  target %s  precision %s%s\n", r.kernel.c_str(),
+  std::printf("%s  (%s)\n  device  %s: %s [%s, driver %s]  target %s  tensors %s  precision %s%s\n", r.kernel.c_str(),
               r.spec.c_str(), d.selector().c_str(), d.name.c_str(), d.platform.c_str(), d.driver_version.c_str(),
-              target_name(target_for(d)), precision_name(r.precision),
+              target_name(target_for(d)), r.tensor_types.c_str(), precision_name(r.precision),
               r.precision == Precision::TF32 && !d.matrix_units && !options.emulate_matrix_units
                   ? " (no matrix units here: every sum in fp32)"
                   : "");
@@ -179,6 +179,7 @@ Command add_run(CLI::App &app, Served *served) {
       "Where the device has no matrix units, run tensorize's matrix loops emulated in portable OpenCL C or GLSL "
       "(the instruction's fragment layout and TF32 rounding; how the tests check them on PoCL)");
   add_precision_option(command, &o->precision);
+  add_dtype_option(command, &o->dtype);
   command->add_option("--batches", o->eval.timing.batches, "Timed batches")->check(CLI::Range(1, 100000));
   command->add_option("--min-batch-ms", o->eval.timing.min_batch_ms, "Shortest batch, in milliseconds")
       ->check(CLI::Range(0.0, 1e6));

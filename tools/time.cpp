@@ -18,14 +18,14 @@ struct TimeOptions {
   std::string spec, device, target, lock;
   std::vector<std::string> schedules, sizes;
   bool naive = false, json = false;
-  std::string precision = "fp32";
+  std::string precision = "fp32", dtype;
   int rounds = 3, batches = 3;
   double min_batch_ms = 2;
   Served *served = nullptr;  // a worker's: its device
 };
 
 int time_candidates(const TimeOptions &o) {
-  frontend::Spec spec = frontend::load_spec(o.spec);
+  frontend::Spec spec = frontend::load_spec(o.spec, frontend::parse_spec_dtype(o.dtype));
   std::vector<Schedule> schedules;
   std::vector<std::string> labels;
   if (o.naive) schedules.push_back({}), labels.push_back("naive");
@@ -77,6 +77,7 @@ Command add_time(CLI::App &app, Served *served) {
   command->add_option("--device-lock", o->lock, "A lock file shared with evaluations on the device, owned throughout");
   command->add_flag("--json", o->json, "Print JSON");
   add_precision_option(command, &o->precision);
+  add_dtype_option(command, &o->dtype);
   return {command, [o] { return time_candidates(*o); }};
 }
 

@@ -66,6 +66,7 @@ int tune_on(TuneCommand &o, const std::vector<runtime::DeviceInfo> &devices) {
         o.peer,        "--python", o.python,         "--device", o.tune.devices.front()};
     if (!o.tune.sizes_path.empty()) argv.insert(argv.end(), {"--sizes", o.tune.sizes_path});
     if (!o.tune.target.empty()) argv.insert(argv.end(), {"--target", o.tune.target});
+    if (!o.tune.dtype.empty()) argv.insert(argv.end(), {"--dtype", o.tune.dtype});
     ChildRun bench = run_child(argv, 6 * 3600);
     std::cout << bench.out;
     std::cerr << bench.err;
@@ -107,6 +108,7 @@ Command add_tune(CLI::App &app) {
   command->add_option("--workers", o->tune.workers, "Evaluations in flight on each device")->check(CLI::Range(1, 256));
   command->add_option("--config", o->tune.config, "An evolve configuration (TOML) for every search");
   add_target_option(command, &o->tune.target);
+  add_dtype_option(command, &o->tune.dtype);
   command->add_flag("--resume", o->tune.resume, "Go on with the tuning in --out: done problems stay done");
   command->add_option("--peer", o->peer, "At the end, the tuned suite beside this peer (as ksmith bench --peer)");
   command->add_option("--python", o->python, "The Python that runs a peer script");

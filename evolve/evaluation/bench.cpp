@@ -92,6 +92,12 @@ nlohmann::json peer_times(const SuiteOptions &o, size_t problems) {
       throw UserError("error: peer file '" + o.peer_path + "' was measured in precision " + precision.dump() +
                       ", the suite runs in " + o.precision + " (torch_peer.py" +
                       (o.precision == "tf32" ? " --tf32" : " without --tf32") + " measures that)");
+    const std::string dtype = peer.value("dtype", std::string());
+    if (dtype != o.dtype)
+      throw UserError("error: peer file '" + o.peer_path + "' was measured " +
+                      (dtype.empty() ? "at the specs' own types" : "at --dtype " + dtype) + ", the suite runs " +
+                      (o.dtype.empty() ? "at the specs' own types" : "at --dtype " + o.dtype) +
+                      " (torch_peer.py --dtype measures that)");
     return peer;
   }
   if (o.sizes_path.empty())
@@ -108,6 +114,7 @@ nlohmann::json peer_times(const SuiteOptions &o, size_t problems) {
   std::fprintf(stderr, "peer: %s %s on %s...\n", o.python.c_str(), o.peer_path.c_str(), gpu ? "cuda" : "cpu");
   std::vector<std::string> command = {o.python, o.peer_path, o.sizes_path, out, "--device", gpu ? "cuda" : "cpu"};
   if (o.precision == "tf32") command.push_back("--tf32");
+  if (!o.dtype.empty()) command.insert(command.end(), {"--dtype", o.dtype});
   ChildRun child = run_child(command, o.time_limit_s * static_cast<double>(std::max<size_t>(problems, 1)));
   std::string text;
   if (std::ifstream in{out}) text.assign(std::istreambuf_iterator<char>(in), {});
@@ -132,6 +139,7 @@ std::string peer_note(const nlohmann::json &peer) {
   std::string note =
       "PyTorch " + peer.value("torch", std::string("?")) + " eager on " + peer.value("device", std::string("?"));
   if (peer.value("precision", std::string()) == "tf32") note += " (TF32 allowed)";
+  if (peer.contains("dtype")) note += " at " + peer["dtype"].get<std::string>();
   if (peer.contains("compile")) note += "; torch.compile " + peer["compile"].get<std::string>();
   return note;
 }
@@ -164,6 +172,7 @@ Suite run_suite(const std::string &dir, const SuiteOptions &o) {
     if (!o.target.empty()) args.insert(args.end(), {"--target", o.target});
     if (!o.device.empty()) args.insert(args.end(), {"--device", o.device});
     args.insert(args.end(), {"--precision", o.precision});
+    if (!o.dtype.empty()) args.insert(args.end(), {"--dtype", o.dtype});
     if (sizes.count(p.name))
       args.insert(args.end(), {"--size", sizes.at(p.name)});
     else if (!o.sizes_path.empty())

@@ -62,6 +62,9 @@ struct SuiteOptions {
   // What each problem is checked and timed in (ksmith run --precision), and the peer
   // with it: "tf32" runs the peer script with --tf32, and a peer file must say it.
   std::string precision = "fp32";
+  // Each problem's f32 tensors at another type (ksmith run --dtype), and the peer at
+  // the same (torch_peer.py --dtype; a peer file must say it); "" as the specs say.
+  std::string dtype;
   double time_limit_s = 600;  // each problem; the peer script gets this per problem
   // Tuned schedules: DIR/NAME.sched for problem NAME where it is there, else the naive
   // kernel (the hand-written NAME.sched beside the spec is used only without it).

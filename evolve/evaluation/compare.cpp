@@ -121,6 +121,17 @@ typedef double real;
 #else
 typedef float real;
 #endif
+// The compared tensors' elements: f32, or 16-bit storage read as f32 (exactly).
+#if defined(KS_F16)
+#define ELEMENT half
+#define READ(p, i) vload_half(i, p)
+#elif defined(KS_BF16)
+#define ELEMENT ushort
+#define READ(p, i) as_float((uint)(p)[i] << 16)
+#else
+#define ELEMENT float
+#define READ(p, i) (p)[i]
+#endif
 #define GROUP 256
 #define REALS 4
 // The work-group's sum of value, left in s[0] (s: GROUP elements of local memory).
@@ -136,7 +147,7 @@ typedef float real;
   } while (0)
 
 __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1)))
-void ks_compare(__global const float *got, __global const float *expected, __global const float *bound,
+void ks_compare(__global const ELEMENT *got, __global const ELEMENT *expected, __global const float *bound,
                 __global const real *limits, __global ulong *counts, __global real *reals) {
   const ulong n = counts[0];
   const real allowance = limits[0];
@@ -145,7 +156,7 @@ void ks_compare(__global const float *got, __global const float *expected, __glo
   real worst = -1, worst_got = 0, worst_expected = 0, worst_allowed = 0;
   ulong where = 0, bad = 0;
   for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
-    const float g = got[i], e = expected[i];
+    const float g = READ(got, i), e = READ(expected, i);
     const real allowed = !bounded         ? 0
                          : closeness > 0 ? fmax(allowance * bound[i], closeness * (1 + fabs((real)e)))
                                          : allowance * bound[i];
@@ -222,8 +233,8 @@ std::vector<double> DeviceComparer::read_reals(size_t count) {
   return out;
 }
 
-size_t DeviceComparer::launch(const char *kernel, std::vector<runtime::LaunchArg> args, uint64_t n, Tolerance tolerance,
-                              bool bounded) {
+size_t DeviceComparer::launch(const char *kernel, std::vector<runtime::LaunchArg> args, uint64_t n, DType element,
+                              Tolerance tolerance, bool bounded) {
   const bool wide = device_.info().fp64;
   const size_t real_bytes = wide ? 8 : 4;
   if (!limits_) {
@@ -231,7 +242,10 @@ size_t DeviceComparer::launch(const char *kernel, std::vector<runtime::LaunchArg
     counts_.emplace(device_, 8 * (1 + 2 * kCompareGroups));
     reals_.emplace(device_, real_bytes * kReals * kCompareGroups);
   }
-  device_.build({std::string(wide ? "#define KS_FP64\n" : "") + kCompareSource, {}});
+  const std::string element_define = element == DType::F16    ? "#define KS_F16\n"
+                                     : element == DType::BF16 ? "#define KS_BF16\n"
+                                                              : "";
+  device_.build({std::string(wide ? "#define KS_FP64\n" : "") + element_define + kCompareSource, {}});
   unsigned char limits[24];
   if (wide) {
     const double v[3] = {tolerance.allowance, bounded ? 1.0 : 0.0, tolerance.closeness};
@@ -256,14 +270,15 @@ size_t DeviceComparer::launch(const char *kernel, std::vector<runtime::LaunchArg
 
 Mismatch DeviceComparer::compare(const TensorDecl &t, runtime::BufferId got, runtime::BufferId expected,
                                  std::optional<runtime::BufferId> bound, Tolerance tolerance) {
-  if (!opencl() || t.type != DType::F32) {
+  if (!opencl() || (t.type != DType::F32 && !is_half(t.type))) {
     std::optional<HostBuffer> bounds;
     if (bound) bounds = read_tensor(device_, *bound, TensorDecl{t.name, DType::F32, t.shape});
     return ks::compare(read_tensor(device_, got, t), read_tensor(device_, expected, t), bounds ? &*bounds : nullptr,
                        tolerance);
   }
   const uint64_t n = static_cast<uint64_t>(t.numel());
-  const size_t groups = launch("ks_compare", {got, expected, bound.value_or(got)}, n, tolerance, bound.has_value());
+  const size_t groups =
+      launch("ks_compare", {got, expected, bound.value_or(got)}, n, t.type, tolerance, bound.has_value());
   const std::vector<double> reals = read_reals(kReals * groups);
   std::vector<uint64_t> counts(1 + 2 * groups);
   device_.read(counts_->id, counts.data(), 8 * counts.size());
@@ -290,7 +305,7 @@ Mismatch DeviceComparer::compare(const TensorDecl &t, runtime::BufferId got, run
 uint64_t DeviceComparer::fingerprint(const TensorDecl &t, runtime::BufferId buffer) {
   if (!opencl() || t.bytes() % 4 != 0) return ks::fingerprint(read_tensor(device_, buffer, t));
   const uint64_t words = static_cast<uint64_t>(t.bytes() / 4);
-  const size_t groups = launch("ks_fingerprint", {buffer}, words, 0, 0);
+  const size_t groups = launch("ks_fingerprint", {buffer}, words, DType::F32, 0, 0);
   std::vector<uint64_t> counts(1 + groups);
   device_.read(counts_->id, counts.data(), 8 * counts.size());
   uint64_t sum = 0;

@@ -1014,6 +1014,11 @@ EvalRecord evaluate(const frontend::Spec &spec, const std::string &spec_label, r
   record.kernel = spec.name;
   record.device = device.info();
   record.precision = options.precision;
+  std::set<std::string> types;
+  for (const std::vector<frontend::AstTensor> *tensors : {&spec.inputs, &spec.outputs})
+    for (const frontend::AstTensor &t : *tensors)
+      if (std::optional<DType> type = parse_dtype(t.dtype); type && is_float(value_type(*type))) types.insert(t.dtype);
+  for (const std::string &t : types) record.tensor_types += (record.tensor_types.empty() ? "" : ", ") + t;
   DeviceClock clock(device, &record.phases.device);
   const uint64_t base_seed = options.seed ? *options.seed : fresh_seed();
   const Target target = target_for(device.info());

@@ -65,8 +65,25 @@ ulong mix(ulong x) {
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBul;
   return x ^ (x >> 31);
 }
+// The tensor's elements: f32, or a 16-bit format the f32 value is rounded to (nearest
+// even), as the host's random_input and a generated store round.
+#if defined(KS_F16)
+#define ELEMENT half
+#define STORE(p, i, v) vstore_half_rte(v, i, p)
+#elif defined(KS_BF16)
+#define ELEMENT ushort
+ushort to_bf16(float x) {
+  const uint u = as_uint(x);
+  const uint nearest = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  return convert_ushort(select(nearest, (u >> 16) | 0x40u, (u & 0x7fffffffu) > 0x7f800000u));
+}
+#define STORE(p, i, v) (p)[i] = to_bf16(v)
+#else
+#define ELEMENT float
+#define STORE(p, i, v) (p)[i] = (v)
+#endif
 // params: seed, count; limits: lo, hi (a declared range), ranged (1 or 0)
-__kernel void ks_draw_f32(__global float *out, __global const ulong *params, __global const double *limits) {
+__kernel void ks_draw(__global ELEMENT *out, __global const ulong *params, __global const double *limits) {
   const ulong seed = params[0], n = params[1];
   const double lo = limits[0], hi = limits[1];
   const int ranged = limits[2] != 0;
@@ -76,9 +93,9 @@ __kernel void ks_draw_f32(__global float *out, __global const ulong *params, __g
     if (ranged) {
       const double span = hi - lo;
       const double scaled = span * u;
-      out[i] = (float)(lo + scaled);
+      STORE(out, i, (float)(lo + scaled));
     } else {
-      out[i] = (float)ldexp(2 * u - 1, (int)(mix(h) % 9) - 4);
+      STORE(out, i, (float)ldexp(2 * u - 1, (int)(mix(h) % 9) - 4));
     }
   }
 }
@@ -132,7 +149,7 @@ HostBuffer read_tensor(runtime::Device &device, runtime::BufferId id, const Tens
 }
 
 void draw_input(runtime::Device &device, runtime::BufferId id, const TensorDecl &tensor, uint64_t seed) {
-  if (device.info().api != "opencl" || !device.info().fp64 || tensor.type != DType::F32) {
+  if (device.info().api != "opencl" || !device.info().fp64 || (tensor.type != DType::F32 && !is_half(tensor.type))) {
     HostBuffer host = random_input(tensor, seed);
     device.write(id, host.bytes.data(), host.bytes.size());
     return;
@@ -143,9 +160,13 @@ void draw_input(runtime::Device &device, runtime::BufferId id, const TensorDecl 
                        tensor.range ? 1.0 : 0.0};
   device.write(params.id, p, sizeof p);
   device.write(limits.id, l, sizeof l);
-  device.build({kDrawSource, {}});
+  device.build({std::string(tensor.type == DType::F16    ? "#define KS_F16\n"
+                            : tensor.type == DType::BF16 ? "#define KS_BF16\n"
+                                                         : "") +
+                    kDrawSource,
+                {}});
   runtime::KernelLaunch launch;
-  launch.kernel = "ks_draw_f32";
+  launch.kernel = "ks_draw";
   launch.local[0] = 256;
   launch.global[0] = 256 * std::clamp<size_t>((static_cast<size_t>(tensor.numel()) + 255) / 256, 1, 4096);
   launch.args = {id, params.id, limits.id};

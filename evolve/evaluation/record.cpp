@@ -98,6 +98,7 @@ nlohmann::json EvalRecord::to_json() const {
   j["verdict"] = verdict();
   j["device"] = device_json(device);
   j["precision"] = precision_name(precision);
+  j["tensor_types"] = tensor_types;
   bool compiled = !failure || (failure->stage != "compile" && failure->stage != "build");
   j["compile"] = {{"ok", compiled}, {"log", compiled ? "" : failure->message}};
   if (failure) j["failure"] = {{"sizes", failure->sizes}, {"stage", failure->stage}, {"message", failure->message}};

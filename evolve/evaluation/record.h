@@ -115,6 +115,9 @@ struct EvalRecord {
   // What the user allowed (EvalOptions::precision): fp32-accurate, or TF32, which the
   // check's tolerance widens to KernelBench's.
   Precision precision = Precision::F32;
+  // The float types the spec declares its inputs and outputs in, as "bf16" or "f16, f32":
+  // what the times' bytes are of, beside the arithmetic's precision.
+  std::string tensor_types;
   std::optional<EvalFailure> failure;
   CheckRecord check;
   // Ways the candidate games the check, each a sentence: it changed an input, or

@@ -128,7 +128,8 @@ class Search {
   void begin() {
     config_ = setup_.config;
     validate(config_);
-    load_spec(read_source_file(setup_.spec_path, "spec")->text);
+    std::shared_ptr<const SourceFile> file = read_source_file(setup_.spec_path, "spec");
+    load_spec(setup_.dtype ? frontend::with_dtype(file, *setup_.dtype) : file->text);
     check_same_spec();
     load_prior();
     load_library();

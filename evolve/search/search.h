@@ -52,7 +52,8 @@ struct SearchSetup {
   // Every device the run evaluates on (of one API; the queue's slots are on them);
   // empty: device alone.
   std::vector<runtime::DeviceInfo> devices;
-  std::string target;  // "opencl" or "spirv": the device's
+  std::string target;          // "opencl" or "spirv": the device's
+  std::optional<DType> dtype;  // a new run's spec with its f32 tensors at this type (frontend's with_dtype)
   // Schedules a new run evaluates right after the naive kernel, as every island's
   // parents once correct (an earlier run's best: bench/tuned/DEVICE/NAME.sched): a
   // search goes on from where the last one stopped. Each is (path, text); one that

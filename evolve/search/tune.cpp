@@ -231,6 +231,7 @@ class SuiteRun {
     if (o_.budget) argv.insert(argv.end(), {"--budget", std::to_string(*o_.budget)});
     if (o_.workers) argv.insert(argv.end(), {"--workers", std::to_string(*o_.workers)});
     if (!o_.target.empty()) argv.insert(argv.end(), {"--target", o_.target});
+    if (!o_.dtype.empty() && !p.resume) argv.insert(argv.end(), {"--dtype", o_.dtype});
     if (p.resume) argv.push_back("--resume");
     return argv;
   }

@@ -24,6 +24,7 @@ struct TuneOptions {
   std::optional<int> budget, workers;
   std::string config;  // an evolve configuration (TOML) for every search
   std::string target;
+  std::string dtype;  // each spec's f32 tensors at this type (ksmith evolve --dtype); "" as written
   bool resume = false;
 };
 

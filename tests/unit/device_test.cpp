@@ -794,6 +794,27 @@ TEST_P(Runtime, ComparisonsOnTheDeviceAgreeWithTheHost) {
   EXPECT_EQ(comparer.compare(t, g, e, std::nullopt, tf32).bad_elements, 5) << "no bound: exact, TF32 or not";
   EXPECT_EQ(comparer.fingerprint(t, e), fingerprint(expected));
   EXPECT_NE(comparer.fingerprint(t, g), comparer.fingerprint(t, e));
+  // 16-bit tensors (read as f32 on the device), against the same f32 bound.
+  for (DType type : {DType::F16, DType::BF16}) {
+    TensorDecl h{"y", type, {3, n / 3}, TensorRole::Output, std::nullopt};
+    HostBuffer he = random_input(h, 12), hg = he;
+    auto set16 = [&](HostBuffer &b, int64_t i, float v) {
+      const uint16_t bits = half_bits(type, v);
+      std::memcpy(b.bytes.data() + 2 * i, &bits, 2);
+    };
+    for (int64_t i : {5, 7000, 260000}) set16(he, i, 10.0f);
+    set16(hg, 5, 10.5f);                                       // bad against the 1e-3 bound
+    set16(hg, 7000, std::numeric_limits<float>::quiet_NaN());  // always bad
+    set16(hg, 260000, 11.0f);                                  // the infinite bound there
+    device->write(g, hg.bytes.data(), hg.bytes.size());
+    device->write(e, he.bytes.data(), he.bytes.size());
+    Mismatch host = compare(hg, he, &bound, 1), on = comparer.compare(h, g, e, bb, 1);
+    EXPECT_EQ(host.bad_elements, 2) << dtype_name(type);
+    EXPECT_EQ(on.bad_elements, host.bad_elements) << dtype_name(type);
+    EXPECT_EQ(on.index, host.index) << dtype_name(type);
+    EXPECT_EQ(on.worst_fraction, host.worst_fraction) << dtype_name(type);
+    EXPECT_EQ(on.expected, host.expected) << dtype_name(type);
+  }
   device->release(bb);
   device->release(g);
   device->release(e);
@@ -803,15 +824,16 @@ TEST_P(Runtime, ComparisonsOnTheDeviceAgreeWithTheHost) {
 // timed sizes' inputs are drawn there, the check sizes' here), ranged or not.
 TEST_P(Runtime, TheDeviceDrawsTheHostsInputs) {
   KS_REQUIRE_DEVICE(device, GetParam());
-  for (std::optional<ValueRange> range : {std::optional<ValueRange>(), std::optional(ValueRange{0.5, 2.0})}) {
-    TensorDecl x{"x", DType::F32, {1000003}, TensorRole::Input, range};
-    runtime::BufferId id = device->allocate(static_cast<size_t>(x.bytes()));
-    draw_input(*device, id, x, 42);
-    HostBuffer host = random_input(x, 42), drawn = host;
-    device->read(id, drawn.bytes.data(), drawn.bytes.size());
-    EXPECT_EQ(drawn.bytes, host.bytes) << (range ? "ranged" : "mixed");
-    device->release(id);
-  }
+  for (DType type : {DType::F32, DType::F16, DType::BF16})
+    for (std::optional<ValueRange> range : {std::optional<ValueRange>(), std::optional(ValueRange{0.5, 2.0})}) {
+      TensorDecl x{"x", type, {1000003}, TensorRole::Input, range};
+      runtime::BufferId id = device->allocate(static_cast<size_t>(x.bytes()));
+      draw_input(*device, id, x, 42);
+      HostBuffer host = random_input(x, 42), drawn = host;
+      device->read(id, drawn.bytes.data(), drawn.bytes.size());
+      EXPECT_EQ(drawn.bytes, host.bytes) << dtype_name(type) << (range ? " ranged" : " mixed");
+      device->release(id);
+    }
 }
 
 TEST(Inputs, RandomInputsAreFreshMixedAndInRange) {

@@ -147,6 +147,29 @@ TEST(HalfTypes, IntermediatesTakeTheirOperandsType) {
   const Graph mixed = test::graph_of(half_spec(kHalfMatmul, "f16"));
   EXPECT_EQ(mixed.find_tensor("p")->type, DType::F32) << "f16 times f32";
   EXPECT_EQ(mixed.find_tensor("c")->type, DType::F16) << "as declared";
+  // f32(...) is f32, as x.float(); a condition's operands are not the value's.
+  const Graph g2 = test::graph_of(R"(kernel k(x: bf16[N], m: f32[N]) -> y: bf16[N] where N = 4 {
+  widened[i] = f32(x[i]) * 2.0
+  kept[i] = select(m[i] > 0.0, x[i], 0.0) + exp(x[i])
+  y[i] = widened[i] + kept[i]
+})");
+  EXPECT_EQ(g2.find_tensor("widened")->type, DType::F32);
+  EXPECT_EQ(g2.find_tensor("kept")->type, DType::BF16);
+}
+
+// --dtype: a spec's f32 declarations another type, the rest as written.
+TEST(HalfTypes, WithDtypeDeclaresTheF32TensorsAnotherType) {
+  const std::string text =
+      "# a comment: x: f32[N]\nkernel k(x: f32[N], i: i64[N] in 0..3, s:f32[4]) ->\n  (y: f32[N], z: f16[N])\n"
+      "  where N = 4 {\n  t[n] = x[n] * s[i[n]]\n  y[n] = t[n]\n  z[n] = t[n] + 1.0\n}\n";
+  const std::string retyped = frontend::with_dtype(test::source(text, "w.ks"), DType::BF16);
+  EXPECT_EQ(retyped,
+            "# a comment: x: f32[N]\nkernel k(x: bf16[N], i: i64[N] in 0..3, s:bf16[4]) ->\n  (y: bf16[N], z: f16[N])\n"
+            "  where N = 4 {\n  t[n] = x[n] * s[i[n]]\n  y[n] = t[n]\n  z[n] = t[n] + 1.0\n}\n");
+  const Graph g = test::graph_of(retyped);
+  EXPECT_EQ(g.find_tensor("t")->type, DType::BF16) << "an intermediate follows its operands";
+  EXPECT_EQ(frontend::with_dtype(test::source(text, "w.ks"), DType::F32), text);
+  EXPECT_NE(test::user_error([] { frontend::parse_spec_dtype("i32"); }).find("f32, f16 and bf16"), std::string::npos);
 }
 
 TEST(HalfOnDevice, SpecsAgreeWithTheInterpreter) {

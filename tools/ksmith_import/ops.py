@@ -20,7 +20,7 @@ COMPARISONS = {  # name -> (DSL operator, Python's operator); each a Handlers.op
     "eq": ("==", operator.eq), "ne": ("!=", operator.ne), "lt": ("<", operator.lt), "le": ("<=", operator.le),
     "gt": (">", operator.gt), "ge": (">=", operator.ge),
 }
-IDENTITY = ["contiguous", "clone", "detach", "float", "identity"]
+IDENTITY = ["contiguous", "clone", "detach", "identity"]
 DROPOUT = ["dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d"]
 
 
@@ -78,7 +78,7 @@ def op_tables():
     alias("split", torch.split, "split")
     alias("math_sqrt", math.sqrt)
     alias("chunk", torch.chunk, "chunk")
-    alias("to", "to", "type")
+    alias("to", "to", "type", "float", "half", "bfloat16", "double")
     alias("size", "size")
     for name in IDENTITY:
         alias(name, name)
@@ -141,8 +141,15 @@ def op_tables():
     return functions, methods, modules
 
 
-DTYPES = {torch.float32: "f32", torch.float64: "f32", torch.float16: "f32", torch.bfloat16: "f32",
+# torch's types as a spec declares them. Float64 is declared f32 (kernelsmith computes in f32).
+DTYPES = {torch.float32: "f32", torch.float64: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
           torch.int64: "i64", torch.int32: "i32"} if torch else {}
+
+
+def value_type(spec_type):
+    """The type of a value the importer builds from a tensor of spec_type: a 16-bit float is
+    stored so but computed in f32, as the spec language does."""
+    return "f32" if spec_type in ("f16", "bf16") else spec_type
 
 
 class Handlers:
@@ -353,7 +360,7 @@ class Handlers:
         if dtype is not None and dtype not in DTYPES:
             raise Unsupported(f"dtype={dtype}")
         x = self.tensor(input)
-        return Tensor(x.shape, DTYPES[dtype] if dtype is not None else x.dtype,
+        return Tensor(x.shape, value_type(DTYPES[dtype]) if dtype is not None else x.dtype,
                       lambda idx: float_literal(value) if x.dtype == "f32" else E(str(int(value))), "expr",
                       hints=x.hints)
 
@@ -372,12 +379,25 @@ class Handlers:
         return self.tensor(input)
 
     def op_to(self, input, *args, **kwargs):
+        """x.to(dtype), x.float(), x.half(), x.bfloat16(), x.double(), x.type(dtype): the types
+        from torch's run of the graph (node.meta["dtype"])."""
         for a in list(args) + list(kwargs.values()):
-            if isinstance(a, torch.dtype) and DTYPES.get(a) != input.dtype:
-                raise Unsupported(f"a conversion to {a}")
             if isinstance(a, (str, torch.device)):
                 raise Unsupported("a move to a device")
-        return self.tensor(input)
+        x = self.tensor(input)
+        source = self.node.args[0].meta.get("dtype") if isinstance(self.node.args[0], torch.fx.Node) else None
+        target = self.node.meta.get("dtype")
+        if source is None or target is None or DTYPES.get(source) == DTYPES.get(target):
+            return x
+        if value_type(DTYPES.get(source)) != value_type(DTYPES.get(target)):
+            raise Unsupported(f"a conversion to {target}")
+        if DTYPES[target] == "f32":  # x.float() of a 16-bit tensor: what it computes is stored in f32
+            return self.elementwise(lambda v: call("f32", v), x)
+        if all(u.op == "output" for u in self.node.users):  # the output's declared type rounds it
+            return x
+        raise Unsupported(f"a conversion to {target} inside forward: a spec computes in f32 and rounds where a "
+                          f"tensor declared {DTYPES[target]} stores (convert the module's inputs and parameters "
+                          f"instead, or its outputs)")
 
     # Views.
     def op_transpose(self, input, dim0, dim1):
@@ -619,7 +639,7 @@ class Handlers:
     # Reductions.
     def reduction(self, kind, input, dim=None, keepdim=False, dtype=None, scale=None):
         x = self.tensor(input)
-        if dtype is not None and DTYPES.get(dtype) != "f32":
+        if dtype is not None and value_type(DTYPES.get(dtype)) != "f32":
             raise Unsupported(f"dtype={dtype}")
         dims = self.dims(dim, x.rank)
         if not dims and x.rank:

@@ -215,7 +215,8 @@ class Build:
                             self.slots[("attr", n.name, attr, path)] = v
 
     def propagate_shapes(self):
-        """Run the graph on get_inputs(), each tensor node's shape in node.meta["shape"]."""
+        """Run the graph on get_inputs(), each tensor node's shape in node.meta["shape"] and its
+        type in node.meta["dtype"]."""
         graph_module = self.graph_module
 
         class Raised(Exception):  # the error and its node, as attributes: fx rewrites an exception's args
@@ -231,6 +232,7 @@ class Build:
                     raise raised
                 if isinstance(result, torch.Tensor):
                     n.meta["shape"] = list(result.shape)
+                    n.meta["dtype"] = result.dtype
                 return result
 
         try:

@@ -6,14 +6,14 @@ import re
 
 from .base import ImportFailure, Unsupported, nn, torch
 from .expr import E, IntExpr, Scalar, SlotInt, Tensor, float_literal, size_operand
-from .ops import DTYPES, IDENTITY, UNARY, Handlers, op_tables
+from .ops import DTYPES, IDENTITY, UNARY, Handlers, op_tables, value_type
 from .sizes import SizeDiscovery
 from .tracing import Build, named_tensors, op_text, read_model_source, size_constants
 
 
 RESERVED = {
     "kernel", "where", "check", "require", "in", "else", "inf", "nan", "select", "min", "max", "sum", "prod", "argmax",
-    "argmin", "f32", "i32", "i64", "bool", "true", "false", "graph", "sizes", "input", "output", "temp", "program",
+    "argmin", "f32", "f16", "bf16", "i32", "i64", "bool", "true", "false", "graph", "sizes", "input", "output", "temp", "program",
     "for", "let", "block", "allocate", "barrier", "if", "reads", "writes", "split", "tile", "reorder", "fuse", "bind",
     "unroll", "inline", "cross_reduce", "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "tanh",
     "erf", "sin", "cos", "abs", "floor", "ceil", "sign", "pow", "clamp", "sigmoid", "relu", "leaky_relu", "gelu",
@@ -289,7 +289,9 @@ class Translator(SizeDiscovery, Handlers):
                 self.define(out_name, value.shape, lambda idx, _: value.read(idx), dtype=value.dtype,
                             var_hints=value.hints)
                 self.statements[-1].name = out_name
-            self.outputs.append((out_name, value.dtype, value.shape))
+            # Declared as torch's result is typed (a half module's outputs are f16 or bf16).
+            declared = DTYPES.get(r.meta.get("dtype")) if value.dtype == "f32" else value.dtype
+            self.outputs.append((out_name, declared or value.dtype, value.shape))
 
     def rename(self, old, new):
         """Tensor old is now called new, in its statement and every read (a read is always `name[`)."""
@@ -320,7 +322,7 @@ class Translator(SizeDiscovery, Handlers):
         shape = [self.slot(SlotInt(v, k)) for v, k in zip(tensor.shape, keys)]
         self.taken.add(name)
         self.inputs.append((name, DTYPES[tensor.dtype], shape, origin))
-        return self.stored(name, shape, DTYPES[tensor.dtype])
+        return self.stored(name, shape, value_type(DTYPES[tensor.dtype]))
 
     def resolve(self, node, value, path):
         if isinstance(value, torch.fx.Node):
