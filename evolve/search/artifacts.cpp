@@ -356,9 +356,11 @@ std::string write_artifacts(RunDatabase &db, int64_t run_id, const std::string &
     char speedup[32];
     std::snprintf(speedup, sizeof speedup, "%.3gx", speedup_of(*best));
     const EvolveConfig config = parse_config(run->config, db.path());
+    const nlohmann::json record = nlohmann::json::parse(best->record, nullptr, false);
+    const std::string types = record.is_object() ? record.value("tensor_types", std::string()) : "";
     const std::string about = run->kernel + " at " + run->sizes + ": " + speedup + " over the naive kernel on " +
-                              run->device + " (" + run->target + ", " + config.precision +
-                              "), found by ksmith evolve (run " + std::to_string(run->id) + ", " +
+                              run->device + " (" + run->target + ", " + (types.empty() ? "" : types + " tensors, ") +
+                              config.precision + "), found by ksmith evolve (run " + std::to_string(run->id) + ", " +
                               std::to_string(evaluations) + " evaluations, " + best->proposer + started + ")\n";
     write(out / "best.json", best->record);
     if (!best->body.empty())  // a kernel body is its own code (ksmith run SPEC --kernel best.cl)
