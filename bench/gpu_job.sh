@@ -186,26 +186,35 @@ job_search() {  # BUDGET MINUTES NAME...
 # the FFMA tile of bench/tuned/h100-opencl, in fp32 and in TF32, then cuBLAS fp32 and TF32
 # through PyTorch: $OUT/gemm.txt, the first schedule's OpenCL C as $OUT/gemm.cl.
 job_gemm() {  # [SCHEDULE...]
-  local ffma=bench/tuned/h100-opencl/matmul.sched mma=("$@") s precision
+  local ffma=(bench/tuned/h100-opencl/matmul.sched) mma=("$@") s precision precisions
+  [[ -n ${KS_DTYPE:-} ]] && ffma=()  # its asynchronous copies are refused for 16-bit tensors
   ((${#mma[@]})) || mma=(bench/mma/*.sched)
   {
     echo "== device"
     $ks devices | grep -i nvidia | head -2
     echo "== checks, fp32 (3xTF32); the FFMA tile last"
-    for s in "${mma[@]}" "$ffma"; do
+    for s in "${mma[@]}" "${ffma[@]}"; do
       echo "-- $s"
-      timeout 120 $ks run examples/matmul.ks --schedule "$s" --size N=4096 --batches 5 2>&1 | tail -3
+      timeout 120 $ks run examples/matmul.ks --schedule "$s" --size N=4096 --batches 5 ${KS_DTYPE:+--dtype "$KS_DTYPE"} \
+        2>&1 | tail -3
     done
-    for precision in fp32 tf32; do
-      echo "== matmul 4096^3 side by side, $precision"
-      side_by_side 200 examples/matmul.ks N=4096 "--precision $precision" "$ffma" "${mma[@]}" | tail -8
+    precisions=(fp32 tf32)
+    [[ -n ${KS_DTYPE:-} ]] && precisions=(fp32)  # 16-bit operands: exact products, one precision
+    for precision in "${precisions[@]}"; do
+      echo "== matmul 4096^3 side by side, $precision${KS_DTYPE:+, $KS_DTYPE tensors}"
+      side_by_side 200 examples/matmul.ks N=4096 "--precision=$precision${KS_DTYPE:+ --dtype=$KS_DTYPE}" "${ffma[@]}" \
+        "${mma[@]}" | tail -8
     done
-    echo "== cuBLAS (PyTorch), fp32 and tf32"
-    timeout 100 "$torch_py" bench/cublas_gemm.py 2>&1 | grep 4096x4096x4096
-    timeout 100 "$torch_py" bench/cublas_gemm.py --tf32 2>&1 | grep 4096x4096x4096
+    echo "== cuBLAS (PyTorch), ${KS_DTYPE:-fp32 and tf32}"
+    if [[ -n ${KS_DTYPE:-} ]]; then
+      timeout 100 "$torch_py" bench/cublas_gemm.py --dtype "$KS_DTYPE" 2>&1 | grep 4096x4096x4096
+    else
+      timeout 100 "$torch_py" bench/cublas_gemm.py 2>&1 | grep 4096x4096x4096
+      timeout 100 "$torch_py" bench/cublas_gemm.py --tf32 2>&1 | grep 4096x4096x4096
+    fi
     echo "== generated source of the first schedule"
     $ks compile examples/matmul.ks --schedule "${mma[0]}" --size N=4096 --matrix-units ptx --async-copies \
-      -o "$out/gemm.cl"
+      ${KS_DTYPE:+--dtype "$KS_DTYPE"} -o "$out/gemm.cl"
   } 2>&1 | tee "$out/gemm.txt"
 }
 

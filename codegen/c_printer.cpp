@@ -601,12 +601,22 @@ struct CPrinter::Impl : public IRVisitorStrict {
   // ir/matrix_tile.h) to the tile's in fp32 every
   // kMatrixRunPoints k points: at the loop's end, or every few iterations of the serial
   // loop around it (matrix_run_across).
+  // The matrix loop's tile as printed: with 16-bit operands where they are exact.
+  std::optional<MatrixTile> printed_tile(const For &loop, std::string *reason) {
+    std::optional<MatrixTile> tile = matrix_tile(root, loop, reason);
+    if (!tile) return std::nullopt;
+    return with_half_operands(*tile, root, [&](const std::string &name) {
+      auto it = buffers.find(name);
+      return it == buffers.end() ? DType::F32 : it->second.type;
+    });
+  }
   void matrix_loop(const For *n) {
     if (p.target_.matrix_units == MatrixUnits::Refused) throw UserError(p.target_.matrix_refusal);
     std::string reason;
-    auto tile = matrix_tile(root, *n, &reason);
+    auto tile = printed_tile(*n, &reason);
     if (!tile) throw InternalError("matrix loop " + n->var + " escaped the verifier: " + reason);
     const bool f32 = p.target_.precision == Precision::F32;
+    const bool half = tile->operands != DType::F32;
     const int64_t mt = tile->m_tiles(), nt = tile->n_tiles(), count = mt * nt * 4;
     const Expr lane = Var::make(index_type_for(32), tile->lane);
     auto var = [&](const char *name, int64_t extent) {
@@ -614,8 +624,11 @@ struct CPrinter::Impl : public IRVisitorStrict {
       return Var::make(DType::I32, name);
     };
     const Expr step = var("ks_step", tile->steps());
-    out << line() << "{  // " << p.c_name(n->var) << ": " << mt << " x " << nt << " mma.sync.m16n8k8, " << tile->steps()
-        << " steps of 8, " << (f32 ? "3xTF32 (fp32-accurate)" : "TF32")
+    out << line() << "{  // " << p.c_name(n->var) << ": " << mt << " x " << nt << " mma.sync.m16n8k"
+        << tile->step_points() << ", " << tile->steps() << " steps of " << tile->step_points() << ", "
+        << (half  ? std::string(dtype_name(tile->operands)) + " operands (exact products)"
+            : f32 ? "3xTF32 (fp32-accurate)"
+                  : "TF32")
         << (p.target_.matrix_units == MatrixUnits::Emulated ? ", emulated" : "") << "\n";
     ++indent;
     auto run = runs.find(n);
@@ -624,11 +637,13 @@ struct CPrinter::Impl : public IRVisitorStrict {
         << line() << "for (int " << p.c_name("ks_step") << " = 0; " << p.c_name("ks_step") << " < " << tile->steps()
         << "; ++" << p.c_name("ks_step") << ") {\n";
     ++indent;
-    matrix_helpers();
-    if (p.target_.matrix_units == MatrixUnits::Ptx)
+    matrix_helpers(tile->operands);
+    if (p.target_.matrix_units == MatrixUnits::Ptx && half)
+      matrix_step_ptx_half(*tile, lane, step);
+    else if (p.target_.matrix_units == MatrixUnits::Ptx)
       matrix_step_ptx(*tile, lane, step, f32);
     else
-      matrix_step_emulated(*tile, lane, step, f32, var("ks_r", 4), var("ks_k", 8));
+      matrix_step_emulated(*tile, lane, step, f32, var("ks_r", 4), var("ks_k", tile->step_points()));
     --indent;
     out << line() << "}\n";
     if (run != runs.end()) {
@@ -691,7 +706,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     for (const IfThenElse *c : collect<IfThenElse>(l->body))
       if (inside(c->then_case) || inside(c->else_case)) return std::nullopt;  // its addition might be skipped
     std::string reason;
-    std::optional<MatrixTile> tile = matrix_tile(root, *matrix, &reason);
+    std::optional<MatrixTile> tile = printed_tile(*matrix, &reason);
     if (!tile) return std::nullopt;  // matrix_loop says why
     for (int64_t i = 0; i < tile->m_tiles(); ++i)
       for (int64_t j = 0; j < tile->n_tiles(); ++j)
@@ -707,17 +722,33 @@ struct CPrinter::Impl : public IRVisitorStrict {
       return count;
     };
     if (uses(l->body) != uses(matrix->body)) return std::nullopt;
-    const int64_t period = kMatrixRunPoints / (tile->steps() * 8);
+    const int64_t period = kMatrixRunPoints / (tile->steps() * tile->step_points());
     if (period < 2) return std::nullopt;
     return MatrixRun{matrix, p.c_name(l->var), l->extent, period, tile->m_tiles() * tile->n_tiles() * 4};
   }
-  void matrix_helpers() {
+  void matrix_helpers(DType operands) {
     // To nearest, ties away from zero, the low 13 bits of the significand cleared: what
     // cvt.rna.tf32.f32 gives for finite values, in two integer operations (the
     // conversion's unit is the slower; bench/results.md, "Matrix units").
     p.helpers_used_["ks_tf32"] = "float ks_tf32(float x) { return " + p.target_.bits_float + "((" +
                                  p.target_.float_bits + "(x) + 0x1000u) & 0xffffe000u); }\n";
     if (p.target_.matrix_units == MatrixUnits::Emulated) return;
+    if (operands != DType::F32) {
+      // Two exact values as one register of the format, the first in the low half.
+      const std::string format = dtype_name(operands);
+      p.helpers_used_["ks_pack_" + format] =
+          "uint ks_pack_" + format + "(float lo, float hi) {\n  uint r;\n  asm(\"cvt.rn." + format +
+          "x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo));\n  return r;\n}\n";
+      p.helpers_used_["ks_mma_" + format] =
+          "void ks_mma_" + format +
+          "(float *d, const uint *a, const uint *b) {\n"
+          "  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." +
+          format + "." + format +
+          ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\"\n"
+          "               : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
+          "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n}\n";
+      return;
+    }
     p.helpers_used_["ks_mma_tf32"] =
         "void ks_mma_tf32(float *d, const float *a, const float *b) {\n"
         "  asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
@@ -744,7 +775,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     // load each.
     auto load = [&](const std::string &name, int64_t r0, const Expr &v0, int64_t r1, const Expr &v1) {
       out << line() << "{\n";
-      if (std::optional<std::string> pair = paired(v0, v1)) {
+      if (std::optional<std::string> pair = adjacent({v0, v1})) {
         out << line() << "  const float2 x = " << *pair << ";\n";
         split(name, r0, "x.x");
         split(name, r1, "x.y");
@@ -774,23 +805,81 @@ struct CPrinter::Impl : public IRVisitorStrict {
         out << line() << "ks_mma_tf32(ks_d + " << d << ", ks_ahi + " << a << ", ks_bhi + " << b << ");\n";
       }
   }
-  // Two fragment registers as one float2 lvalue, where they are one buffer's neighbours
-  // (the second's last index the first's plus 1) at an even offset (that index a
-  // multiple of 2, the dimension's extent too) of a local or global buffer, both
-  // aligned for it; else none. An 8-byte load instead of two (ld.shared.v2.f32).
-  std::optional<std::string> paired(const Expr &v0, const Expr &v1) {
-    const Load *a = v0.as<Load>(), *b = v1.as<Load>();
-    if (!a || !b || a->buffer != b->buffer || a->type != DType::F32 || a->indices.size() != b->indices.size() ||
-        a->indices.empty() || scopes.at(a->buffer) == MemoryScope::Private)
+  // Two or four fragment values as one float2 or float4 lvalue, where they are one f32
+  // buffer's neighbours (each one's last index the first's plus its place) at an offset
+  // that is a multiple of their count (that index, the dimension's extent too) of a
+  // local or global buffer, aligned for it; else none. One 8- or 16-byte load instead
+  // of two or four (ld.shared.v2.f32, .v4).
+  std::optional<std::string> adjacent(const std::vector<Expr> &vs) {
+    const Load *a = vs[0].as<Load>();
+    const int64_t count = static_cast<int64_t>(vs.size());
+    if (!a || a->indices.empty() || scopes.at(a->buffer) == MemoryScope::Private ||
+        buffers.at(a->buffer).type != DType::F32)
       return std::nullopt;
     const size_t last = a->indices.size() - 1;
-    for (size_t d = 0; d < last; ++d)
-      if (!equal(a->indices[d], b->indices[d])) return std::nullopt;
-    const Binary *next = b->indices[last].as<Binary>();
-    if (!next || next->op != BinaryOp::Add || !equal(next->a, a->indices[last]) || as_const_int(next->b) != 1)
+    for (int64_t i = 1; i < count; ++i) {
+      const Load *b = vs[static_cast<size_t>(i)].as<Load>();
+      if (!b || b->buffer != a->buffer || b->indices.size() != a->indices.size()) return std::nullopt;
+      for (size_t d = 0; d < last; ++d)
+        if (!equal(a->indices[d], b->indices[d])) return std::nullopt;
+      if (offset_between(a->indices[last], b->indices[last]) != i) return std::nullopt;
+    }
+    if (multiple_of(a->indices[last]) % count != 0 || buffers.at(a->buffer).shape[last] % count != 0)
       return std::nullopt;
-    if (multiple_of(a->indices[last]) % 2 != 0 || buffers.at(a->buffer).shape[last] % 2 != 0) return std::nullopt;
-    return wide_lvalue(a->buffer, a->indices, "const float2");
+    return wide_lvalue(a->buffer, a->indices, "const float" + std::to_string(count));
+  }
+  // b - a where b is a plus constants (`(x + 1) + 2`, `s * 16 + (x + 3)` of `s * 16 + x`),
+  // else none.
+  static std::optional<int64_t> offset_between(const Expr &a, const Expr &b) {
+    if (equal(a, b)) return 0;
+    const Binary *y = b.as<Binary>();
+    if (!y || y->op != BinaryOp::Add) return std::nullopt;
+    if (std::optional<int64_t> c = as_const_int(y->b))
+      if (std::optional<int64_t> rest = offset_between(a, y->a)) return *rest + *c;
+    const Binary *x = a.as<Binary>();
+    if (!x || x->op != BinaryOp::Add) return std::nullopt;
+    if (equal(x->a, y->a)) return offset_between(x->b, y->b);
+    if (equal(x->b, y->b)) return offset_between(x->a, y->a);
+    return std::nullopt;
+  }
+  // One step of 16-bit operands as mma.sync.m16n8k16: each lane reads a row's four
+  // neighbouring k points of A (elements 2h, 2h + 1, 2h + 4, 2h + 5 of row half h)
+  // and a column's four of B, packs each two as one register, and the warp multiplies.
+  void matrix_step_ptx_half(const MatrixTile &tile, const Expr &lane, const Expr &step) {
+    const int64_t mt = tile.m_tiles(), nt = tile.n_tiles();
+    const std::string pack = "ks_pack_" + std::string(dtype_name(tile.operands));
+    out << line() << "uint ks_a[" << mt * 4 << "], ks_b[" << nt * 2 << "];\n";
+    // Registers r0 and r1 from four values: the first two, the last two.
+    auto load = [&](const std::string &name, int64_t r0, int64_t r1, const std::vector<Expr> &vs) {
+      out << line() << "{\n";
+      if (std::optional<std::string> quad = adjacent(vs)) {
+        out << line() << "  const float4 x = " << *quad << ";\n";
+      } else {
+        out << line() << "  const float4 x = (float4)(";
+        for (size_t i = 0; i < vs.size(); ++i) out << (i ? ", " : "") << sub(vs[i], 0);
+        out << ");\n";
+      }
+      out << line() << "  " << name << "[" << r0 << "] = " << pack << "(x.x, x.y);\n";
+      out << line() << "  " << name << "[" << r1 << "] = " << pack << "(x.z, x.w);\n";
+      out << line() << "}\n";
+    };
+    for (int64_t i = 0; i < mt; ++i)
+      for (int h = 0; h < 2; ++h) {
+        std::vector<Expr> vs;
+        for (int e : {2 * h, 2 * h + 1, 2 * h + 4, 2 * h + 5})
+          vs.push_back(tile.a_fragment(lane, i, make_int(e), step));
+        load("ks_a", i * 4 + h, i * 4 + h + 2, vs);
+      }
+    for (int64_t j = 0; j < nt; ++j) {
+      std::vector<Expr> vs;
+      for (int e = 0; e < 4; ++e) vs.push_back(tile.b_fragment(lane, j, make_int(e), step));
+      load("ks_b", j * 2, j * 2 + 1, vs);
+    }
+    const std::string mma = "ks_mma_" + std::string(dtype_name(tile.operands));
+    for (int64_t i = 0; i < mt; ++i)
+      for (int64_t j = 0; j < nt; ++j)
+        out << line() << mma << "(ks_d + " << (i * nt + j) * 4 << ", ks_a + " << i * 4 << ", ks_b + " << j * 2
+            << ");\n";
   }
   // One step emulated: each lane computes its own four results of each instruction,
   // reading every operand where the fragment layout puts it (the lane and register
@@ -798,11 +887,16 @@ struct CPrinter::Impl : public IRVisitorStrict {
   void matrix_step_emulated(const MatrixTile &tile, const Expr &lane, const Expr &step, bool f32, const Expr &r,
                             const Expr &k) {
     const int64_t nt = tile.n_tiles();
+    const bool half = tile.operands != DType::F32;
     auto c = [](int64_t v) { return make_int(v); };
-    // Row g + 8 (r / 2) of A, k slot k: lane 4g + k % 4 holds it in register r / 2 + 2 (k / 4).
-    const Expr a_lane = lane / c(4) * c(4) + k % c(4), a_reg = r / c(2) + k / c(4) * c(2);
-    // Column 2t + r % 2 of B, k slot k: lane 4 (2t + r % 2) + k % 4 holds it in register k / 4.
-    const Expr b_lane = (lane % c(4) * c(2) + r % c(2)) * c(4) + k % c(4), b_reg = k / c(4);
+    // Row g + 8 (r / 2) of A, k slot k: lane 4g + k % 4 holds it in register r / 2 + 2 (k / 4);
+    // with 16-bit operands lane 4g + (k % 8) / 2, element k % 2 + 2 (r / 2) + 4 (k / 8).
+    const Expr a_lane = lane / c(4) * c(4) + (half ? k % c(8) / c(2) : k % c(4)),
+               a_reg = half ? k % c(2) + r / c(2) * c(2) + k / c(8) * c(4) : r / c(2) + k / c(4) * c(2);
+    // Column 2t + r % 2 of B, k slot k: lane 4 (2t + r % 2) + k % 4 holds it in register k / 4;
+    // with 16-bit operands lane 4 (2t + r % 2) + (k % 8) / 2, element k % 2 + 2 (k / 8).
+    const Expr b_lane = (lane % c(4) * c(2) + r % c(2)) * c(4) + (half ? k % c(8) / c(2) : k % c(4)),
+               b_reg = half ? k % c(2) + k / c(8) * c(2) : k / c(4);
     const std::string rv = p.c_name("ks_r"), kv = p.c_name("ks_k");
     for (int64_t i = 0; i < tile.m_tiles(); ++i)
       for (int64_t j = 0; j < nt; ++j) {
@@ -810,9 +904,15 @@ struct CPrinter::Impl : public IRVisitorStrict {
         out << line() << p.target_.unroll_pragma << "\n"
             << line() << "for (int " << rv << " = 0; " << rv << " < 4; ++" << rv << ") {\n";
         out << line() << "  " << p.target_.unroll_pragma << "\n"
-            << line() << "  for (int " << kv << " = 0; " << kv << " < 8; ++" << kv << ") {\n";
+            << line() << "  for (int " << kv << " = 0; " << kv << " < " << tile.step_points() << "; ++" << kv
+            << ") {\n";
         out << line() << "    const float a = " << sub(tile.a_fragment(a_lane, i, a_reg, step), 0)
             << ", b = " << sub(tile.b_fragment(b_lane, j, b_reg, step), 0) << ";\n";
+        if (half) {  // exact values of the format: their product is exact in f32
+          out << line() << "    ks_d[" << d << " + " << rv << "] += a * b;\n";
+          out << line() << "  }\n" << line() << "}\n";
+          continue;
+        }
         out << line() << "    const float ahi = ks_tf32(a), bhi = ks_tf32(b);\n";
         if (f32)
           out << line() << "    ks_d[" << d << " + " << rv << "] += ks_tf32(a - ahi) * bhi + ahi * ks_tf32(b - bhi);\n";

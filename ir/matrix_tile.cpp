@@ -325,7 +325,7 @@ Expr MatrixTile::guarded(const Expr &load, const std::map<std::string, Expr> &va
   return simplify(Select::make(substitute(guard, values), value, make_f32(0.0)));
 }
 
-int64_t MatrixTile::steps() const { return product(k) / 8; }
+int64_t MatrixTile::steps() const { return product(k) / step_points(); }
 int64_t MatrixTile::m_tiles() const { return product(m); }
 int64_t MatrixTile::n_tiles() const { return product(n); }
 
@@ -339,10 +339,14 @@ std::optional<Precision> parse_precision(const std::string &name) {
 
 Expr MatrixTile::a_fragment(const Expr &lane_value, int64_t tile, const Expr &q, const Expr &step) const {
   const DType t = lane_value.type();
-  std::map<std::string, Expr> values{{lane, lane_value}, {h, q % make_int(2, t)}};
+  auto c = [&](int64_t v) { return make_int(v, t); };
+  const bool wide = step_points() == 16;
+  std::map<std::string, Expr> values{{lane, lane_value}, {h, wide ? q / c(2) % c(2) : q % c(2)}};
   decode(m, make_int(tile, t), &values);
-  // k slot t + 4 (q / 2) of the step is k point 2t + q / 2 (k_slot_point).
-  decode(k, step * make_int(8, t) + lane_value % make_int(4, t) * make_int(2, t) + q / make_int(2, t), &values);
+  // k slot t + 4 (q / 2) of the step is k point 2t + q / 2; with 16-bit operands,
+  // slot 2t + q % 2 + 8 (q / 4) is point 4t + q % 2 + 2 (q / 4).
+  const Expr point = wide ? lane_value % c(4) * c(4) + q % c(2) + q / c(4) * c(2) : lane_value % c(4) * c(2) + q / c(2);
+  decode(k, step * c(step_points()) + point, &values);
   return guarded(a_value, values);
 }
 
@@ -352,7 +356,10 @@ Expr MatrixTile::b_fragment(const Expr &lane_value, int64_t tile, const Expr &q,
   // The lane whose column 2t + c is g: t = g / 2, c = g % 2 (B's index uses no other digit).
   std::map<std::string, Expr> values{{lane, g / make_int(2, t)}, {c, g % make_int(2, t)}};
   decode(n, make_int(tile, t), &values);
-  decode(k, step * make_int(8, t) + lane_value % make_int(4, t) * make_int(2, t) + q, &values);
+  // Slot t + 4q is point 2t + q; with 16-bit operands, slot 2t + q % 2 + 8 (q / 2)
+  // is point 4t + q.
+  const int64_t per_lane = step_points() == 16 ? 4 : 2;
+  decode(k, step * make_int(step_points(), t) + lane_value % make_int(4, t) * make_int(per_lane, t) + q, &values);
   return guarded(b_value, values);
 }
 
@@ -513,6 +520,42 @@ std::optional<MatrixTile> matrix_tile(const Stmt &kernel_body, const For &loop, 
   kept.push_front(a);
   if (kept.size() > kKept) kept.pop_back();
   return a.tile;
+}
+
+namespace {
+
+// The 16-bit format every value of e is exact in: F16 or BF16, F32 where none is known
+// (a value of f32 arithmetic, or of a buffer filled otherwise), F64 for "any" (zeros).
+// A local or private buffer's values are its stores' in the kernel, followed through
+// `depth` copies.
+DType exact_format(const Stmt &body, const Expr &e, const std::function<DType(const std::string &)> &storage,
+                   int depth) {
+  auto meet = [](DType a, DType b) { return a == DType::F64 ? b : b == DType::F64 || a == b ? a : DType::F32; };
+  if (const FloatImm *f = e.as<FloatImm>()) return f->value == 0 ? DType::F64 : DType::F32;
+  if (const Select *s = e.as<Select>())
+    return meet(exact_format(body, s->true_value, storage, depth), exact_format(body, s->false_value, storage, depth));
+  const Load *l = e.as<Load>();
+  if (!l || (l->pad && *l->pad != 0)) return DType::F32;
+  const DType type = storage(l->buffer);
+  if (is_half(type)) return type;
+  const std::vector<const Allocate *> allocations = collect<Allocate>(body);
+  const bool copy =
+      std::any_of(allocations.begin(), allocations.end(), [&](const Allocate *a) { return a->buffer == l->buffer; });
+  if (type != DType::F32 || !copy || depth == 0) return DType::F32;
+  DType format = DType::F64;
+  for (const Store *st : collect<Store>(body))
+    if (st->buffer == l->buffer) format = meet(format, exact_format(body, st->value, storage, depth - 1));
+  return format;
+}
+
+}  // namespace
+
+MatrixTile with_half_operands(MatrixTile tile, const Stmt &kernel_body,
+                              const std::function<DType(const std::string &)> &storage) {
+  const DType a = exact_format(kernel_body, tile.a_value, storage, 3),
+              b = exact_format(kernel_body, tile.b_value, storage, 3);
+  tile.operands = a == b && is_half(a) && product(tile.k) % 16 == 0 ? a : DType::F32;
+  return tile;
 }
 
 }  // namespace ks

@@ -40,6 +40,7 @@
 // the panel's rows run along k).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -83,15 +84,27 @@ struct MatrixTile {
   // around alone), undefined where none: the fragments read 0 where they fail.
   Expr guard;
   Expr scale;  // S, every let expanded; undefined where the product is A B alone
+  // F32: the f32 form above (mma.sync.m16n8k8 on TF32 parts). F16 or BF16 where A's
+  // and B's values are all exact in that format (with_half_operands): the instruction
+  // is mma.sync.m16n8k16 on it, whose products are exact, f32 accumulators alike.
+  // Its fragments ("Matrix Fragments for mma.m16n8k16 with floating point type"):
+  //   a0..a7: A[g + 8 ((e / 2) % 2)][slot 2t + e % 2 + 8 (e / 4)]
+  //   b0..b3: B[slot 2t + e % 2 + 8 (e / 2)][g]
+  // and slot 2t + j + 8u is point 4t + j + 2u: a lane's four slots of a row are
+  // neighbours (one 16-byte load where the panel's rows run along k).
+  DType operands = DType::F32;
 
-  int64_t steps() const;    // instruction steps: k points / 8
+  int64_t step_points() const { return operands == DType::F32 ? 8 : 16; }  // k points an instruction sums
+  int64_t steps() const;    // instruction steps: k points / step_points()
   int64_t m_tiles() const;  // instructions along m and n
   int64_t n_tiles() const;
 
   /// Fragment register q (0..3) of A for m tile `tile` at step `step`, as the
-  /// work-item whose lane is `lane` loads it: A[g + 8 (q % 2)][slot t + 4 (q / 2)].
+  /// work-item whose lane is `lane` loads it: A[g + 8 (q % 2)][slot t + 4 (q / 2)];
+  /// with 16-bit operands element q (0..7) of the four registers, as above.
   Expr a_fragment(const Expr &lane, int64_t tile, const Expr &q, const Expr &step) const;
-  /// Fragment register q (0, 1) of B for n tile `tile`: B[slot t + 4q][g].
+  /// Fragment register q (0, 1) of B for n tile `tile`: B[slot t + 4q][g]; with
+  /// 16-bit operands element q (0..3).
   Expr b_fragment(const Expr &lane, int64_t tile, const Expr &q, const Expr &step) const;
   /// The accumulator's indices for register r (0..3) of the instruction of m tile
   /// mt and n tile nt: row half r / 2, column r % 2.
@@ -107,5 +120,12 @@ struct MatrixTile {
 /// The matrix-unit form of `loop` inside a kernel's body, or nullopt with *reason
 /// naming what breaks it.
 std::optional<MatrixTile> matrix_tile(const Stmt &kernel_body, const For &loop, std::string *reason);
+
+/// tile with `operands` set: the 16-bit format A's and B's values are all exact in
+/// (loads of tensors stored in it, of the kernel's local and private copies of them,
+/// zeros), where they share one and the k points are a multiple of 16; else F32.
+/// storage: a buffer's element type (a 16-bit tensor's load is an f32 value).
+MatrixTile with_half_operands(MatrixTile tile, const Stmt &kernel_body,
+                              const std::function<DType(const std::string &)> &storage);
 
 }  // namespace ks

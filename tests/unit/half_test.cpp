@@ -205,6 +205,59 @@ TEST(HalfOnDevice, SpecsAgreeWithTheInterpreter) {
     }
 }
 
+// Matrix tiles of 16-bit operands (exact in their format through the local panels):
+// mma.sync.m16n8k16 on the format, packed by cvt; one operand f32, the 3xTF32 form.
+const char *kHalfGemm =
+    "kernel mm(a: TYPE[M, K], b: TYPE[K, N]) -> c: TYPE[M, N] where M = 32, N = 32, K = 48 "
+    "{ c[i, j] = sum(k) a[i, k] * b[k, j] }";
+const char *kHalfGemmTile =
+    "tile c i j 32 32 -> io jo ii ji\nsplit c.ii 16 -> wy wi\nsplit c.wi 16 -> mi r\nsplit c.r 8 -> h g\n"
+    "split c.ji 16 -> wx wj\nsplit c.wj 8 -> nj q\nsplit c.q 2 -> t cc\nreorder c io jo wy wx g t mi h nj cc\n"
+    "fuse c wy wx -> warp\nfuse c g t -> lane\nbind c.io group.y\nbind c.jo group.x\nbind c.warp local.y\n"
+    "bind c.lane local.x\ncache_write c.lane private\nsplit c.k 16 -> ko ki\ncache_read c.ko a local -> a_s\n"
+    "cache_read c.ko b local -> b_s\ntensorize c.ki\n";
+
+TEST(HalfTypes, MatrixTilesOfHalfOperandsAreSixteenPointInstructions) {
+  for (const char *type : {"f16", "bf16"}) {
+    const Program p = run_pipeline(test::graph_of(half_spec(kHalfGemm, type)),
+                                   parse_schedule(test::source(kHalfGemmTile, "mma.sched")));
+    const std::string ptx = generate_opencl_c(p, AsyncCopies::Refused, "", MatrixUnits::Ptx).source;
+    const std::string t = type;
+    EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16.row.col.f32." + t + "." + t + ".f32"), std::string::npos) << ptx;
+    EXPECT_NE(ptx.find("cvt.rn." + t + "x2.f32"), std::string::npos) << ptx;
+    EXPECT_NE(ptx.find("1 steps of 16, " + t + " operands (exact products)"), std::string::npos) << ptx;
+    EXPECT_EQ(ptx.find("ks_mma_tf32"), std::string::npos) << ptx;
+    // A row's four k points of the f32 panel are one 16-byte load.
+    EXPECT_NE(ptx.find("const float4 x = *(__local const float4 *)&a_s["), std::string::npos) << ptx;
+  }
+  // bf16 times f32: B's values are not all bf16, so 3xTF32 (steps of 8).
+  std::string mixed = half_spec(kHalfGemm, "bf16");
+  mixed.replace(mixed.find("b: bf16"), 7, "b: f32");
+  const Program p = run_pipeline(test::graph_of(mixed), parse_schedule(test::source(kHalfGemmTile, "mma.sched")));
+  const std::string ptx = generate_opencl_c(p, AsyncCopies::Refused, "", MatrixUnits::Ptx).source;
+  EXPECT_NE(ptx.find("m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
+  EXPECT_EQ(ptx.find("m16n8k16"), std::string::npos);
+}
+
+// The emulated instructions (each lane reads its operands where the k16 layout puts
+// them) against the interpreter on PoCL, f16 and bf16, with a K of three panels.
+TEST(HalfOnDevice, MatrixTilesAgreeWithTheInterpreter) {
+  if (!test::has_device("opencl")) GTEST_SKIP() << test::missing_device("opencl");
+  auto device = runtime::open_device("", "opencl");
+  if (device->info().matrix_units) GTEST_SKIP() << device->info().name << " has matrix units: not emulated";
+  for (const char *type : {"f16", "bf16"}) {
+    EvalOptions options;
+    options.time = false;
+    options.trials = 2;
+    options.emulate_matrix_units = true;
+    options.schedule = parse_schedule(test::source(kHalfGemmTile, "mma.sched"));
+    frontend::parse_size_assignments("M=32,N=32,K=48", &options.check_sizes);
+    EvalRecord r =
+        evaluate(frontend::parse_spec(test::source(half_spec(kHalfGemm, type), "mm.ks")), "mm.ks", *device, options);
+    EXPECT_TRUE(r.ok()) << type << r.to_json().dump(2);
+  }
+}
+
 TEST(HalfTypes, WhatIsNotGeneratedYetIsRefusedWithItsReason) {
   // A cast to a storage type.
   EXPECT_NE(test::user_error([] {
