@@ -303,15 +303,31 @@ struct CPrinter::Impl : public IRVisitorStrict {
   // one, rounded to nearest even: f16 through vload_half/vstore_half_rte (OpenCL
   // 1.2's core, no cl_khr_fp16 needed), bf16 as the f32's top 16 bits.
   bool stored_in_half(const std::string &buffer) const { return is_half(buffers.at(buffer).type); }
+  // The f16 buffer as a half pointer: a local copy is declared as its bits (ushort).
+  std::string half_pointer(const std::string &buffer) const {
+    if (scopes.at(buffer) != MemoryScope::Local) return p.c_name(buffer);
+    return "((" + p.target_.local_qualifier + " half *)" + p.c_name(buffer) + ")";
+  }
+  // The element's 16 bits as a ushort lvalue (an f16 parameter read through a ushort pointer).
+  std::string half_bits(const std::string &buffer, const std::vector<Expr> &indices) {
+    if (buffers.at(buffer).type == DType::BF16 || scopes.at(buffer) == MemoryScope::Local)
+      return access(buffer, indices);
+    return "((" + p.target_.global_qualifier + " ushort *)" + p.c_name(buffer) + ")[" + offset(buffer, indices) + "]";
+  }
   std::string half_read(const std::string &buffer, const std::vector<Expr> &indices) {
     if (buffers.at(buffer).type == DType::F16)
-      return "vload_half(" + offset(buffer, indices) + ", " + p.c_name(buffer) + ")";
+      return "vload_half(" + offset(buffer, indices) + ", " + half_pointer(buffer) + ")";
     return bf16_helper(false) + "(" + access(buffer, indices) + ")";
   }
   std::string half_store(const std::string &buffer, const std::vector<Expr> &indices, const std::string &value) {
     if (buffers.at(buffer).type == DType::F16)
-      return "vstore_half_rte(" + value + ", " + offset(buffer, indices) + ", " + p.c_name(buffer) + ");";
+      return "vstore_half_rte(" + value + ", " + offset(buffer, indices) + ", " + half_pointer(buffer) + ");";
     return access(buffer, indices) + " = " + bf16_helper(true) + "(" + value + ");";
+  }
+  // A load of the same 16-bit format, unpadded, whose bits a store may copy as they are.
+  const Load *same_format_load(const std::string &buffer, const Expr &value) const {
+    const Load *l = value.as<Load>();
+    return l && !l->pad && buffers.at(l->buffer).type == buffers.at(buffer).type ? l : nullptr;
   }
   // The lanes' elements from lane 0's onwards, as one vector access: vloada_halfN
   // and a ushortN lvalue where aligned (the offset a multiple of the lanes),
@@ -319,7 +335,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
   std::string half_vector_read(const std::string &buffer, const std::vector<Expr> &indices) {
     const std::string n = std::to_string(lanes());
     if (buffers.at(buffer).type == DType::F16)
-      return std::string(aligned(buffer, indices) ? "vloada_half" : "vload_half") + n + "(0, " + p.c_name(buffer) +
+      return std::string(aligned(buffer, indices) ? "vloada_half" : "vload_half") + n + "(0, " + half_pointer(buffer) +
              " + " + offset(buffer, indices) + ")";
     const std::string bits = aligned(buffer, indices)
                                  ? wide_lvalue(buffer, indices, "ushort" + n)
@@ -330,7 +346,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     const std::string n = std::to_string(lanes());
     if (buffers.at(buffer).type == DType::F16)
       return std::string(aligned(buffer, indices) ? "vstorea_half" : "vstore_half") + n + "_rte(" + value + ", 0, " +
-             p.c_name(buffer) + " + " + offset(buffer, indices) + ");";
+             half_pointer(buffer) + " + " + offset(buffer, indices) + ");";
     const std::string bits = bf16_helper(true, lanes()) + "(" + value + ")";
     if (aligned(buffer, indices)) return wide_lvalue(buffer, indices, "ushort" + n) + " = " + bits + ";";
     return p.target_.vector_store + n + "(" + bits + ", 0, &" + access(buffer, indices) + ");";
@@ -824,9 +840,29 @@ struct CPrinter::Impl : public IRVisitorStrict {
         if (!equal(a->indices[d], b->indices[d])) return std::nullopt;
       if (offset_between(a->indices[last], b->indices[last]) != i) return std::nullopt;
     }
-    if (multiple_of(a->indices[last]) % count != 0 || buffers.at(a->buffer).shape[last] % count != 0)
-      return std::nullopt;
+    if (!aligned_to(a->buffer, a->indices, count)) return std::nullopt;
     return wide_lvalue(a->buffer, a->indices, "const float" + std::to_string(count));
+  }
+  // Whether the element's offset is a multiple of count: its last index is, and so is
+  // the last dimension's extent (every other index's stride).
+  bool aligned_to(const std::string &buffer, const std::vector<Expr> &indices, int64_t count) {
+    return multiple_of(indices.back()) % count == 0 && buffers.at(buffer).shape.back() % count == 0;
+  }
+  // Four 16-bit neighbours (as adjacent) as one uint2 lvalue of their bits, where the
+  // first's offset is a multiple of 4.
+  std::optional<std::string> adjacent_bits(const std::vector<const Load *> &ls) {
+    const Load *a = ls[0];
+    const size_t last = a->indices.size() - 1;
+    if (a->indices.empty()) return std::nullopt;
+    for (size_t i = 1; i < ls.size(); ++i) {
+      const Load *b = ls[i];
+      if (b->buffer != a->buffer || b->indices.size() != a->indices.size()) return std::nullopt;
+      for (size_t d = 0; d < last; ++d)
+        if (!equal(a->indices[d], b->indices[d])) return std::nullopt;
+      if (offset_between(a->indices[last], b->indices[last]) != static_cast<int64_t>(i)) return std::nullopt;
+    }
+    if (!aligned_to(a->buffer, a->indices, 4)) return std::nullopt;
+    return "*(" + p.target_.local_qualifier + " const uint2 *)&" + access(a->buffer, a->indices);
   }
   // b - a where b is a plus constants (`(x + 1) + 2`, `s * 16 + (x + 3)` of `s * 16 + x`),
   // else none.
@@ -849,9 +885,31 @@ struct CPrinter::Impl : public IRVisitorStrict {
     const int64_t mt = tile.m_tiles(), nt = tile.n_tiles();
     const std::string pack = "ks_pack_" + std::string(dtype_name(tile.operands));
     out << line() << "uint ks_a[" << mt * 4 << "], ks_b[" << nt * 2 << "];\n";
-    // Registers r0 and r1 from four values: the first two, the last two.
+    // Registers r0 and r1 from four values: the first two, the last two. From a 16-bit
+    // copy of the format, its bits: one 8-byte load where the four are neighbours.
     auto load = [&](const std::string &name, int64_t r0, int64_t r1, const std::vector<Expr> &vs) {
       out << line() << "{\n";
+      std::vector<const Load *> bits;
+      for (const Expr &v : vs)
+        if (const Load *l = v.as<Load>();
+            l && !l->pad && buffers.at(l->buffer).type == tile.operands && scopes.at(l->buffer) == MemoryScope::Local)
+          bits.push_back(l);
+      if (bits.size() == 4) {
+        if (std::optional<std::string> words = adjacent_bits(bits)) {
+          out << line() << "  const uint2 x = " << *words << ";\n";
+          out << line() << "  " << name << "[" << r0 << "] = x.x;\n";
+          out << line() << "  " << name << "[" << r1 << "] = x.y;\n";
+        } else {
+          auto word = [&](const Load *lo, const Load *hi) {
+            return "(uint)" + access(lo->buffer, lo->indices) + " | (uint)" + access(hi->buffer, hi->indices) +
+                   " << 16";
+          };
+          out << line() << "  " << name << "[" << r0 << "] = " << word(bits[0], bits[1]) << ";\n";
+          out << line() << "  " << name << "[" << r1 << "] = " << word(bits[2], bits[3]) << ";\n";
+        }
+        out << line() << "}\n";
+        return;
+      }
       if (std::optional<std::string> quad = adjacent(vs)) {
         out << line() << "  const float4 x = " << *quad << ";\n";
       } else {
@@ -1045,6 +1103,11 @@ struct CPrinter::Impl : public IRVisitorStrict {
   void visit(const Store *n) override {
     if (in_async_copy) return async_store(n);
     if (!lanes_vary(n->indices)) {
+      const Load *copy = stored_in_half(n->buffer) ? same_format_load(n->buffer, n->value) : nullptr;
+      if (copy && !lanes_vary(copy->indices)) {  // a 16-bit copy: its bits
+        out << line() << half_bits(n->buffer, n->indices) << " = " << half_bits(copy->buffer, copy->indices) << ";\n";
+        return;
+      }
       const std::string value = sub(n->value, 0);
       out << line()
           << (stored_in_half(n->buffer) ? half_store(n->buffer, n->indices, value)
@@ -1173,9 +1236,11 @@ std::string CPrinter::local_declarations(const Stmt &body, int indent) {
   collect.dispatch(body);
   std::string out;
   for (const Allocate *a : collect.locals)
-    out += std::string(static_cast<size_t>(indent) * 2, ' ') + target_.local_qualifier + " " + type_name(a->type) +
-           " " + c_name(a->buffer) + "[" + std::to_string(shape_numel(a->shape)) + "]" + target_.local_alignment +
-           ";\n";
+    // A 16-bit copy is its bits (OpenCL C without cl_khr_fp16 has no half arrays; f16
+    // is read and written through a half pointer to them).
+    out += std::string(static_cast<size_t>(indent) * 2, ' ') + target_.local_qualifier + " " +
+           (is_half(a->type) ? std::string("ushort") : type_name(a->type)) + " " + c_name(a->buffer) + "[" +
+           std::to_string(shape_numel(a->shape)) + "]" + target_.local_alignment + ";\n";
   return out;
 }
 

@@ -375,13 +375,14 @@ class IRParser {
         ts_.expect(":");
         const Token &type_token = ts_.peek();
         local.type = dtype();
-        if (is_half(local.type))
-          error_at(type_token.loc, std::string("an allocation of ") + dtype_name(local.type) +
-                                       ": registers and local memory hold f32 values, not 16-bit storage");
         local.shape = shape();
         const Token &scope_name = ts_.expect_identifier("a memory scope");
         auto scope = parse_memory_scope(scope_name.text);
         if (!scope) error_at(scope_name.loc, "unknown memory scope '" + scope_name.text + "'");
+        if (is_half(local.type) && *scope != MemoryScope::Local)
+          error_at(type_token.loc, std::string("an allocation of ") + dtype_name(local.type) + " in " +
+                                       scope_name.text +
+                                       " memory: registers hold f32 values; only local memory keeps 16-bit storage");
         if (buffers_.count(local.name)) error_at(t.loc, "buffer '" + local.name + "' is declared twice");
         buffers_[local.name] = local;
         Stmt body = scoped_body();

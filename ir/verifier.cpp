@@ -172,8 +172,10 @@ class ProgramChecker : public IRVisitor {
   }
   void visit(const Allocate *n) override {
     if (tensors_.count(n->buffer)) fail("allocation '" + n->buffer + "' shadows a buffer");
-    // Registers and local memory hold values, not storage (OpenCL C has no half arrays).
-    if (is_half(n->type)) fail("allocation '" + n->buffer + "' of " + dtype_name(n->type) + ", a storage type");
+    // Registers hold values, not storage; local memory may hold a 16-bit tensor's copy.
+    if (is_half(n->type) && n->scope != MemoryScope::Local)
+      fail("allocation '" + n->buffer + "' of " + dtype_name(n->type) + ", a storage type, in " +
+           memory_scope_name(n->scope) + " memory");
     // Local memory is declared once at the top of the kernel, whatever block allocates it.
     if (n->scope == MemoryScope::Local && !locals_.insert(n->buffer).second)
       fail("local allocation '" + n->buffer + "' appears twice in one kernel");

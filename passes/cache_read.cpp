@@ -37,6 +37,10 @@ namespace ks {
 
 namespace {
 
+// A local copy of a 16-bit tensor keeps its format (half the bytes, and matrix fragments
+// read two elements a word); registers hold values, f32.
+DType cache_type(DType source, MemoryScope scope) { return scope == MemoryScope::Local ? source : value_type(source); }
+
 struct Read {
   const Load *load;
   std::vector<Affine> index;
@@ -257,8 +261,9 @@ bool fits(const Box &box, const TensorDecl &source, MemoryScope scope, std::stri
               " elements; private caches hold at most " + std::to_string(kMaxPrivateElements);
     return false;
   }
-  if (scope == MemoryScope::Local && volume * dtype_bytes(value_type(source.type)) > kMaxLocalBytes) {
-    *reason = "the box of " + source.name + " needs " + std::to_string(volume * dtype_bytes(value_type(source.type))) +
+  if (scope == MemoryScope::Local && volume * dtype_bytes(cache_type(source.type, scope)) > kMaxLocalBytes) {
+    *reason = "the box of " + source.name + " needs " +
+              std::to_string(volume * dtype_bytes(cache_type(source.type, scope))) +
               " bytes of local memory; at most " + std::to_string(kMaxLocalBytes);
     return false;
   }
@@ -417,7 +422,7 @@ std::optional<Program> cache_read(const Program &program, const std::string &sta
                  ? Seq::make({copy, Barrier::make(MemoryScope::Local), body})
                  : Seq::make({copy, Barrier::make(MemoryScope::Local), body, Barrier::make(MemoryScope::Local)});
   // A 16-bit tensor's cache holds its values, f32 (exact).
-  cached = Allocate::make(cache, value_type(source->type), box->shape, scope, cached);
+  cached = Allocate::make(cache, cache_type(source->type, scope), box->shape, scope, cached);
   Program out = replace_loop(program, where.kernel, loop,
                              [&](const For *l) { return For::make(l->var, l->extent, l->kind, cached); });
   if (!verified(out, reason)) return std::nullopt;

@@ -166,7 +166,7 @@ std::optional<Program> prefetch(const Program &program, const std::string &stage
   for (auto a = allocations.rbegin(); a != allocations.rend(); ++a)
     body = Allocate::make((*a)->buffer, (*a)->type, (*a)->shape, (*a)->scope, body);
   Program out = replace_loop(program, where->kernel, loop->var, [&](const For *f) {
-    return Allocate::make(registers, find.cache->type, {copy->extent}, MemoryScope::Private,
+    return Allocate::make(registers, value_type(find.cache->type), {copy->extent}, MemoryScope::Private,
                           Seq::make({first, For::make(f->var, f->extent, f->kind, body)}));
   });
   if (!verified(out, reason)) return std::nullopt;

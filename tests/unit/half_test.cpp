@@ -227,8 +227,11 @@ TEST(HalfTypes, MatrixTilesOfHalfOperandsAreSixteenPointInstructions) {
     EXPECT_NE(ptx.find("cvt.rn." + t + "x2.f32"), std::string::npos) << ptx;
     EXPECT_NE(ptx.find("1 steps of 16, " + t + " operands (exact products)"), std::string::npos) << ptx;
     EXPECT_EQ(ptx.find("ks_mma_tf32"), std::string::npos) << ptx;
-    // A row's four k points of the f32 panel are one 16-byte load.
-    EXPECT_NE(ptx.find("const float4 x = *(__local const float4 *)&a_s["), std::string::npos) << ptx;
+    // The panels keep the format (their copies are the bits); a row's four k points are
+    // one 8-byte load of two registers as they are.
+    EXPECT_NE(ptx.find("__local ushort a_s["), std::string::npos) << ptx;
+    EXPECT_NE(ptx.find("const uint2 x = *(__local const uint2 *)&a_s["), std::string::npos) << ptx;
+    EXPECT_NE(ptx.find("ks_a[0] = x.x;"), std::string::npos) << ptx;
   }
   // bf16 times f32: B's values are not all bf16, so 3xTF32 (steps of 8).
   std::string mixed = half_spec(kHalfGemm, "bf16");
