@@ -37,6 +37,21 @@ std::string matrix_refusal(const std::string &why_not) {
          why_not;
 }
 
+Bf16Conversion bf16_conversion(bool to, int64_t lanes) {
+  const std::string n = lanes == 1 ? "" : std::to_string(lanes);
+  const std::string name = std::string(to ? "ks_to_bf16" : "ks_from_bf16") + (n.empty() ? "" : "_" + n);
+  const std::string uint_t = "uint" + n, ushort_t = "ushort" + n, float_t = "float" + n;
+  if (!to)
+    return {name, float_t + " " + name + "(" + ushort_t + " b) { return as_" + float_t + "(convert_" + uint_t +
+                      "(b) << 16); }\n"};
+  return {name,
+          ushort_t + " " + name + "(" + float_t + " x) {\n  const " + uint_t + " u = as_" + uint_t + "(x);\n  const " +
+              uint_t +
+              " nearest = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;  // to nearest, ties to even\n  return convert_" +
+              ushort_t +
+              "(select(nearest, (u >> 16) | 0x40u, (u & 0x7fffffffu) > 0x7f800000u));  // NaN stays quiet\n}\n"};
+}
+
 namespace {
 
 // C precedence levels (higher binds tighter).
@@ -351,26 +366,12 @@ struct CPrinter::Impl : public IRVisitorStrict {
     if (aligned(buffer, indices)) return wide_lvalue(buffer, indices, "ushort" + n) + " = " + bits + ";";
     return p.target_.vector_store + n + "(" + bits + ", 0, &" + access(buffer, indices) + ");";
   }
-  // bf16 from and to f32, of one element or of a vector of `lanes` (the same
-  // operations lane by lane: OpenCL C's integer operators and select are
-  // component-wise).
+  // bf16 from and to f32 (bf16_conversion), of one element or of a vector of `lanes`.
   std::string bf16_helper(bool to, int64_t lanes = 1) {
-    const std::string n = lanes == 1 ? "" : std::to_string(lanes);
-    const std::string name = std::string(to ? "ks_to_bf16" : "ks_from_bf16") + (n.empty() ? "" : "_" + n);
+    const Bf16Conversion c = bf16_conversion(to, lanes);
     const std::string q = p.target_.helper_qualifier.empty() ? "" : p.target_.helper_qualifier + " ";
-    const std::string uint_t = "uint" + n, ushort_t = "ushort" + n, float_t = "float" + n;
-    if (to)
-      p.helpers_used_[name] =
-          q + ushort_t + " " + name + "(" + float_t + " x) {\n  const " + uint_t + " u = as_" + uint_t +
-          "(x);\n"
-          "  const " +
-          uint_t + " nearest = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;  // to nearest, ties to even\n" +
-          "  return convert_" + ushort_t +
-          "(select(nearest, (u >> 16) | 0x40u, (u & 0x7fffffffu) > 0x7f800000u));  // NaN stays quiet\n}\n";
-    else
-      p.helpers_used_[name] = q + float_t + " " + name + "(" + ushort_t + " b) { return as_" + float_t + "(convert_" +
-                              uint_t + "(b) << 16); }\n";
-    return name;
+    p.helpers_used_[c.name] = q + c.definition;
+    return c.name;
   }
 
   // ---- expressions ----
@@ -743,13 +744,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
     return MatrixRun{matrix, p.c_name(l->var), l->extent, period, tile->m_tiles() * tile->n_tiles() * 4};
   }
   void matrix_helpers(DType operands) {
-    // To nearest, ties away from zero, the low 13 bits of the significand cleared: what
-    // cvt.rna.tf32.f32 gives for finite values, in two integer operations (the
-    // conversion's unit is the slower; bench/results.md, "Matrix units").
-    p.helpers_used_["ks_tf32"] = "float ks_tf32(float x) { return " + p.target_.bits_float + "((" +
-                                 p.target_.float_bits + "(x) + 0x1000u) & 0xffffe000u); }\n";
-    if (p.target_.matrix_units == MatrixUnits::Emulated) return;
     if (operands != DType::F32) {
+      if (p.target_.matrix_units == MatrixUnits::Emulated) return;  // exact products, plain f32
       // Two exact values as one register of the format, the first in the low half.
       const std::string format = dtype_name(operands);
       p.helpers_used_["ks_pack_" + format] =
@@ -765,6 +761,12 @@ struct CPrinter::Impl : public IRVisitorStrict {
           "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n}\n";
       return;
     }
+    // To nearest, ties away from zero, the low 13 bits of the significand cleared: what
+    // cvt.rna.tf32.f32 gives for finite values, in two integer operations (the
+    // conversion's unit is the slower; bench/results.md, "Matrix units").
+    p.helpers_used_["ks_tf32"] = "float ks_tf32(float x) { return " + p.target_.bits_float + "((" +
+                                 p.target_.float_bits + "(x) + 0x1000u) & 0xffffe000u); }\n";
+    if (p.target_.matrix_units == MatrixUnits::Emulated) return;
     p.helpers_used_["ks_mma_tf32"] =
         "void ks_mma_tf32(float *d, const float *a, const float *b) {\n"
         "  asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
@@ -821,48 +823,32 @@ struct CPrinter::Impl : public IRVisitorStrict {
         out << line() << "ks_mma_tf32(ks_d + " << d << ", ks_ahi + " << a << ", ks_bhi + " << b << ");\n";
       }
   }
-  // Two or four fragment values as one float2 or float4 lvalue, where they are one f32
-  // buffer's neighbours (each one's last index the first's plus its place) at an offset
-  // that is a multiple of their count (that index, the dimension's extent too) of a
-  // local or global buffer, aligned for it; else none. One 8- or 16-byte load instead
-  // of two or four (ld.shared.v2.f32, .v4).
+  // Two or four fragment values as one float2 or float4 lvalue, where they are an f32
+  // buffer's neighbours (neighbours()); else none. One 8- or 16-byte load instead of
+  // two or four (ld.shared.v2.f32, .v4).
   std::optional<std::string> adjacent(const std::vector<Expr> &vs) {
+    const Load *a = neighbours(vs);
+    if (!a || buffers.at(a->buffer).type != DType::F32) return std::nullopt;
+    return wide_lvalue(a->buffer, a->indices, "const float" + std::to_string(vs.size()));
+  }
+  // The first of vs where they are loads of one local or global buffer's neighbours
+  // (each one's last index the first's plus its place) at an offset that is a multiple
+  // of their count (that index, and the last dimension's extent: every other index's
+  // stride); else null.
+  const Load *neighbours(const std::vector<Expr> &vs) {
     const Load *a = vs[0].as<Load>();
-    const int64_t count = static_cast<int64_t>(vs.size());
-    if (!a || a->indices.empty() || scopes.at(a->buffer) == MemoryScope::Private ||
-        buffers.at(a->buffer).type != DType::F32)
-      return std::nullopt;
+    if (!a || a->indices.empty() || scopes.at(a->buffer) == MemoryScope::Private) return nullptr;
     const size_t last = a->indices.size() - 1;
-    for (int64_t i = 1; i < count; ++i) {
-      const Load *b = vs[static_cast<size_t>(i)].as<Load>();
-      if (!b || b->buffer != a->buffer || b->indices.size() != a->indices.size()) return std::nullopt;
+    for (size_t i = 1; i < vs.size(); ++i) {
+      const Load *b = vs[i].as<Load>();
+      if (!b || b->buffer != a->buffer || b->indices.size() != a->indices.size()) return nullptr;
       for (size_t d = 0; d < last; ++d)
-        if (!equal(a->indices[d], b->indices[d])) return std::nullopt;
-      if (offset_between(a->indices[last], b->indices[last]) != i) return std::nullopt;
+        if (!equal(a->indices[d], b->indices[d])) return nullptr;
+      if (offset_between(a->indices[last], b->indices[last]) != static_cast<int64_t>(i)) return nullptr;
     }
-    if (!aligned_to(a->buffer, a->indices, count)) return std::nullopt;
-    return wide_lvalue(a->buffer, a->indices, "const float" + std::to_string(count));
-  }
-  // Whether the element's offset is a multiple of count: its last index is, and so is
-  // the last dimension's extent (every other index's stride).
-  bool aligned_to(const std::string &buffer, const std::vector<Expr> &indices, int64_t count) {
-    return multiple_of(indices.back()) % count == 0 && buffers.at(buffer).shape.back() % count == 0;
-  }
-  // Four 16-bit neighbours (as adjacent) as one uint2 lvalue of their bits, where the
-  // first's offset is a multiple of 4.
-  std::optional<std::string> adjacent_bits(const std::vector<const Load *> &ls) {
-    const Load *a = ls[0];
-    const size_t last = a->indices.size() - 1;
-    if (a->indices.empty()) return std::nullopt;
-    for (size_t i = 1; i < ls.size(); ++i) {
-      const Load *b = ls[i];
-      if (b->buffer != a->buffer || b->indices.size() != a->indices.size()) return std::nullopt;
-      for (size_t d = 0; d < last; ++d)
-        if (!equal(a->indices[d], b->indices[d])) return std::nullopt;
-      if (offset_between(a->indices[last], b->indices[last]) != static_cast<int64_t>(i)) return std::nullopt;
-    }
-    if (!aligned_to(a->buffer, a->indices, 4)) return std::nullopt;
-    return "*(" + p.target_.local_qualifier + " const uint2 *)&" + access(a->buffer, a->indices);
+    const auto count = static_cast<int64_t>(vs.size());
+    if (multiple_of(a->indices[last]) % count != 0 || buffers.at(a->buffer).shape[last] % count != 0) return nullptr;
+    return a;
   }
   // b - a where b is a plus constants (`(x + 1) + 2`, `s * 16 + (x + 3)` of `s * 16 + x`),
   // else none.
@@ -895,8 +881,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
             l && !l->pad && buffers.at(l->buffer).type == tile.operands && scopes.at(l->buffer) == MemoryScope::Local)
           bits.push_back(l);
       if (bits.size() == 4) {
-        if (std::optional<std::string> words = adjacent_bits(bits)) {
-          out << line() << "  const uint2 x = " << *words << ";\n";
+        if (const Load *first = neighbours(vs)) {
+          out << line() << "  const uint2 x = " << wide_lvalue(first->buffer, first->indices, "const uint2") << ";\n";
           out << line() << "  " << name << "[" << r0 << "] = x.x;\n";
           out << line() << "  " << name << "[" << r1 << "] = x.y;\n";
         } else {

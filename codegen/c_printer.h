@@ -102,6 +102,16 @@ std::string async_copy_refusal(const std::string &why_not);
 /// Likewise for a matrix loop on a target without matrix units.
 std::string matrix_refusal(const std::string &why_not);
 
+/// OpenCL C's conversion between f32 and bf16 (a ushort: an f32's top 16 bits), of one
+/// value or of vectors of `lanes` (the same operations lane by lane: OpenCL C's integer
+/// operators and select are component-wise): `ks_to_bf16[_N]` rounds to nearest, ties
+/// to even, NaN staying quiet; `ks_from_bf16[_N]` is exact. Its name and definition:
+/// the printer's helper, the evaluator's input draws and comparisons.
+struct Bf16Conversion {
+  std::string name, definition;
+};
+Bf16Conversion bf16_conversion(bool to, int64_t lanes = 1);
+
 /// Spells each builtin as the target's function of the builtin's own name (exp,
 /// tanh, ...), which C and GLSL share.
 void spell_by_name(CTarget *target, std::initializer_list<Builtin> builtins);

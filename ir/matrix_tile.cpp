@@ -524,36 +524,42 @@ std::optional<MatrixTile> matrix_tile(const Stmt &kernel_body, const For &loop, 
 
 namespace {
 
-// The 16-bit format every value of e is exact in: F16 or BF16, F32 where none is known
-// (a value of f32 arithmetic, or of a buffer filled otherwise), F64 for "any" (zeros).
-// A local or private buffer's values are its stores' in the kernel, followed through
-// `depth` copies.
-DType exact_format(const Stmt &body, const Expr &e, const std::function<DType(const std::string &)> &storage,
-                   int depth) {
-  auto meet = [](DType a, DType b) { return a == DType::F64 ? b : b == DType::F64 || a == b ? a : DType::F32; };
-  if (const FloatImm *f = e.as<FloatImm>()) return f->value == 0 ? DType::F64 : DType::F32;
-  if (const Select *s = e.as<Select>())
-    return meet(exact_format(body, s->true_value, storage, depth), exact_format(body, s->false_value, storage, depth));
-  const Load *l = e.as<Load>();
-  if (!l || (l->pad && *l->pad != 0)) return DType::F32;
-  const DType type = storage(l->buffer);
-  if (is_half(type)) return type;
-  const std::vector<const Allocate *> allocations = collect<Allocate>(body);
-  const bool copy =
-      std::any_of(allocations.begin(), allocations.end(), [&](const Allocate *a) { return a->buffer == l->buffer; });
-  if (type != DType::F32 || !copy || depth == 0) return DType::F32;
-  DType format = DType::F64;
-  for (const Store *st : collect<Store>(body))
-    if (st->buffer == l->buffer) format = meet(format, exact_format(body, st->value, storage, depth - 1));
-  return format;
-}
+// The 16-bit format every value of an expression is exact in: F16 or BF16, F32 where
+// none is known (a value of f32 arithmetic, or of a buffer filled otherwise), F64 for
+// "any" (zeros). A buffer the kernel allocates holds its stores' values, followed
+// through `depth` copies.
+struct ExactFormat {
+  const std::function<DType(const std::string &)> &storage;
+  std::set<std::string> allocated;
+  std::multimap<std::string, Expr> stored;  // each allocated buffer's stored values
+
+  ExactFormat(const Stmt &body, const std::function<DType(const std::string &)> &storage) : storage(storage) {
+    for (const Allocate *a : collect<Allocate>(body)) allocated.insert(a->buffer);
+    for (const Store *s : collect<Store>(body))
+      if (allocated.count(s->buffer)) stored.emplace(s->buffer, s->value);
+  }
+  static DType meet(DType a, DType b) { return a == DType::F64 ? b : b == DType::F64 || a == b ? a : DType::F32; }
+  DType of(const Expr &e, int depth) const {
+    if (const FloatImm *f = e.as<FloatImm>()) return f->value == 0 ? DType::F64 : DType::F32;
+    if (const Select *s = e.as<Select>()) return meet(of(s->true_value, depth), of(s->false_value, depth));
+    const Load *l = e.as<Load>();
+    if (!l || (l->pad && *l->pad != 0)) return DType::F32;
+    const DType type = storage(l->buffer);
+    if (is_half(type)) return type;
+    if (type != DType::F32 || !allocated.count(l->buffer) || depth == 0) return DType::F32;
+    DType format = DType::F64;
+    auto [first, last] = stored.equal_range(l->buffer);
+    for (auto it = first; it != last; ++it) format = meet(format, of(it->second, depth - 1));
+    return format;
+  }
+};
 
 }  // namespace
 
 MatrixTile with_half_operands(MatrixTile tile, const Stmt &kernel_body,
                               const std::function<DType(const std::string &)> &storage) {
-  const DType a = exact_format(kernel_body, tile.a_value, storage, 3),
-              b = exact_format(kernel_body, tile.b_value, storage, 3);
+  const ExactFormat exact(kernel_body, storage);
+  const DType a = exact.of(tile.a_value, 3), b = exact.of(tile.b_value, 3);
   tile.operands = a == b && is_half(a) && product(tile.k) % 16 == 0 ? a : DType::F32;
   return tile;
 }

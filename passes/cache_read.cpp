@@ -421,7 +421,6 @@ std::optional<Program> cache_read(const Program &program, const std::string &sta
     cached = is_local(at->kind)
                  ? Seq::make({copy, Barrier::make(MemoryScope::Local), body})
                  : Seq::make({copy, Barrier::make(MemoryScope::Local), body, Barrier::make(MemoryScope::Local)});
-  // A 16-bit tensor's cache holds its values, f32 (exact).
   cached = Allocate::make(cache, cache_type(source->type, scope), box->shape, scope, cached);
   Program out = replace_loop(program, where.kernel, loop,
                              [&](const For *l) { return For::make(l->var, l->extent, l->kind, cached); });

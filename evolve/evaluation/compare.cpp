@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "codegen/c_printer.h"
 #include "evolve/evaluation/parallel.h"
 
 namespace ks {
@@ -125,9 +126,9 @@ typedef float real;
 #if defined(KS_F16)
 #define ELEMENT half
 #define READ(p, i) vload_half(i, p)
-#elif defined(KS_BF16)
+#elif defined(KS_BF16)  // ks_from_bf16: codegen's bf16_conversion, before this text
 #define ELEMENT ushort
-#define READ(p, i) as_float((uint)(p)[i] << 16)
+#define READ(p, i) ks_from_bf16((p)[i])
 #else
 #define ELEMENT float
 #define READ(p, i) (p)[i]
@@ -243,7 +244,7 @@ size_t DeviceComparer::launch(const char *kernel, std::vector<runtime::LaunchArg
     reals_.emplace(device_, real_bytes * kReals * kCompareGroups);
   }
   const std::string element_define = element == DType::F16    ? "#define KS_F16\n"
-                                     : element == DType::BF16 ? "#define KS_BF16\n"
+                                     : element == DType::BF16 ? "#define KS_BF16\n" + bf16_conversion(false).definition
                                                               : "";
   device_.build({std::string(wide ? "#define KS_FP64\n" : "") + element_define + kCompareSource, {}});
   unsigned char limits[24];

@@ -92,8 +92,8 @@ class DeviceComparer {
   std::vector<double> read_reals(size_t count);
   // Launches kernel over n elements in its groups; returns how many groups ran.
   // element: the compared tensors' type (f32, or f16/bf16 read as f32 on the device).
-  size_t launch(const char *kernel, std::vector<runtime::LaunchArg> args, uint64_t n, DType element, Tolerance tolerance,
-                bool bounded);
+  size_t launch(const char *kernel, std::vector<runtime::LaunchArg> args, uint64_t n, DType element,
+                Tolerance tolerance, bool bounded);
 };
 
 /// Row-major multi-index of a flat position.

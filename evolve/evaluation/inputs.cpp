@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "codegen/c_printer.h"
 #include "evolve/evaluation/parallel.h"
 
 namespace ks {
@@ -70,14 +71,9 @@ ulong mix(ulong x) {
 #if defined(KS_F16)
 #define ELEMENT half
 #define STORE(p, i, v) vstore_half_rte(v, i, p)
-#elif defined(KS_BF16)
+#elif defined(KS_BF16)  // ks_to_bf16: codegen's bf16_conversion, before this text
 #define ELEMENT ushort
-ushort to_bf16(float x) {
-  const uint u = as_uint(x);
-  const uint nearest = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-  return convert_ushort(select(nearest, (u >> 16) | 0x40u, (u & 0x7fffffffu) > 0x7f800000u));
-}
-#define STORE(p, i, v) (p)[i] = to_bf16(v)
+#define STORE(p, i, v) (p)[i] = ks_to_bf16(v)
 #else
 #define ELEMENT float
 #define STORE(p, i, v) (p)[i] = (v)
@@ -161,7 +157,7 @@ void draw_input(runtime::Device &device, runtime::BufferId id, const TensorDecl 
   device.write(params.id, p, sizeof p);
   device.write(limits.id, l, sizeof l);
   device.build({std::string(tensor.type == DType::F16    ? "#define KS_F16\n"
-                            : tensor.type == DType::BF16 ? "#define KS_BF16\n"
+                            : tensor.type == DType::BF16 ? "#define KS_BF16\n" + bf16_conversion(true).definition
                                                          : "") +
                     kDrawSource,
                 {}});

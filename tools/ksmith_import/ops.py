@@ -146,10 +146,13 @@ DTYPES = {torch.float32: "f32", torch.float64: "f32", torch.float16: "f16", torc
           torch.int64: "i64", torch.int32: "i32"} if torch else {}
 
 
+FLOATS = ("f32", "f16", "bf16")  # a spec's float types
+
+
 def value_type(spec_type):
     """The type of a value the importer builds from a tensor of spec_type: a 16-bit float is
     stored so but computed in f32, as the spec language does."""
-    return "f32" if spec_type in ("f16", "bf16") else spec_type
+    return "f32" if spec_type in FLOATS else spec_type
 
 
 class Handlers:

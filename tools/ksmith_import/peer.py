@@ -3,7 +3,7 @@ module's path, the spec's kernel, its sizes, where each input comes from, the ou
 the short relative paths they and the spec's comment name files by."""
 import os
 
-FLOATS = ("f32", "f16", "bf16")
+from .ops import FLOATS
 
 
 def peer_entry(tr, model_path, peer_folder, sizes):

@@ -7,6 +7,7 @@ import re
 import tempfile
 
 from .base import ImportFailure, nn
+from .ops import FLOATS
 from .sizes import choose_check_sizes, format_sizes
 
 
@@ -21,7 +22,7 @@ def spec_text(tr, source_label, docstring):
         decl = tensor_decl(name, dtype, shape)
         if name in tr.input_ranges:
             decl += f" in 0..{tr.input_ranges[name].fmt(2)}"
-        elif dtype not in ("f32", "f16", "bf16"):
+        elif dtype not in FLOATS:
             raise ImportFailure(f"input {name} is an integer tensor, but no operator says its range (the importer "
                                 f"infers one for the targets of cross_entropy and nll_loss)")
         params.append(decl)
