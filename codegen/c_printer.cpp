@@ -648,21 +648,33 @@ struct CPrinter::Impl : public IRVisitorStrict {
                   : "TF32")
         << (p.target_.matrix_units == MatrixUnits::Emulated ? ", emulated" : "") << "\n";
     ++indent;
+    // A tile of 16-bit operands sums into the accumulator itself, the whole reduction
+    // in the unit's f32 additions, as cuBLAS's 16-bit GEMMs do: its products are exact,
+    // and a second set of registers for runs (matrix_run_across) halves the groups an
+    // SM holds: 0.842 ms against 0.506 at bf16 4096^3 on an H200 (bench/results.md,
+    // "Matrix tiles of 16-bit operands"). The check's fp32 bound still applies.
+    const bool direct = half && p.target_.matrix_units == MatrixUnits::Ptx && !tile->scale.defined();
     auto run = runs.find(n);
-    if (run == runs.end()) matrix_accumulator(count);
+    if (run == runs.end() && !direct) matrix_accumulator(count);
     out << line() << p.target_.unroll_pragma << "\n"
         << line() << "for (int " << p.c_name("ks_step") << " = 0; " << p.c_name("ks_step") << " < " << tile->steps()
         << "; ++" << p.c_name("ks_step") << ") {\n";
     ++indent;
-    matrix_helpers(tile->operands);
+    matrix_helpers(tile->operands, direct);
     if (p.target_.matrix_units == MatrixUnits::Ptx && half)
-      matrix_step_ptx_half(*tile, lane, step);
+      matrix_step_ptx_half(*tile, lane, step, direct);
     else if (p.target_.matrix_units == MatrixUnits::Ptx)
       matrix_step_ptx(*tile, lane, step, f32);
     else
       matrix_step_emulated(*tile, lane, step, f32, var("ks_r", 4), var("ks_k", tile->step_points()));
     --indent;
     out << line() << "}\n";
+    if (direct) {
+      --indent;
+      out << line() << "}\n";
+      for (const char *v : {"ks_step", "ks_r", "ks_k"}) scope.vars.erase(v);
+      return;
+    }
     if (run != runs.end()) {
       const MatrixRun &r = run->second;
       out << line() << "if (";
@@ -724,7 +736,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
       if (inside(c->then_case) || inside(c->else_case)) return std::nullopt;  // its addition might be skipped
     std::string reason;
     std::optional<MatrixTile> tile = printed_tile(*matrix, &reason);
-    if (!tile) return std::nullopt;  // matrix_loop says why
+    if (!tile || tile->operands != DType::F32) return std::nullopt;  // matrix_loop says why; 16 bits: no runs
     for (int64_t i = 0; i < tile->m_tiles(); ++i)
       for (int64_t j = 0; j < tile->n_tiles(); ++j)
         for (int r = 0; r < 4; ++r)
@@ -743,7 +755,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     if (period < 2) return std::nullopt;
     return MatrixRun{matrix, p.c_name(l->var), l->extent, period, tile->m_tiles() * tile->n_tiles() * 4};
   }
-  void matrix_helpers(DType operands) {
+  void matrix_helpers(DType operands, bool direct) {
     if (operands != DType::F32) {
       if (p.target_.matrix_units == MatrixUnits::Emulated) return;  // exact products, plain f32
       // Two exact values as one register of the format, the first in the low half.
@@ -751,6 +763,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
       p.helpers_used_["ks_pack_" + format] =
           "uint ks_pack_" + format + "(float lo, float hi) {\n  uint r;\n  asm(\"cvt.rn." + format +
           "x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo));\n  return r;\n}\n";
+      if (direct) return;  // the instructions are written in place
       p.helpers_used_["ks_mma_" + format] =
           "void ks_mma_" + format +
           "(float *d, const uint *a, const uint *b) {\n"
@@ -867,7 +880,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
   // One step of 16-bit operands as mma.sync.m16n8k16: each lane reads a row's four
   // neighbouring k points of A (elements 2h, 2h + 1, 2h + 4, 2h + 5 of row half h)
   // and a column's four of B, packs each two as one register, and the warp multiplies.
-  void matrix_step_ptx_half(const MatrixTile &tile, const Expr &lane, const Expr &step) {
+  void matrix_step_ptx_half(const MatrixTile &tile, const Expr &lane, const Expr &step, bool direct) {
     const int64_t mt = tile.m_tiles(), nt = tile.n_tiles();
     const std::string pack = "ks_pack_" + std::string(dtype_name(tile.operands));
     out << line() << "uint ks_a[" << mt * 4 << "], ks_b[" << nt * 2 << "];\n";
@@ -915,15 +928,103 @@ struct CPrinter::Impl : public IRVisitorStrict {
         load("ks_a", i * 4 + h, i * 4 + h + 2, vs);
       }
     for (int64_t j = 0; j < nt; ++j) {
+      if (const Expr row = ldmatrix_row(tile, j, lane, step); row.defined()) {
+        const Load *l = row.as<Load>();
+        out << line() << "{\n"
+            << line() << "  const uint2 x = " << ldmatrix_helper() << "(&" << access(l->buffer, l->indices) << ");\n"
+            << line() << "  ks_b[" << j * 2 << "] = x.x;\n"
+            << line() << "  ks_b[" << j * 2 + 1 << "] = x.y;\n"
+            << line() << "}\n";
+        continue;
+      }
       std::vector<Expr> vs;
       for (int e = 0; e < 4; ++e) vs.push_back(tile.b_fragment(lane, j, make_int(e), step));
       load("ks_b", j * 2, j * 2 + 1, vs);
     }
-    const std::string mma = "ks_mma_" + std::string(dtype_name(tile.operands));
+    const std::string format = dtype_name(tile.operands), mma = "ks_mma_" + format;
     for (int64_t i = 0; i < mt; ++i)
-      for (int64_t j = 0; j < nt; ++j)
-        out << line() << mma << "(ks_d + " << (i * nt + j) * 4 << ", ks_a + " << i * 4 << ", ks_b + " << j * 2
-            << ");\n";
+      for (int64_t j = 0; j < nt; ++j) {
+        if (!direct) {
+          out << line() << mma << "(ks_d + " << (i * nt + j) * 4 << ", ks_a + " << i * 4 << ", ks_b + " << j * 2
+              << ");\n";
+          continue;
+        }
+        // The accumulator's registers as the instruction's operands, in place (a
+        // pointer to a private array could keep it out of registers).
+        out << line() << "asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." << format << "." << format
+            << ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\"\n"
+            << line() << "             : ";
+        for (int r = 0; r < 4; ++r)
+          out << (r ? ", " : "") << "\"+f\"(" << access(tile.acc, tile.acc_at(i, j, r)) << ")";
+        out << "\n" << line() << "             : ";
+        for (int r = 0; r < 4; ++r) out << (r ? ", " : "") << "\"r\"(ks_a[" << i * 4 + r << "])";
+        out << ", \"r\"(ks_b[" << j * 2 << "]), \"r\"(ks_b[" << j * 2 + 1 << "]));\n";
+      }
+  }
+  // B's registers of n tile j as one ldmatrix.x2.trans, where B is a local panel of
+  // the operands' format whose rows run along n: the instruction's lane i (< 16) names
+  // the row of slot i at the tile's column 0 (the element register i / 8 of lane
+  // (i % 8) / 2 holds as its element i % 2), the transpose hands each lane its column's
+  // two slots a register, and the rows' eight columns must be neighbours, 16-byte
+  // aligned. That is checked by evaluating the indices at every lane and column, at
+  // the variables' ends, zero and one (as the matrix tile's own check); the row's load,
+  // its indices in the lane, else undefined.
+  Expr ldmatrix_row(const MatrixTile &tile, int64_t j, const Expr &lane, const Expr &step) {
+    const DType it = lane.type();
+    auto c = [&](int64_t v) { return make_int(v, it); };
+    auto row_at = [&](const Expr &l, const Expr &e) { return tile.b_fragment(l, j, e, step); };
+    const Expr row = row_at(lane % c(8) / c(2), lane % c(2) + lane / c(8) % c(2) * c(2));
+    const Load *load = row.as<Load>();
+    if (!load || load->pad || scopes.at(load->buffer) != MemoryScope::Local ||
+        buffers.at(load->buffer).type != tile.operands || buffers.at(load->buffer).shape.back() % 8 != 0)
+      return Expr();
+    std::set<std::string> vars;
+    for (const Var *v : collect<Var>(row)) vars.insert(v->name);
+    const std::string lane_name = lane.as<Var>()->name;
+    vars.erase(lane_name);
+    std::vector<std::map<std::string, int64_t>> points(3);  // zero; one; the ends
+    for (const std::string &v : vars) {
+      points[1][v] = 1;
+      auto it_v = scope.vars.find(v);
+      points[2][v] = it_v != scope.vars.end() && it_v->second.bounded ? it_v->second.hi : 7;
+      points.push_back({{v, points[2][v]}});
+    }
+    for (const std::map<std::string, int64_t> &at : points)
+      for (int64_t i = 0; i < 16; ++i) {
+        std::map<std::string, int64_t> env = at;
+        env[lane_name] = i;
+        std::vector<int64_t> first;
+        for (const Expr &x : load->indices) {
+          std::optional<int64_t> v = evaluate_index(x, env);
+          if (!v) return Expr();
+          first.push_back(*v);
+        }
+        if (first.back() % 8 != 0) return Expr();
+        // Column g of the same slot: lane 4 g + (i % 8) / 2, element as above.
+        for (int64_t g = 1; g < 8; ++g) {
+          const Expr other = row_at(c(4 * g + (i % 8) / 2), c(i % 2 + i / 8 * 2));
+          const Load *o = other.as<Load>();
+          if (!o || o->buffer != load->buffer || o->pad) return Expr();
+          for (size_t d = 0; d < o->indices.size(); ++d) {
+            std::optional<int64_t> v = evaluate_index(o->indices[d], env);
+            if (!v || *v != first[d] + (d + 1 == o->indices.size() ? g : 0)) return Expr();
+          }
+        }
+      }
+    return row;
+  }
+  // ldmatrix.x2.trans of 16-bit elements from local memory (its address in the shared
+  // window, as cp.async takes it).
+  std::string ldmatrix_helper() {
+    const std::string &local = p.target_.local_qualifier;
+    p.helpers_used_["ks_ldmatrix_x2_trans"] =
+        "uint2 ks_ldmatrix_x2_trans(" + local +
+        " const void *row) {\n"
+        "  uint r0, r1;\n"
+        "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\"\n"
+        "               : \"=r\"(r0), \"=r\"(r1) : \"r\"((uint)(ulong)row) : \"memory\");\n"
+        "  return (uint2)(r0, r1);\n}\n";
+    return "ks_ldmatrix_x2_trans";
   }
   // One step emulated: each lane computes its own four results of each instruction,
   // reading every operand where the fragment layout puts it (the lane and register
@@ -1012,13 +1113,24 @@ struct CPrinter::Impl : public IRVisitorStrict {
   }
   // One store of an asynchronous copy: `cp.async` of 4 or 8 bytes (a padded read
   // outside its buffer copies 0 bytes and fills with zeros), or of 16 where a
-  // vector's four lanes are contiguous and aligned at both ends.
+  // vector's lanes (four of 4 bytes, eight of 2) are contiguous and aligned at both ends.
   void async_store(const Store *n) {
-    const Load *from = n->value.as<Load>();  // the verifier holds the copies to this form
-    const int bytes = dtype_bytes(n->value.type());
-    if (bytes != 4 && bytes != 8)
-      throw UserError("an asynchronous copy of " + std::string(dtype_name(n->value.type())) +
-                      " elements: cp.async copies 4, 8 or 16 bytes");
+    const Load *from = n->value.as<Load>();                        // the verifier holds the copies to this form
+    const int bytes = dtype_bytes(buffers.at(from->buffer).type);  // what is stored, not its value's f32
+    const bool sixteen = lanes_vary(n->indices) && lanes() * bytes == 16 && aligned(n->buffer, n->indices) &&
+                         aligned(from->buffer, from->indices);
+    if (bytes == 2 && !sixteen) {
+      // cp.async copies no 2 bytes: where a ring of 16-bit panels cannot go in 16-byte
+      // pieces (a size whose panels overhang their tensor), the copy is made in place,
+      // before the barrier that precedes its slot's reads, as any copy is.
+      in_async_copy = false;
+      visit(n);
+      in_async_copy = true;
+      return;
+    }
+    if (bytes != 4 && bytes != 8 && !sixteen)
+      throw UserError("an asynchronous copy of " + std::string(dtype_name(buffers.at(from->buffer).type)) +
+                      " elements from " + from->buffer + ": cp.async copies 4, 8 or 16 bytes");
     // The local pointer as an integer is its address in the shared window, which
     // cp.async takes (checked on the H100: bench/probe_gemm_async.cl at commit 195f3f6, CVTA=0).
     const std::string operands = "\"r\"((uint)(ulong)dst), \"l\"((ulong)src)";
@@ -1044,9 +1156,13 @@ struct CPrinter::Impl : public IRVisitorStrict {
       copy(access(n->buffer, n->indices), access(from->buffer, from->indices), inside_test(from));
       return;
     }
-    if (lanes() * bytes == 16 && aligned(n->buffer, n->indices) && aligned(from->buffer, from->indices)) {
+    if (sixteen) {
+      // A 16-bit element's address through its bits (an f16 parameter is a half pointer).
+      auto at = [&](const std::string &b, const std::vector<Expr> &i) {
+        return stored_in_half(b) ? half_bits(b, i) : access(b, i);
+      };
       out << line() << ptx_helper("ks_copy_async16", "cp.async.cg.shared.global [%0], [%1], 16;", pointers, operands)
-          << "(&" << access(n->buffer, n->indices) << ", &" << access(from->buffer, from->indices) << ");\n";
+          << "(&" << at(n->buffer, n->indices) << ", &" << at(from->buffer, from->indices) << ");\n";
       return;
     }
     for (int64_t k = 0; k < lanes(); ++k)

@@ -225,6 +225,9 @@ class ProgramChecker : public IRVisitor {
       if (!from || !globals_.count(from->buffer) || (from->pad && *from->pad != 0.0))
         fail("asynchronous copy into " + n->buffer + " of " + print_expr(n->value) +
              ", not a global buffer's element (0 outside it)");
+      else if (tensors_.at(from->buffer)->type != t.type)  // the copy moves bits
+        fail("asynchronous copy of " + std::string(dtype_name(tensors_.at(from->buffer)->type)) + " " + from->buffer +
+             " into " + dtype_name(t.type) + " " + n->buffer + ": the copy converts nothing");
     }
     if (value_type(t.type) != n->value.type()) fail("store of the wrong type to " + n->buffer);
     if (t.shape.size() != n->indices.size()) fail("store to " + n->buffer + " has the wrong rank");

@@ -7,11 +7,12 @@
 // Algorithm, for `async_copy y.L S`, L a serial loop of E iterations whose body is
 // cache_read's: allocations of local caches, then `copies; barrier; work; barrier`:
 //  1. Each cache X gets a leading dimension of S (its slots), allocated around L.
-//  2. A copy becomes 4 lanes of consecutive elements a work-item where that is the
-//     same copy in 16-byte pieces: its flat index f used only as f / K and f % K with
-//     K a multiple of 4, the elements a multiple of 4 a step for every work-item, the
-//     lanes contiguous at both ends (the vector form says so) and the read inside
-//     its buffer (its pad of 0 then dropped). Else it stays one element a step.
+//  2. A copy becomes W lanes of consecutive elements a work-item (W = 4 of 4 bytes, 8
+//     of 2) where that is the same copy in 16-byte pieces: its flat index f used only
+//     as f / K and f % K with K a multiple of W, the elements a multiple of W a step
+//     for every work-item, the lanes contiguous at both ends (the vector form says so)
+//     and the read inside its buffer (its pad of 0 then dropped). Else it stays one
+//     element a step (a 16-bit one then copied in place: cp.async copies no 2 bytes).
 //  3. Before L: async_copy { the copies of iteration s into slot s } for s < S - 1.
 //  4. L's body: `barrier local after_copies S - 2` (this iteration's slot has
 //     landed, every work-item is past the previous iteration's work), then
@@ -55,11 +56,12 @@ struct Slotted : IRMutator {
   }
 };
 
-// f / K and f % K of the flat index f = 4 g + v, v < 4 and K a multiple of 4, in g
-// and v: g / (K / 4) and 4 (g % (K / 4)) + v, the parts in g as lets (`lets`, in order) so
+// f / K and f % K of the flat index f = W g + v, v < W and K a multiple of W, in g
+// and v: g / (K / W) and W (g % (K / W)) + v, the parts in g as lets (`lets`, in order) so
 // that an index is affine in v; other_use where f is used otherwise.
 struct Lanes : IRMutator {
   std::string f;
+  int64_t width = 4;
   Expr g, v;
   NameSet *names = nullptr;
   std::vector<std::pair<std::string, Expr>> lets;
@@ -70,10 +72,10 @@ struct Lanes : IRMutator {
     auto [it, fresh] = made.try_emplace({op, k});
     if (fresh) {
       const std::string name = names->fresh(f + (op == BinaryOp::Div ? "_q" : "_r") + std::to_string(k));
-      // (4 g) / K = g / (K / 4) and (4 g) % K = 4 (g % (K / 4)): bounds the verifier sees.
-      const Expr quarter = make_int(k / 4, divisor.type());
-      lets.push_back({name, op == BinaryOp::Div ? Binary::make(BinaryOp::Div, g, quarter)
-                                                : Binary::make(BinaryOp::Mod, g, quarter) * make_int(4, g.type())});
+      // (W g) / K = g / (K / W) and (W g) % K = W (g % (K / W)): bounds the verifier sees.
+      const Expr part = make_int(k / width, divisor.type());
+      lets.push_back({name, op == BinaryOp::Div ? Binary::make(BinaryOp::Div, g, part)
+                                                : Binary::make(BinaryOp::Mod, g, part) * make_int(width, g.type())});
       it->second = Var::make(g.type(), name);
     }
     return it->second;
@@ -81,7 +83,7 @@ struct Lanes : IRMutator {
   Expr visit(const Binary *n, const Expr &self) override {
     const Var *var = n->a.as<Var>();
     std::optional<int64_t> k = as_const_int(n->b);
-    if (var && var->name == f && k && *k > 0 && *k % 4 == 0) {
+    if (var && var->name == f && k && *k > 0 && *k % width == 0) {
       if (n->op == BinaryOp::Div) return part(BinaryOp::Div, *k, n->b);
       if (n->op == BinaryOp::Mod) return part(BinaryOp::Mod, *k, n->b) + v;
     }
@@ -93,16 +95,18 @@ struct Lanes : IRMutator {
   }
 };
 
-// The copy `for i unrolled { let f = i * W + w; X[c(f)] = src[s(f)] }` as 4 lanes a
-// step (`for i unrolled { let g = i * W + w; for v vectorized { X[..] = src[..] } }`
-// over a quarter of the steps, f = 4 g + v), or nullopt where that is not the same
-// copy in 16-byte pieces.
+// The copy `for i unrolled { let f = i * N + w; X[c(f)] = src[s(f)] }` as W lanes a
+// step (`for i unrolled { let g = i * N + w; for v vectorized { X[..] = src[..] } }`
+// over 1 / W of the steps, f = W g + v; W = 16 / the element's bytes), or nullopt where
+// that is not the same copy in 16-byte pieces.
 std::optional<Stmt> in_lanes(const Program &program, const For &copy, const BoundsScope &outside, NameSet &names) {
   const LetStmt *let = copy.body.as<LetStmt>();
   const Store *store = let ? let->body.as<Store>() : nullptr;
   const Load *load = store ? store->value.as<Load>() : nullptr;
   const TensorDecl *source = load ? program.find_buffer(load->buffer) : nullptr;
-  if (!source || copy.extent % 4 != 0 || dtype_bytes(source->type) != 4) return std::nullopt;
+  if (!source || (dtype_bytes(source->type) != 4 && dtype_bytes(source->type) != 2)) return std::nullopt;
+  const int64_t width = 16 / dtype_bytes(source->type);
+  if (copy.extent % width != 0) return std::nullopt;
   // Inside its buffer at every step, so that the pad (which a vector read cannot
   // have) never applies.
   BoundsScope scope = outside;
@@ -113,6 +117,7 @@ std::optional<Stmt> in_lanes(const Program &program, const For &copy, const Boun
   const std::string g = names.fresh(let->var + "_g"), lane = names.fresh(copy.var + "_v");
   Lanes lanes;
   lanes.names = &names;
+  lanes.width = width;
   lanes.f = let->var;
   lanes.v = Var::make(let->value.type(), lane);
   lanes.g = Var::make(let->value.type(), g);
@@ -120,14 +125,31 @@ std::optional<Stmt> in_lanes(const Program &program, const For &copy, const Boun
   if (lanes.other_use) return std::nullopt;
   const Store *lane_store = body.as<Store>();
   const Load *lane_load = lane_store->value.as<Load>();
-  Stmt vector = For::make(lane, 4, ForKind::Vectorized,
+  Stmt vector = For::make(lane, width, ForKind::Vectorized,
                           Store::make(lane_store->buffer, lane_store->indices,
                                       Load::make(lane_load->type, lane_load->buffer, lane_load->indices)));
   std::string why;
   if (!vector_form(*vector.as<For>(), &why)) return std::nullopt;  // the lanes are not contiguous
   for (auto l = lanes.lets.rbegin(); l != lanes.lets.rend(); ++l) vector = LetStmt::make(l->first, l->second, vector);
-  // g = i * W + w is f's value with a quarter of the steps.
-  return For::make(copy.var, copy.extent / 4, ForKind::Unrolled, LetStmt::make(g, let->value, vector));
+  // g = i * N + w is f's value with 1 / W of the steps.
+  return For::make(copy.var, copy.extent / width, ForKind::Unrolled, LetStmt::make(g, let->value, vector));
+}
+
+// Why a copy from a 16-bit tensor cannot be asynchronous, or "": cp.async moves bits,
+// so the copy must keep the format. (It copies 4, 8 or 16 bytes: a 16-bit copy that is
+// not in 16-byte pieces is made in place by the code generator.)
+std::string half_copy_refusal(const Program &program, const For &copy,
+                              const std::vector<const Allocate *> &allocations) {
+  const Store *store = nullptr;
+  for (const Store *s : collect<Store>(copy.body)) store = s;
+  const Load *load = store ? store->value.as<Load>() : nullptr;
+  const TensorDecl *source = load ? program.find_buffer(load->buffer) : nullptr;
+  if (!source || !is_half(source->type)) return "";
+  for (const Allocate *a : allocations)
+    if (a->buffer == store->buffer && a->type != source->type)
+      return "asynchronous copy of " + source->name + ", a " + dtype_name(source->type) + " tensor, into " + a->buffer +
+             " of " + dtype_name(a->type) + ": the copy moves bits and converts nothing";
+  return "";
 }
 
 // L's body as cache_read leaves it: local allocations around `copies; barrier; work;
@@ -202,8 +224,6 @@ std::optional<Program> async_copy(const Program &program, const std::string &sta
     *reason = "loop " + loop + " is " + for_kind_name(l->kind) + only;
     return std::nullopt;
   }
-  if (std::string half = half_access_refusal(program, l->body, "asynchronous copies"); !half.empty())
-    return *reason = half, std::nullopt;
   if (slots < 2) {
     *reason = std::to_string(slots) + " slot: a ring needs at least 2 (one read while the next lands)";
     return std::nullopt;
@@ -234,6 +254,8 @@ std::optional<Program> async_copy(const Program &program, const std::string &sta
   std::vector<Stmt> copy_stmts;
   for (const For *copy : copied->copies) {
     std::optional<Stmt> wide = in_lanes(program, *copy, to_loop, names);
+    if (std::string why = half_copy_refusal(program, *copy, allocations); !why.empty())
+      return *reason = why, std::nullopt;
     copy_stmts.push_back(wide ? *wide : Stmt(std::make_shared<For>(*copy)));
   }
   // The copies of iteration `at` into slot `slot`, under fresh names.

@@ -133,7 +133,7 @@ std::string half_access_refusal(const Program &program, const Stmt &s, const std
   for (const std::string &name : touched)
     if (const TensorDecl *t = program.find_buffer(name); t && is_half(t->type))
       return primitive + " of " + name + ", a " + dtype_name(t->type) +
-             " tensor: asynchronous copies and matrix fragments of 16-bit elements are not generated yet";
+             " tensor: fragments of 16-bit elements are read from a local copy (cache_read it local first)";
   return "";
 }
 

@@ -46,9 +46,9 @@ std::set<std::string> names_in_kernel(const Kernel &kernel);
 /// names_in_kernel (graph_edit.h's graph_names is the same for a graph).
 NameSet kernel_names(const Program &program, const Kernel &kernel);
 
-/// Where a primitive writes 16-bit accesses it does not generate yet (vectors,
-/// asynchronous copies, matrix fragments of f16 and bf16 tensors): the refusal naming
-/// the first such buffer that `s` reads or writes, else empty.
+/// Where a primitive writes 16-bit accesses it does not generate (matrix fragments
+/// read straight from an f16 or bf16 tensor, not from its local copy): the refusal
+/// naming the first such buffer that `s` reads or writes, else empty.
 std::string half_access_refusal(const Program &program, const Stmt &s, const std::string &primitive);
 /// The same over every kernel: the names a step that may move code between kernels
 /// must not take (the search's fresh names).
