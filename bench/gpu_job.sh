@@ -187,7 +187,7 @@ job_search() {  # BUDGET MINUTES NAME...
 # through PyTorch: $OUT/gemm.txt, the first schedule's OpenCL C as $OUT/gemm.cl.
 job_gemm() {  # [SCHEDULE...]
   local ffma=(bench/tuned/h100-opencl/matmul.sched) mma=("$@") s precision precisions
-  [[ -n ${KS_DTYPE:-} ]] && ffma=()  # its asynchronous copies are refused for 16-bit tensors
+  [[ -n ${KS_DTYPE:-} ]] && ffma=()  # an fp32 comparison: 16-bit tiles are the matrix units' (*_half.sched)
   ((${#mma[@]})) || mma=(bench/mma/*.sched)
   {
     echo "== device"

@@ -616,7 +616,9 @@ struct Drawer {
   // The operands are the two loads the reduction reads, in the body as the kernel
   // computes it (attention's weights exp(s - row_max) with e inlined); other loads (a
   // row's total that divides the product) are its scale, which tensorize applies to
-  // the sums.
+  // the sums. Where both operands are 16-bit tensors (mma.sync.m16n8k16 on their
+  // exact values), the instructions sum into the accumulators themselves: 128 a lane,
+  // panels of 16 or 32 k, three slots where they fit (rules below).
   bool matrix_tiled(const Stage &stage) {
     const std::string &s = stage.output;
     const std::vector<std::string> loops = b.loops(s);
@@ -628,6 +630,10 @@ struct Drawer {
           break;
         }
     if (loops.size() < 2 || stage.reduce_vars.empty() || reads.size() != 2) return false;
+    const bool half = std::all_of(reads.begin(), reads.end(), [&](const Access &a) {
+      const TensorDecl *t = graph.find_tensor(a.buffer);
+      return t && is_half(t->type);
+    });
     // Columns: the innermost loop that one operand reads and the other does not;
     // rows: the innermost other loop read by the other operand alone.
     std::string la, lb;
@@ -644,16 +650,19 @@ struct Drawer {
     // Mostly the largest warp tile (64 accumulators a lane): the most instructions for
     // each fragment register loaded and split (on the H200 32x64 and 64x32 2.19 and
     // 2.23 ms at 4096^3, 32x32 2.45 and 2.72; bench/results.md).
+    // 16 bits: 64 x 64 (128 accumulators, no second set) at bf16 4096^3 0.506 ms
+    // against 0.621 for 64 x 32 (H200, bench/results.md "Matrix tiles of 16-bit operands").
     const std::vector<int64_t> wms = powers(16, std::min<int64_t>(64, ea));
     const int64_t wm = wms.size() > 1 && chance(rng, 0.6) ? pick(std::vector<int64_t>(wms.begin() + 1, wms.end()), rng)
                                                           : pick(wms, rng);
-    const std::vector<int64_t> wns = powers(8, std::min<int64_t>(std::min<int64_t>(64, 2048 / wm), eb));
+    const std::vector<int64_t> wns = powers(8, std::min<int64_t>(std::min<int64_t>(64, (half ? 4096 : 2048) / wm), eb));
     const int64_t wn = chance(rng, 0.6) ? wns.back() : pick(wns, rng);
     const int64_t bm = wm * pick(powers(1, std::min<int64_t>(4, ea / wm)), rng);
     const int64_t warps_n = pick(powers(1, std::min<int64_t>({4, eb / wn, 8 / (bm / wm)})), rng);
     const int64_t bn = wn * warps_n;
     const IterVar &r = stage.reduce_vars.front();
-    const int64_t kt = pick(std::vector<int64_t>{8, 16, 16, 32}, rng);
+    // 16-bit instructions take 16 k points a step (8 would leave them 3xTF32).
+    const int64_t kt = pick(half ? std::vector<int64_t>{16, 16, 32} : std::vector<int64_t>{8, 16, 16, 32}, rng);
     Builder::Mark mark = b.mark();
     auto fail = [&] { return b.rollback(mark), false; };
     const std::string io = b.fresh(la + "o"), ii = b.fresh(la + "i"), jo = b.fresh(lb + "o"), ji = b.fresh(lb + "i");
@@ -691,27 +700,36 @@ struct Drawer {
     // k slots), and a row of 24 or 40 floats puts a half-warp's pairs on 32 banks (kt
     // 16 and 32 padded by 8: 2.37 ms against 2.41 by 4 on the H200, bench/results.md);
     // by 4 where the wider panel and the ring do not fit together.
-    // The others by 8: the lanes of a fragment then hit 32 banks.
+    // The others by 8: the lanes of a fragment then hit 32 banks. 16-bit rows along k
+    // are read four k points (8 bytes) at a time: unpadded at 16 (rows of 8 words put a
+    // half-warp on 32 banks), by 16 at 32 (rows of 24 words); their ring takes three
+    // slots where they fit (two: 1.28 ms against 0.88 for three at bf16 4096^3).
     const bool ring = async_copies && chance(rng, 0.7);
     const Builder::Mark panels = b.mark();
     std::vector<std::string> caches;
     for (const Access &a : reads) caches.push_back(b.fresh(a.buffer + "_s"));
-    const std::vector<int64_t> alongs = kt >= 16 ? std::vector<int64_t>{8, 4} : std::vector<int64_t>{4};
-    bool copied = false;
+    const std::vector<int64_t> alongs = half       ? std::vector<int64_t>{kt == 16 ? 0 : 16, 8}
+                                        : kt >= 16 ? std::vector<int64_t>{8, 4}
+                                                   : std::vector<int64_t>{4};
+    const int64_t slots = half ? 3 : 2;
+    int64_t copied = 0;  // the ring's slots
     for (const int64_t along : alongs) {
       b.rollback(panels);
       bool fits = true;  // every panel along k padded as asked
       for (size_t o = 0; o < reads.size(); ++o) {
         if (!b.cache_read(s, ko, reads[o].buffer, MemoryScope::Local, caches[o])) return fail();
         const bool k_rows = reads[o].runs_along(r.name);
-        fits = (b.layout(PrimitiveKind::Pad, s, caches[o], {k_rows ? along : 8}) || !k_rows) && fits;
+        const int64_t pad = k_rows ? along : 8;
+        fits = (pad == 0 || b.layout(PrimitiveKind::Pad, s, caches[o], {pad}) || !k_rows) && fits;
       }
       if (!b.step(PrimitiveKind::Tensorize, s, {ki})) return fail();
       const bool last = along == alongs.back();
-      copied = ring && (fits || last) && b.async_copy(s, ko, 2);
+      copied = 0;
+      if (ring && (fits || last))
+        for (int64_t n = slots; n >= 2 && !copied; --n) copied = b.async_copy(s, ko, n) ? n : 0;
       if (last || (fits && (copied || !ring))) break;
     }
-    if (copied) note += ", panels copied ahead (2 slots)";
+    if (copied) note += ", panels copied ahead (" + std::to_string(copied) + " slots)";
     // The accumulators written back a column pair at a time (columns 2t and 2t + 1, the
     // output's neighbours where the columns run along its last index): float2 stores
     // took attention's 1 GiB of scores from 1.16 to 0.85 ms on the H200

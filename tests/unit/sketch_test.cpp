@@ -5,9 +5,11 @@
 #include <functional>
 #include <map>
 
+#include "codegen/opencl_c.h"
 #include "evolve/evaluation/evaluate.h"
 #include "evolve/search/genome.h"
 #include "ir/visitor.h"
+#include "passes/pipeline.h"
 #include "test_util.h"
 
 namespace ks {
@@ -174,6 +176,34 @@ TEST(Sketches, TileContractionsOnMatrixUnits) {
     return tensorized(s) && print_schedule(s).find("reorder conv kh kw co ci\n") == std::string::npos;
   }),
             0);
+}
+
+// Contractions of 16-bit operands on the matrix units: panels of 16 or 32 k (an
+// instruction's step is 16), the accumulators in the instructions' own registers (warp
+// tiles up to 64 x 64), panels along k read 8 bytes at a time unpadded at 16 and by 16
+// at 32, a ring of three slots where it fits.
+TEST(Sketches, TileSixteenBitContractionsOnMatrixUnits) {
+  frontend::SizeOverrides overrides;
+  frontend::parse_size_assignments("N=4096", &overrides);
+  const Graph g =
+      frontend::elaborate(frontend::load_spec(std::string(KS_SOURCE_DIR) + "/examples/matmul.ks", DType::BF16),
+                          frontend::SizeSet::Default, overrides);
+  const Draws mm = draw(g, 30, 1, true, true);
+  auto has = [](const Sketch &s, const std::string &what) { return s.note.find(what) != std::string::npos; };
+  int tiles = 0, sixty_four = 0, three = 0;
+  for (const Sketch &s : mm.sketches) {
+    if (count(s.schedule, PrimitiveKind::Tensorize) != 1) continue;
+    ++tiles;
+    const std::string text = print_schedule(s.schedule);
+    EXPECT_FALSE(has(s, "k by 8")) << text;
+    if (has(s, "k by 16")) EXPECT_EQ(text.find("pad c.a_s"), std::string::npos) << text;
+    if (has(s, "k by 32") && has(s, "copied ahead")) EXPECT_NE(text.find("pad c.a_s 16\n"), std::string::npos) << text;
+    sixty_four += has(s, "warps of 64x64");
+    three += text.find("async_copy c.ko 3\n") != std::string::npos;
+  }
+  EXPECT_GE(tiles, 15) << "most contractions on the matrix units";
+  EXPECT_GE(sixty_four, 3) << "warp tiles of 128 accumulators a lane";
+  EXPECT_GE(three, 3) << "rings of three slots";
 }
 
 // Attention as written: the scores, scaled by 0.125, and the weighted sum, its
@@ -638,6 +668,30 @@ TEST(SketchesOnDevice, MatrixTilesAgreeEmulated) {
     }
     EXPECT_EQ(checked, 1) << name << ": a matrix tile drawn";
   }
+  // A bf16 matmul's tile of 16-bit instructions, its ring's copies in order.
+  with_units.async_copies = true;
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/matmul.ks";
+  const frontend::Spec spec = frontend::load_spec(path, DType::BF16);
+  const Graph g = frontend::elaborate(spec, frontend::SizeSet::Check, {});
+  Rng rng(5);
+  int checked = 0;
+  for (int draws = 0; draws < 200 && checked < 1; ++draws) {
+    std::optional<Sketch> s = sample_sketch(g, with_units, rng);
+    if (!s || count(s->schedule, PrimitiveKind::Tensorize) == 0) continue;
+    EvalOptions options;
+    options.time = false;
+    options.trials = 1;
+    options.emulate_matrix_units = true;
+    options.async_copies_in_order = true;
+    options.schedule = s->schedule;
+    EvalRecord r = evaluate(spec, path, *device, options);
+    EXPECT_TRUE(r.ok()) << r.verdict() << "\n" << s->note << "\n" << print_schedule(s->schedule);
+    const std::string code =
+        generate_opencl_c(run_pipeline(g, s->schedule), AsyncCopies::InOrder, "", MatrixUnits::Emulated).source;
+    EXPECT_NE(code.find("bf16 operands (exact products)"), std::string::npos) << code;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 1) << "a bf16 matrix tile drawn";
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, SketchesOnDevice, testing::ValuesIn(test::example_paths()), test::example_name);
