@@ -325,16 +325,26 @@ struct CPrinter::Impl : public IRVisitorStrict {
   }
   // The element's 16 bits as a ushort lvalue (an f16 parameter read through a ushort pointer).
   std::string half_bits(const std::string &buffer, const std::vector<Expr> &indices) {
-    if (buffers.at(buffer).type == DType::BF16 || scopes.at(buffer) == MemoryScope::Local)
+    if (buffers.at(buffer).type == DType::BF16 || scopes.at(buffer) == MemoryScope::Local ||
+        !p.target_.half_bits_type.empty())
       return access(buffer, indices);
     return "((" + p.target_.global_qualifier + " ushort *)" + p.c_name(buffer) + ")[" + offset(buffer, indices) + "]";
   }
+  // The conversions of a target that holds 16-bit elements as integers (GLSL).
+  std::string half_helper(DType type, bool to) {
+    return use_function(std::string(to ? "ks_to_" : "ks_from_") + dtype_name(type));
+  }
   std::string half_read(const std::string &buffer, const std::vector<Expr> &indices) {
+    if (!p.target_.half_bits_type.empty())
+      return half_helper(buffers.at(buffer).type, false) + "(uint(" + access(buffer, indices) + "))";
     if (buffers.at(buffer).type == DType::F16)
       return "vload_half(" + offset(buffer, indices) + ", " + half_pointer(buffer) + ")";
     return bf16_helper(false) + "(" + access(buffer, indices) + ")";
   }
   std::string half_store(const std::string &buffer, const std::vector<Expr> &indices, const std::string &value) {
+    if (!p.target_.half_bits_type.empty())
+      return access(buffer, indices) + " = " + p.target_.half_bits_type + "(" +
+             half_helper(buffers.at(buffer).type, true) + "(" + value + "));";
     if (buffers.at(buffer).type == DType::F16)
       return "vstore_half_rte(" + value + ", " + offset(buffer, indices) + ", " + half_pointer(buffer) + ");";
     return access(buffer, indices) + " = " + bf16_helper(true) + "(" + value + ");";
@@ -1341,7 +1351,7 @@ std::string CPrinter::local_declarations(const Stmt &body, int indent) {
     // A 16-bit copy is its bits (OpenCL C without cl_khr_fp16 has no half arrays; f16
     // is read and written through a half pointer to them).
     out += std::string(static_cast<size_t>(indent) * 2, ' ') + target_.local_qualifier + " " +
-           (is_half(a->type) ? std::string("ushort") : type_name(a->type)) + " " + c_name(a->buffer) + "[" +
+           (is_half(a->type) ? target_.half_local : type_name(a->type)) + " " + c_name(a->buffer) + "[" +
            std::to_string(shape_numel(a->shape)) + "]" + target_.local_alignment + ";\n";
   return out;
 }

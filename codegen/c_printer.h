@@ -46,8 +46,13 @@ enum class MatrixUnits { Refused, Emulated, Ptx };
 struct CTarget {
   std::string f32_type = "float", i32_type = "int", i64_type = "long", bool_type = "int", f64_type = "double";
   // How a 16-bit tensor's buffer is declared (its elements read and written through
-  // vload_half/vstore_half_rte, and bf16 by bit shifts: c_printer.cpp).
-  std::string f16_storage = "half", bf16_storage = "ushort";
+  // vload_half/vstore_half_rte, and bf16 by bit shifts: c_printer.cpp), and a local
+  // copy of one (its bits).
+  std::string f16_storage = "half", bf16_storage = "ushort", half_local = "ushort";
+  // Where set, every 16-bit element (f16 too) is a 16-bit integer lvalue of this type,
+  // read and written through the base helpers ks_from_f16, ks_to_f16, ks_from_bf16 and
+  // ks_to_bf16 (GLSL's uint16_t: no vload_half there); else OpenCL C's half pointers.
+  std::string half_bits_type;
   std::string f32_suffix = "f", i64_suffix = "L";
   std::string infinity = "INFINITY", nan = "NAN";
   std::string float_min = "fmin", float_max = "fmax", int_min = "min", int_max = "max", float_mod = "fmod";

@@ -6,6 +6,7 @@
 
 #include "codegen/c_printer.h"
 #include "ir/diagnostic.h"
+#include "ir/visitor.h"
 
 namespace ks {
 
@@ -46,6 +47,11 @@ const CTarget &glsl_target() {
     t.subgroup_size = "gl_SubgroupSize";
     t.subgroup_elect = "subgroupElect()";
     t.helper_qualifier = "";
+    // 16-bit tensors as 16-bit integers (GL_EXT_shader_16bit_storage; local copies
+    // GL_EXT_shader_explicit_arithmetic_types_int16), converted by the helpers below:
+    // exact widening, rounding to nearest even in integer operations, as a Vulkan
+    // driver's own conversion to 16 bits may round otherwise.
+    t.f16_storage = t.bf16_storage = t.half_local = t.half_bits_type = "uint16_t";
     t.float_bits = "floatBitsToUint";
     t.bits_float = "uintBitsToFloat";
     t.reserved_prefixes = {"ks_", "__", "gl_"};
@@ -73,6 +79,32 @@ const CTarget &glsl_target() {
          "  if (u == 1.0f) return x;\n"
          "  if (u - 1.0f == -1.0f) return -1.0f;\n"
          "  return (u - 1.0f) * x / log(u);\n"
+         "}\n"},
+        {"ks_from_f16", "float ks_from_f16(uint b) { return unpackHalf2x16(b).x; }\n"},
+        {"ks_from_bf16", "float ks_from_bf16(uint b) { return uintBitsToFloat(b << 16); }\n"},
+        {"ks_to_bf16",
+         "// To nearest, ties to even; a NaN stays quiet.\n"
+         "uint ks_to_bf16(float x) {\n"
+         "  uint u = floatBitsToUint(x);\n"
+         "  if ((u & 0x7fffffffu) > 0x7f800000u) return (u >> 16) | 0x40u;\n"
+         "  return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;\n"
+         "}\n"},
+        {"ks_to_f16",
+         "// To nearest, ties to even: overflow to infinity from 65520, subnormals below\n"
+         "// 2^-14 (the significand shifted, its dropped bits rounded), a NaN quiet.\n"
+         "uint ks_to_f16(float x) {\n"
+         "  uint u = floatBitsToUint(x), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;\n"
+         "  if (a > 0x7f800000u) return sign | 0x7e00u;\n"
+         "  if (a >= 0x477ff000u) return sign | 0x7c00u;\n"
+         "  if (a >= 0x38800000u) {\n"
+         "    uint r = a - 0x38000000u;\n"
+         "    return sign | ((r + 0xfffu + ((r >> 13) & 1u)) >> 13);\n"
+         "  }\n"
+         "  if (a < 0x33000000u) return sign;  // below half the least subnormal (2^-25)\n"
+         "  uint m = (a & 0x7fffffu) | 0x800000u, shift = 126u - (a >> 23);\n"
+         "  uint h = m >> shift, rest = m & ((1u << shift) - 1u), half_way = 1u << (shift - 1u);\n"
+         "  if (rest > half_way || (rest == half_way && (h & 1u) != 0u)) h += 1u;\n"
+         "  return sign | h;\n"
          "}\n"},
         {"ks_pow",
          "// C's pow: GLSL leaves x < 0 (and x = 0, y <= 0) undefined.\n"
@@ -156,10 +188,6 @@ GeneratedProgram generate_glsl(const Program &program, bool subgroups, AsyncCopi
   if (matrix_units == MatrixUnits::Emulated) target.matrix_units = matrix_units;
   target.precision = precision;
   for (const TensorDecl &b : program.buffers)
-    if (is_half(b.type))
-      throw UserError("error: buffer " + b.name + " is " + dtype_name(b.type) +
-                      "; kernelsmith's SPIR-V target does not generate 16-bit storage yet (use --target opencl)");
-  for (const TensorDecl &b : program.buffers)
     if (b.numel() > INT32_MAX)
       throw UserError("error: buffer " + b.name + " has " + std::to_string(b.numel()) +
                       " elements; a Vulkan storage buffer is indexed with 32 bits (at most 2147483647)");
@@ -175,6 +203,12 @@ GeneratedProgram generate_glsl(const Program &program, bool subgroups, AsyncCopi
     shader << "#version 450\n"
            << "#extension GL_EXT_control_flow_attributes : require\n"
            << "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n";
+    bool half_buffers = false, half_locals = false;
+    for (const std::string &name : info.buffers)
+      half_buffers = half_buffers || is_half(program.find_buffer(name)->type);
+    for (const Allocate *a : collect<Allocate>(kernel.body)) half_locals = half_locals || is_half(a->type);
+    if (half_buffers) shader << "#extension GL_EXT_shader_16bit_storage : require\n";
+    if (half_locals) shader << "#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require\n";
     if (printer.uses_subgroups())
       shader << "#extension GL_KHR_shader_subgroup_basic : require\n"
              << "#extension GL_KHR_shader_subgroup_arithmetic : require\n";

@@ -303,6 +303,7 @@ class VulkanDevice : public Device {
   vk::raii::PhysicalDevice physical_;
   DeviceInfo info_;
   vk::PhysicalDeviceFeatures features_;
+  vk::PhysicalDevice16BitStorageFeatures storage16_;
   vk::PhysicalDeviceSubgroupProperties subgroups_;
   vk::PhysicalDeviceMemoryProperties memory_;
   vk::raii::Device device_{nullptr};
@@ -368,6 +369,11 @@ class VulkanDevice : public Device {
     features_.shaderInt64 = supported.shaderInt64;
     features_.shaderFloat64 = supported.shaderFloat64;
     features_.shaderInt16 = supported.shaderInt16;
+    // 16-bit tensors' buffers (GL_EXT_shader_16bit_storage): Vulkan 1.1's feature.
+    storage16_.storageBuffer16BitAccess =
+        physical_.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDevice16BitStorageFeatures>()
+            .get<vk::PhysicalDevice16BitStorageFeatures>()
+            .storageBuffer16BitAccess;
 
     // The first queue family that computes, preferring one with timestamps.
     std::vector<vk::QueueFamilyProperties> families = physical_.getQueueFamilyProperties();
@@ -381,7 +387,7 @@ class VulkanDevice : public Device {
     const vk::DeviceSize align = std::max<vk::DeviceSize>(limits.minStorageBufferOffsetAlignment, 1);
     guard_bytes_ = static_cast<size_t>((kGuardBytes + align - 1) / align * align);
     vk::DeviceQueueCreateInfo queue_info({}, *family, 1, &priority);
-    device_ = vk::raii::Device(physical_, vk::DeviceCreateInfo({}, queue_info, {}, {}, &features_));
+    device_ = vk::raii::Device(physical_, vk::DeviceCreateInfo({}, queue_info, {}, {}, &features_, &storage16_));
     queue_ = vk::raii::Queue(device_, *family, 0);
     command_pool_ = vk::raii::CommandPool(
         device_, vk::CommandPoolCreateInfo(vk::CommandPoolCreateFlagBits::eResetCommandBuffer, *family));
@@ -418,6 +424,9 @@ class VulkanDevice : public Device {
         case spv::CapabilityInt64: missing = features_.shaderInt64 ? nullptr : "shaderInt64"; break;
         case spv::CapabilityFloat64: missing = features_.shaderFloat64 ? nullptr : "shaderFloat64"; break;
         case spv::CapabilityInt16: missing = features_.shaderInt16 ? nullptr : "shaderInt16"; break;
+        case spv::CapabilityStorageBuffer16BitAccess:
+          missing = storage16_.storageBuffer16BitAccess ? nullptr : "storageBuffer16BitAccess (16-bit tensors)";
+          break;
         case spv::CapabilityGroupNonUniform: subgroup = S::eBasic; break;
         case spv::CapabilityGroupNonUniformVote: subgroup = S::eVote; break;
         case spv::CapabilityGroupNonUniformArithmetic: subgroup = S::eArithmetic; break;
