@@ -54,7 +54,8 @@ expect "flagged: it does less work when its outputs and intermediates hold" soft
 sum=tests/adversarial/sum_all.ks
 expect "correct" sum_all_tree.cl "" $sum N=1048576 tests/adversarial/sum_all.sched
 expect "disagrees with the naive kernel at N=1048576" sum_all_tree.cl CHEAT_DROP_ONE $sum N=1048576 tests/adversarial/sum_all.sched
-# An f32 contraction in plain TF32 (the matrix unit's precision), at the timed sizes.
+# An f32 contraction in plain TF32 (the matrix unit's precision), or in f16, at the timed sizes.
 expect "correct" matmul_tf32.cl "" examples/matmul.ks N=1024
 expect "disagrees with the naive kernel at N=1024" matmul_tf32.cl CHEAT_TF32 examples/matmul.ks N=1024
+expect "disagrees with the naive kernel at N=1024" matmul_tf32.cl CHEAT_F16 examples/matmul.ks N=1024
 exit $status

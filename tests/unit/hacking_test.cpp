@@ -309,9 +309,9 @@ TEST_F(Reference, IsAccurateAtAMillionTerms) {
 }
 
 // An f32 contraction computed in plain TF32 (each operand rounded to 10 bits of
-// mantissa, as a matrix unit's TF32 instruction reads it) claims more precision than
-// it has: right at the check sizes (the body rounds only at the timed ones), caught
-// by the reference there. Honest, the same body passes.
+// mantissa, as a matrix unit's TF32 instruction reads it), or in f16, claims more
+// precision than it has: right at the check sizes (the body rounds only at the timed
+// ones), caught by the reference there. Honest, the same body passes.
 TEST_F(Reference, CatchesAnF32ContractionInTf32) {
   const std::string path = std::string(KS_SOURCE_DIR) + "/examples/matmul.ks";
   auto run = [&](const std::string &body) {
@@ -329,6 +329,9 @@ TEST_F(Reference, CatchesAnF32ContractionInTf32) {
   EvalRecord tf32 = run(adversarial("matmul_tf32.cl", "CHEAT_TF32"));
   EXPECT_TRUE(tf32.check.passed) << "right at the check sizes";
   EXPECT_TRUE(starts_with(tf32.verdict(), "disagrees with the naive kernel at N=256: c[")) << tf32.verdict();
+  EvalRecord f16 = run(adversarial("matmul_tf32.cl", "CHEAT_F16"));
+  EXPECT_TRUE(f16.check.passed) << "right at the check sizes";
+  EXPECT_TRUE(starts_with(f16.verdict(), "disagrees with the naive kernel at N=256: c[")) << f16.verdict();
 }
 
 // An ill-conditioned float32 chain: softmax over a matmul whose values run to
