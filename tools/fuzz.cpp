@@ -17,6 +17,7 @@
 
 #include "evolve/fuzz/schedule_fuzz.h"
 #include "evolve/workers.h"
+#include "frontend/parser.h"
 #include "tools/cli.h"
 
 namespace ks::cli {
@@ -31,6 +32,7 @@ struct FuzzCommandOptions {
   double time_limit_s = 120;
   std::string workers = "1";  // one count for every device, or one per device
   bool dry_run = false;
+  std::string dtype;
 };
 
 // The runner of --dry-run: each case written to cases.jsonl in out, none run (each
@@ -104,6 +106,7 @@ std::vector<std::string> fuzz_devices(const std::string &selectors, bool open) {
 
 int fuzz_command(FuzzCommandOptions &o) {
   FuzzOptions &f = o.fuzz;
+  f.dtype = frontend::parse_spec_dtype(o.dtype);
   f.spec_paths = spec_files(o.specs);
   for (const std::string &dir : o.tuned) {
     if (!std::filesystem::is_directory(dir)) throw UserError("error: --tuned " + dir + ": no such folder");
@@ -190,6 +193,7 @@ Command add_fuzz(CLI::App &app) {
   command->add_option("--devices,--device", o->devices,
                       "Devices to check on: selectors of any API, comma-separated, or all (default: the first of "
                       "each API)");
+  add_dtype_option(command, &o->dtype);
   command->add_option("--seed", o->fuzz.seed, "The draws' seed: the same seed draws the same cases");
   command->add_option("--schedules", o->fuzz.max_schedules, "Stop after this many schedules")
       ->check(CLI::NonNegativeNumber);

@@ -507,12 +507,19 @@ class Campaign {
     return run_({c}).front();
   }
 
+  // A spec's text at the asked type (its f32 tensors), else as written; the case keeps
+  // it, so that a finding's replay is of the spec that failed.
+  std::string retyped(const std::string &label, const std::string &text) const {
+    if (!o_.dtype) return text;
+    return frontend::with_dtype(std::make_shared<SourceFile>(SourceFile{label, text}), *o_.dtype);
+  }
+
   // The given pairs of a spec and a schedule, before any drawn.
   void run_given() {
     for (const auto &[spec_path, schedule_path] : o_.given) {
       if (done()) break;
       try {
-        const std::string text = read_text(spec_path);
+        const std::string text = retyped(spec_path, read_text(spec_path));
         const frontend::Spec spec = frontend::parse_spec(std::make_shared<SourceFile>(SourceFile{spec_path, text}));
         queue(spec_path, text, spec, load_schedule(schedule_path));
       } catch (const UserError &e) {
@@ -535,7 +542,7 @@ class Campaign {
         label = o_.spec_paths[static_cast<size_t>(round / (o_.random_specs > 0 ? 2 : 1)) % o_.spec_paths.size()];
         text = read_text(label);
       }
-      draw_schedules(label, text);
+      draw_schedules(label, retyped(label, text));
     }
   }
 

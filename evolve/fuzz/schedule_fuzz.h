@@ -121,6 +121,9 @@ struct FuzzOptions {
   // first at sizes_per_schedule sets of sizes that cross its boundaries.
   std::vector<std::pair<std::string, std::string>> given;
   int random_specs = 0;              // random specs (random_spec.h), one per round
+  // Every spec's f32 tensors (the random specs' too) declared this type instead
+  // (frontend::with_dtype, --dtype): the schedules of 16-bit tensors.
+  std::optional<DType> dtype;
   std::vector<std::string> devices;  // selectors: each case runs on every one
   uint64_t seed = 1;
   int schedules_per_spec = 2;

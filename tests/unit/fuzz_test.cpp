@@ -3,6 +3,7 @@
 // sizes) and written out with its replay; the random specs all elaborate; and its
 // runner through `ksmith worker` tells a passing case from a refused one on a device.
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -187,6 +188,36 @@ TEST(Fuzz, WritesEachFindingOnceWithItsReplay) {
   EXPECT_EQ(j["pairs"], s.pairs);
   EXPECT_TRUE(std::filesystem::exists(out + "/summary.md"));
   EXPECT_GT(cases, s.pairs) << "minimising ran cases of its own";
+}
+
+// --dtype bf16: every case's spec, the examples' and the random ones', has its f32
+// tensors declared bf16 (and a finding's replay would be of that spec).
+TEST(Fuzz, RunsTheSpecsAtTheTypeAsked) {
+  const std::string spec = testing::TempDir() + "/fuzz_bf16_mm.ks";
+  std::ofstream(spec) << kMatmul;
+  FuzzOptions o;
+  o.spec_paths = {spec};
+  o.random_specs = 3;
+  o.dtype = DType::BF16;
+  o.devices = {"opencl:0"};
+  o.max_schedules = 12;
+  o.out = testing::TempDir() + "/fuzz_bf16";
+  std::set<std::string> texts;
+  const CaseRunner run = [&](const std::vector<FuzzCase> &batch) {
+    std::vector<CaseResult> results;
+    for (const FuzzCase &c : batch) {
+      texts.insert(c.spec_text);
+      results.push_back({Outcome::Passed, "correct"});
+    }
+    return results;
+  };
+  const FuzzSummary s = fuzz(o, run);
+  EXPECT_GE(texts.size(), 3u) << "the example and random specs";
+  for (const std::string &t : texts) {
+    EXPECT_NE(t.find("bf16["), std::string::npos) << t;
+    EXPECT_EQ(t.find("f32["), std::string::npos) << t;
+  }
+  EXPECT_GT(s.pairs, 0);
 }
 
 // A case past the time limit runs once more given hang_patience times it: one that

@@ -645,12 +645,16 @@ TEST(SketchesOnDevice, MatrixTilesAgreeEmulated) {
   auto device = runtime::open_device("", "opencl");
   runtime::DeviceInfo with_units = device->info();
   with_units.matrix_units = true;
-  for (const char *name : {"matmul", "gemm_bias_leaky", "batched_matmul", "conv2d"}) {
+  // The last a bf16 matmul's tile of 16-bit instructions, its ring's copies in order.
+  const std::vector<std::pair<std::string, std::optional<DType>>> cases = {
+      {"matmul", {}}, {"gemm_bias_leaky", {}}, {"batched_matmul", {}}, {"conv2d", {}}, {"matmul", DType::BF16}};
+  for (const auto &[name, dtype] : cases) {
     const std::string path = std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks";
-    frontend::Spec spec = frontend::load_spec(path);
+    frontend::Spec spec = frontend::load_spec(path, dtype);
     frontend::SizeOverrides sizes;
-    if (std::string(name) == "conv2d") sizes.values["O"] = 16;
+    if (name == "conv2d") sizes.values["O"] = 16;
     Graph g = frontend::elaborate(spec, frontend::SizeSet::Check, sizes);
+    with_units.async_copies = dtype.has_value();
     Rng rng(5);
     int checked = 0;
     for (int draws = 0; draws < 200 && checked < 1; ++draws) {  // one each: PoCL compiles the emulation slowly
@@ -660,38 +664,20 @@ TEST(SketchesOnDevice, MatrixTilesAgreeEmulated) {
       options.time = false;
       options.trials = 1;
       options.emulate_matrix_units = true;
+      options.async_copies_in_order = true;
       options.check_sizes = sizes;
       options.schedule = s->schedule;
       EvalRecord r = evaluate(spec, path, *device, options);
       EXPECT_TRUE(r.ok()) << r.verdict() << "\n" << s->note << "\n" << print_schedule(s->schedule);
+      if (dtype) {
+        const std::string code =
+            generate_opencl_c(run_pipeline(g, s->schedule), AsyncCopies::InOrder, "", MatrixUnits::Emulated).source;
+        EXPECT_NE(code.find("bf16 operands (exact products)"), std::string::npos) << code;
+      }
       ++checked;
     }
     EXPECT_EQ(checked, 1) << name << ": a matrix tile drawn";
   }
-  // A bf16 matmul's tile of 16-bit instructions, its ring's copies in order.
-  with_units.async_copies = true;
-  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/matmul.ks";
-  const frontend::Spec spec = frontend::load_spec(path, DType::BF16);
-  const Graph g = frontend::elaborate(spec, frontend::SizeSet::Check, {});
-  Rng rng(5);
-  int checked = 0;
-  for (int draws = 0; draws < 200 && checked < 1; ++draws) {
-    std::optional<Sketch> s = sample_sketch(g, with_units, rng);
-    if (!s || count(s->schedule, PrimitiveKind::Tensorize) == 0) continue;
-    EvalOptions options;
-    options.time = false;
-    options.trials = 1;
-    options.emulate_matrix_units = true;
-    options.async_copies_in_order = true;
-    options.schedule = s->schedule;
-    EvalRecord r = evaluate(spec, path, *device, options);
-    EXPECT_TRUE(r.ok()) << r.verdict() << "\n" << s->note << "\n" << print_schedule(s->schedule);
-    const std::string code =
-        generate_opencl_c(run_pipeline(g, s->schedule), AsyncCopies::InOrder, "", MatrixUnits::Emulated).source;
-    EXPECT_NE(code.find("bf16 operands (exact products)"), std::string::npos) << code;
-    ++checked;
-  }
-  EXPECT_EQ(checked, 1) << "a bf16 matrix tile drawn";
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, SketchesOnDevice, testing::ValuesIn(test::example_paths()), test::example_name);
