@@ -182,7 +182,8 @@ std::string lane_of(const Stmt &body) {
 
 std::vector<float> cost_features(const Program &program) {
   double work_items = 0, groups = 0, small_group_items = 0, flops = 0, loads = 0, stores = 0, local = 0;
-  double registers = 0, unique_bytes = 0, coalesced = 0, strided = 0, barriers = 0, item_iterations = 0;
+  double registers = 0, unique_bytes = 0, unique_elements = 0, coalesced = 0, strided = 0, barriers = 0;
+  double item_iterations = 0;
   double register_loads = 0, matrix_flops = 0;
   double group_max = 0, group_min = 0, local_bytes = 0;
   int max_depth = 0, max_vector = 1;
@@ -208,10 +209,12 @@ std::vector<float> cost_features(const Program &program) {
     max_depth = std::max(max_depth, walk.max_depth);
     max_vector = std::max(max_vector, walk.max_vector);
     max_unrolled = std::max(max_unrolled, walk.max_unrolled);
-    for (const std::string &b : walk.touched) unique_bytes += static_cast<double>(program.find_buffer(b)->bytes());
+    for (const std::string &b : walk.touched) {
+      unique_bytes += static_cast<double>(program.find_buffer(b)->bytes());
+      unique_elements += static_cast<double>(program.find_buffer(b)->numel());  // 2-byte and 8-byte ones too
+    }
   }
   const double accesses = loads + stores;
-  const double unique_elements = unique_bytes / 4;
   std::vector<double> v = {
       static_cast<double>(program.kernels.size()),
       log2p(work_items),

@@ -57,6 +57,14 @@ TEST(CostFeatures, ATransposeByHand) {
   EXPECT_EQ(f["log_item_iterations"], 0);
 }
 
+// The same transpose of bf16 tensors: half the bytes, the same reuse (accesses per
+// element, whatever an element's size).
+TEST(CostFeatures, SixteenBitElementsAreElementsToo) {
+  auto f = features_of("kernel t(x: bf16[N, D]) -> y: bf16[D, N] where N = 16, D = 32 { y[d, n] = x[n, d] * 2.0 }");
+  EXPECT_FLOAT_EQ(f["log_unique_global_bytes"], log2p(2 * 512 * 2));
+  EXPECT_FLOAT_EQ(f["log_global_reuse"], log2p(1));
+}
+
 // A matrix-vector product, naive: 64 work-items, each 128 iterations of a multiply
 // and an add, reading a row of a (stride 128 between work-items) and all of v (the
 // same element: stride 0), accumulating in a private register.
