@@ -662,7 +662,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
     // in the unit's f32 additions, as cuBLAS's 16-bit GEMMs do: its products are exact,
     // and a second set of registers for runs (matrix_run_across) halves the groups an
     // SM holds: 0.842 ms against 0.506 at bf16 4096^3 on an H200 (bench/results.md,
-    // "Matrix tiles of 16-bit operands"). The check's fp32 bound still applies.
+    // "Rings of 16-bit panels, ldmatrix, and the accumulators in place"). The check's
+    // fp32 bound still applies.
     const bool direct = half && p.target_.matrix_units == MatrixUnits::Ptx && !tile->scale.defined();
     auto run = runs.find(n);
     if (run == runs.end() && !direct) matrix_accumulator(count);
@@ -889,7 +890,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
   }
   // One step of 16-bit operands as mma.sync.m16n8k16: each lane reads a row's four
   // neighbouring k points of A (elements 2h, 2h + 1, 2h + 4, 2h + 5 of row half h)
-  // and a column's four of B, packs each two as one register, and the warp multiplies.
+  // and a column's four of B (by ldmatrix where it can: ldmatrix_row), packs each two
+  // as one register, and the warp multiplies, into ks_d or (direct) the accumulators.
   void matrix_step_ptx_half(const MatrixTile &tile, const Expr &lane, const Expr &step, bool direct) {
     const int64_t mt = tile.m_tiles(), nt = tile.n_tiles();
     const std::string pack = "ks_pack_" + std::string(dtype_name(tile.operands));

@@ -135,23 +135,6 @@ std::optional<Stmt> in_lanes(const Program &program, const For &copy, const Boun
   return For::make(copy.var, copy.extent / width, ForKind::Unrolled, LetStmt::make(g, let->value, vector));
 }
 
-// Why a copy from a 16-bit tensor cannot be asynchronous, or "": cp.async moves bits,
-// so the copy must keep the format. (It copies 4, 8 or 16 bytes: a 16-bit copy that is
-// not in 16-byte pieces is made in place by the code generator.)
-std::string half_copy_refusal(const Program &program, const For &copy,
-                              const std::vector<const Allocate *> &allocations) {
-  const Store *store = nullptr;
-  for (const Store *s : collect<Store>(copy.body)) store = s;
-  const Load *load = store ? store->value.as<Load>() : nullptr;
-  const TensorDecl *source = load ? program.find_buffer(load->buffer) : nullptr;
-  if (!source || !is_half(source->type)) return "";
-  for (const Allocate *a : allocations)
-    if (a->buffer == store->buffer && a->type != source->type)
-      return "asynchronous copy of " + source->name + ", a " + dtype_name(source->type) + " tensor, into " + a->buffer +
-             " of " + dtype_name(a->type) + ": the copy moves bits and converts nothing";
-  return "";
-}
-
 // L's body as cache_read leaves it: local allocations around `copies; barrier; work;
 // barrier`, the copies each a loop into one cache from a global buffer.
 struct CopiedLoop {
@@ -254,8 +237,6 @@ std::optional<Program> async_copy(const Program &program, const std::string &sta
   std::vector<Stmt> copy_stmts;
   for (const For *copy : copied->copies) {
     std::optional<Stmt> wide = in_lanes(program, *copy, to_loop, names);
-    if (std::string why = half_copy_refusal(program, *copy, allocations); !why.empty())
-      return *reason = why, std::nullopt;
     copy_stmts.push_back(wide ? *wide : Stmt(std::make_shared<For>(*copy)));
   }
   // The copies of iteration `at` into slot `slot`, under fresh names.

@@ -651,7 +651,7 @@ struct Drawer {
     // each fragment register loaded and split (on the H200 32x64 and 64x32 2.19 and
     // 2.23 ms at 4096^3, 32x32 2.45 and 2.72; bench/results.md).
     // 16 bits: 64 x 64 (128 accumulators, no second set) at bf16 4096^3 0.506 ms
-    // against 0.621 for 64 x 32 (H200, bench/results.md "Matrix tiles of 16-bit operands").
+    // against 0.621 for 64 x 32 (H200, bench/results.md "Rings of 16-bit panels").
     const std::vector<int64_t> wms = powers(16, std::min<int64_t>(64, ea));
     const int64_t wm = wms.size() > 1 && chance(rng, 0.6) ? pick(std::vector<int64_t>(wms.begin() + 1, wms.end()), rng)
                                                           : pick(wms, rng);

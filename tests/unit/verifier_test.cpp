@@ -50,6 +50,19 @@ TEST(Verifier, StoreOutOfBounds) {
   expect_problem(program_problem("for i in 0..9 {\n y[i] = 1.0\n}\n"), "of a store to y may leave [0, 8)");
 }
 
+// An asynchronous copy moves bits: a 16-bit tensor into a local copy of its format,
+// never into one of another type (a conversion the hardware's copy cannot make).
+TEST(Verifier, AsynchronousCopiesKeepTheFormat) {
+  const std::string decls = "input x: bf16[8]\noutput y: bf16[8]\n";
+  auto body = [](const std::string &type) {
+    return "for l in 0..8 local.x {\n allocate s: " + type +
+           "[8] local\n async_copy {\n s[l] = x[l]\n }\n barrier local after_copies 0\n y[l] = s[l]\n}\n";
+  };
+  EXPECT_EQ(program_problem(body("bf16"), decls), "");
+  expect_problem(program_problem(body("f32"), decls),
+                 "asynchronous copy of bf16 x into f32 s: the copy converts nothing");
+}
+
 TEST(Verifier, StoreToInput) {
   expect_problem(program_problem("for i in 0..8 {\n x[i] = 1.0\n}\n"), "store to input x");
 }
