@@ -134,8 +134,14 @@ Stmt lower_stage_block(const Graph &graph, const Program &program, const Stage &
       std::string value = names.fresh(stage.output + "_value");
       Expr current_best = acc_at(best, value_type);
       Expr value_var = Var::make(value_type, value);
-      Expr better = stage.reduce == ReduceOp::ArgMax ? Binary::make(BinaryOp::Gt, value_var, current_best)
-                                                     : Binary::make(BinaryOp::Lt, value_var, current_best);
+      // The first index among equal values (as PyTorch and the interpreter), whatever
+      // order a schedule visits the points in: a reordered or split reduction met ties
+      // from a later index first (bf16's 8-bit significands tie often; issue 49).
+      Expr better = Binary::make(BinaryOp::Or,
+                                 stage.reduce == ReduceOp::ArgMax ? Binary::make(BinaryOp::Gt, value_var, current_best)
+                                                                  : Binary::make(BinaryOp::Lt, value_var, current_best),
+                                 Binary::make(BinaryOp::And, Binary::make(BinaryOp::Eq, value_var, current_best),
+                                              Binary::make(BinaryOp::Lt, linear, acc_at(best_index, out.type))));
       Stmt update =
           LetStmt::make(value, stage.body,
                         IfThenElse::make(better, Seq::make({Store::make(best, {make_int(0)}, value_var),
