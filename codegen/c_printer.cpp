@@ -680,35 +680,34 @@ struct CPrinter::Impl : public IRVisitorStrict {
       matrix_step_emulated(*tile, lane, step, f32, var("ks_r", 4), var("ks_k", tile->step_points()));
     --indent;
     out << line() << "}\n";
-    if (direct) {
-      --indent;
-      out << line() << "}\n";
-      for (const char *v : {"ks_step", "ks_r", "ks_k"}) scope.vars.erase(v);
-      return;
-    }
-    if (run != runs.end()) {
-      const MatrixRun &r = run->second;
+    if (!direct) matrix_add_back(*tile, run == runs.end() ? nullptr : &run->second, count);
+    --indent;
+    out << line() << "}\n";
+    for (const char *v : {"ks_step", "ks_r", "ks_k"}) scope.vars.erase(v);
+  }
+  // The instructions' sums ks_d added to the accumulator (times the product's scale):
+  // after the matrix loop, or at the end of each run (then ks_d starts again at zero).
+  void matrix_add_back(const MatrixTile &tile, const MatrixRun *run, int64_t count) {
+    const int64_t nt = tile.n_tiles();
+    if (run) {
       out << line() << "if (";
-      if (r.period < r.extent) out << "(" << r.loop << " + 1) % " << r.period << " == 0 || ";
-      out << r.loop << " == " << r.extent - 1 << ") {\n";
+      if (run->period < run->extent) out << "(" << run->loop << " + 1) % " << run->period << " == 0 || ";
+      out << run->loop << " == " << run->extent - 1 << ") {\n";
       ++indent;
     }
-    for (int64_t i = 0; i < mt; ++i)
+    for (int64_t i = 0; i < tile.m_tiles(); ++i)
       for (int64_t j = 0; j < nt; ++j)
         for (int r = 0; r < 4; ++r) {
-          const std::string at = access(tile->acc, tile->acc_at(i, j, r));
+          const std::string at = access(tile.acc, tile.acc_at(i, j, r));
           out << line() << at << " = " << at << " + ks_d[" << (i * nt + j) * 4 + r << "]";
-          if (const Expr scale = tile->scale_at(i, j, r); scale.defined()) out << " * (" << sub(scale, 0) << ")";
+          if (const Expr scale = tile.scale_at(i, j, r); scale.defined()) out << " * (" << sub(scale, 0) << ")";
           out << ";\n";
         }
-    if (run != runs.end()) {
+    if (run) {
       zero_matrix_accumulator(count);
       --indent;
       out << line() << "}\n";
     }
-    --indent;
-    out << line() << "}\n";
-    for (const char *v : {"ks_step", "ks_r", "ks_k"}) scope.vars.erase(v);
   }
   void matrix_accumulator(int64_t count) {
     out << line() << "float ks_d[" << count << "];\n";
@@ -766,6 +765,12 @@ struct CPrinter::Impl : public IRVisitorStrict {
     if (period < 2) return std::nullopt;
     return MatrixRun{matrix, p.c_name(l->var), l->extent, period, tile->m_tiles() * tile->n_tiles() * 4};
   }
+  // mma.sync.m16n8k16 on two 16-bit operands of `format`, f32 sums: %0-%3 the
+  // accumulators (read and written), %4-%7 A's registers, %8-%9 B's.
+  static std::string mma16(const std::string &format) {
+    return "mma.sync.aligned.m16n8k16.row.col.f32." + format + "." + format +
+           ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};";
+  }
   void matrix_helpers(DType operands, bool direct) {
     if (operands != DType::F32) {
       if (p.target_.matrix_units == MatrixUnits::Emulated) return;  // exact products, plain f32
@@ -778,9 +783,9 @@ struct CPrinter::Impl : public IRVisitorStrict {
       p.helpers_used_["ks_mma_" + format] =
           "void ks_mma_" + format +
           "(float *d, const uint *a, const uint *b) {\n"
-          "  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." +
-          format + "." + format +
-          ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\"\n"
+          "  asm volatile(\"" +
+          mma16(format) +
+          "\"\n"
           "               : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
           "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n}\n";
       return;
@@ -963,9 +968,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
         }
         // The accumulator's registers as the instruction's operands, in place (a
         // pointer to a private array could keep it out of registers).
-        out << line() << "asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." << format << "." << format
-            << ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\"\n"
-            << line() << "             : ";
+        out << line() << "asm volatile(\"" << mma16(format) << "\"\n" << line() << "             : ";
         for (int r = 0; r < 4; ++r)
           out << (r ? ", " : "") << "\"+f\"(" << access(tile.acc, tile.acc_at(i, j, r)) << ")";
         out << "\n" << line() << "             : ";

@@ -120,7 +120,7 @@ struct FuzzOptions {
   // Schedules given (a spec's path and a schedule's: a tuned table's), each checked
   // first at sizes_per_schedule sets of sizes that cross its boundaries.
   std::vector<std::pair<std::string, std::string>> given;
-  int random_specs = 0;              // random specs (random_spec.h), one per round
+  int random_specs = 0;  // random specs (random_spec.h), one per round
   // Every spec's f32 tensors (the random specs' too) declared this type instead
   // (frontend::with_dtype, --dtype): the schedules of 16-bit tensors.
   std::optional<DType> dtype;

@@ -3,9 +3,9 @@
 // sizes) and written out with its replay; the random specs all elaborate; and its
 // runner through `ksmith worker` tells a passing case from a refused one on a device.
 #include <filesystem>
-#include <set>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "evolve/fuzz/random_spec.h"
 #include "evolve/fuzz/schedule_fuzz.h"

@@ -3,7 +3,6 @@
 // on PoCL (naive and scheduled), and what is refused with its reason.
 #include <cmath>
 #include <cstring>
-#include <iostream>
 
 #include "codegen/glsl.h"
 #include "codegen/opencl_c.h"
@@ -71,53 +70,57 @@ TEST(HalfTypes, RoundToNearestEvenAgainstATable) {
   EXPECT_EQ(dtype_bytes(DType::BF16), 2);
 }
 
+// The 16-bit tests on each API's device: PoCL and lavapipe here.
+class HalfOnDevice : public testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (!test::has_device(api)) GTEST_SKIP() << test::missing_device(api);
+    device = runtime::open_device("", api);
+  }
+  const std::string api = GetParam();
+  std::unique_ptr<runtime::Device> device;
+};
+
 // The generated stores round every row of the table as the host does: a spec copying
 // f32 values into a 16-bit tensor, on PoCL (vstore_half_rte, bf16's shifts, one element
 // a store and eight) and on lavapipe (GLSL's uint16_t through ks_to_f16 and ks_to_bf16).
-TEST(HalfOnDevice, StoresRoundAsTheHostDoes) {
-  for (const std::string api : {"opencl", "vulkan"}) {
-    if (!test::has_device(api)) {
-      std::cout << "[ SKIP     ] " << test::missing_device(api) << "\n";
-      continue;
-    }
-    auto device = runtime::open_device("", api);
-    const size_t rows = std::size(kHalfRows), n = 24;  // the rows, a NaN, zeros to a multiple of 8
-    std::vector<float> x(n, 0.0f);
-    for (size_t i = 0; i < rows; ++i) x[i] = kHalfRows[i].value;
-    x[rows] = NAN;
-    for (const char *schedule : {"", "split y.i 8 -> io iv\nvectorize y.iv\n"})
-      for (const char *type : {"f16", "bf16"}) {
-        SCOPED_TRACE(api + " " + type + " " + schedule);
-        const std::string spec = std::string("kernel k(x: f32[N]) -> y: ") + type +
-                                 "[N] where N = " + std::to_string(n) + " { y[i] = x[i] }";
-        const Program p = run_pipeline(test::graph_of(spec), parse_schedule(test::source(schedule, "v.sched")));
-        const GeneratedProgram code = api == "opencl" ? generate_opencl_c(p) : generate_glsl(p);
-        ASSERT_EQ(code.kernels.size(), 1u);
-        if (api == "opencl")
-          device->build({code.source, {}});
-        else
-          device->build({"", {{code.kernels[0].name, compile_glsl_to_spirv(code.kernels[0].source, "k"), 2}}});
-        runtime::BufferId bx = device->allocate(n * 4), by = device->allocate(n * 2);
-        device->write(bx, x.data(), n * 4);
-        runtime::KernelLaunch launch;
-        launch.kernel = code.kernels[0].name;
-        for (int d = 0; d < 3; ++d) {
-          launch.local[d] = static_cast<size_t>(code.kernels[0].shape.local[d]);
-          launch.global[d] = static_cast<size_t>(code.kernels[0].shape.groups[d] * code.kernels[0].shape.local[d]);
-        }
-        launch.args = {bx, by};
-        device->run({{launch}});
-        std::vector<uint16_t> y(n);
-        device->read(by, y.data(), n * 2);
-        const DType t = *parse_dtype(type);
-        for (size_t i = 0; i < rows; ++i)
-          EXPECT_EQ(y[i], t == DType::F16 ? kHalfRows[i].f16 : kHalfRows[i].bf16) << type << " of " << x[i];
-        EXPECT_TRUE(std::isnan(half_value(t, y[rows]))) << type << " of NaN";
-        for (size_t i = rows + 1; i < n; ++i) EXPECT_EQ(y[i], 0) << type << " of 0";
-        device->release(bx);
-        device->release(by);
+TEST_P(HalfOnDevice, StoresRoundAsTheHostDoes) {
+  const size_t rows = std::size(kHalfRows), n = 24;  // the rows, a NaN, zeros to a multiple of 8
+  std::vector<float> x(n, 0.0f);
+  for (size_t i = 0; i < rows; ++i) x[i] = kHalfRows[i].value;
+  x[rows] = NAN;
+  for (const char *schedule : {"", "split y.i 8 -> io iv\nvectorize y.iv\n"})
+    for (const char *type : {"f16", "bf16"}) {
+      SCOPED_TRACE(api + " " + type + " " + schedule);
+      const std::string spec =
+          std::string("kernel k(x: f32[N]) -> y: ") + type + "[N] where N = " + std::to_string(n) + " { y[i] = x[i] }";
+      const Program p = run_pipeline(test::graph_of(spec), parse_schedule(test::source(schedule, "v.sched")));
+      const GeneratedProgram code = api == "opencl" ? generate_opencl_c(p) : generate_glsl(p);
+      ASSERT_EQ(code.kernels.size(), 1u);
+      if (api == "opencl")
+        device->build({code.source, {}});
+      else
+        device->build({"", {{code.kernels[0].name, compile_glsl_to_spirv(code.kernels[0].source, "k"), 2}}});
+      runtime::BufferId bx = device->allocate(n * 4), by = device->allocate(n * 2);
+      device->write(bx, x.data(), n * 4);
+      runtime::KernelLaunch launch;
+      launch.kernel = code.kernels[0].name;
+      for (int d = 0; d < 3; ++d) {
+        launch.local[d] = static_cast<size_t>(code.kernels[0].shape.local[d]);
+        launch.global[d] = static_cast<size_t>(code.kernels[0].shape.groups[d] * code.kernels[0].shape.local[d]);
       }
-  }
+      launch.args = {bx, by};
+      device->run({{launch}});
+      std::vector<uint16_t> y(n);
+      device->read(by, y.data(), n * 2);
+      const DType t = *parse_dtype(type);
+      for (size_t i = 0; i < rows; ++i)
+        EXPECT_EQ(y[i], t == DType::F16 ? kHalfRows[i].f16 : kHalfRows[i].bf16) << type << " of " << x[i];
+      EXPECT_TRUE(std::isnan(half_value(t, y[rows]))) << type << " of NaN";
+      for (size_t i = rows + 1; i < n; ++i) EXPECT_EQ(y[i], 0) << type << " of 0";
+      device->release(bx);
+      device->release(by);
+    }
 }
 
 // 16-bit activations and weights, f32 arithmetic: the intermediates of one 16-bit
@@ -183,22 +186,9 @@ TEST(HalfTypes, WithDtypeDeclaresTheF32TensorsAnotherType) {
   EXPECT_NE(test::user_error([] { frontend::parse_spec_dtype("i32"); }).find("f32, f16 and bf16"), std::string::npos);
 }
 
-void specs_agree_with_the_interpreter(const std::string &api);
-
 // On PoCL and lavapipe: each spec naive and under schedules that cache, reduce across
 // work-items, rewrite and vectorize (GLSL writes vector loops lane by lane).
-TEST(HalfOnDevice, SpecsAgreeWithTheInterpreter) {
-  for (const std::string api : {"opencl", "vulkan"}) {
-    if (!test::has_device(api)) {
-      std::cout << "[ SKIP     ] " << test::missing_device(api) << "\n";
-      continue;
-    }
-    specs_agree_with_the_interpreter(api);
-  }
-}
-
-void specs_agree_with_the_interpreter(const std::string &api) {
-  auto device = runtime::open_device("", api);
+TEST_P(HalfOnDevice, SpecsAgreeWithTheInterpreter) {
   const std::vector<std::pair<const char *, std::string>> cases = {
       {kHalfSoftmax, ""},
       // rows of 8 work-items, the statistics in y's kernel (f32 in local memory), x cached
@@ -315,35 +305,28 @@ TEST(HalfTypes, RingsOfSixteenBitPanelsAreCopiedSixteenBytesAPiece) {
 // The emulated instructions (each lane reads its operands where the k16 layout puts
 // them) against the interpreter on PoCL and lavapipe, f16 and bf16: the tile, and the
 // ring of 16-bit panels (local 16-bit arrays; GLSL's int16 types).
-TEST(HalfOnDevice, MatrixTilesAgreeWithTheInterpreter) {
-  for (const std::string api : {"opencl", "vulkan"}) {
-    if (!test::has_device(api)) {
-      std::cout << "[ SKIP     ] " << test::missing_device(api) << "\n";
-      continue;
+TEST_P(HalfOnDevice, MatrixTilesAgreeWithTheInterpreter) {
+  if (device->info().matrix_units) GTEST_SKIP() << device->info().name << " has matrix units: not emulated";
+  // The tile, K of three panels; the ring (its copies in order), K of three panels of 32.
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {kHalfGemmTile, "M=32,N=32,K=48", ""}, {half_gemm_ring(), "M=32,N=32,K=96", "ring"}};
+  for (const char *type : {"f16", "bf16"})
+    for (const auto &[schedule, sizes, ring] : cases) {
+      EvalOptions options;
+      options.time = false;
+      options.trials = 2;
+      options.emulate_matrix_units = true;
+      options.async_copies_in_order = true;
+      options.schedule = parse_schedule(test::source(schedule, "mma.sched"));
+      frontend::parse_size_assignments(sizes, &options.check_sizes);
+      const std::string spec = ring.empty() ? half_spec(kHalfGemm, type) : half_gemm_of_two_panels(type);
+      EvalRecord r = evaluate(frontend::parse_spec(test::source(spec, "mm.ks")), "mm.ks", *device, options);
+      EXPECT_TRUE(r.ok()) << api << " " << type << " " << ring << r.to_json().dump(2);
     }
-    auto device = runtime::open_device("", api);
-    if (device->info().matrix_units) {
-      std::cout << "[ SKIP     ] " << device->info().name << " has matrix units: not emulated\n";
-      continue;
-    }
-    // The tile, K of three panels; the ring (its copies in order), K of three panels of 32.
-    const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
-        {kHalfGemmTile, "M=32,N=32,K=48", ""}, {half_gemm_ring(), "M=32,N=32,K=96", "ring"}};
-    for (const char *type : {"f16", "bf16"})
-      for (const auto &[schedule, sizes, ring] : cases) {
-        EvalOptions options;
-        options.time = false;
-        options.trials = 2;
-        options.emulate_matrix_units = true;
-        options.async_copies_in_order = true;
-        options.schedule = parse_schedule(test::source(schedule, "mma.sched"));
-        frontend::parse_size_assignments(sizes, &options.check_sizes);
-        const std::string spec = ring.empty() ? half_spec(kHalfGemm, type) : half_gemm_of_two_panels(type);
-        EvalRecord r = evaluate(frontend::parse_spec(test::source(spec, "mm.ks")), "mm.ks", *device, options);
-        EXPECT_TRUE(r.ok()) << api << " " << type << " " << ring << r.to_json().dump(2);
-      }
-  }
 }
+
+INSTANTIATE_TEST_SUITE_P(Apis, HalfOnDevice, testing::Values("opencl", "vulkan"),
+                         [](const testing::TestParamInfo<std::string> &info) { return info.param; });
 
 TEST(HalfTypes, WhatIsNotGeneratedYetIsRefusedWithItsReason) {
   // A cast to a storage type.
