@@ -376,6 +376,19 @@ struct CPrinter::Impl : public IRVisitorStrict {
     if (aligned(buffer, indices)) return wide_lvalue(buffer, indices, "ushort" + n) + " = " + bits + ";";
     return p.target_.vector_store + n + "(" + bits + ", 0, &" + access(buffer, indices) + ");";
   }
+  // An f32 value (of lanes() lanes where wide) rounded to a 16-bit format, to nearest
+  // even, as a store into a tensor of it rounds: through the same conversions.
+  std::string half_round(DType format, const std::string &value, bool wide) {
+    if (!p.target_.half_bits_type.empty())  // GLSL: scalars (its vector loops print unrolled)
+      return half_helper(format, false) + "(" + half_helper(format, true) + "(" + value + "))";
+    const int64_t n = wide ? lanes() : 1;
+    if (format == DType::BF16) return bf16_helper(false, n) + "(" + bf16_helper(true, n) + "(" + value + "))";
+    // f16 without cl_khr_fp16: through a private element's bits.
+    p.helpers_used_["ks_round_f16"] =
+        "float ks_round_f16(float x) {\n  ushort h;\n  vstore_half_rte(x, 0, (half *)&h);\n"
+        "  return vload_half(0, (const half *)&h);\n}\n";
+    return (wide ? vector_helper("ks_round_f16", 1) : std::string("ks_round_f16")) + "(" + value + ")";
+  }
   // bf16 from and to f32 (bf16_conversion), of one element or of a vector of `lanes`.
   std::string bf16_helper(bool to, int64_t lanes = 1) {
     const Bf16Conversion c = bf16_conversion(to, lanes);
@@ -454,8 +467,12 @@ struct CPrinter::Impl : public IRVisitorStrict {
     set(a + " " + binary_op_symbol(n->op) + " " + b, prec);
   }
   void visit(const Call *n) override {
-    std::string fn = use_helper(n->fn);
     const bool wide = lanes_vary(n->args);
+    if (std::optional<DType> format = rounded_format(n->fn)) {
+      set(half_round(*format, wide ? widened(n->args[0]) : sub(n->args[0], 0), wide), kPrimary);
+      return;
+    }
+    std::string fn = use_helper(n->fn);
     // Vector calls take vectors only (scalars are widened); the target's builtins
     // take them as they are, a helper through its lane-by-lane vector form.
     if (wide && !p.target_.builtins.at(n->fn).helper_definition.empty()) fn = vector_helper(fn, n->args.size());
@@ -930,7 +947,12 @@ struct CPrinter::Impl : public IRVisitorStrict {
         out << line() << "  const float4 x = " << *quad << ";\n";
       } else {
         out << line() << "  const float4 x = (float4)(";
-        for (size_t i = 0; i < vs.size(); ++i) out << (i ? ", " : "") << sub(vs[i], 0);
+        for (size_t i = 0; i < vs.size(); ++i) {
+          // A rounding to the format is the packing's own (cvt.rn).
+          const Call *round = vs[i].as<Call>();
+          const bool packs = round && rounded_format(round->fn) == tile.operands;
+          out << (i ? ", " : "") << sub(packs ? round->args[0] : vs[i], 0);
+        }
         out << ");\n";
       }
       out << line() << "  " << name << "[" << r0 << "] = " << pack << "(x.x, x.y);\n";
@@ -1219,6 +1241,10 @@ struct CPrinter::Impl : public IRVisitorStrict {
   }
   void visit(const Store *n) override {
     if (in_async_copy) return async_store(n);
+    // A store into a tensor of the format rounds a value already rounded to it once.
+    if (const Call *round = n->value.as<Call>();
+        round && stored_in_half(n->buffer) && rounded_format(round->fn) == buffers.at(n->buffer).type)
+      return visit(Store::make(n->buffer, n->indices, round->args[0]).as<Store>());
     if (!lanes_vary(n->indices)) {
       const Load *copy = stored_in_half(n->buffer) ? same_format_load(n->buffer, n->value) : nullptr;
       if (copy && !lanes_vary(copy->indices)) {  // a 16-bit copy: its bits

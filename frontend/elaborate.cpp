@@ -344,7 +344,8 @@ class Elaborator {
     float_operands(text, &operands);
     return operands.size() == 1 && is_half(*operands.begin()) ? *operands.begin() : DType::F32;
   }
-  // The storage types of the float values e computes from: tensors read, f32(...).
+  // The storage types of the float values e computes from: tensors read, f32(...),
+  // bf16(...) and f16(...).
   void float_operands(const AstExpr &e, std::set<DType> *types) const {
     if (e.kind == Kind::Access) {  // its indices are integers
       if (const TensorDecl *t = graph_.find_tensor(e.text); t && is_float(value_type(t->type))) types->insert(t->type);
@@ -352,7 +353,10 @@ class Elaborator {
     }
     if (e.kind == Kind::Call) {
       if (auto type = parse_dtype(e.text)) {
-        if (is_float(*type)) types->insert(DType::F32);
+        if (is_half(*type))
+          types->insert(*type);
+        else if (is_float(*type))
+          types->insert(DType::F32);
         return;
       }
       for (size_t i = e.text == "select" ? 1 : 0; i < e.args.size(); ++i) float_operands(*e.args[i], types);
@@ -736,9 +740,9 @@ class Elaborator {
     if (auto type = parse_dtype(e.text); type && *type != DType::F64) {
       need(1);
       if (*type == DType::Bool) error_at(e.loc, "cannot convert to bool; use a comparison");
+      // A 16-bit format's value, computed with as f32 (rounded_format in ir/builtins.h).
       if (is_half(*type))
-        error_at(e.loc, e.text + " is a storage type: values are computed in f32 and rounded where a " + e.text +
-                            " tensor stores them; declare the tensor " + e.text);
+        return Call::make(rounding_to(*type), {cast_to(DType::F32, numeric(*e.args[0], "the rounded value"))});
       return cast_to(*type, numeric(*e.args[0], "the converted value"));
     }
     if (auto fn = find_builtin(e.text)) {

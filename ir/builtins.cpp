@@ -25,6 +25,14 @@ std::optional<Builtin> find_builtin(const std::string &name) {
 
 bool is_function(Builtin id) { return id != Builtin::SoftmaxPair; }
 
+std::optional<DType> rounded_format(Builtin id) {
+  if (id == Builtin::RoundF16) return DType::F16;
+  if (id == Builtin::RoundBf16) return DType::BF16;
+  return std::nullopt;
+}
+
+Builtin rounding_to(DType format) { return format == DType::F16 ? Builtin::RoundF16 : Builtin::RoundBf16; }
+
 double eval_builtin(Builtin id, const double *a) {
   const double x = a[0];
   switch (id) {
@@ -66,6 +74,8 @@ double eval_builtin(Builtin id, const double *a) {
     case Builtin::Hardtanh: return std::fmin(std::fmax(x, a[1]), a[2]);
     case Builtin::Hardsigmoid: return std::fmin(std::fmax(x / 6.0 + 0.5, 0.0), 1.0);
     case Builtin::Hardswish: return x * std::fmin(std::fmax(x + 3.0, 0.0), 6.0) / 6.0;
+    case Builtin::RoundF16: return round_to(DType::F16, x);
+    case Builtin::RoundBf16: return round_to(DType::BF16, x);
     case Builtin::SoftmaxPair: break;
   }
   return std::nan("");

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "ir/types.h"
+
 namespace ks {
 
 // clang-format off
@@ -18,7 +20,8 @@ namespace ks {
               X(Sigmoid, "sigmoid", 1) X(Relu, "relu", 1) X(LeakyRelu, "leaky_relu", 2) X(Gelu, "gelu", 1)            \
                   X(GeluTanh, "gelu_tanh", 1) X(Softplus, "softplus", 1) X(Silu, "silu", 1) X(Mish, "mish", 1)        \
                       X(Elu, "elu", 2) X(Selu, "selu", 1) X(Hardtanh, "hardtanh", 3) X(Hardsigmoid, "hardsigmoid", 1) \
-                          X(Hardswish, "hardswish", 1) X(SoftmaxPair, "softmax_pair", 2)
+                          X(Hardswish, "hardswish", 1) X(SoftmaxPair, "softmax_pair", 2) \
+                              X(RoundF16, "f16", 1) X(RoundBf16, "bf16", 1)
 // clang-format on
 
 enum class Builtin {
@@ -41,6 +44,14 @@ const std::vector<BuiltinInfo> &all_builtins();
 /// reduction (ir/graph.h), which a rewrite writes and lowering takes apart; specs
 /// cannot call it, nothing evaluates it (NaN), no target spells it.
 bool is_function(Builtin id);
+
+/// f16(x) and bf16(x): an f32 value rounded to the 16-bit format, to nearest even (a
+/// value of the format, computed with as f32: PyTorch's `x.to(torch.bfloat16)` meeting
+/// f32 values). A 16-bit temporary a rewrite folds into its readers leaves one where it
+/// was read, so the value keeps its declared type. The format a rounding builtin rounds
+/// to, else nullopt; and the builtin of a 16-bit format.
+std::optional<DType> rounded_format(Builtin id);
+Builtin rounding_to(DType format);
 
 /// The float64 definition of a builtin: args has builtin_info(id).arity values.
 double eval_builtin(Builtin id, const double *args);

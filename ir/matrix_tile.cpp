@@ -542,6 +542,8 @@ struct ExactFormat {
   DType of(const Expr &e, int depth) const {
     if (const FloatImm *f = e.as<FloatImm>()) return f->value == 0 ? DType::F64 : DType::F32;
     if (const Select *s = e.as<Select>()) return meet(of(s->true_value, depth), of(s->false_value, depth));
+    if (const Call *c = e.as<Call>())  // bf16(x): a value of the format whatever x is
+      if (std::optional<DType> format = rounded_format(c->fn)) return *format;
     const Load *l = e.as<Load>();
     if (!l || (l->pad && *l->pad != 0)) return DType::F32;
     const DType type = storage(l->buffer);

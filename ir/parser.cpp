@@ -283,6 +283,7 @@ class IRParser {
       }
       if (auto type = parse_dtype(name.text)) {
         need(1);
+        if (is_half(*type)) return checked(name.loc, [&] { return Call::make(rounding_to(*type), args); });
         return checked(name.loc, [&] { return Cast::make(*type, args[0]); });
       }
       if (auto fn = find_builtin(name.text)) return checked(name.loc, [&] { return Call::make(*fn, args); });

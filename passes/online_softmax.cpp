@@ -30,11 +30,28 @@ namespace ks {
 
 namespace {
 
-// e with every load of `temp` (an elementwise stage) replaced by its body there.
-Expr inline_loads(const Expr &e, const Stage &temp) {
+// e with every load of `temp` (an elementwise stage) replaced by its body there,
+// rounded to temp's format where it is a 16-bit one (`bf16(exp(s - m))`): the value
+// keeps its declared type, and a matrix unit may take it as a 16-bit operand.
+Expr inline_loads(const Expr &e, const Stage &temp, DType type) {
   return replace_loads(e, [&](const Load &load, const Expr &) {
-    return load.buffer == temp.output ? instantiate(temp, load.indices) : Expr();
+    if (load.buffer != temp.output) return Expr();
+    const Expr value = instantiate(temp, load.indices);
+    return is_half(type) ? Call::make(rounding_to(type), {value}) : value;
   });
+}
+
+// e without its roundings to 16-bit formats (the identities below hold of exact values).
+Expr unrounded(const Expr &e) {
+  struct Strip : IRMutator {
+    using IRMutator::visit;
+    Expr visit(const Call *n, const Expr &self) override {
+      Expr x = IRMutator::visit(n, self);
+      const Call *c = x.as<Call>();
+      return rounded_format(c->fn) ? c->args[0] : x;
+    }
+  };
+  return Strip().mutate(e);
 }
 
 // Whether `body` depends on the pair (M, T) through a M + log T alone: at random values
@@ -136,14 +153,15 @@ std::optional<Graph> online_softmax(const Graph &graph, const std::string &name,
         (reads_buffer(s.body, maximum.output) || reads_buffer(s.body, name))) {
       inlined.insert(s.output);
       for (Stage &r : g.stages)
-        if (r.output != s.output && r.output != name) r.body = inline_loads(r.body, s);
+        if (r.output != s.output && r.output != name)
+          r.body = inline_loads(r.body, s, graph.find_tensor(s.output)->type);
     }
   }
   g = remove_dead_stages(g);
   for (const Stage &s : g.stages) {
     if (s.output == name || s.output == maximum.output || inlined.count(s.output)) continue;
     if ((reads_buffer(s.body, maximum.output) || reads_buffer(s.body, name)) &&
-        !depends_on_logsumexp_alone(s.body, maximum.output, name, scale))
+        !depends_on_logsumexp_alone(unrounded(s.body), maximum.output, name, scale))
       return *reason = s.output + " reads " + maximum.output + " or " + name +
                        " other than through their logsumexp (softmax, log-softmax, logsumexp)",
              std::nullopt;

@@ -328,6 +328,8 @@ class Bounder {
       case Builtin::Selu: return plus(lipschitz(1.76), own(8) + num(1.76 * kLogAbsolute));
       case Builtin::Hardsigmoid: return plus(lipschitz(1.0 / 6), num(8 * u) + flush);
       case Builtin::Hardswish: return plus(lipschitz(1.5), num(8 * u) * (magnitude(v) + magnitude(a)) + flush);
+      case Builtin::RoundF16:
+      case Builtin::RoundBf16: return plus(ea, rounding(v, *rounded_format(c.fn)));
       case Builtin::SoftmaxPair: break;
     }
     throw InternalError(std::string("error bound: no rule for ") + builtin_info(c.fn).name);

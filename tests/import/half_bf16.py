@@ -1,4 +1,4 @@
-"""A bf16 block: linear, gelu, softmax; the statistics in f32."""
+"""A bf16 block: linear, gelu, softmax; the statistics in f32, a conversion back to bf16 inside."""
 import torch
 import torch.nn as nn
 
@@ -15,7 +15,8 @@ class Model(nn.Module):
     def forward(self, x):
         y = torch.nn.functional.gelu(self.fc(x))
         s = torch.softmax(y.float(), dim=1)
-        return s.to(torch.bfloat16), y.sum(dim=1)
+        r = (s * 3.0).to(torch.bfloat16) * 1.5  # rounded twice: bf16(bf16(s * 3) * 1.5)
+        return s.to(torch.bfloat16), y.sum(dim=1), r
 
 
 def get_inputs():

@@ -9,8 +9,11 @@
 #include "codegen/spirv.h"
 #include "evolve/evaluation/evaluate.h"
 #include "frontend/parser.h"
+#include "ir/interpreter.h"
 #include "ir/parser.h"
+#include "ir/printer.h"
 #include "passes/pipeline.h"
+#include "passes/rewrite.h"
 #include "passes/schedule.h"
 #include "test_util.h"
 
@@ -143,6 +146,11 @@ const char *kHalfRowsOfSix = R"(kernel sh(x: TYPE[N, D]) -> y: TYPE[N, D] where 
   y[n, d] = x[n, d] * 2.0 + 1.0
 })";
 
+// A rounding in registers, seen in an f32 output.
+const char *kHalfRoundings = R"(kernel rd(x: TYPE[N, D]) -> y: f32[N, D] where N = 3, D = 8 {
+  y[n, d] = TYPE(x[n, d] * 3.0 + 0.001) + x[n, d] * 0.5
+})";
+
 // A register tile over panels of a cached in local memory.
 const char *kHalfTiledMatmul =
     "tile p i j 8 8 -> io jo ii ji\nsplit p.ii 4 -> ri ty\nsplit p.ji 4 -> rj tx\nreorder p ty tx ri rj\n"
@@ -206,6 +214,9 @@ TEST_P(HalfOnDevice, SpecsAgreeWithTheInterpreter) {
       {kHalfRowsOfSix, "split y.d 4 -> do dv\nvectorize y.dv\n"},
       {kHalfMatmul, ""},
       {kHalfMatmul, kHalfTiledMatmul},
+      // roundings in registers (of one element, and of a vector of them)
+      {kHalfRoundings, ""},
+      {kHalfRoundings, "split y.d 4 -> do dv\nvectorize y.dv\n"},
   };
   for (const char *type : {"f16", "bf16"})
     for (const auto &[spec, schedule] : cases) {
@@ -325,15 +336,61 @@ TEST_P(HalfOnDevice, MatrixTilesAgreeWithTheInterpreter) {
     }
 }
 
+// bf16(x) and f16(x): an f32 value rounded to the format (PyTorch's x.to(torch.bfloat16)
+// meeting f32 values), in the spec, the Graph IR's text and the interpreter.
+TEST(HalfTypes, RoundingsAreValuesOfTheirFormat) {
+  const char *spec = R"(kernel k(x: f32[N]) -> (y: f32[N], z: f32[N]) where N = 3 {
+  r[i] = bf16(x[i] * 3.0)
+  y[i] = r[i] + f16(x[i])
+  z[i] = f32(bf16(x[i])) + 1.0
+})";
+  const Graph g = test::graph_of(spec);
+  EXPECT_EQ(g.find_tensor("r")->type, DType::BF16) << "an intermediate of a bf16 value is stored in bf16";
+  const std::string text = print_graph(g);
+  EXPECT_NE(text.find("bf16(x[i] * 3.0)"), std::string::npos) << text;
+  EXPECT_EQ(print_graph(parse_graph(test::source(text, "g.graph"))), text);  // the text parses back
+  // 1 + 2^-7 + 2^-9: bf16 keeps 7 bits after the point (1 + 2^-7), f16 ten (all of it).
+  const double x = 1 + 0x1p-7 + 0x1p-9;
+  const TensorMap out = interpret(g, {{"x", TensorData{DType::F32, {3}, {x, -x, 0x1p-30}}}});
+  EXPECT_EQ(out.at("y").values[0], round_to(DType::BF16, 3 * x) + x);
+  EXPECT_EQ(out.at("y").values[1], round_to(DType::BF16, -3 * x) - x);
+  EXPECT_EQ(out.at("z").values[0], 1 + 0x1p-7 + 1.0);
+  EXPECT_EQ(out.at("y").values[2], round_to(DType::BF16, 3 * 0x1p-30)) << "f16 has no 2^-30: 0";
+}
+
+// A rewrite that folds a 16-bit temporary into its readers keeps its format there:
+// attention's weights e (bf16 at --dtype bf16) read as bf16(exp(s - lse)), and so both
+// of its contractions are 16-bit matrix tiles; at f32 nothing is rounded.
+TEST(HalfTypes, FoldedTemporariesKeepTheirFormat) {
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/attention.ks";
+  const std::string f32 = read_source_file(path, "spec")->text;
+  const std::string bf16 = frontend::with_dtype(test::source(f32, "attention.ks"), DType::BF16);
+  for (const bool half : {false, true}) {
+    std::string reason;
+    const std::optional<Graph> g = online_softmax(test::graph_of(half ? bf16 : f32), "total", &reason);
+    ASSERT_TRUE(g) << reason;
+    const std::string printed = print_graph(*g);
+    EXPECT_EQ(printed.find("sum(j: 256) bf16(exp(s[b, h, i, j] - row_max_lse[b, h, i])) * v"),
+              half ? printed.find("sum(j: 256) bf16") : std::string::npos)
+        << printed;
+    EXPECT_EQ(printed.find("bf16(") != std::string::npos, half) << printed;
+  }
+  const std::string sched =
+      read_source_file(std::string(KS_SOURCE_DIR) + "/bench/mma/attention/attention_lse_half_s128x64_y64x32.sched",
+                       "schedule")
+          ->text;
+  const Program p = run_pipeline(test::graph_of(bf16), parse_schedule(test::source(sched, "a.sched")));
+  const std::string ptx = generate_opencl_c(p, AsyncCopies::Ptx, "", MatrixUnits::Ptx).source;
+  EXPECT_EQ(test::count(ptx, "mma.sync.m16n8k16, 1 steps of 16, bf16 operands"), 2) << ptx;
+  EXPECT_EQ(ptx.find("tf32"), std::string::npos) << ptx;
+  // The weights are rounded by the packing's cvt.rn, not twice.
+  EXPECT_EQ(ptx.find("ks_to_bf16(exp("), std::string::npos) << ptx;
+}
+
 INSTANTIATE_TEST_SUITE_P(Apis, HalfOnDevice, testing::Values("opencl", "vulkan"),
                          [](const testing::TestParamInfo<std::string> &info) { return info.param; });
 
 TEST(HalfTypes, WhatIsNotGeneratedYetIsRefusedWithItsReason) {
-  // A cast to a storage type.
-  EXPECT_NE(test::user_error([] {
-              test::graph_of("kernel k(x: f32[N]) -> y: f32[N] where N = 4 { y[i] = f16(x[i]) }");
-            }).find("f16 is a storage type"),
-            std::string::npos);
   // Registers and local memory hold f32.
   EXPECT_NE(test::user_error([] {
               parse_program(

@@ -394,13 +394,12 @@ class Handlers:
             return x
         if value_type(DTYPES.get(source)) != value_type(DTYPES.get(target)):
             raise Unsupported(f"a conversion to {target}")
-        if DTYPES[target] == "f32":  # x.float() of a 16-bit tensor: what it computes is stored in f32
-            return self.elementwise(lambda v: call("f32", v), x)
-        if all(u.op == "output" for u in self.node.users):  # the output's declared type rounds it
-            return x
-        raise Unsupported(f"a conversion to {target} inside forward: a spec computes in f32 and rounds where a "
-                          f"tensor declared {DTYPES[target]} stores (convert the module's inputs and parameters "
-                          f"instead, or its outputs)")
+        source_users = self.node.args[0].users if isinstance(self.node.args[0], torch.fx.Node) else {}
+        if all(u.op == "output" for u in self.node.users) and len(source_users) == 1:
+            return x  # the output's declared type rounds it (x read nowhere else, where it is unrounded)
+        # x.float() of a 16-bit tensor: what it computes is stored in f32; x.to(torch.bfloat16): a
+        # value of the format (bf16(x)), as PyTorch's own computes on it from there.
+        return self.elementwise(lambda v: call(DTYPES[target], v), x)
 
     # Views.
     def op_transpose(self, input, dim0, dim1):
