@@ -1277,17 +1277,24 @@ TEST(WorkerQueue, ADeviceThatDisappearsIsLeftOutWhileAnotherServes) {
   EXPECT_EQ(queue.slots(), 2u);
   std::vector<JobResult> results;
   std::string note;
-  for (uint64_t ticket = 1; ticket <= 12; ++ticket) {
+  // Jobs until it is left out (which device a job meets is the race of their answers:
+  // on a loaded machine `here` may take many in a row), then six more.
+  uint64_t ticket = 0, last = 200;
+  while (ticket < last) {
     while (queue.running() >= queue.slots())
       for (JobResult &r : queue.wait(0.5)) {
-        if (!r.note.empty()) note = r.note;
+        if (!r.note.empty() && note.empty()) {
+          note = r.note;
+          last = std::min(last, ticket + 6);
+        }
         results.push_back(r);
       }
-    queue.submit({ticket, {"run"}, 10.0});
+    queue.submit({++ticket, {"run"}, 10.0});
   }
   while (queue.running() > 0)
     for (JobResult &r : queue.wait(0.5)) results.push_back(r);
-  ASSERT_EQ(results.size(), 12u);
+  ASSERT_EQ(results.size(), ticket);
+  ASSERT_LT(ticket, 200u) << "the device that is gone was never left out";
   EXPECT_EQ(queue.slots(), 1u) << "the device that is gone is left out";
   EXPECT_NE(note.find("gone gave no record for 3 evaluations in a row (error: no OpenCL device found)"),
             std::string::npos)
