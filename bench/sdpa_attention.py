@@ -1,0 +1,46 @@
+"""PyTorch's scaled_dot_product_attention (its own choice of backend: flash attention where it
+can) at the attention examples' GPU size, B=16, H=16, T=1024, D=64, not masked and causal, beside
+the examples' own peers (minGPT's matmul, softmax, matmul; the causal one masked_fill first): the
+median of 25 timed runs, --dtype bf16 (default), f16 or fp32. The issue-49 figure for attention
+at bf16 is against the first; `bench/gpu_job.sh schedules attention` times the examples' peers."""
+import sys
+
+import torch
+import torch.nn.functional as F
+
+dtype = sys.argv[sys.argv.index("--dtype") + 1] if "--dtype" in sys.argv else "bf16"
+kind = {"fp32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+torch.backends.cuda.matmul.allow_tf32 = False
+B, H, T, D = 16, 16, 1024, 64
+q, k, v = (torch.randn(B, H, T, D, device="cuda", dtype=kind) for _ in range(3))
+mask = torch.tril(torch.ones(T, T, device="cuda")) == 0
+
+
+def eager(causal):
+    att = (q @ k.transpose(-2, -1)) * 0.125
+    if causal:
+        att = att.masked_fill(mask, float("-inf"))
+    return torch.softmax(att, dim=-1) @ v
+
+
+def median_ms(f):
+    for _ in range(3):
+        f()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    ts = []
+    for _ in range(25):
+        s.record()
+        f()
+        e.record()
+        torch.cuda.synchronize()
+        ts.append(s.elapsed_time(e))
+    return sorted(ts)[12]
+
+
+flops = 4 * B * H * T * T * D
+for causal in (False, True):
+    sdpa = median_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=0.125))
+    peer = median_ms(lambda: eager(causal))
+    name = "attention_causal" if causal else "attention"
+    print(f"{name} {dtype} B={B},H={H},T={T},D={D}: sdpa {sdpa:.4f} ms ({flops / sdpa / 1e9 / (2 if causal else 1):.1f} "
+          f"TFLOP/s), the example's peer (eager) {peer:.4f} ms")
