@@ -5,6 +5,8 @@ import sys
 
 import torch
 
+from cuda_timing import median_ms
+
 # --tf32: the matmuls in TF32, as PyTorch does when allowed (issue 46's TF32 peer).
 tf32 = "--tf32" in sys.argv
 dtype = sys.argv[sys.argv.index("--dtype") + 1] if "--dtype" in sys.argv else "fp32"
@@ -14,16 +16,5 @@ for (m, n, k) in [(4096, 4096, 4096), (1024, 8192, 8192)]:
     for t in (False, True):
         a = torch.randn(m, k, device='cuda', dtype=kind)
         b = torch.randn(n, k, device='cuda', dtype=kind) if t else torch.randn(k, n, device='cuda', dtype=kind)
-        f = (lambda: a @ b.T) if t else (lambda: a @ b)
-        for _ in range(3):
-            f()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        ts = []
-        for _ in range(25):
-            s.record()
-            f()
-            e.record()
-            torch.cuda.synchronize()
-            ts.append(s.elapsed_time(e))
-        ts.sort()
-        print(f"torch {'tf32' if tf32 else dtype} {m}x{n}x{k} T={int(t)}: {ts[12]:.4f} ms = {2 * m * n * k / ts[12] / 1e9:.1f} TFLOP/s")
+        ms = median_ms((lambda: a @ b.T) if t else (lambda: a @ b))
+        print(f"torch {'tf32' if tf32 else dtype} {m}x{n}x{k} T={int(t)}: {ms:.4f} ms = {2 * m * n * k / ms / 1e9:.1f} TFLOP/s")

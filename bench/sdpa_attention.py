@@ -8,6 +8,8 @@ import sys
 import torch
 import torch.nn.functional as F
 
+from cuda_timing import median_ms
+
 dtype = sys.argv[sys.argv.index("--dtype") + 1] if "--dtype" in sys.argv else "bf16"
 kind = {"fp32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
 torch.backends.cuda.matmul.allow_tf32 = False
@@ -21,20 +23,6 @@ def eager(causal):
     if causal:
         att = att.masked_fill(mask, float("-inf"))
     return torch.softmax(att, dim=-1) @ v
-
-
-def median_ms(f):
-    for _ in range(3):
-        f()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    ts = []
-    for _ in range(25):
-        s.record()
-        f()
-        e.record()
-        torch.cuda.synchronize()
-        ts.append(s.elapsed_time(e))
-    return sorted(ts)[12]
 
 
 flops = 4 * B * H * T * T * D
