@@ -86,44 +86,61 @@ class HalfOnDevice : public testing::TestWithParam<std::string> {
 
 // The generated stores round every row of the table as the host does: a spec copying
 // f32 values into a 16-bit tensor, on PoCL (vstore_half_rte, bf16's shifts, one element
-// a store and eight) and on lavapipe (GLSL's uint16_t through ks_to_f16 and ks_to_bf16).
+// a store and eight) and on lavapipe (GLSL's uint16_t through ks_to_f16 and ks_to_bf16);
+// and so do the roundings in registers, `bf16(x)` into an f32 tensor (the random inputs
+// of the other tests cannot tell: a value left unrounded is within a rounding's bound).
 TEST_P(HalfOnDevice, StoresRoundAsTheHostDoes) {
   const size_t rows = std::size(kHalfRows), n = 24;  // the rows, a NaN, zeros to a multiple of 8
   std::vector<float> x(n, 0.0f);
   for (size_t i = 0; i < rows; ++i) x[i] = kHalfRows[i].value;
   x[rows] = NAN;
-  for (const char *schedule : {"", "split y.i 8 -> io iv\nvectorize y.iv\n"})
-    for (const char *type : {"f16", "bf16"}) {
-      SCOPED_TRACE(api + " " + type + " " + schedule);
-      const std::string spec =
-          std::string("kernel k(x: f32[N]) -> y: ") + type + "[N] where N = " + std::to_string(n) + " { y[i] = x[i] }";
-      const Program p = run_pipeline(test::graph_of(spec), parse_schedule(test::source(schedule, "v.sched")));
-      const GeneratedProgram code = api == "opencl" ? generate_opencl_c(p) : generate_glsl(p);
-      ASSERT_EQ(code.kernels.size(), 1u);
-      if (api == "opencl")
-        device->build({code.source, {}});
-      else
-        device->build({"", {{code.kernels[0].name, compile_glsl_to_spirv(code.kernels[0].source, "k"), 2}}});
-      runtime::BufferId bx = device->allocate(n * 4), by = device->allocate(n * 2);
-      device->write(bx, x.data(), n * 4);
-      runtime::KernelLaunch launch;
-      launch.kernel = code.kernels[0].name;
-      for (int d = 0; d < 3; ++d) {
-        launch.local[d] = static_cast<size_t>(code.kernels[0].shape.local[d]);
-        launch.global[d] = static_cast<size_t>(code.kernels[0].shape.groups[d] * code.kernels[0].shape.local[d]);
+  for (const bool in_registers : {false, true})
+    for (const char *schedule : {"", "split y.i 8 -> io iv\nvectorize y.iv\n"})
+      for (const char *type : {"f16", "bf16"}) {
+        SCOPED_TRACE(api + " " + type + " " + schedule + (in_registers ? " in registers" : ""));
+        const std::string spec = std::string("kernel k(x: f32[N]) -> y: ") + (in_registers ? "f32" : type) +
+                                 "[N] where N = " + std::to_string(n) +
+                                 " { y[i] = " + (in_registers ? std::string(type) + "(x[i])" : "x[i]") + " }";
+        const Program p = run_pipeline(test::graph_of(spec), parse_schedule(test::source(schedule, "v.sched")));
+        const GeneratedProgram code = api == "opencl" ? generate_opencl_c(p) : generate_glsl(p);
+        ASSERT_EQ(code.kernels.size(), 1u);
+        if (api == "opencl")
+          device->build({code.source, {}});
+        else
+          device->build({"", {{code.kernels[0].name, compile_glsl_to_spirv(code.kernels[0].source, "k"), 2}}});
+        const size_t out_bytes = in_registers ? 4 : 2;
+        runtime::BufferId bx = device->allocate(n * 4), by = device->allocate(n * out_bytes);
+        device->write(bx, x.data(), n * 4);
+        runtime::KernelLaunch launch;
+        launch.kernel = code.kernels[0].name;
+        for (int d = 0; d < 3; ++d) {
+          launch.local[d] = static_cast<size_t>(code.kernels[0].shape.local[d]);
+          launch.global[d] = static_cast<size_t>(code.kernels[0].shape.groups[d] * code.kernels[0].shape.local[d]);
+        }
+        launch.args = {bx, by};
+        device->run({{launch}});
+        const DType t = *parse_dtype(type);
+        // Each element as its 16-bit value (an f32 output's float, exact in the format).
+        std::vector<double> y(n);
+        if (in_registers) {
+          std::vector<float> f(n);
+          device->read(by, f.data(), n * 4);
+          y.assign(f.begin(), f.end());
+        } else {
+          std::vector<uint16_t> bits(n);
+          device->read(by, bits.data(), n * 2);
+          for (size_t i = 0; i < n; ++i) y[i] = half_value(t, bits[i]);
+        }
+        for (size_t i = 0; i < rows; ++i) {  // the value and its sign (-0 stays -0)
+          const double want = half_value(t, t == DType::F16 ? kHalfRows[i].f16 : kHalfRows[i].bf16);
+          EXPECT_EQ(y[i], want) << type << " of " << x[i];
+          EXPECT_EQ(std::signbit(y[i]), std::signbit(want)) << type << " of " << x[i];
+        }
+        EXPECT_TRUE(std::isnan(y[rows])) << type << " of NaN";
+        for (size_t i = rows + 1; i < n; ++i) EXPECT_EQ(y[i], 0) << type << " of 0";
+        device->release(bx);
+        device->release(by);
       }
-      launch.args = {bx, by};
-      device->run({{launch}});
-      std::vector<uint16_t> y(n);
-      device->read(by, y.data(), n * 2);
-      const DType t = *parse_dtype(type);
-      for (size_t i = 0; i < rows; ++i)
-        EXPECT_EQ(y[i], t == DType::F16 ? kHalfRows[i].f16 : kHalfRows[i].bf16) << type << " of " << x[i];
-      EXPECT_TRUE(std::isnan(half_value(t, y[rows]))) << type << " of NaN";
-      for (size_t i = rows + 1; i < n; ++i) EXPECT_EQ(y[i], 0) << type << " of 0";
-      device->release(bx);
-      device->release(by);
-    }
 }
 
 // 16-bit activations and weights, f32 arithmetic: the intermediates of one 16-bit
@@ -242,6 +259,13 @@ const char *kHalfGemmTile =
     "bind c.lane local.x\ncache_write c.lane private\nsplit c.k 16 -> ko ki\ncache_read c.ko a local -> a_s\n"
     "cache_read c.ko b local -> b_s\ntensorize c.ki\n";
 
+// A of values rounded to the format (each a * 1.5 needs a bit more), c in f32. (A value
+// left unrounded is within the rounding's bound, so that the device's rounding of an f32
+// value may land beside the reference's; StoresRoundAsTheHostDoes checks the rounding.)
+const char *kHalfRoundedGemm =
+    "kernel mm(a: TYPE[M, K], b: TYPE[K, N]) -> c: f32[M, N] where M = 32, N = 32, K = 48 "
+    "{ c[i, j] = sum(k) TYPE(a[i, k] * 1.5) * b[k, j] }";
+
 TEST(HalfTypes, MatrixTilesOfHalfOperandsAreSixteenPointInstructions) {
   for (const char *type : {"f16", "bf16"}) {
     const Program p = run_pipeline(test::graph_of(half_spec(kHalfGemm, type)),
@@ -260,6 +284,16 @@ TEST(HalfTypes, MatrixTilesOfHalfOperandsAreSixteenPointInstructions) {
     EXPECT_NE(ptx.find("__local ushort a_s["), std::string::npos) << ptx;
     EXPECT_NE(ptx.find("const uint2 x = *(__local const uint2 *)&a_s["), std::string::npos) << ptx;
     EXPECT_NE(ptx.find("ks_a[0] = x.x;"), std::string::npos) << ptx;
+  }
+  // A rounded to bf16 where it loads: the packing's cvt.rn is the rounding.
+  {
+    const Program p = run_pipeline(test::graph_of(half_spec(kHalfRoundedGemm, "bf16")),
+                                   parse_schedule(test::source(kHalfGemmTile, "mma.sched")));
+    const std::string ptx = generate_opencl_c(p, AsyncCopies::Refused, "", MatrixUnits::Ptx).source;
+    EXPECT_NE(ptx.find("1 steps of 16, bf16 operands"), std::string::npos) << ptx;
+    EXPECT_NE(ptx.find("ks_pack_bf16(x.x, x.y)"), std::string::npos) << ptx;
+    EXPECT_NE(ptx.find("* 1.5f, "), std::string::npos) << ptx;
+    EXPECT_EQ(ptx.find("ks_from_bf16(ks_to_bf16("), std::string::npos) << ptx;  // (half_round's spelling)
   }
   // bf16 times f32: B's values are not all bf16, so 3xTF32 (steps of 8).
   std::string mixed = half_spec(kHalfGemm, "bf16");
@@ -318,9 +352,12 @@ TEST(HalfTypes, RingsOfSixteenBitPanelsAreCopiedSixteenBytesAPiece) {
 // ring of 16-bit panels (local 16-bit arrays; GLSL's int16 types).
 TEST_P(HalfOnDevice, MatrixTilesAgreeWithTheInterpreter) {
   if (device->info().matrix_units) GTEST_SKIP() << device->info().name << " has matrix units: not emulated";
-  // The tile, K of three panels; the ring (its copies in order), K of three panels of 32.
+  // The tile, K of three panels; the ring (its copies in order), K of three panels of 32;
+  // A computed and rounded to the format as its fragments load, the sums f32.
   const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
-      {kHalfGemmTile, "M=32,N=32,K=48", ""}, {half_gemm_ring(), "M=32,N=32,K=96", "ring"}};
+      {kHalfGemmTile, "M=32,N=32,K=48", ""},
+      {half_gemm_ring(), "M=32,N=32,K=96", "ring"},
+      {kHalfGemmTile, "M=32,N=32,K=48", "rounded"}};
   for (const char *type : {"f16", "bf16"})
     for (const auto &[schedule, sizes, ring] : cases) {
       EvalOptions options;
@@ -330,7 +367,9 @@ TEST_P(HalfOnDevice, MatrixTilesAgreeWithTheInterpreter) {
       options.async_copies_in_order = true;
       options.schedule = parse_schedule(test::source(schedule, "mma.sched"));
       frontend::parse_size_assignments(sizes, &options.check_sizes);
-      const std::string spec = ring.empty() ? half_spec(kHalfGemm, type) : half_gemm_of_two_panels(type);
+      const std::string spec = ring == "rounded" ? half_spec(kHalfRoundedGemm, type)
+                               : ring.empty()    ? half_spec(kHalfGemm, type)
+                                                 : half_gemm_of_two_panels(type);
       EvalRecord r = evaluate(frontend::parse_spec(test::source(spec, "mm.ks")), "mm.ks", *device, options);
       EXPECT_TRUE(r.ok()) << api << " " << type << " " << ring << r.to_json().dump(2);
     }
@@ -384,7 +423,7 @@ TEST(HalfTypes, FoldedTemporariesKeepTheirFormat) {
   EXPECT_EQ(test::count(ptx, "mma.sync.m16n8k16, 1 steps of 16, bf16 operands"), 2) << ptx;
   EXPECT_EQ(ptx.find("tf32"), std::string::npos) << ptx;
   // The weights are rounded by the packing's cvt.rn, not twice.
-  EXPECT_EQ(ptx.find("ks_to_bf16(exp("), std::string::npos) << ptx;
+  EXPECT_EQ(ptx.find("ks_from_bf16(ks_to_bf16(exp("), std::string::npos) << ptx;
 }
 
 INSTANTIATE_TEST_SUITE_P(Apis, HalfOnDevice, testing::Values("opencl", "vulkan"),
