@@ -349,10 +349,23 @@ struct CPrinter::Impl : public IRVisitorStrict {
       return "vstore_half_rte(" + value + ", " + offset(buffer, indices) + ", " + half_pointer(buffer) + ");";
     return access(buffer, indices) + " = " + bf16_helper(true) + "(" + value + ");";
   }
-  // A load of the same 16-bit format, unpadded, whose bits a store may copy as they are.
+  // A load of the same 16-bit format whose bits a store may copy as they are (padded
+  // by zero at most: +0's bits are 0 in both formats).
   const Load *same_format_load(const std::string &buffer, const Expr &value) const {
     const Load *l = value.as<Load>();
-    return l && !l->pad && buffers.at(l->buffer).type == buffers.at(buffer).type ? l : nullptr;
+    return l && (!l->pad || *l->pad == 0) && buffers.at(l->buffer).type == buffers.at(buffer).type ? l : nullptr;
+  }
+  // A 16-bit element's bits of +0 (GLSL's ?: takes one type).
+  std::string half_zero() const { return p.target_.half_bits_type.empty() ? "0" : p.target_.half_bits_type + "(0)"; }
+  // The lanes' 16-bit elements from lane 0's onwards as their bits, one ushortN access
+  // (an lvalue where aligned, else vloadN).
+  std::string half_vector_bits(const std::string &buffer, const std::vector<Expr> &indices) {
+    const std::string n = std::to_string(lanes()), &q = scopes.at(buffer) == MemoryScope::Local
+                                                            ? p.target_.local_qualifier
+                                                            : p.target_.global_qualifier;
+    const std::string element = "&" + half_bits(buffer, indices);
+    return aligned(buffer, indices) ? "*(" + q + " ushort" + n + " *)" + element
+                                    : p.target_.vector_load + n + "(0, " + element + ")";
   }
   // The lanes' elements from lane 0's onwards, as one vector access: vloada_halfN
   // and a ushortN lvalue where aligned (the offset a multiple of the lanes),
@@ -1247,8 +1260,10 @@ struct CPrinter::Impl : public IRVisitorStrict {
       return visit(Store::make(n->buffer, n->indices, round->args[0]).as<Store>());
     if (!lanes_vary(n->indices)) {
       const Load *copy = stored_in_half(n->buffer) ? same_format_load(n->buffer, n->value) : nullptr;
-      if (copy && !lanes_vary(copy->indices)) {  // a 16-bit copy: its bits
-        out << line() << half_bits(n->buffer, n->indices) << " = " << half_bits(copy->buffer, copy->indices) << ";\n";
+      if (copy && !lanes_vary(copy->indices)) {  // a 16-bit copy: its bits (0 outside the source)
+        const std::string inside = inside_test(copy), bits = half_bits(copy->buffer, copy->indices);
+        out << line() << half_bits(n->buffer, n->indices) << " = "
+            << (inside.empty() ? bits : "(" + inside + ") ? " + bits + " : " + half_zero()) << ";\n";
         return;
       }
       const std::string value = sub(n->value, 0);
@@ -1256,6 +1271,16 @@ struct CPrinter::Impl : public IRVisitorStrict {
           << (stored_in_half(n->buffer) ? half_store(n->buffer, n->indices, value)
                                         : access(n->buffer, n->indices) + " = " + value + ";")
           << "\n";
+    } else if (const Load *copy = stored_in_half(n->buffer) ? same_format_load(n->buffer, n->value) : nullptr;
+               copy && !copy->pad && lanes_vary(copy->indices) && p.target_.half_bits_type.empty()) {
+      // A vector of 16-bit elements copied as their bits (OpenCL C: GLSL's vector loops are
+      // written lane by lane).
+      const std::string bits = half_vector_bits(copy->buffer, copy->indices);
+      if (aligned(n->buffer, n->indices))
+        out << line() << half_vector_bits(n->buffer, n->indices) << " = " << bits << ";\n";
+      else
+        out << line() << p.target_.vector_store << lanes() << "(" << bits << ", 0, &"
+            << half_bits(n->buffer, n->indices) << ");\n";
     } else if (stored_in_half(n->buffer)) {
       out << line() << half_vector_store(n->buffer, n->indices, widened(n->value)) << "\n";
     } else if (scopes.at(n->buffer) == MemoryScope::Private) {

@@ -266,6 +266,12 @@ const char *kHalfRoundedGemm =
     "kernel mm(a: TYPE[M, K], b: TYPE[K, N]) -> c: f32[M, N] where M = 32, N = 32, K = 48 "
     "{ c[i, j] = sum(k) TYPE(a[i, k] * 1.5) * b[k, j] }";
 
+// Local copies of a and b in panels of k that overhang K = 48 (padded reads).
+const char *kHalfTiledCopies =
+    "tile c i j 32 32 -> io jo ii ji\nsplit c.ii 8 -> ty ri\nsplit c.ji 4 -> tx rj\nreorder c ty tx ri rj\n"
+    "bind c.io group.y\nbind c.jo group.x\nbind c.ty local.y\nbind c.tx local.x\ncache_write c.tx private\n"
+    "split c.k 20 -> ko ki\ncache_read c.ko a local -> a_s\ncache_read c.ko b local -> b_s\n";
+
 TEST(HalfTypes, MatrixTilesOfHalfOperandsAreSixteenPointInstructions) {
   for (const char *type : {"f16", "bf16"}) {
     const Program p = run_pipeline(test::graph_of(half_spec(kHalfGemm, type)),
@@ -343,7 +349,26 @@ TEST(HalfTypes, RingsOfSixteenBitPanelsAreCopiedSixteenBytesAPiece) {
     const std::string ptx = generate_opencl_c(p, AsyncCopies::Ptx).source;
     EXPECT_EQ(ptx.find("ks_copy_async"), std::string::npos) << ptx;
     EXPECT_NE(ptx.find("ks_copies_commit();"), std::string::npos) << ptx;
-    EXPECT_NE(ptx.find("((__local half *)a_s));"), std::string::npos) << ptx;
+    // Their bits as they are (an f16 parameter's through a ushort pointer), no conversion.
+    EXPECT_NE(ptx.find("] = ((__global ushort *)a)["), std::string::npos) << ptx;
+    EXPECT_EQ(ptx.find("((__local half *)a_s));"), std::string::npos) << ptx;
+  }
+  {
+    // A padded copy of bf16 (zeros past the tensor's edge: K = 48 in panels of 20): bits, 0
+    // outside, no conversion.
+    const Program p = run_pipeline(test::graph_of(half_spec(kHalfGemm, "bf16")),
+                                   parse_schedule(test::source(kHalfTiledCopies, "c.sched")));
+    const std::string code = generate_opencl_c(p).source;
+    EXPECT_NE(code.find("] : 0;"), std::string::npos) << code;
+    EXPECT_EQ(code.find("ks_to_bf16(ks_from_bf16"), std::string::npos) << code;  // (c's store rounds)
+  }
+  {
+    // The ring's copies in order (a device without cp.async): eight elements a work-item
+    // as one ushort8 of bits.
+    const Program p = run_pipeline(test::graph_of(spec("bf16")), parse_schedule(test::source(ring, "r.sched")));
+    const std::string code = generate_opencl_c(p, AsyncCopies::InOrder, "", MatrixUnits::Emulated).source;
+    EXPECT_NE(code.find("= *(__global ushort8 *)&a["), std::string::npos) << code;
+    EXPECT_EQ(code.find("ks_to_bf16(ks_from_bf16"), std::string::npos) << code;  // (c's store rounds)
   }
 }
 
