@@ -252,6 +252,25 @@ for file in coverage:
     except Exception as e:
         fail(file, f"{type(e).__name__}: {e}")
 
+# Random 16-bit modules (tests/half_graphs.py): the interpreter's 16-bit semantics against
+# PyTorch's own arithmetic at the type, and against the module in float64.
+sys.path.insert(0, os.path.join(source, "tests"))
+import half_graphs  # noqa: E402
+random_half = 0
+for dtype in ("bfloat16", "float16"):
+    for seed, text in half_graphs.modules(10, dtype):
+        name = f"half_graph_{dtype}_{seed}"
+        path = os.path.join(work, name + ".py")
+        with open(path, "w") as f:
+            f.write(text)
+        try:
+            if import_and_check(name, path):
+                random_half += 1
+            else:
+                print(text, flush=True)
+        except Exception as e:
+            fail(name, f"{type(e).__name__}: {e}\n{text}")
+
 # Attention written by hand, as minGPT does (tests/import/attention.py): once imported, the
 # rewrites recognise it, whatever the importer's spelling (online_attention fuses its weighted sum).
 r = run([ksmith, "rewrite", os.path.join(work, "import_attention.ks"), "--json"])
@@ -308,4 +327,5 @@ if failures:
     print(f"FAIL: {len(failures)} of the checks ({elapsed:.0f} s):\n  " + "\n  ".join(failures))
     sys.exit(1)
 print(f"PASS: {len(names)} examples' modules imported and checked against themselves and the examples, "
-      f"{len(coverage)} of tests/import against themselves, the errors ({elapsed:.0f} s)")
+      f"{len(coverage)} of tests/import against themselves, {random_half} random 16-bit modules against "
+      f"PyTorch's own arithmetic, the errors ({elapsed:.0f} s)")
