@@ -374,6 +374,16 @@ class VulkanDevice : public Device {
         physical_.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDevice16BitStorageFeatures>()
             .get<vk::PhysicalDevice16BitStorageFeatures>()
             .storageBuffer16BitAccess;
+    // KSMITH_VULKAN_WITHOUT=shaderInt16,storageBuffer16BitAccess: the device as one that
+    // lacks them (to test the refusals on a device that has them).
+    if (const char *without = std::getenv("KSMITH_VULKAN_WITHOUT")) {
+      const std::string names = std::string(",") + without + ",";
+      for (auto [name, feature] : {std::pair<const char *, vk::Bool32 *>{"shaderInt64", &features_.shaderInt64},
+                                   {"shaderFloat64", &features_.shaderFloat64},
+                                   {"shaderInt16", &features_.shaderInt16},
+                                   {"storageBuffer16BitAccess", &storage16_.storageBuffer16BitAccess}})
+        if (names.find(std::string(",") + name + ",") != std::string::npos) *feature = VK_FALSE;
+    }
 
     // The first queue family that computes, preferring one with timestamps.
     std::vector<vk::QueueFamilyProperties> families = physical_.getQueueFamilyProperties();

@@ -2,6 +2,7 @@
 // device's stores against the host's rounding, specs checked against the interpreter
 // on PoCL (naive and scheduled), and what is refused with its reason.
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "codegen/glsl.h"
@@ -449,6 +450,29 @@ TEST(HalfTypes, FoldedTemporariesKeepTheirFormat) {
   EXPECT_EQ(ptx.find("tf32"), std::string::npos) << ptx;
   // The weights are rounded by the packing's cvt.rn, not twice.
   EXPECT_EQ(ptx.find("ks_from_bf16(ks_to_bf16(exp("), std::string::npos) << ptx;
+}
+
+// A Vulkan device without 16-bit storage buffers (or without 16-bit integers, which a
+// local copy of a 16-bit tensor takes) refuses such kernels by the feature's name, a
+// failed record and no crash: lavapipe made to lack each (KSMITH_VULKAN_WITHOUT).
+TEST(HalfOnVulkan, ADeviceWithoutTheFeaturesRefusesByName) {
+  if (!test::has_device("vulkan")) GTEST_SKIP() << test::missing_device("vulkan");
+  const std::vector<std::tuple<const char *, const char *, std::string>> cases = {
+      {"storageBuffer16BitAccess", kHalfSoftmax, ""}, {"shaderInt16", kHalfMatmul, kHalfTiledMatmul}};
+  for (const auto &[feature, spec, schedule] : cases) {
+    setenv("KSMITH_VULKAN_WITHOUT", feature, 1);
+    std::unique_ptr<runtime::Device> device = runtime::open_device("", "vulkan");
+    unsetenv("KSMITH_VULKAN_WITHOUT");
+    EvalOptions options;
+    options.time = false;
+    options.trials = 1;
+    if (!schedule.empty()) options.schedule = parse_schedule(test::source(schedule, "half.sched"));
+    const EvalRecord r =
+        evaluate(frontend::parse_spec(test::source(half_spec(spec, "bf16"), "half.ks")), "half.ks", *device, options);
+    const std::string record = r.to_json().dump();
+    EXPECT_FALSE(r.ok()) << record;
+    EXPECT_NE(record.find(std::string("needs the Vulkan feature ") + feature), std::string::npos) << record;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Apis, HalfOnDevice, testing::Values("opencl", "vulkan"),
