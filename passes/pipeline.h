@@ -30,7 +30,8 @@ Program run_pipeline(const Graph &graph, const Schedule &schedule = {}, const Pa
 /// The reference at the timed sizes: the naive program, every kernel given the default
 /// binding, its sums and products accumulated in f64 where wide (lower's wide
 /// accumulators; a device without fp64 sums in f32). Long float32 sums drift (a million
-/// terms: up to 3e-3); in f64 they are exact to the check.
+/// terms: up to 3e-3); in f64 they are exact to the check. Its 16-bit temporaries are
+/// f32, as the interpreter keeps intermediates exact (only 16-bit outputs round).
 Program reference_program(const Graph &graph, bool wide = true);
 
 }  // namespace ks
