@@ -367,6 +367,12 @@ struct CPrinter::Impl : public IRVisitorStrict {
     return aligned(buffer, indices) ? "*(" + q + " ushort" + n + " *)" + element
                                     : p.target_.vector_load + n + "(0, " + element + ")";
   }
+  // The statement storing a ushortN of bits as the lanes' 16-bit elements.
+  std::string half_vector_bits_store(const std::string &buffer, const std::vector<Expr> &indices,
+                                     const std::string &bits) {
+    if (aligned(buffer, indices)) return half_vector_bits(buffer, indices) + " = " + bits + ";";
+    return p.target_.vector_store + std::to_string(lanes()) + "(" + bits + ", 0, &" + half_bits(buffer, indices) + ");";
+  }
   // The lanes' elements from lane 0's onwards, as one vector access: vloada_halfN
   // and a ushortN lvalue where aligned (the offset a multiple of the lanes),
   // vload_halfN and vloadN (2-byte alignment) where not.
@@ -375,19 +381,20 @@ struct CPrinter::Impl : public IRVisitorStrict {
     if (buffers.at(buffer).type == DType::F16)
       return std::string(aligned(buffer, indices) ? "vloada_half" : "vload_half") + n + "(0, " + half_pointer(buffer) +
              " + " + offset(buffer, indices) + ")";
-    const std::string bits = aligned(buffer, indices)
-                                 ? wide_lvalue(buffer, indices, "ushort" + n)
-                                 : p.target_.vector_load + n + "(0, &" + access(buffer, indices) + ")";
-    return bf16_helper(false, lanes()) + "(" + bits + ")";
+    return bf16_helper(false, lanes()) + "(" + half_vector_bits(buffer, indices) + ")";
   }
   std::string half_vector_store(const std::string &buffer, const std::vector<Expr> &indices, const std::string &value) {
     const std::string n = std::to_string(lanes());
     if (buffers.at(buffer).type == DType::F16)
       return std::string(aligned(buffer, indices) ? "vstorea_half" : "vstore_half") + n + "_rte(" + value + ", 0, " +
              half_pointer(buffer) + " + " + offset(buffer, indices) + ");";
-    const std::string bits = bf16_helper(true, lanes()) + "(" + value + ")";
-    if (aligned(buffer, indices)) return wide_lvalue(buffer, indices, "ushort" + n) + " = " + bits + ";";
-    return p.target_.vector_store + n + "(" + bits + ", 0, &" + access(buffer, indices) + ");";
+    return half_vector_bits_store(buffer, indices, bf16_helper(true, lanes()) + "(" + value + ")");
+  }
+  // e's argument where e rounds to `format` (bf16(x) into a bf16 store or packing, which
+  // round it themselves), else e.
+  static const Expr &unrounded_to(const Expr &e, DType format) {
+    const Call *round = e.as<Call>();
+    return round && rounded_format(round->fn) == format ? round->args[0] : e;
   }
   // An f32 value (of lanes() lanes where wide) rounded to a 16-bit format, to nearest
   // even, as a store into a tensor of it rounds: through the same conversions.
@@ -960,12 +967,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
         out << line() << "  const float4 x = " << *quad << ";\n";
       } else {
         out << line() << "  const float4 x = (float4)(";
-        for (size_t i = 0; i < vs.size(); ++i) {
-          // A rounding to the format is the packing's own (cvt.rn).
-          const Call *round = vs[i].as<Call>();
-          const bool packs = round && rounded_format(round->fn) == tile.operands;
-          out << (i ? ", " : "") << sub(packs ? round->args[0] : vs[i], 0);
-        }
+        // (a rounding to the format is the packing's own, cvt.rn)
+        for (size_t i = 0; i < vs.size(); ++i) out << (i ? ", " : "") << sub(unrounded_to(vs[i], tile.operands), 0);
         out << ");\n";
       }
       out << line() << "  " << name << "[" << r0 << "] = " << pack << "(x.x, x.y);\n";
@@ -1255,9 +1258,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
   void visit(const Store *n) override {
     if (in_async_copy) return async_store(n);
     // A store into a tensor of the format rounds a value already rounded to it once.
-    if (const Call *round = n->value.as<Call>();
-        round && stored_in_half(n->buffer) && rounded_format(round->fn) == buffers.at(n->buffer).type)
-      return visit(Store::make(n->buffer, n->indices, round->args[0]).as<Store>());
+    if (const Expr &value = unrounded_to(n->value, buffers.at(n->buffer).type); !value.same_as(n->value))
+      return visit(Store::make(n->buffer, n->indices, value).as<Store>());
     if (!lanes_vary(n->indices)) {
       const Load *copy = stored_in_half(n->buffer) ? same_format_load(n->buffer, n->value) : nullptr;
       if (copy && !lanes_vary(copy->indices)) {  // a 16-bit copy: its bits (0 outside the source)
@@ -1275,12 +1277,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
                copy && !copy->pad && lanes_vary(copy->indices) && p.target_.half_bits_type.empty()) {
       // A vector of 16-bit elements copied as their bits (OpenCL C: GLSL's vector loops are
       // written lane by lane).
-      const std::string bits = half_vector_bits(copy->buffer, copy->indices);
-      if (aligned(n->buffer, n->indices))
-        out << line() << half_vector_bits(n->buffer, n->indices) << " = " << bits << ";\n";
-      else
-        out << line() << p.target_.vector_store << lanes() << "(" << bits << ", 0, &"
-            << half_bits(n->buffer, n->indices) << ");\n";
+      out << line() << half_vector_bits_store(n->buffer, n->indices, half_vector_bits(copy->buffer, copy->indices))
+          << "\n";
     } else if (stored_in_half(n->buffer)) {
       out << line() << half_vector_store(n->buffer, n->indices, widened(n->value)) << "\n";
     } else if (scopes.at(n->buffer) == MemoryScope::Private) {

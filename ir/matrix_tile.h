@@ -123,8 +123,9 @@ std::optional<MatrixTile> matrix_tile(const Stmt &kernel_body, const For &loop, 
 
 /// tile with `operands` set: the 16-bit format A's and B's values are all exact in
 /// (loads of tensors stored in it, of the kernel's local and private copies of them,
-/// zeros, values rounded to it: `bf16(exp(s - lse))`), where they share one and the k points are a multiple of 16; else
-/// F32. storage: a buffer's element type (a 16-bit tensor's load is an f32 value).
+/// zeros, values rounded to it: `bf16(exp(s - lse))`), where they share one and the k
+/// points are a multiple of 16; else F32. storage: a buffer's element type (a 16-bit
+/// tensor's load is an f32 value).
 MatrixTile with_half_operands(MatrixTile tile, const Stmt &kernel_body,
                               const std::function<DType(const std::string &)> &storage);
 

@@ -210,8 +210,9 @@ std::vector<float> cost_features(const Program &program) {
     max_vector = std::max(max_vector, walk.max_vector);
     max_unrolled = std::max(max_unrolled, walk.max_unrolled);
     for (const std::string &b : walk.touched) {
-      unique_bytes += static_cast<double>(program.find_buffer(b)->bytes());
-      unique_elements += static_cast<double>(program.find_buffer(b)->numel());  // 2-byte and 8-byte ones too
+      const TensorDecl *t = program.find_buffer(b);
+      unique_bytes += static_cast<double>(t->bytes());
+      unique_elements += static_cast<double>(t->numel());  // 2-byte and 8-byte ones too
     }
   }
   const double accesses = loads + stores;

@@ -471,7 +471,6 @@ TEST(HalfTypes, TheTimedReferenceKeepsSixteenBitTemporariesExact) {
 // rewritten graph's (smaller) bounds away, and the correct candidate was failed.
 TEST_P(HalfOnDevice, ARewriteThatDropsASixteenBitTemporaryPassesAtTheTimedSizes) {
   const std::string path = std::string(KS_SOURCE_DIR) + "/examples/gemm_divide_sum.ks";
-  const std::string text = frontend::with_dtype(test::source(read_source_file(path, "spec")->text, path), DType::BF16);
   EvalOptions options;
   options.trials = 1;
   options.timing.batches = 1;
@@ -479,7 +478,7 @@ TEST_P(HalfOnDevice, ARewriteThatDropsASixteenBitTemporaryPassesAtTheTimedSizes)
   options.seed = 1;  // the same inputs every run
   options.schedule = parse_schedule(test::source("rewrite push_sum total\n", "p.sched"));
   frontend::parse_size_assignments("batch_size=64,input_size=2048,hidden_size=2048", &options.sizes);
-  const EvalRecord r = evaluate(frontend::parse_spec(test::source(text, path)), path, *device, options);
+  const EvalRecord r = evaluate(frontend::load_spec(path, DType::BF16), path, *device, options);
   EXPECT_TRUE(r.ok()) << api << r.to_json().dump(2);
 }
 
