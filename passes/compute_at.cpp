@@ -27,7 +27,11 @@
 //     element of them); the rest keep their extent. It stays global when the local
 //     copy would exceed kMaxLocalBytes. Global barriers of the kernel
 //     become local once no global buffer is both written and read in it.
+#include <functional>
+#include <limits>
+
 #include "ir/affine.h"
+#include "ir/bounds.h"
 #include "ir/printer.h"
 #include "ir/visitor.h"
 #include "passes/loops.h"
@@ -154,37 +158,62 @@ Stmt local_barriers(const Stmt &s) {
 // Step 1: P's kernel's loops matched, down to L, to the loops around C's block.
 struct Match {
   std::map<std::string, std::string> names;   // P's loop -> C's (and P's clashing names -> fresh)
-  std::set<std::string> matched, group_vars;  // C's loops down to L; those bound to groups
+  std::set<std::string> matched, group_vars;  // C's loops down to L (one-iteration loops left out); those bound to groups
   bool local_matched = false;                 // whether a local loop is among them
   Stmt rest;                                  // P's kernel inside the matched loops (and P's lets between them)
   std::vector<const For *> chain;             // C's loops down to L, outer first
   std::map<std::string, Expr> lets;           // C's lets between them
+  std::vector<std::pair<std::string, Expr>> let_order;  // the same, outer first
+  std::set<std::string> serial_vars;          // C's serial loops among them (inside a reduction: L and those around it)
 };
 
-std::optional<Match> match_loops(const Kernel &pk, const Kernel &ck, const For &at, const std::string &producer,
-                                 const std::string &consumer, std::string *reason) {
+std::optional<Match> match_loops(const Kernel &pk, const Kernel &ck, const For &at, bool inner,
+                                 const std::string &producer, const std::string &consumer, std::string *reason) {
   const std::string &loop = at.var;
   Match m;
   std::vector<const For *> &chain = m.chain;
+  // Down to L through loops and lets; inside a reduction (inner) also through the
+  // consumer's block and what it puts around its loops (allocations, a sequence).
   for (Stmt s = ck.body;;) {
     if (const LetStmt *l = s.as<LetStmt>()) {
       m.lets[l->var] = l->value;
+      m.let_order.push_back({l->var, l->value});
       s = l->body;
       continue;
     }
+    if (inner) {
+      if (const Block *b = s.as<Block>()) {
+        s = b->body;
+        continue;
+      }
+      if (const Allocate *a = s.as<Allocate>()) {
+        s = a->body;
+        continue;
+      }
+      if (const Seq *q = s.as<Seq>()) {
+        Stmt next;
+        for (const Stmt &t : q->stmts)
+          if (!path_to(t, loop).empty()) next = t;
+        if (next.defined()) {
+          s = next;
+          continue;
+        }
+      }
+    }
     const For *f = s.as<For>();
     if (!f) {
-      *reason =
-          "loop " + loop + " of " + consumer + " is not in its kernel's outer loop nest (only loops may enclose it)";
+      *reason = "loop " + loop + " of " + consumer + " is not in its kernel's outer loop nest (only loops" +
+                (inner ? ", lets, allocations and its block" : "") + " may enclose it)";
       return std::nullopt;
     }
     chain.push_back(f);
     if (f->var == loop) break;
     s = f->body;
   }
-  if (at.kind == ForKind::Serial || at.kind == ForKind::Unrolled || at.kind == ForKind::Vectorized) {
+  if (inner ? at.kind != ForKind::Serial
+            : at.kind == ForKind::Serial || at.kind == ForKind::Unrolled || at.kind == ForKind::Vectorized) {
     *reason = "loop " + loop + " is " + for_kind_name(at.kind) + "; compute_at goes at " + consumer +
-              "'s innermost bound loop (bind its loops first)";
+              (inner ? "'s serial reduction loops" : "'s innermost bound loop (bind its loops first)");
     return std::nullopt;
   }
   if (has_bound_loop(at.body)) {
@@ -193,12 +222,25 @@ std::optional<Match> match_loops(const Kernel &pk, const Kernel &ck, const For &
   }
   m.rest = pk.body;
   std::vector<const LetStmt *> lets;  // P's, between its matched loops
+  std::vector<std::string> unit;      // P's loops of one iteration that C lacks
+  std::vector<const For *> matched_chain;
   for (const For *c : chain) {
-    while (const LetStmt *l = m.rest.as<LetStmt>()) {
-      lets.push_back(l);
-      m.rest = l->body;
+    for (;;) {
+      while (const LetStmt *l = m.rest.as<LetStmt>()) {
+        lets.push_back(l);
+        m.rest = l->body;
+      }
+      const For *p = m.rest.as<For>();
+      // A loop of one iteration on either side matches nothing: its variable is 0.
+      if (p && p->extent == 1 && (p->extent != c->extent || p->kind != c->kind)) {
+        unit.push_back(p->var);
+        m.rest = p->body;
+        continue;
+      }
+      break;
     }
     const For *p = m.rest.as<For>();
+    if (c->extent == 1 && (!p || p->extent != 1 || p->kind != c->kind)) continue;
     if (!p || p->extent != c->extent || p->kind != c->kind) {
       *reason = "the loops of " + producer + "'s kernel do not match " + consumer + "'s down to " + loop + ": " +
                 (p ? p->var + " (" + std::to_string(p->extent) + ", " + for_kind_name(p->kind) + ")"
@@ -210,10 +252,14 @@ std::optional<Match> match_loops(const Kernel &pk, const Kernel &ck, const For &
     m.names[p->var] = c->var;
     m.matched.insert(c->var);
     if (is_group(c->kind)) m.group_vars.insert(c->var);
+    if (c->kind == ForKind::Serial) m.serial_vars.insert(c->var);
     m.local_matched |= is_local(c->kind);
+    matched_chain.push_back(c);
     m.rest = p->body;
   }
+  chain = matched_chain;
   for (auto l = lets.rbegin(); l != lets.rend(); ++l) m.rest = LetStmt::make((*l)->var, (*l)->value, m.rest);
+  for (const std::string &v : unit) m.rest = LetStmt::make(v, make_int(0), m.rest);
   if (has_bound_loop(m.rest)) {
     *reason = producer + "'s kernel has more bound loops than " + consumer + " has down to " + loop;
     return std::nullopt;
@@ -413,7 +459,9 @@ class GroupPoints {
 bool reads_what_the_group_writes(const Stmt &rest, const Match &m, const std::set<std::string> &shared,
                                  const std::string &producer, const std::string &consumer, std::string *reason) {
   std::vector<const For *> groups, locals;
-  for (const For *f : m.chain) (is_group(f->kind) ? groups : locals).push_back(f);
+  // (inside a reduction, L and the serial loops around it are checked as the group
+  // loops are, one iteration at a time: P's stores in that iteration against C's reads)
+  for (const For *f : m.chain) (is_local(f->kind) ? locals : groups).push_back(f);
   const Stmt &body = m.chain.back()->body;
   // The work-groups checked: the first, the last, a middle one, and for each group
   // loop the one at its last value and the others' first (a swap of two group loops
@@ -464,12 +512,250 @@ bool reads_what_the_group_writes(const Stmt &rest, const Match &m, const std::se
   return true;
 }
 
+// Inside a reduction, a dimension of a temporary P writes and C reads is folded to
+// what one iteration of L touches: where every access's index is base + rest, base
+// the same affine terms of the outer loops (the group loops and the serial ones down
+// to L, fixed in one iteration) and rest of the others (the work-items', the tile's),
+// the dimension becomes rest - lo over [lo, hi], rest's range. Attention's scores
+// s[b, h, io * 64 + r, ko * 16 + c] become s[r, c]: one block of rows and columns, in
+// local memory, where the whole row of scores would not fit.
+class IndexScope {
+ public:
+  void loop(const std::string &var, int64_t extent) { bounds_.vars[var] = Interval::of(0, extent - 1); }
+  void let(const std::string &var, const Expr &value) {
+    std::optional<Affine> a = affine_of(value, affine_);
+    if (!a) {  // a division: a variable of its own, one for each value (P's b = z / 16 is C's)
+      std::map<std::string, Expr> canonical;
+      for (const Var *v : collect<Var>(value))
+        if (auto c = affine_.find(v->name); c != affine_.end() && c->second.coeffs.size() == 1 &&
+                                            c->second.constant == 0 && c->second.coeffs.begin()->second == 1)
+          canonical[v->name] = Var::make(v->type, c->second.coeffs.begin()->first);
+      auto [same, fresh] = opaque_.try_emplace(print_expr(substitute(value, canonical)), var);
+      if (!fresh) {
+        affine_[var] = affine_.at(same->second);
+        loops_of_[var] = loops_of_.at(same->second);
+        bounds_.vars[var] = bounds_.vars.at(same->second);
+        types_[var] = value.type();
+        return;
+      }
+    }
+    affine_[var] = a ? *a : Affine{{{var, 1}}, 0};
+    std::set<std::string> &deps = loops_of_[var];
+    deps.clear();
+    for (const std::string &u : vars_in(value))
+      for (const std::string &l : loops(u)) deps.insert(l);
+    bounds_.vars[var] = bounds_of(value, bounds_);
+    types_[var] = value.type();
+  }
+  // The loops var depends on (itself where it is a loop).
+  std::set<std::string> loops(const std::string &var) const {
+    auto it = loops_of_.find(var);
+    return it == loops_of_.end() ? std::set<std::string>{var} : it->second;
+  }
+  struct Split {
+    Affine base, rest;
+  };
+  // index as base (terms of outer loops alone) + rest (terms of no outer loop).
+  std::optional<Split> split(const Expr &index, const std::set<std::string> &outer) const {
+    std::optional<Affine> a = affine_of(index, affine_);
+    if (!a) return std::nullopt;
+    Split out;
+    out.rest.constant = a->constant;
+    for (const auto &[v, c] : a->coeffs) {
+      const std::set<std::string> deps = loops(v);
+      size_t in_outer = 0;
+      for (const std::string &l : deps) in_outer += outer.count(l);
+      if (in_outer == deps.size())
+        out.base.coeffs[v] = c;
+      else if (in_outer == 0)
+        out.rest.coeffs[v] = c;
+      else
+        return std::nullopt;
+    }
+    return out;
+  }
+  Expr expr(const Affine &a, const Expr &like) const {
+    std::map<std::string, DType> types = types_;
+    for (const Var *v : collect<Var>(like)) types.try_emplace(v->name, v->type);
+    for (const auto &[v, c] : a.coeffs) types.try_emplace(v, DType::I32);
+    return affine_expr(a, types, like.type());
+  }
+  Interval range(const Affine &a, const Expr &like) const { return bounds_of(expr(a, like), bounds_); }
+
+ private:
+  std::map<std::string, Affine> affine_;
+  std::map<std::string, std::set<std::string>> loops_of_;
+  std::map<std::string, DType> types_;
+  std::map<std::string, std::string> opaque_;  // a division's value, printed -> the variable that stands for it
+  BoundsScope bounds_;
+};
+
+struct FoldedDim {
+  bool foldable = true;
+  std::optional<std::map<std::string, int64_t>> base;
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+};
+
+// The scope around fused_at: C's loops and lets down to L.
+IndexScope chain_scope(const Match &m) {
+  IndexScope scope;
+  for (const For *f : m.chain) scope.loop(f->var, f->extent);
+  for (const auto &[var, value] : m.let_order) scope.let(var, value);
+  return scope;
+}
+
+// Every access of buffer in s, with the scope around it: fn(indices, scope).
+void each_access(const Stmt &s, IndexScope scope, const std::string &buffer,
+                 const std::function<void(const std::vector<Expr> &, const IndexScope &)> &fn) {
+  if (!s.defined()) return;
+  auto exprs = [&](const Expr &e) {
+    if (!e.defined()) return;
+    for (const Load *l : collect<Load>(e))
+      if (l->buffer == buffer) fn(l->indices, scope);
+  };
+  if (const For *f = s.as<For>()) {
+    scope.loop(f->var, f->extent);
+    return each_access(f->body, scope, buffer, fn);
+  }
+  if (const LetStmt *l = s.as<LetStmt>()) {
+    exprs(l->value);
+    scope.let(l->var, l->value);
+    return each_access(l->body, scope, buffer, fn);
+  }
+  if (const Store *n = s.as<Store>()) {
+    for (const Expr &i : n->indices) exprs(i);
+    exprs(n->value);
+    if (n->buffer == buffer) fn(n->indices, scope);
+    return;
+  }
+  if (const IfThenElse *n = s.as<IfThenElse>()) {
+    exprs(n->condition);
+    each_access(n->then_case, scope, buffer, fn);
+    return each_access(n->else_case, scope, buffer, fn);
+  }
+  if (const Seq *n = s.as<Seq>()) {
+    for (const Stmt &t : n->stmts) each_access(t, scope, buffer, fn);
+    return;
+  }
+  if (const Block *n = s.as<Block>()) return each_access(n->body, scope, buffer, fn);
+  if (const Allocate *n = s.as<Allocate>()) return each_access(n->body, scope, buffer, fn);
+  if (const AsyncCopy *n = s.as<AsyncCopy>()) return each_access(n->body, scope, buffer, fn);
+}
+
+std::vector<FoldedDim> fold_plan(const Stmt &fused_at, const Match &m, const std::string &buffer, size_t rank) {
+  std::set<std::string> outer = m.group_vars;
+  outer.insert(m.serial_vars.begin(), m.serial_vars.end());
+  std::vector<FoldedDim> dims(rank);
+  each_access(fused_at, chain_scope(m), buffer, [&](const std::vector<Expr> &indices, const IndexScope &scope) {
+    for (size_t d = 0; d < rank; ++d) {
+      FoldedDim &dim = dims[d];
+      if (!dim.foldable) continue;
+      std::optional<IndexScope::Split> split = scope.split(indices[d], outer);
+      const Interval r = split ? scope.range(split->rest, indices[d]) : Interval::everything();
+      if (!split || !r.bounded || (dim.base && *dim.base != split->base.coeffs) || split->base.constant != 0) {
+        dim.foldable = false;
+        continue;
+      }
+      dim.base = split->base.coeffs;
+      dim.lo = std::min(dim.lo, r.lo);
+      dim.hi = std::max(dim.hi, r.hi);
+    }
+  });
+  return dims;
+}
+
+// The accesses of buffer in s with each folded dimension's index rest - lo, the
+// dimensions of one element dropped.
+Stmt fold(const Stmt &s, IndexScope scope, const std::string &buffer, const std::set<std::string> &outer,
+          const std::vector<FoldedDim> &dims) {
+  struct Fold : IRMutator {
+    IndexScope scope;
+    const std::string &buffer;
+    const std::set<std::string> &outer;
+    const std::vector<FoldedDim> &dims;
+    Fold(IndexScope scope, const std::string &buffer, const std::set<std::string> &outer,
+         const std::vector<FoldedDim> &dims)
+        : scope(std::move(scope)), buffer(buffer), outer(outer), dims(dims) {}
+    std::vector<Expr> folded(const std::vector<Expr> &indices) const {
+      std::vector<Expr> out;
+      for (size_t d = 0; d < indices.size(); ++d) {
+        if (!dims[d].foldable) {
+          out.push_back(indices[d]);
+          continue;
+        }
+        if (dims[d].lo == dims[d].hi) continue;
+        Affine rest = scope.split(indices[d], outer)->rest;
+        rest.constant -= dims[d].lo;
+        out.push_back(scope.expr(rest, indices[d]));
+      }
+      if (out.empty()) out.push_back(make_int(0));
+      return out;
+    }
+    using IRMutator::visit;
+    Expr visit(const Load *n, const Expr &self) override {
+      Expr e = IRMutator::visit(n, self);
+      const Load *l = e.as<Load>();
+      return l->buffer == buffer ? Load::make(l->type, l->buffer, folded(l->indices), l->pad) : e;
+    }
+    Stmt visit(const Store *n, const Stmt &self) override {
+      Stmt st = IRMutator::visit(n, self);
+      const Store *x = st.as<Store>();
+      return x->buffer == buffer ? Store::make(x->buffer, folded(x->indices), x->value) : st;
+    }
+    Stmt visit(const For *n, const Stmt &self) override {
+      IndexScope saved = scope;
+      scope.loop(n->var, n->extent);
+      Stmt out = IRMutator::visit(n, self);
+      scope = saved;
+      return out;
+    }
+    Stmt visit(const LetStmt *n, const Stmt &self) override {
+      const Expr value = mutate(n->value);
+      IndexScope saved = scope;
+      scope.let(n->var, n->value);
+      const Stmt body = mutate(n->body);
+      scope = saved;
+      return LetStmt::make(n->var, value, body);
+    }
+    Stmt visit(const Block *n, const Stmt &self) override {
+      std::vector<Region> reads, writes;
+      for (const Region &r : n->reads)
+        if (r.buffer != buffer) reads.push_back(r);
+      for (const Region &r : n->writes)
+        if (r.buffer != buffer) writes.push_back(r);
+      return Block::make(n->stage, reads, writes, mutate(n->body));
+    }
+  } f(std::move(scope), buffer, outer, dims);
+  return f.mutate(s);
+}
+
+// The blocks of s without regions of the given buffers (those now local to a loop
+// inside them: a reduction's block holds the loop where they are allocated).
+Stmt without_regions(const Stmt &s, const std::set<std::string> &buffers) {
+  struct Strip : IRMutator {
+    const std::set<std::string> &buffers;
+    explicit Strip(const std::set<std::string> &buffers) : buffers(buffers) {}
+    std::vector<Region> kept(const std::vector<Region> &regions) const {
+      std::vector<Region> out;
+      for (const Region &r : regions)
+        if (!buffers.count(r.buffer)) out.push_back(r);
+      return out;
+    }
+    using IRMutator::visit;
+    Stmt visit(const Block *n, const Stmt &self) override {
+      return Block::make(n->stage, kept(n->reads), kept(n->writes), mutate(n->body));
+    }
+  } strip(buffers);
+  return strip.mutate(s);
+}
+
 // Step 4: the temporaries that only the fused kernel uses, shared between P and C,
 // allocated in local memory around *fused_at (their dimensions indexed by group
 // loops alone dropped) where they fit; the buffers the program keeps.
 std::vector<TensorDecl> demote_temporaries(const Program &program, const Program &out, size_t fused,
-                                           const std::set<std::string> &shared, const std::set<std::string> &group_vars,
+                                           const std::set<std::string> &shared, const Match &m, bool inner,
                                            Stmt *fused_at) {
+  const std::set<std::string> &group_vars = m.group_vars;
   std::set<std::string> elsewhere;  // buffers the other kernels use
   for (size_t k = 0; k < out.kernels.size(); ++k)
     if (k != fused) {
@@ -481,6 +767,25 @@ std::vector<TensorDecl> demote_temporaries(const Program &program, const Program
   for (const TensorDecl &t : program.buffers) {
     if (t.role != TensorRole::Temp || !shared.count(t.name) || elsewhere.count(t.name)) {
       buffers.push_back(t);
+      continue;
+    }
+    if (inner) {  // one iteration's block of it
+      const std::vector<FoldedDim> dims = fold_plan(*fused_at, m, t.name, t.shape.size());
+      std::vector<int64_t> shape;
+      for (size_t d = 0; d < dims.size(); ++d)
+        if (!dims[d].foldable)
+          shape.push_back(t.shape[d]);
+        else if (dims[d].hi > dims[d].lo)
+          shape.push_back(dims[d].hi - dims[d].lo + 1);
+      if (shape.empty()) shape.push_back(1);
+      if (shape_numel(shape) * dtype_bytes(value_type(t.type)) > kMaxLocalBytes) {
+        buffers.push_back(t);
+        continue;
+      }
+      std::set<std::string> outer = m.group_vars;
+      outer.insert(m.serial_vars.begin(), m.serial_vars.end());
+      *fused_at = Allocate::make(t.name, value_type(t.type), shape, MemoryScope::Local,
+                                 fold(*fused_at, chain_scope(m), t.name, outer, dims));
       continue;
     }
     const std::vector<Access> uses = accesses(*fused_at, {t.name});
@@ -516,10 +821,9 @@ std::optional<Program> compute_at(const Program &program, const std::string &pro
   StageLoops cw;
   const For *at = find_loop(program, consumer, loop, &cw, reason);
   if (!at) return std::nullopt;
-  if (cw.is_inner(loop)) {
-    *reason = "loop " + loop + " is a reduction loop of " + consumer + "; compute_at needs a loop around its block";
-    return std::nullopt;
-  }
+  // Inside C's reduction (a serial loop of its block): P computes, in each iteration,
+  // what that iteration reads.
+  const bool inner = cw.is_inner(loop);
   if (pw->kernel == cw.kernel) {
     *reason = producer + " and " + consumer + " are already in one kernel";
     return std::nullopt;
@@ -531,7 +835,7 @@ std::optional<Program> compute_at(const Program &program, const std::string &pro
   const Kernel &pk = program.kernels[pw->kernel], &ck = program.kernels[cw.kernel];
 
   // 1. The loop chain down to L, and P's matching loops.
-  std::optional<Match> m = match_loops(pk, ck, *at, producer, consumer, reason);
+  std::optional<Match> m = match_loops(pk, ck, *at, inner, producer, consumer, reason);
   if (!m) return std::nullopt;
   // Names of P that would clash in C's kernel become fresh.
   const std::set<std::string> consumer_names = names_in_kernel(ck);
@@ -556,9 +860,12 @@ std::optional<Program> compute_at(const Program &program, const std::string &pro
     return std::nullopt;
 
   // 3. One kernel.
+  // Inside a reduction the next iteration's P overwrites what this one's C reads: a
+  // barrier last, as cache_read's copies end theirs.
   std::vector<Stmt> body{rest};
   if (m->local_matched && !shared.empty()) body.push_back(Barrier::make(MemoryScope::Global));
   body.push_back(at->body);
+  if (inner && m->local_matched && !shared.empty()) body.push_back(Barrier::make(MemoryScope::Global));
   Stmt fused_at = Seq::make(body);
 
   // 4. Temporaries used only here move to local memory.
@@ -567,9 +874,15 @@ std::optional<Program> compute_at(const Program &program, const std::string &pro
   for (size_t k = 0; k < program.kernels.size(); ++k)
     if (k != pw->kernel) out.kernels.push_back(program.kernels[k]);
   const size_t fused = cw.kernel - 1;
-  out.buffers = demote_temporaries(program, out, fused, shared, m->group_vars, &fused_at);
+  out.buffers = demote_temporaries(program, out, fused, shared, *m, inner, &fused_at);
   out = replace_loop(out, fused, loop, [&](const For *f) { return For::make(f->var, f->extent, f->kind, fused_at); });
   Kernel &k = out.kernels[fused];
+  if (inner) {
+    std::set<std::string> local;
+    for (const std::string &b : shared)
+      if (!out.find_buffer(b)) local.insert(b);
+    k.body = without_regions(k.body, local);
+  }
   const KernelBuffers now = buffers_of(k.body);
   if (first_common(now.read, now.written).empty()) k.body = local_barriers(k.body);
   if (!verified(out, reason)) return std::nullopt;

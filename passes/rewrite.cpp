@@ -19,6 +19,7 @@ const char *rewrite_name(RewriteKind kind) {
     case RewriteKind::Rfactor: return "rfactor";
     case RewriteKind::StridePhases: return "stride_phases";
     case RewriteKind::OnlineAttention: return "online_attention";
+    case RewriteKind::Recompute: return "recompute";
   }
   return "?";
 }
@@ -27,7 +28,7 @@ const std::vector<RewriteKind> &all_rewrite_kinds() {
   static const std::vector<RewriteKind> kinds = {
       RewriteKind::DropUnitReduction, RewriteKind::FoldConstants,   RewriteKind::PushSum,       RewriteKind::FoldAffine,
       RewriteKind::RangedReduction,   RewriteKind::MergeDuplicates, RewriteKind::OnlineSoftmax, RewriteKind::Rfactor,
-      RewriteKind::StridePhases,      RewriteKind::OnlineAttention};
+      RewriteKind::StridePhases,      RewriteKind::OnlineAttention, RewriteKind::Recompute};
   return kinds;
 }
 
@@ -39,7 +40,9 @@ std::optional<RewriteKind> parse_rewrite_kind(const std::string &name) {
 
 bool rewrite_takes_arguments(RewriteKind kind) { return kind == RewriteKind::Rfactor; }
 
-bool rewrite_listed(RewriteKind kind) { return kind != RewriteKind::Rfactor && kind != RewriteKind::OnlineSoftmax; }
+bool rewrite_listed(RewriteKind kind) {
+  return kind != RewriteKind::Rfactor && kind != RewriteKind::OnlineSoftmax && kind != RewriteKind::Recompute;
+}
 
 std::string print_rewrite(const Rewrite &step) {
   std::string out = std::string("rewrite ") + rewrite_name(step.kind) + " " + step.stage;
@@ -64,6 +67,7 @@ std::optional<Graph> run_rule(const Graph &graph, const Rewrite &step, std::stri
     case RewriteKind::Rfactor: return rfactor(graph, step.stage, step.loop, step.factor, step.results, reason);
     case RewriteKind::StridePhases: return stride_phases(graph, step.stage, reason);
     case RewriteKind::OnlineAttention: return online_attention(graph, step.stage, reason);
+    case RewriteKind::Recompute: return recompute(graph, step.stage, reason);
   }
   *reason = "unknown rewrite";
   return std::nullopt;

@@ -29,11 +29,13 @@ enum class RewriteKind {
   OnlineSoftmax,
   Rfactor,
   StridePhases,
-  OnlineAttention
+  OnlineAttention,
+  Recompute
 };
 
 /// "drop_unit_reduction", "fold_constants", "push_sum", "fold_affine", "ranged_reduction",
-/// "merge_duplicates", "online_softmax", "rfactor", "stride_phases", "online_attention": the name in schedules, on the
+/// "merge_duplicates", "online_softmax", "rfactor", "stride_phases", "online_attention", "recompute": the name in
+/// schedules, on the
 /// command line and in messages.
 const char *rewrite_name(RewriteKind kind);
 std::optional<RewriteKind> parse_rewrite_kind(const std::string &name);
@@ -55,7 +57,8 @@ struct Rewrite {
 bool rewrite_takes_arguments(RewriteKind kind);
 /// Whether applicable_rewrites lists the rule (what the search's mutator adds): not
 /// rfactor (its arguments are drawn by the sketches) nor online_softmax (slower than
-/// the two passes on a CPU, faster on a GPU: the mutator adds it there itself).
+/// the two passes on a CPU, faster on a GPU: the mutator adds it there itself) nor
+/// recompute (more arithmetic for fewer bytes: a schedule's trade).
 bool rewrite_listed(RewriteKind kind);
 
 std::string print_rewrite(const Rewrite &step);  // "rewrite push_sum total"
@@ -122,6 +125,14 @@ std::optional<Graph> online_softmax(const Graph &graph, const std::string &stage
 /// exp(X - l), at more than one row, or at a row that depends on j, and where l is an
 /// output.
 std::optional<Graph> online_attention(const Graph &graph, const std::string &stage, std::string *reason);
+
+/// recompute s: each stage that reads the temporary s reads a copy of its own,
+/// s_READER (a fresh name where that one is taken), defined as s is, in s's place; s
+/// goes. Then each reader's kernel can compute its copy where it reads it (compute_at
+/// inside a reduction loop) and s is never stored: attention's scores computed again
+/// for the weighted sum after the logsumexp's pass. Refused for an output and where
+/// fewer than two stages read s.
+std::optional<Graph> recompute(const Graph &graph, const std::string &stage, std::string *reason);
 
 /// rfactor s.k F -> s_rf ko ki: s's reduction over k (extent K) in P = ceil(K / F)
 /// parts: s_rf[ko: P, ...] reduces F consecutive points of k each (ki: min(F, K)),
