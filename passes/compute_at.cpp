@@ -157,15 +157,61 @@ Stmt local_barriers(const Stmt &s) {
 
 // Step 1: P's kernel's loops matched, down to L, to the loops around C's block.
 struct Match {
-  std::map<std::string, std::string> names;   // P's loop -> C's (and P's clashing names -> fresh)
-  std::set<std::string> matched, group_vars;  // C's loops down to L (one-iteration loops left out); those bound to groups
-  bool local_matched = false;                 // whether a local loop is among them
-  Stmt rest;                                  // P's kernel inside the matched loops (and P's lets between them)
-  std::vector<const For *> chain;             // C's loops down to L, outer first
-  std::map<std::string, Expr> lets;           // C's lets between them
+  std::map<std::string, std::string> names;  // P's loop -> C's (and P's clashing names -> fresh)
+  std::set<std::string> matched,
+      group_vars;                    // C's loops down to L (one-iteration loops left out); those bound to groups
+  bool local_matched = false;        // whether a local loop is among them
+  Stmt rest;                         // P's kernel inside the matched loops (and P's lets between them)
+  std::vector<const For *> chain;    // C's loops down to L, outer first
+  std::map<std::string, Expr> lets;  // C's lets between them
   std::vector<std::pair<std::string, Expr>> let_order;  // the same, outer first
-  std::set<std::string> serial_vars;          // C's serial loops among them (inside a reduction: L and those around it)
+  std::set<std::string> serial_vars;  // C's serial loops among them (inside a reduction: L and those around it)
 };
+
+// The guards (conditions without an else) on the path from s to loop L, below the
+// work-item loops, moved inside: around L's body and around each other statement they
+// held. They test the loops around them alone (a tile's rows past the sizes), so each
+// holds wherever it is moved to; then what compute_at puts at the start of L's body, and
+// the barriers after it, run in every work-item of the group.
+Stmt guarded_inside(const Stmt &s, const Expr &condition, const std::string &loop) {
+  if (const For *f = s.as<For>()) {
+    return For::make(f->var, f->extent, f->kind,
+                     f->var == loop ? IfThenElse::make(condition, f->body) : guarded_inside(f->body, condition, loop));
+  }
+  if (path_to(s, loop).empty()) return IfThenElse::make(condition, s);
+  if (const LetStmt *l = s.as<LetStmt>())
+    return LetStmt::make(l->var, l->value, guarded_inside(l->body, condition, loop));
+  if (const Block *b = s.as<Block>())
+    return Block::make(b->stage, b->reads, b->writes, guarded_inside(b->body, condition, loop));
+  if (const Allocate *a = s.as<Allocate>())
+    return Allocate::make(a->buffer, a->type, a->shape, a->scope, guarded_inside(a->body, condition, loop));
+  if (const Seq *q = s.as<Seq>()) {
+    std::vector<Stmt> stmts;
+    for (const Stmt &t : q->stmts) stmts.push_back(guarded_inside(t, condition, loop));
+    return Seq::make(stmts);
+  }
+  if (const IfThenElse *n = s.as<IfThenElse>(); n && !n->else_case.defined())
+    return IfThenElse::make(n->condition, guarded_inside(n->then_case, condition, loop));
+  return IfThenElse::make(condition, s);
+}
+
+Stmt sink_guards(const Stmt &s, const std::string &loop) {
+  if (const IfThenElse *n = s.as<IfThenElse>();
+      n && !n->else_case.defined() && !path_to(n->then_case, loop).empty() && !mentions(n->condition, {loop}))
+    return guarded_inside(sink_guards(n->then_case, loop), n->condition, loop);
+  if (const For *f = s.as<For>(); f && f->var != loop)
+    return For::make(f->var, f->extent, f->kind, sink_guards(f->body, loop));
+  if (const LetStmt *l = s.as<LetStmt>()) return LetStmt::make(l->var, l->value, sink_guards(l->body, loop));
+  if (const Block *b = s.as<Block>()) return Block::make(b->stage, b->reads, b->writes, sink_guards(b->body, loop));
+  if (const Allocate *a = s.as<Allocate>())
+    return Allocate::make(a->buffer, a->type, a->shape, a->scope, sink_guards(a->body, loop));
+  if (const Seq *q = s.as<Seq>()) {
+    std::vector<Stmt> stmts;
+    for (const Stmt &t : q->stmts) stmts.push_back(path_to(t, loop).empty() ? t : sink_guards(t, loop));
+    return Seq::make(stmts);
+  }
+  return s;
+}
 
 std::optional<Match> match_loops(const Kernel &pk, const Kernel &ck, const For &at, bool inner,
                                  const std::string &producer, const std::string &consumer, std::string *reason) {
@@ -374,7 +420,9 @@ class GroupPoints {
   }
 
  private:
-  static constexpr int64_t kMaxPoints = 1 << 20;  // attention's 128 x 64 tile: about 100,000
+  // attention's 128 x 64 tile: about 100,000; its weighted sum over panels of 32 scores
+  // computed in the same kernel (compute_at inside the reduction): about 1,100,000
+  static constexpr int64_t kMaxPoints = 1 << 22;
   const std::set<std::string> &shared_;
   std::map<std::string, Expr> lets_;
   std::map<std::string, int64_t> env_;
@@ -814,16 +862,19 @@ std::vector<TensorDecl> demote_temporaries(const Program &program, const Program
 
 }  // namespace
 
-std::optional<Program> compute_at(const Program &program, const std::string &producer, const std::string &consumer,
+std::optional<Program> compute_at(const Program &given, const std::string &producer, const std::string &consumer,
                                   const std::string &loop, std::string *reason) {
-  auto pw = stage_loops(program, producer, reason);
+  auto pw = stage_loops(given, producer, reason);
   if (!pw) return std::nullopt;
   StageLoops cw;
+  if (!find_loop(given, consumer, loop, &cw, reason)) return std::nullopt;
+  // Inside C's reduction (a serial loop of its block): P computes, in each iteration,
+  // what that iteration reads; C's guards around L go inside it first.
+  const bool inner = cw.is_inner(loop);
+  Program program = given;
+  if (inner) program.kernels[cw.kernel].body = sink_guards(program.kernels[cw.kernel].body, loop);
   const For *at = find_loop(program, consumer, loop, &cw, reason);
   if (!at) return std::nullopt;
-  // Inside C's reduction (a serial loop of its block): P computes, in each iteration,
-  // what that iteration reads.
-  const bool inner = cw.is_inner(loop);
   if (pw->kernel == cw.kernel) {
     *reason = producer + " and " + consumer + " are already in one kernel";
     return std::nullopt;

@@ -277,6 +277,35 @@ TEST(Rewrite, MergeDuplicatesComputesAStageOnce) {
   EXPECT_EQ(refusal(spelled, RewriteKind::MergeDuplicates, "s3"), "no stage before s3 computes what it computes");
 }
 
+TEST(Rewrite, RecomputeGivesEachReaderItsOwnCopy) {
+  Graph g = check_graph(R"(kernel a(q: f32[T, D], k: f32[T, D], v: f32[T, D]) -> y: f32[T, D] where T = 6, D = 3 {
+  s[i, j] = sum(d) q[i, d] * k[j, d]
+  l[i] = logsumexp(j) s[i, j]
+  y[i, e] = sum(j) exp(s[i, j] - l[i]) * v[j, e]
+})");
+  Graph out = rewritten(g, RewriteKind::Recompute, "s");
+  EXPECT_EQ(stages_of(out),
+            "s_l[i: 6, j: 6] = sum(d: 3) q[i, d] * k[j, d]\n"
+            "s_y[i: 6, j: 6] = sum(d: 3) q[i, d] * k[j, d]\n"
+            "l[i: 6] = logsumexp(j: 6) s_l[i, j]\n"
+            "y[i: 6, e: 3] = sum(j: 6) exp(s_y[i, j] - l[i]) * v[j, e]\n");
+  EXPECT_EQ(out.find_tensor("s"), nullptr);
+  EXPECT_LT(output_error(g, out, 3), 1e-12);
+  // Not listed for the search: more arithmetic for fewer bytes is a schedule's trade.
+  EXPECT_FALSE(rewrite_listed(RewriteKind::Recompute));
+  EXPECT_EQ(refusal(out, RewriteKind::Recompute, "s_l"), "only one stage reads s_l: there is nothing to compute twice");
+  EXPECT_EQ(refusal(g, RewriteKind::Recompute, "y"), "y is an output: it is stored whatever its readers do");
+  // A copy's name in use already: a fresh one.
+  Graph taken = check_graph(R"(kernel a(x: f32[N]) -> (y: f32[N], t_y: f32[N]) where N = 4 {
+  t[i] = x[i] * 2.0
+  y[i] = t[i] + 1.0
+  t_y[i] = t[i] * t[i]
+})");
+  Graph fresh = rewritten(taken, RewriteKind::Recompute, "t");
+  EXPECT_NE(fresh.find_tensor("t_y1"), nullptr) << stages_of(fresh);
+  EXPECT_LT(output_error(taken, fresh, 3), 1e-12);
+}
+
 TEST(Rewrite, RfactorSplitsAReductionIntoPartsAndCombinesThem) {
   Graph g = check_graph(R"(kernel m(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 3, N = 4, K = 10 {
   c[i, j] = sum(k) a[i, k] * b[k, j]
