@@ -139,7 +139,7 @@ std::optional<Stmt> in_lanes(const Program &program, const For &copy, const Boun
 // barrier`, the copies each a loop into one cache from a global buffer.
 struct CopiedLoop {
   std::vector<const Allocate *> allocations;
-  std::set<std::string> caches;  // the local ones
+  std::set<std::string> caches;  // the local ones the copies fill
   const Seq *seq = nullptr;
   size_t barrier = 0;  // the first barrier's place in seq
   std::vector<const For *> copies;
@@ -153,17 +153,20 @@ std::optional<CopiedLoop> copied_loop(const Program &program, const For &l, cons
   c.seq = inner.as<Seq>();
   const Seq *seq = c.seq;
   while (seq && c.barrier < seq->stmts.size() && !seq->stmts[c.barrier].as<Barrier>()) ++c.barrier;
+  // The local allocations the copies fill are the ring's caches; others (the scores a
+  // producer computed inside the loop writes, compute_at) stay one a loop's iteration.
+  std::set<std::string> local;
   for (const Allocate *a : c.allocations)
-    if (a->scope == MemoryScope::Local) c.caches.insert(a->buffer);
+    if (a->scope == MemoryScope::Local) local.insert(a->buffer);
   if (!seq || c.barrier == 0 || c.barrier == seq->stmts.size() || !seq->stmts.back().as<Barrier>() ||
-      c.caches.empty()) {
+      local.empty()) {
     *reason = "no local cache is copied at the start of each iteration of " + l.var + only;
     return std::nullopt;
   }
   for (size_t s = 0; s < c.barrier; ++s) {
     const For *copy = seq->stmts[s].as<For>();
     const BufferUse use = copy ? buffers_used(seq->stmts[s]) : BufferUse{};
-    if (!copy || use.written.size() != 1 || !c.caches.count(*use.written.begin())) {
+    if (!copy || use.written.size() != 1 || !local.count(*use.written.begin())) {
       *reason = "the statements before " + l.var + "'s first barrier are not copies into its local caches" + only;
       return std::nullopt;
     }
@@ -175,6 +178,7 @@ std::optional<CopiedLoop> copied_loop(const Program &program, const For &l, cons
         return std::nullopt;
       }
     c.copies.push_back(copy);
+    c.caches.insert(*use.written.begin());
   }
   return c;
 }

@@ -573,12 +573,7 @@ class IndexScope {
   void let(const std::string &var, const Expr &value) {
     std::optional<Affine> a = affine_of(value, affine_);
     if (!a) {  // a division: a variable of its own, one for each value (P's b = z / 16 is C's)
-      std::map<std::string, Expr> canonical;
-      for (const Var *v : collect<Var>(value))
-        if (auto c = affine_.find(v->name); c != affine_.end() && c->second.coeffs.size() == 1 &&
-                                            c->second.constant == 0 && c->second.coeffs.begin()->second == 1)
-          canonical[v->name] = Var::make(v->type, c->second.coeffs.begin()->first);
-      auto [same, fresh] = opaque_.try_emplace(print_expr(substitute(value, canonical)), var);
+      auto [same, fresh] = opaque_.try_emplace(key(value), var);
       if (!fresh) {
         affine_[var] = affine_.at(same->second);
         loops_of_[var] = loops_of_.at(same->second);
@@ -605,7 +600,7 @@ class IndexScope {
   };
   // index as base (terms of outer loops alone) + rest (terms of no outer loop).
   std::optional<Split> split(const Expr &index, const std::set<std::string> &outer) const {
-    std::optional<Affine> a = affine_of(index, affine_);
+    std::optional<Affine> a = linear(index);
     if (!a) return std::nullopt;
     Split out;
     out.rest.constant = a->constant;
@@ -631,6 +626,43 @@ class IndexScope {
   Interval range(const Affine &a, const Expr &like) const { return bounds_of(expr(a, like), bounds_); }
 
  private:
+  // A division's value printed with its variables' canonical names: the key of the
+  // variable that stands for it.
+  std::string key(const Expr &value) const {
+    std::map<std::string, Expr> canonical;
+    for (const Var *v : collect<Var>(value))
+      if (auto c = affine_.find(v->name); c != affine_.end() && c->second.coeffs.size() == 1 &&
+                                          c->second.constant == 0 && c->second.coeffs.begin()->second == 1)
+        canonical[v->name] = Var::make(v->type, c->second.coeffs.begin()->first);
+    return print_expr(substitute(value, canonical));
+  }
+  // e's affine form, a division written out (a let put in place: z / 16) taken as the
+  // variable of a let with that value.
+  std::optional<Affine> linear(const Expr &e) const {
+    if (std::optional<Affine> a = affine_of(e, affine_)) return a;
+    if (!is_int(e.type())) return std::nullopt;
+    if (const Binary *b = e.as<Binary>(); b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul)) {
+      std::optional<Affine> x = linear(b->a), y = linear(b->b);
+      if (!x || !y) return std::nullopt;
+      if (b->op == BinaryOp::Mul) {
+        if (!x->coeffs.empty() && !y->coeffs.empty()) return std::nullopt;
+        const Affine &term = x->coeffs.empty() ? *y : *x;
+        const int64_t c = x->coeffs.empty() ? x->constant : y->constant;
+        Affine out{{}, term.constant * c};
+        for (const auto &[v, k] : term.coeffs) out.coeffs[v] = k * c;
+        return out;
+      }
+      const int64_t sign = b->op == BinaryOp::Sub ? -1 : 1;
+      Affine out = *x;
+      out.constant += sign * y->constant;
+      for (const auto &[v, k] : y->coeffs)
+        if ((out.coeffs[v] += sign * k) == 0) out.coeffs.erase(v);
+      return out;
+    }
+    auto it = opaque_.find(key(e));
+    if (it == opaque_.end()) return std::nullopt;
+    return affine_.at(it->second);
+  }
   std::map<std::string, Affine> affine_;
   std::map<std::string, std::set<std::string>> loops_of_;
   std::map<std::string, DType> types_;
@@ -860,6 +892,63 @@ std::vector<TensorDecl> demote_temporaries(const Program &program, const Program
   return buffers;
 }
 
+// A loop body as cache_read leaves it: local caches allocated around `copies; barrier;
+// work; barrier`.
+struct CopiedBody {
+  std::vector<const Allocate *> allocations;
+  std::vector<Stmt> copies, work;
+};
+
+std::optional<CopiedBody> copied_body(Stmt s) {
+  CopiedBody c;
+  while (const Allocate *a = s.as<Allocate>()) {
+    if (a->scope != MemoryScope::Local) return std::nullopt;
+    c.allocations.push_back(a);
+    s = a->body;
+  }
+  const Seq *seq = s.as<Seq>();
+  if (c.allocations.empty() || !seq || seq->stmts.size() < 3 || !seq->stmts.back().as<Barrier>()) return std::nullopt;
+  size_t b = 0;
+  while (b < seq->stmts.size() && !seq->stmts[b].as<Barrier>()) ++b;
+  if (b == 0 || b + 1 >= seq->stmts.size()) return std::nullopt;
+  for (size_t i = 0; i < b; ++i) {
+    const For *copy = seq->stmts[i].as<For>();
+    if (!copy || has_barrier(seq->stmts[i])) return std::nullopt;
+    c.copies.push_back(seq->stmts[i]);
+  }
+  c.work.assign(seq->stmts.begin() + static_cast<std::ptrdiff_t>(b) + 1, seq->stmts.end() - 1);
+  return c;
+}
+
+// Inside a reduction, where P's part starts by copying local caches (cache_read at P's
+// matched loop), and L's body too or not at all: one copy phase of both, then P's work, the
+// barrier, C's work, so that async_copy can copy them all ahead in one ring. P's lets
+// (renamed where they clash: b1 = z / 16) go into its statements, so the copies stand
+// first. Nullopt where P's part is not in that form.
+std::optional<Stmt> one_copy_phase(Stmt rest, const Stmt &body) {
+  std::vector<std::pair<std::string, Expr>> lets;
+  while (const LetStmt *l = rest.as<LetStmt>()) {
+    lets.push_back({l->var, l->value});
+    rest = l->body;
+  }
+  for (auto l = lets.rbegin(); l != lets.rend(); ++l) rest = substitute(rest, {{l->first, l->second}});
+  std::optional<CopiedBody> p = copied_body(rest), c = copied_body(body);
+  if (!p) return std::nullopt;
+  if (!c) c = CopiedBody{{}, {}, {body}};  // C copies nothing: its body is all work
+  std::vector<Stmt> stmts = p->copies;
+  stmts.insert(stmts.end(), c->copies.begin(), c->copies.end());
+  stmts.push_back(Barrier::make(MemoryScope::Local));
+  stmts.insert(stmts.end(), p->work.begin(), p->work.end());
+  stmts.push_back(Barrier::make(MemoryScope::Global));
+  stmts.insert(stmts.end(), c->work.begin(), c->work.end());
+  stmts.push_back(Barrier::make(MemoryScope::Local));
+  Stmt out = Seq::make(stmts);
+  std::vector<const Allocate *> all = p->allocations;
+  all.insert(all.end(), c->allocations.begin(), c->allocations.end());
+  for (auto a = all.rbegin(); a != all.rend(); ++a) out = Allocate::make((*a)->buffer, (*a)->type, (*a)->shape, (*a)->scope, out);
+  return out;
+}
+
 }  // namespace
 
 std::optional<Program> compute_at(const Program &given, const std::string &producer, const std::string &consumer,
@@ -917,7 +1006,8 @@ std::optional<Program> compute_at(const Program &given, const std::string &produ
   if (m->local_matched && !shared.empty()) body.push_back(Barrier::make(MemoryScope::Global));
   body.push_back(at->body);
   if (inner && m->local_matched && !shared.empty()) body.push_back(Barrier::make(MemoryScope::Global));
-  Stmt fused_at = Seq::make(body);
+  std::optional<Stmt> merged = inner && m->local_matched ? one_copy_phase(rest, at->body) : std::nullopt;
+  Stmt fused_at = merged ? *merged : Seq::make(body);
 
   // 4. Temporaries used only here move to local memory.
   Program out = program;
