@@ -166,6 +166,11 @@ struct Match {
   std::map<std::string, Expr> lets;  // C's lets between them
   std::vector<std::pair<std::string, Expr>> let_order;  // the same, outer first
   std::set<std::string> serial_vars;  // C's serial loops among them (inside a reduction: L and those around it)
+  // Inside a reduction: P's statements between its work-item loops and its serial ones,
+  // the local buffers they fill allocated around them; C's loop whose body they start.
+  std::vector<const Allocate *> prologue_allocations;
+  std::vector<Stmt> prologue;
+  std::string prologue_at;
 };
 
 // The guards (conditions without an else) on the path from s to loop L, below the
@@ -275,6 +280,37 @@ std::optional<Match> match_loops(const Kernel &pk, const Kernel &ck, const For &
       while (const LetStmt *l = m.rest.as<LetStmt>()) {
         lets.push_back(l);
         m.rest = l->body;
+      }
+      // Inside a reduction, what P does once a work-item before its serial loops (a
+      // cache_read there: local allocations, copies, a barrier) is P's prologue: C runs
+      // it before its own block, once, not in every iteration of L.
+      if (inner && !matched_chain.empty() && is_local(matched_chain.back()->kind)) {
+        if (const Allocate *a = m.rest.as<Allocate>(); a && a->scope == MemoryScope::Local) {
+          m.prologue_allocations.push_back(a);
+          m.rest = a->body;
+          continue;
+        }
+        if (const Seq *q = m.rest.as<Seq>()) {
+          // (copies; barrier; what holds the serial loops; a barrier or none)
+          size_t next = q->stmts.size();
+          while (next > 0 && q->stmts[next - 1].as<Barrier>()) --next;
+          if (next >= 2) {
+            --next;
+            if (!m.prologue_at.empty() && m.prologue_at != matched_chain.back()->var) {
+              *reason = producer + " does work between more than one pair of its loops; compute_at inside " +
+                        consumer + "'s reduction moves one prologue";
+              return std::nullopt;
+            }
+            m.prologue_at = matched_chain.back()->var;
+            for (size_t i = 0; i < next; ++i) {
+              Stmt stmt = q->stmts[i];
+              for (auto l = lets.rbegin(); l != lets.rend(); ++l) stmt = substitute(stmt, {{(*l)->var, (*l)->value}});
+              m.prologue.push_back(stmt);
+            }
+            m.rest = q->stmts[next];
+            continue;
+          }
+        }
       }
       const For *p = m.rest.as<For>();
       // A loop of one iteration on either side matches nothing: its variable is 0.
@@ -981,9 +1017,19 @@ std::optional<Program> compute_at(const Program &given, const std::string &produ
   const std::set<std::string> consumer_names = names_in_kernel(ck);
   NameSet used = kernel_names(program, ck);
   for (const std::string &n : names_in_kernel(pk)) used.reserve(n);
+  Stmt prologue;
+  if (!m->prologue.empty()) {
+    prologue = Seq::make(m->prologue);
+    for (auto a = m->prologue_allocations.rbegin(); a != m->prologue_allocations.rend(); ++a)
+      prologue = Allocate::make((*a)->buffer, (*a)->type, (*a)->shape, (*a)->scope, prologue);
+  }
   for (const std::string &n : names_in_kernel(Kernel{"", m->rest}))
     if (consumer_names.count(n)) m->names[n] = used.fresh(n);
+  if (prologue.defined())
+    for (const std::string &n : names_in_kernel(Kernel{"", prologue}))
+      if (consumer_names.count(n) && !m->names.count(n)) m->names[n] = used.fresh(n);
   const Stmt rest = rename(m->rest, m->names);
+  if (prologue.defined()) prologue = rename(prologue, m->names);
 
   // 2. Legality.
   const KernelBuffers pb = buffers_of(pk.body), cb = buffers_of(ck.body);
@@ -1017,6 +1063,17 @@ std::optional<Program> compute_at(const Program &given, const std::string &produ
   const size_t fused = cw.kernel - 1;
   out.buffers = demote_temporaries(program, out, fused, shared, *m, inner, &fused_at);
   out = replace_loop(out, fused, loop, [&](const For *f) { return For::make(f->var, f->extent, f->kind, fused_at); });
+  // P's prologue starts the body of C's loop it belongs to, its buffers around that body.
+  if (prologue.defined())
+    out = replace_loop(out, fused, m->prologue_at, [&](const For *f) {
+      std::vector<const Allocate *> allocations;
+      Stmt copies = prologue;
+      while (const Allocate *a = copies.as<Allocate>()) allocations.push_back(a), copies = a->body;
+      Stmt body = Seq::make({copies, f->body});
+      for (auto a = allocations.rbegin(); a != allocations.rend(); ++a)
+        body = Allocate::make((*a)->buffer, (*a)->type, (*a)->shape, (*a)->scope, body);
+      return For::make(f->var, f->extent, f->kind, body);
+    });
   Kernel &k = out.kernels[fused];
   if (inner) {
     std::set<std::string> local;
