@@ -27,6 +27,24 @@
 //     element of them); the rest keep their extent. It stays global when the local
 //     copy would exceed kMaxLocalBytes. Global barriers of the kernel
 //     become local once no global buffer is both written and read in it.
+//
+// Inside a reduction (L a serial loop of C's block: TVM's and Halide's compute_at at an
+// inner loop of an update), the same steps with these differences:
+//  1. C's guards around L move inside it first (sink_guards), so that every work-item
+//     meets the barriers; the path to L may pass C's block, allocations and sequences;
+//     P's serial loop matches L (loops of one iteration on either side match nothing).
+//     What P does between its work-item loops and its serial loops (a cache_read of q
+//     there: local copies and a barrier) is P's prologue, run once at the start of C's
+//     matching loop.
+//  2. The group check takes L and the serial loops around it one iteration at a time,
+//     as it takes the group loops: what C reads in an iteration, P writes in it.
+//  3. L's body: P's part, a barrier, C's body, a barrier (the next iteration's P
+//     overwrites what this one's C read). Where P's part starts by copying local caches
+//     (cache_read at P's serial loop), its copies and C's leading copies become one copy
+//     phase before the first barrier, the form async_copy rings.
+//  4. The temporary is folded to one iteration's block: a dimension whose accesses are
+//     all base + rest, base the same affine terms of the group and serial loops down to
+//     L and rest of the others, becomes rest - lo, its extent rest's range.
 #include <functional>
 #include <limits>
 
@@ -1119,7 +1137,8 @@ void draw_compute_at(StepDraw &d) {
 
 const PrimitiveInfo compute_at_primitive = {{{ArgKind::Stage, "the producer stage"}, {ArgKind::ConsumerLoop}},
                                             "compute_at total y.t",
-                                            "total's kernel inside y's, at loop t",
+                                            "total's kernel inside y's, at loop t (or at a serial loop of y's "
+                                            "reduction: each iteration computes what it reads)",
                                             [](const Program &program, const Primitive &p, std::string *reason) {
                                               return compute_at(program, p.stage, p.consumer, p.loops[0], reason);
                                             },

@@ -111,6 +111,10 @@ std::optional<Program> reverse_inline(const Program &program, const std::string 
 /// below a group loop). A barrier separates P from C where L is a local loop.
 /// Temporaries used by this kernel alone move to local memory, without the
 /// dimensions that only group loops index (softmax's row maximum: one per group).
+/// Or L is a serial loop of C's reduction, matched by a serial loop of P's: each
+/// iteration of L computes what it reads (attention's panel of scores), the temporary
+/// folded to one iteration's block; P's work before that loop runs once, and P's copies
+/// join C's at L's start (async_copy rings both). compute_at.cpp says how.
 std::optional<Program> compute_at(const Program &program, const std::string &producer, const std::string &consumer,
                                   const std::string &loop, std::string *reason);
 /// The most local memory one primitive allocates: OpenCL's minimum, so a schedule
