@@ -158,8 +158,7 @@ std::optional<CopiedLoop> copied_loop(const Program &program, const For &l, cons
   std::set<std::string> local;
   for (const Allocate *a : c.allocations)
     if (a->scope == MemoryScope::Local) local.insert(a->buffer);
-  if (!seq || c.barrier == 0 || c.barrier == seq->stmts.size() || !seq->stmts.back().as<Barrier>() ||
-      local.empty()) {
+  if (!seq || c.barrier == 0 || c.barrier == seq->stmts.size() || !seq->stmts.back().as<Barrier>() || local.empty()) {
     *reason = "no local cache is copied at the start of each iteration of " + l.var + only;
     return std::nullopt;
   }

@@ -315,8 +315,8 @@ std::optional<Match> match_loops(const Kernel &pk, const Kernel &ck, const For &
           if (next >= 2) {
             --next;
             if (!m.prologue_at.empty() && m.prologue_at != matched_chain.back()->var) {
-              *reason = producer + " does work between more than one pair of its loops; compute_at inside " +
-                        consumer + "'s reduction moves one prologue";
+              *reason = producer + " does work between more than one pair of its loops; compute_at inside " + consumer +
+                        "'s reduction moves one prologue";
               return std::nullopt;
             }
             m.prologue_at = matched_chain.back()->var;
@@ -695,7 +695,8 @@ class IndexScope {
   std::optional<Affine> linear(const Expr &e) const {
     if (std::optional<Affine> a = affine_of(e, affine_)) return a;
     if (!is_int(e.type())) return std::nullopt;
-    if (const Binary *b = e.as<Binary>(); b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul)) {
+    if (const Binary *b = e.as<Binary>();
+        b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul)) {
       std::optional<Affine> x = linear(b->a), y = linear(b->b);
       if (!x || !y) return std::nullopt;
       if (b->op == BinaryOp::Mul) {
@@ -999,7 +1000,8 @@ std::optional<Stmt> one_copy_phase(Stmt rest, const Stmt &body) {
   Stmt out = Seq::make(stmts);
   std::vector<const Allocate *> all = p->allocations;
   all.insert(all.end(), c->allocations.begin(), c->allocations.end());
-  for (auto a = all.rbegin(); a != all.rend(); ++a) out = Allocate::make((*a)->buffer, (*a)->type, (*a)->shape, (*a)->scope, out);
+  for (auto a = all.rbegin(); a != all.rend(); ++a)
+    out = Allocate::make((*a)->buffer, (*a)->type, (*a)->shape, (*a)->scope, out);
   return out;
 }
 

@@ -452,6 +452,26 @@ TEST(HalfTypes, FoldedTemporariesKeepTheirFormat) {
   EXPECT_EQ(ptx.find("ks_from_bf16(ks_to_bf16(exp("), std::string::npos) << ptx;
 }
 
+// Attention in two passes at bf16 (bench/mma/attention/attention_two_pass_half_b64x16.sched):
+// two kernels, each computing its panels of the scores on 16-bit matrix tiles at every step
+// of its loop over j; no buffer of scores; the weighted sum's second contraction on tiles
+// too. Checked against the interpreter on the H200 (bench/results.md, "Attention in two
+// passes"); here its structure, and on PoCL the emulated tiles (too slow for the suite).
+TEST(HalfTypes, AttentionInTwoPassesStoresNoScores) {
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/attention.ks";
+  const std::string bf16 = frontend::with_dtype(read_source_file(path, "spec"), DType::BF16);
+  const std::string sched =
+      read_source_file(std::string(KS_SOURCE_DIR) + "/bench/mma/attention/attention_two_pass_half_b64x16.sched",
+                       "schedule")
+          ->text;
+  const Program p = run_pipeline(test::graph_of(bf16), parse_schedule(test::source(sched, "a.sched")));
+  ASSERT_EQ(p.kernels.size(), 2u);
+  for (const TensorDecl &b : p.buffers) EXPECT_EQ(b.role == TensorRole::Temp, b.name == "row_max_lse") << b.name;
+  const std::string ptx = generate_opencl_c(p, AsyncCopies::Ptx, "", MatrixUnits::Ptx).source;
+  EXPECT_EQ(test::count(ptx, "bf16 operands"), 3) << ptx;  // the scores twice, the weighted sum
+  EXPECT_NE(ptx.find("cp.async"), std::string::npos);
+}
+
 // The reference at the timed sizes keeps 16-bit temporaries in f32, as the interpreter
 // keeps them exact; the outputs keep their type.
 TEST(HalfTypes, TheTimedReferenceKeepsSixteenBitTemporariesExact) {

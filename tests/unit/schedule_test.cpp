@@ -728,8 +728,38 @@ TEST(ComputeAt, InsideAReductionRefusals) {
       << unrolled;
 }
 
-// The two passes on the devices here against the interpreter: at the check sizes (the
-// tiles overhang T and D), at the spec's, and where 16 rows overhang T.
+// The same with local copies: q once a work-group (cache_read at s_y's work-item loop,
+// before its serial loop: P's prologue), k at s_y's serial loop and v at y's, which
+// compute_at puts in one copy phase at the start of ko, so that async_copy rings both.
+std::string two_pass_with_copies() {
+  std::string s = kTwoPassSchedule;
+  auto insert_before = [&](const std::string &line, const std::string &text) { s.insert(s.find(line), text); };
+  insert_before("split s_y.i 16", "cache_read y.ko v local -> v_s\n");
+  insert_before("compute_at s_y y.ko\n", "cache_read s_y.jt q local -> q_s\ncache_read s_y.jq k local -> k_s\n");
+  s.replace(s.find("compute_at s_y y.ko\n"), std::string("compute_at s_y y.ko\n").size(),
+            "compute_at s_y y.ko\nasync_copy y.ko 2\n");
+  return s;
+}
+
+TEST(ComputeAt, InsideAReductionTheProducersCopiesJoinTheRing) {
+  Program p = run_pipeline(test::graph_of(kTwoPassAttention), schedule_of(two_pass_with_copies()));
+  ASSERT_EQ(p.kernels.size(), 2u);
+  const std::string y = print_stmt(p.kernels[1].body);
+  // q's copy once, before y's block; k's and v's in one ring of two slots around ko.
+  EXPECT_LT(y.find("allocate q_s: f32[16, 16] local"), y.find("block y"));
+  EXPECT_EQ(count(y, "allocate k_s: f32[2, 8, 16] local"), 1) << y;
+  EXPECT_EQ(count(y, "allocate v_s: f32[2, 8, 16] local"), 1) << y;
+  EXPECT_LT(y.find("allocate k_s"), y.find("for ko in"));
+  // The scores stay one iteration's, outside the ring.
+  EXPECT_EQ(count(y, "allocate s_y: f32[16, 8] local"), 1) << y;
+  EXPECT_LT(y.find("for ko in"), y.find("allocate s_y"));
+  EXPECT_NE(y.find("k_s[ko % 2, "), std::string::npos) << y;
+  EXPECT_NE(y.find("v_s[ko % 2, "), std::string::npos) << y;
+}
+
+// The two passes on the devices here against the interpreter, without local copies and
+// with the ring: at the check sizes (the tiles overhang T and D), at the spec's, and
+// where 16 rows overhang T.
 TEST(ComputeAtOnDevice, TwoPassAttentionAgreesWithTheInterpreter) {
   const frontend::Spec spec = frontend::parse_spec(test::source(kTwoPassAttention, "two_pass.ks"));
   for (const std::string api : {"opencl", "vulkan"}) {
@@ -738,15 +768,17 @@ TEST(ComputeAtOnDevice, TwoPassAttentionAgreesWithTheInterpreter) {
       continue;
     }
     auto device = runtime::open_device("", api);
-    for (const std::string sizes : {"T=13,D=5", "T=64,D=16", "T=40,D=12"}) {
-      EvalOptions options;
-      options.time = false;
-      options.trials = 1;
-      options.schedule = schedule_of(kTwoPassSchedule);
-      frontend::parse_size_assignments(sizes, &options.check_sizes);
-      EvalRecord r = evaluate(spec, "two_pass.ks", *device, options);
-      EXPECT_TRUE(r.ok()) << api << " at " << sizes << ":\n" << r.to_json().dump(2);
-    }
+    for (const std::string &schedule : {std::string(kTwoPassSchedule), two_pass_with_copies()})
+      for (const std::string sizes : {"T=13,D=5", "T=64,D=16", "T=40,D=12"}) {
+        EvalOptions options;
+        options.time = false;
+        options.trials = 1;
+        options.async_copies_in_order = true;
+        options.schedule = schedule_of(schedule);
+        frontend::parse_size_assignments(sizes, &options.check_sizes);
+        EvalRecord r = evaluate(spec, "two_pass.ks", *device, options);
+        EXPECT_TRUE(r.ok()) << api << " at " << sizes << ":\n" << schedule << r.to_json().dump(2);
+      }
   }
 }
 
