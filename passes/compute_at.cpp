@@ -126,43 +126,6 @@ std::string first_common(const std::set<std::string> &a, const std::set<std::str
   return "";
 }
 
-// Rewrites the accesses of a demoted buffer: the kept dimensions, or [0].
-Stmt demote(const Stmt &s, const std::string &buffer, const std::vector<bool> &keep) {
-  struct Demote : IRMutator {
-    const std::string &buffer;
-    const std::vector<bool> &keep;
-    Demote(const std::string &buffer, const std::vector<bool> &keep) : buffer(buffer), keep(keep) {}
-    std::vector<Expr> kept(const std::vector<Expr> &indices) const {
-      std::vector<Expr> out;
-      for (size_t d = 0; d < indices.size(); ++d)
-        if (keep[d]) out.push_back(indices[d]);
-      if (out.empty()) out.push_back(make_int(0));
-      return out;
-    }
-    using IRMutator::visit;
-    Expr visit(const Load *n, const Expr &self) override {
-      Expr e = IRMutator::visit(n, self);
-      const Load *l = e.as<Load>();
-      return l->buffer == buffer ? Load::make(l->type, l->buffer, kept(l->indices), l->pad) : e;
-    }
-    Stmt visit(const Store *n, const Stmt &self) override {
-      Stmt s = IRMutator::visit(n, self);
-      const Store *st = s.as<Store>();
-      return st->buffer == buffer ? Store::make(st->buffer, kept(st->indices), st->value) : s;
-    }
-    Stmt visit(const Block *n, const Stmt &self) override {
-      auto strip = [&](const std::vector<Region> &regions) {
-        std::vector<Region> out;
-        for (const Region &r : regions)
-          if (r.buffer != buffer) out.push_back(r);
-        return out;
-      };
-      return Block::make(n->stage, strip(n->reads), strip(n->writes), mutate(n->body));
-    }
-  } d(buffer, keep);
-  return d.mutate(s);
-}
-
 Stmt local_barriers(const Stmt &s) {
   struct Local : IRMutator {
     using IRMutator::visit;
@@ -799,43 +762,28 @@ std::vector<FoldedDim> fold_plan(const Stmt &fused_at, const Match &m, const std
   return dims;
 }
 
-// The accesses of buffer in s with each folded dimension's index rest - lo, the
-// dimensions of one element dropped.
-Stmt fold(const Stmt &s, IndexScope scope, const std::string &buffer, const std::set<std::string> &outer,
-          const std::vector<FoldedDim> &dims) {
-  struct Fold : IRMutator {
+// s with each access of buffer at the indices `index` gives for its indices and the
+// scope around it, and the buffer's regions gone from the blocks (it is local to the
+// kernel now).
+Stmt reindexed(const Stmt &s, IndexScope scope, const std::string &buffer,
+               const std::function<std::vector<Expr>(const std::vector<Expr> &, const IndexScope &)> &index) {
+  struct Reindex : IRMutator {
     IndexScope scope;
     const std::string &buffer;
-    const std::set<std::string> &outer;
-    const std::vector<FoldedDim> &dims;
-    Fold(IndexScope scope, const std::string &buffer, const std::set<std::string> &outer,
-         const std::vector<FoldedDim> &dims)
-        : scope(std::move(scope)), buffer(buffer), outer(outer), dims(dims) {}
-    std::vector<Expr> folded(const std::vector<Expr> &indices) const {
-      std::vector<Expr> out;
-      for (size_t d = 0; d < indices.size(); ++d) {
-        if (!dims[d].foldable) {
-          out.push_back(indices[d]);
-          continue;
-        }
-        if (dims[d].lo == dims[d].hi) continue;
-        Affine rest = scope.split(indices[d], outer)->rest;
-        rest.constant -= dims[d].lo;
-        out.push_back(scope.expr(rest, indices[d]));
-      }
-      if (out.empty()) out.push_back(make_int(0));
-      return out;
-    }
+    const std::function<std::vector<Expr>(const std::vector<Expr> &, const IndexScope &)> &index;
+    Reindex(IndexScope scope, const std::string &buffer,
+            const std::function<std::vector<Expr>(const std::vector<Expr> &, const IndexScope &)> &index)
+        : scope(std::move(scope)), buffer(buffer), index(index) {}
     using IRMutator::visit;
     Expr visit(const Load *n, const Expr &self) override {
       Expr e = IRMutator::visit(n, self);
       const Load *l = e.as<Load>();
-      return l->buffer == buffer ? Load::make(l->type, l->buffer, folded(l->indices), l->pad) : e;
+      return l->buffer == buffer ? Load::make(l->type, l->buffer, index(l->indices, scope), l->pad) : e;
     }
     Stmt visit(const Store *n, const Stmt &self) override {
       Stmt st = IRMutator::visit(n, self);
       const Store *x = st.as<Store>();
-      return x->buffer == buffer ? Store::make(x->buffer, folded(x->indices), x->value) : st;
+      return x->buffer == buffer ? Store::make(x->buffer, index(x->indices, scope), x->value) : st;
     }
     Stmt visit(const For *n, const Stmt &self) override {
       IndexScope saved = scope;
@@ -860,8 +808,40 @@ Stmt fold(const Stmt &s, IndexScope scope, const std::string &buffer, const std:
         if (r.buffer != buffer) writes.push_back(r);
       return Block::make(n->stage, reads, writes, mutate(n->body));
     }
-  } f(std::move(scope), buffer, outer, dims);
-  return f.mutate(s);
+  } r(std::move(scope), buffer, index);
+  return r.mutate(s);
+}
+
+// A demoted buffer's accesses: the kept dimensions, or [0].
+Stmt demote(const Stmt &s, const std::string &buffer, const std::vector<bool> &keep) {
+  return reindexed(s, IndexScope(), buffer, [&](const std::vector<Expr> &indices, const IndexScope &) {
+    std::vector<Expr> out;
+    for (size_t d = 0; d < indices.size(); ++d)
+      if (keep[d]) out.push_back(indices[d]);
+    if (out.empty()) out.push_back(make_int(0));
+    return out;
+  });
+}
+
+// A folded buffer's accesses: each folded dimension's index rest - lo, the dimensions of
+// one element dropped.
+Stmt fold(const Stmt &s, IndexScope scope, const std::string &buffer, const std::set<std::string> &outer,
+          const std::vector<FoldedDim> &dims) {
+  return reindexed(s, std::move(scope), buffer, [&](const std::vector<Expr> &indices, const IndexScope &around) {
+    std::vector<Expr> out;
+    for (size_t d = 0; d < indices.size(); ++d) {
+      if (!dims[d].foldable) {
+        out.push_back(indices[d]);
+        continue;
+      }
+      if (dims[d].lo == dims[d].hi) continue;
+      Affine rest = around.split(indices[d], outer)->rest;
+      rest.constant -= dims[d].lo;
+      out.push_back(around.expr(rest, indices[d]));
+    }
+    if (out.empty()) out.push_back(make_int(0));
+    return out;
+  });
 }
 
 // The blocks of s without regions of the given buffers (those now local to a loop
