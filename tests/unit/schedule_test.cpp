@@ -758,8 +758,8 @@ TEST(ComputeAt, InsideAReductionTheProducersCopiesJoinTheRing) {
 }
 
 // The two passes on the devices here against the interpreter, without local copies and
-// with the ring: at the check sizes (the tiles overhang T and D), at the spec's, and
-// where 16 rows overhang T.
+// with the ring: at the check sizes (the tiles overhang T and D), at the spec's, where
+// 16 rows overhang T, and with other tiles at random sizes.
 TEST(ComputeAtOnDevice, TwoPassAttentionAgreesWithTheInterpreter) {
   const frontend::Spec spec = frontend::parse_spec(test::source(kTwoPassAttention, "two_pass.ks"));
   for (const std::string api : {"opencl", "vulkan"}) {
@@ -768,17 +768,32 @@ TEST(ComputeAtOnDevice, TwoPassAttentionAgreesWithTheInterpreter) {
       continue;
     }
     auto device = runtime::open_device("", api);
+    // The schedules' 16 rows and panels of 8, and other tiles at random sizes (the
+    // folded block's extent, a panel past T, rows past T in the guards sunk into ko).
+    std::vector<std::pair<std::string, std::string>> cases;
     for (const std::string &schedule : {std::string(kTwoPassSchedule), two_pass_with_copies()})
-      for (const std::string sizes : {"T=13,D=5", "T=64,D=16", "T=40,D=12"}) {
-        EvalOptions options;
-        options.time = false;
-        options.trials = 1;
-        options.async_copies_in_order = true;
-        options.schedule = schedule_of(schedule);
-        frontend::parse_size_assignments(sizes, &options.check_sizes);
-        EvalRecord r = evaluate(spec, "two_pass.ks", *device, options);
-        EXPECT_TRUE(r.ok()) << api << " at " << sizes << ":\n" << schedule << r.to_json().dump(2);
+      for (const std::string sizes : {"T=13,D=5", "T=64,D=16", "T=40,D=12"}) cases.emplace_back(schedule, sizes);
+    std::mt19937 rng(5);
+    for (const auto &[rows, panel] : {std::pair<int, int>{4, 2}, {8, 4}, {16, 2}, {4, 8}}) {
+      std::string schedule = rng() % 2 ? two_pass_with_copies() : std::string(kTwoPassSchedule);
+      for (const std::string stage : {"y", "s_y", "l", "s_l"}) {
+        const std::string i = "split " + stage + ".i 16 ", j = "split " + stage + ".j 8 ";
+        schedule.replace(schedule.find(i), i.size(), "split " + stage + ".i " + std::to_string(rows) + " ");
+        schedule.replace(schedule.find(j), j.size(), "split " + stage + ".j " + std::to_string(panel) + " ");
       }
+      std::uniform_int_distribution<int> t(rows + 1, 4 * rows + 3), d(3, 17);
+      cases.emplace_back(schedule, "T=" + std::to_string(t(rng)) + ",D=" + std::to_string(d(rng)));
+    }
+    for (const auto &[schedule, sizes] : cases) {
+      EvalOptions options;
+      options.time = false;
+      options.trials = 1;
+      options.async_copies_in_order = true;
+      options.schedule = schedule_of(schedule);
+      frontend::parse_size_assignments(sizes, &options.check_sizes);
+      EvalRecord r = evaluate(spec, "two_pass.ks", *device, options);
+      EXPECT_TRUE(r.ok()) << api << " at " << sizes << ":\n" << schedule << r.to_json().dump(2);
+    }
   }
 }
 
