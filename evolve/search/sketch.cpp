@@ -9,6 +9,7 @@
 #include "ir/cost.h"
 #include "ir/diagnostic.h"
 #include "ir/printer.h"
+#include "ir/simplify.h"
 #include "ir/visitor.h"
 #include "passes/canonical.h"
 #include "passes/graph_edit.h"
@@ -739,6 +740,167 @@ struct Drawer {
     return true;
   }
 
+  // A contraction P that only its consumer C reads, at C's rows and C's reduction
+  // variable (attention's scores after `rewrite recompute s`), computed in C's kernel
+  // (see sketch.h): at each step of C's loop over panels of kt, P's block of bm x kt on
+  // the matrix units into local memory (compute_at inside the reduction), P's
+  // row-operand (q) copied once a group, its column-operand's panel (k) and C's own (v)
+  // in one ring. C is a matrix tile of bm rows and all its columns (weighted sum) or a
+  // work-item a row (the rows' logsumexp). At 16 bits only: C's operand, read from the
+  // f32 block in local memory, is then rounded to the format (`bf16(exp(s - lse))`),
+  // so both contractions are m16n8k16. bench/mma/attention/attention_two_pass_half_b64x16.sched
+  // is one draw: 0.990 ms at bf16 on the H200 beside 1.002 for the three kernels that
+  // store the scores (bench/results.md, "Attention in two passes").
+  // P's variables of C's loops (by the position of C's read of P); none where C reads P
+  // other than at one point of plain variables, or where something else reads P.
+  std::optional<std::map<std::string, std::string>> computed_inside(const Stage &c, const Stage &p) const {
+    const TensorDecl *t = graph.find_tensor(p.output);
+    if (!t || t->role != TensorRole::Temp || p.reduce != ReduceOp::Sum || p.reduce_vars.size() != 1 ||
+        c.reduce_vars.size() != 1 || readers_of(graph, p.output) != 1)
+      return std::nullopt;
+    std::vector<const Load *> reads;
+    for (const Load *l : collect<Load>(c.body))
+      if (l->buffer == p.output) reads.push_back(l);
+    if (reads.empty()) return std::nullopt;
+    std::map<std::string, std::string> of;  // C's variable -> P's
+    for (size_t d = 0; d < p.spatial.size(); ++d) {
+      const Var *v = reads[0]->indices[d].as<Var>();
+      for (const Load *l : reads)
+        if (!v || !equal(l->indices[d], reads[0]->indices[d])) return std::nullopt;
+      of[v->name] = p.spatial[d].name;
+    }
+    if (!of.count(c.reduce_vars[0].name)) return std::nullopt;
+    return of;
+  }
+
+  // P's schedule for a work-group of bm rows, warps of wm rows and panels of kt columns
+  // at its serial loop (named for compute_at): its loops matching C's down to the panel
+  // loop. Its row-operand cached at the work-item loop, its column-operand at the panel.
+  bool scores_panel(const Stage &p, const std::string &rows, const std::string &cols, int64_t bm, int64_t wm,
+                    int64_t kt) {
+    const std::string &s = p.output;
+    const std::vector<std::string> loops = b.loops(s);
+    const IterVar &r = p.reduce_vars[0];
+    const int64_t extent = std::max<int64_t>(16, pow2_at_least(r.extent));  // the whole reduction one panel
+    if (extent > 64) return false;
+    std::vector<Access> reads;
+    for (const Access &a : loads_of(p.body))
+      if (a.uses(r.name)) reads.push_back(a);
+    if (reads.size() != 2) return false;
+    const int row_operand = reads[0].uses(rows) ? 0 : 1;
+    if (!reads[row_operand].uses(rows) || !reads[1 - row_operand].uses(cols)) return false;
+    const std::string io = b.fresh("io"), ii = b.fresh("ii"), wy = b.fresh("wy"), wi = b.fresh("wi"),
+                      mi = b.fresh("mi"), rr = b.fresh("rr"), h = b.fresh("h"), g = b.fresh("g"), jq = b.fresh("jq"),
+                      jj = b.fresh("jj"), nj = b.fresh("nj"), q = b.fresh("q"), t = b.fresh("t"), cc = b.fresh("cc"),
+                      lane = b.fresh("lane"), kd = b.fresh("kd"), ki = b.fresh("ki");
+    const std::string a_s = b.fresh(reads[row_operand].buffer + "_s"),
+                      b_s = b.fresh(reads[1 - row_operand].buffer + "_s");
+    return b.split(s, rows, bm, io, ii) && b.split(s, ii, wm, wy, wi) && b.split(s, wi, 16, mi, rr) &&
+           b.split(s, rr, 8, h, g) && b.split(s, cols, kt, jq, jj) && b.split(s, jj, 8, nj, q) &&
+           b.split(s, q, 2, t, cc) && tile_order(s, loops, {rows, cols}, {io, wy, g, t, jq, mi, h, nj, cc}) &&
+           b.fuse(s, {g, t}, lane) && b.bind(s, io, ForKind::GroupY) && b.bind(s, wy, ForKind::LocalY) &&
+           b.bind(s, lane, ForKind::LocalX) && b.step(PrimitiveKind::CacheWrite, s, {jq}) &&
+           b.split(s, r.name, extent, kd, ki) &&
+           b.cache_read(s, lane, reads[row_operand].buffer, MemoryScope::Local, a_s) &&
+           b.cache_read(s, jq, reads[1 - row_operand].buffer, MemoryScope::Local, b_s) &&
+           b.layout(PrimitiveKind::Pad, s, a_s, {8}) && b.layout(PrimitiveKind::Pad, s, b_s, {8}) &&
+           b.step(PrimitiveKind::Tensorize, s, {ki});
+  }
+
+  // C a contraction (the weighted sum): a matrix tile of bm rows, warps of wm, all its
+  // columns (at most 64), panels of 16 of its reduction; P computed at each panel.
+  bool tiled_around(const Stage &c, const Stage &p, const std::map<std::string, std::string> &of) {
+    const std::string &s = c.output;
+    const std::vector<std::string> loops = b.loops(s);
+    std::vector<Access> reads;
+    for (const Access &a : loads_of(c.body))
+      if (a.buffer != p.output && a.uses(c.reduce_vars[0].name)) reads.push_back(a);
+    if (loops.size() < 2 || reads.size() != 1) return false;
+    // Rows: the loop C reads P with (not the value's); columns: the value's alone.
+    std::string la, lb;
+    for (const std::string &l : loops) {
+      if (of.count(l) && !reads[0].uses(l)) la = l;
+      if (!of.count(l) && reads[0].uses(l)) lb = l;
+    }
+    if (la.empty() || lb.empty()) return false;
+    const int64_t bn = pow2_at_least(b.extent(s, lb));
+    if (bn < 8 || bn > 64) return false;
+    const int64_t bm = 64, wm = pick(std::vector<int64_t>{16, 32, 32}, rng), kt = 16;
+    const int64_t slots = pick(std::vector<int64_t>{2, 3}, rng);
+    Builder::Mark mark = b.mark();
+    auto fail = [&] { return b.rollback(mark), false; };
+    if (!scores_panel(p, of.at(la), of.at(c.reduce_vars[0].name), bm, wm, kt)) return fail();
+    const std::string io = b.fresh(la + "o"), ii = b.fresh(la + "i"), wy = b.fresh("wy"), wi = b.fresh("wi"),
+                      mi = b.fresh("mi"), rr = b.fresh("rr"), h = b.fresh("h"), g = b.fresh("g"), nj = b.fresh("nj"),
+                      q = b.fresh("q"), t = b.fresh("t"), cc = b.fresh("cc"), lane = b.fresh("lane"),
+                      ko = b.fresh("ko"), ki = b.fresh("ki"), v_s = b.fresh(reads[0].buffer + "_s");
+    if (!b.split(s, la, bm, io, ii) || !b.split(s, ii, wm, wy, wi) || !b.split(s, wi, 16, mi, rr) ||
+        !b.split(s, rr, 8, h, g) || !b.split(s, lb, 8, nj, q) || !b.split(s, q, 2, t, cc) ||
+        !tile_order(s, loops, {la, lb}, {io, wy, g, t, mi, h, nj, cc}) || !b.fuse(s, {g, t}, lane) ||
+        !b.bind(s, io, ForKind::GroupY) || !b.bind(s, wy, ForKind::LocalY) || !b.bind(s, lane, ForKind::LocalX) ||
+        !b.step(PrimitiveKind::CacheWrite, s, {lane}) || !b.split(s, c.reduce_vars[0].name, kt, ko, ki) ||
+        !b.cache_read(s, ko, reads[0].buffer, MemoryScope::Local, v_s) || !b.layout(PrimitiveKind::Pad, s, v_s, {8}) ||
+        !b.compute_at(p.output, s, ko) || !b.layout(PrimitiveKind::Pad, s, p.output, {4}))
+      return fail();
+    const bool ring = async_copies && b.async_copy(s, ko, slots);
+    if (!b.step(PrimitiveKind::Tensorize, s, {ki})) return fail();
+    char shape[160];
+    std::snprintf(shape, sizeof shape,
+                  "%s: matrix units, %lld rows per group, warps of %lld, its %s computed at each "
+                  "panel of %lld",
+                  s.c_str(), static_cast<long long>(bm), static_cast<long long>(wm), p.output.c_str(),
+                  static_cast<long long>(kt));
+    notes.push_back(std::string(shape) + (ring ? ", panels copied ahead (" + std::to_string(slots) + " slots)" : ""));
+    return true;
+  }
+
+  // C a row's reduction (the rows' logsumexp): a work-item a row, 64 rows a group in
+  // warps of 32, over panels of 16; P computed at each panel.
+  bool rows_around(const Stage &c, const Stage &p, const std::map<std::string, std::string> &of) {
+    const std::string &s = c.output;
+    const std::vector<std::string> loops = b.loops(s);
+    std::string la;
+    for (const std::string &l : loops)
+      if (of.count(l)) la = l;
+    if (la.empty()) return false;
+    const int64_t bm = 64, kt = 16, slots = pick(std::vector<int64_t>{2, 3}, rng);
+    Builder::Mark mark = b.mark();
+    auto fail = [&] { return b.rollback(mark), false; };
+    if (!scores_panel(p, of.at(la), of.at(c.reduce_vars[0].name), bm, 32, kt)) return fail();
+    const std::string io = b.fresh(la + "o"), ii = b.fresh(la + "i"), wy = b.fresh("wy"), lane = b.fresh("lane"),
+                      ko = b.fresh("ko"), ki = b.fresh("ki");
+    if (!b.split(s, la, bm, io, ii) || !b.split(s, ii, 32, wy, lane) || !tile_order(s, loops, {la}, {io, wy, lane}) ||
+        !b.bind(s, io, ForKind::GroupY) || !b.bind(s, wy, ForKind::LocalY) || !b.bind(s, lane, ForKind::LocalX) ||
+        !b.split(s, c.reduce_vars[0].name, kt, ko, ki) || !b.step(PrimitiveKind::Unroll, s, {ki}) ||
+        !b.compute_at(p.output, s, ko) || !b.layout(PrimitiveKind::Pad, s, p.output, {1}))
+      return fail();
+    const bool ring = async_copies && b.async_copy(s, ko, slots);
+    notes.push_back(s + ": a work-item a row, 64 a group, its " + p.output + " computed at each panel of 16" +
+                    (ring ? ", panels copied ahead (" + std::to_string(slots) + " slots)" : ""));
+    return true;
+  }
+
+  // The rule where it applies (matrix units, P's operands 16-bit), in
+  // kAroundItsScoresShare of the draws (none elsewhere: other graphs' draws are as they
+  // were): true when C and P are both scheduled.
+  bool around_its_scores(const Stage &c) {
+    if (!matrix_units || (c.reduce != ReduceOp::Sum && c.reduce != ReduceOp::LogSumExp)) return false;
+    for (const Load *l : collect<Load>(c.body)) {
+      std::optional<size_t> at = stage_index(graph, l->buffer);
+      if (!at || done.count(l->buffer)) continue;
+      const Stage &p = graph.stages[*at];
+      std::optional<std::map<std::string, std::string>> of = computed_inside(c, p);
+      if (!of) continue;
+      for (const Access &a : loads_of(p.body))
+        if (const TensorDecl *t = graph.find_tensor(a.buffer); !t || !is_half(t->type)) return false;
+      if (!chance(rng, kAroundItsScoresShare)) return false;
+      const bool ruled = c.reduce == ReduceOp::LogSumExp ? rows_around(c, p, *of) : tiled_around(c, p, *of);
+      if (ruled) done.insert(p.output);
+      return ruled;
+    }
+    return false;
+  }
+
   // A softmax-weighted sum (online_attention's softmax_sum; see sketch.h): a work-item
   // per 1 or 2 rows and all (or a half, a quarter) of the value's columns, its
   // accumulators in registers. The score's sum (q . k over the head) runs once a row
@@ -959,18 +1121,18 @@ struct Drawer {
           continue;
         }
       }
-      bool ruled = false;
-      switch (pattern[s.output]) {
-        case StagePattern::Elementwise: ruled = chance(rng, 0.85) && row_chain(s); break;
-        case StagePattern::Contraction:
-          // On a device with matrix units, mostly a warp tile of its instructions.
-          ruled = (matrix_units && chance(rng, 0.7) && matrix_tiled(s)) || (chance(rng, 0.9) && tiled(s));
-          break;
-        case StagePattern::RowReduction: ruled = chance(rng, 0.85) && row_reduction(s); break;
-        case StagePattern::ColumnReduction: ruled = chance(rng, 0.6) && columns(s); break;
-        case StagePattern::RunningTotal: ruled = chance(rng, 0.9) && running_total(s); break;
-        case StagePattern::Attention: ruled = chance(rng, 0.9) && attention(s); break;
-      }
+      bool ruled = around_its_scores(s);
+      if (!ruled) switch (pattern[s.output]) {
+          case StagePattern::Elementwise: ruled = chance(rng, 0.85) && row_chain(s); break;
+          case StagePattern::Contraction:
+            // On a device with matrix units, mostly a warp tile of its instructions.
+            ruled = (matrix_units && chance(rng, 0.7) && matrix_tiled(s)) || (chance(rng, 0.9) && tiled(s));
+            break;
+          case StagePattern::RowReduction: ruled = chance(rng, 0.85) && row_reduction(s); break;
+          case StagePattern::ColumnReduction: ruled = chance(rng, 0.6) && columns(s); break;
+          case StagePattern::RunningTotal: ruled = chance(rng, 0.9) && running_total(s); break;
+          case StagePattern::Attention: ruled = chance(rng, 0.9) && attention(s); break;
+        }
       if (!ruled) per_output(s);
     }
     for (const auto &[s, producer] : epilogues) {
@@ -1080,6 +1242,7 @@ struct KnownRewrites {
   std::vector<Rewrite> cheaper;
   bool any = false;
   std::vector<Rewrite> attention;  // online_attention, where it applies
+  std::vector<Rewrite> recompute;  // recompute of a 16-bit contraction read by a logsumexp and a sum
   std::vector<Rewrite> softmax;    // online_softmax, where it applies
 };
 
@@ -1090,13 +1253,21 @@ const KnownRewrites &known_rewrites(const Graph &graph) {
   std::lock_guard<std::mutex> lock(mutex);
   auto it = known.find(key);
   if (it == known.end()) {
-    KnownRewrites k{simplifying_rewrites(graph), !applicable_rewrites(graph).empty(), {}, {}};
+    KnownRewrites k{simplifying_rewrites(graph), !applicable_rewrites(graph).empty(), {}, {}, {}};
     for (const Stage &s : graph.stages) {
       Rewrite online{RewriteKind::OnlineAttention, s.output, {}, {}, 0, {}};
       std::string reason;
       if (s.reduce == ReduceOp::Sum && try_rewrite(graph, online, &reason)) k.attention.push_back(online);
       Rewrite lse{RewriteKind::OnlineSoftmax, s.output, {}, {}, 0, {}};
       if (s.reduce == ReduceOp::Sum && try_rewrite(graph, lse, &reason)) k.softmax.push_back(lse);
+      // (a 16-bit contraction a logsumexp and a sum read: attention's scores)
+      const TensorDecl *t = graph.find_tensor(s.output);
+      std::set<ReduceOp> readers;
+      for (const Stage &r : graph.stages)
+        if (reads_buffer(r.body, s.output)) readers.insert(r.reduce);
+      if (s.reduce == ReduceOp::Sum && t && is_half(t->type) && readers_of(graph, s.output) == 2 &&
+          readers == std::set<ReduceOp>{ReduceOp::Sum, ReduceOp::LogSumExp})
+        k.recompute.push_back(Rewrite{RewriteKind::Recompute, s.output, {}, {}, 0, {}});
     }
     // Rewrites that barely change the work are not worth the search's draws.
     if (!k.cheaper.empty() &&
@@ -1152,6 +1323,12 @@ std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInf
       for (const Rewrite &lse : softmax)
         if (chance(rng, kOnlineSoftmaxShare)) take(lse);
     }
+    // Scores that two stages read, each computing its own copy where it reads it
+    // (attention in two passes; the consumers' rule above), where the matrix units take
+    // their 16-bit contractions.
+    if (device.matrix_units)
+      for (const Rewrite &copies : known_rewrites(rewritten).recompute)
+        if (chance(rng, kRecomputeShare)) take(copies);
     // Reductions with too few outputs for the device split across work-groups.
     std::vector<std::string> stages;
     for (const Stage &s : rewritten.stages) stages.push_back(s.output);

@@ -52,7 +52,14 @@
 // pass (`rewrite online_attention`) in kAttentionShare of the draws
 // (kAttentionShareWithMatrixUnits on a device with matrix units), a row's maximum
 // and its sum of exponentials made one logsumexp (`rewrite online_softmax`) in
-// kOnlineSoftmaxShare of the draws on a GPU where that applies, and a reduction
+// kOnlineSoftmaxShare of the draws on a GPU where that applies; on a device with matrix
+// units, a 16-bit contraction that a logsumexp and a sum read (attention's scores) is
+// given to each reader as a copy of its own (`rewrite recompute`) in kRecomputeShare of
+// the draws, and each reader is then mostly sketched around it: the reader's loop over
+// j in panels of 16, the scores' panel of 64 rows computed on the matrix units at each
+// step (compute_at inside the reduction), the sum a matrix tile of 64 rows in warps of
+// 16 or 32, the logsumexp a work-item a row, the panels copied ahead in rings of 2 or 3
+// (attention in two passes, the scores never stored); and a reduction
 // whose outputs are too few to fill the
 // device (split_candidate: a GEMM with a long K, a channel's statistics, a sum to one
 // value) is split across work-groups in some draws (`rewrite rfactor`, parts drawn
@@ -125,6 +132,14 @@ std::optional<Rewrite> draw_rfactor(const Graph &graph, const Stage &stage, cons
 /// work-item's dot products, which the units cannot take, while the passes as written
 /// are two contractions they can (on the H200 2.04 ms against the one pass's 2.90).
 constexpr double kAttentionShare = 0.8, kAttentionShareWithMatrixUnits = 0.3;
+/// The share of draws, on a device with matrix units, that give each reader of a
+/// 16-bit contraction read by a logsumexp and a sum (attention's scores, once
+/// online_softmax has made the logsumexp) a copy of its own (`rewrite recompute`), and
+/// the share of those readers then sketched around it: the contraction computed at
+/// each panel of the reader's reduction (compute_at inside it), never stored. Attention
+/// at bf16 so took 0.990 ms on the H200 against 1.002 for the three kernels that store
+/// the scores (bench/results.md, "Attention in two passes"): about even, so half.
+constexpr double kRecomputeShare = 0.5, kAroundItsScoresShare = 0.9;
 /// The share of draws that make a row's maximum and its sum of exponentials one pass,
 /// a logsumexp (`rewrite online_softmax`): the row is read once less, and since
 /// max-then-sum a work-item's share of it costs one exp an element as the two passes

@@ -223,6 +223,41 @@ TEST(Sketches, TileAttentionsContractionsOnMatrixUnits) {
       << "both contractions on the units";
 }
 
+// Attention at bf16 on a device with matrix units: in some draws the scores are
+// recomputed by each reader and computed at each panel of its loop over j (compute_at
+// inside the reduction), as bench/mma/attention/attention_two_pass_half_b64x16.sched
+// does, and those replay at the timed sizes and at the check sizes. At f32 never (the
+// weighted sum's operand would be f32: 3xTF32).
+TEST(Sketches, ComputeAttentionsScoresWhereTheyAreRead) {
+  frontend::SizeOverrides overrides;
+  frontend::parse_size_assignments("B=16,H=16,T=1024,D=64", &overrides);
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/attention.ks";
+  const Graph half = frontend::elaborate(frontend::load_spec(path, DType::BF16), frontend::SizeSet::Default, overrides);
+  const Draws d = draw(half, 24, 3, true, true);
+  auto has = [](const std::string &what) {
+    return [what](const Schedule &s) { return print_schedule(s).find(what) != std::string::npos; };
+  };
+  const int recomputed = d.with(has("rewrite recompute s\n"));
+  const int y = d.with(has("compute_at s_y y.")), lse = d.with(has("compute_at s_row_max_lse row_max_lse."));
+  std::printf("%d of %d draws recompute the scores; %d and %d compute them inside the sum and the logsumexp\n",
+              recomputed, static_cast<int>(d.sketches.size()), y, lse);
+  EXPECT_GE(recomputed, 4);
+  EXPECT_GE(y, 2) << "the weighted sum around its scores";
+  EXPECT_GE(lse, 2) << "the logsumexp around its scores";
+  const Graph check = frontend::elaborate(frontend::load_spec(path, DType::BF16), frontend::SizeSet::Check, {});
+  runtime::DeviceInfo device = gpu_limits();
+  device.async_copies = device.matrix_units = true;
+  int replayed = 0;  // (two: compute_at's group check takes a second or so at these tiles)
+  for (const Sketch &s : d.sketches)
+    if (has("compute_at s_y y.")(s.schedule) && replayed++ < 2) {
+      EXPECT_NE(s.note.find("y: matrix units, 64 rows per group"), std::string::npos) << s.note;
+      Replayed r = replay(check, s.schedule, &device);
+      EXPECT_TRUE(r.program) << r.refusal << "\n" << print_schedule(s.schedule);
+    }
+  const Draws f32 = draw(example_at("attention", "B=16,H=16,T=1024,D=64"), 10, 3, true, true);
+  EXPECT_EQ(f32.with(has("rewrite recompute")), 0);
+}
+
 // A large contraction on a GPU mostly gets a GPU GEMM's shape: 128 to 512
 // work-items, 16 or more outputs each (the register tile), and on the way k
 // unrolled with both panels prefetched now and then.
