@@ -422,7 +422,8 @@ class GroupPoints {
   struct Read {
     std::string buffer;
     std::vector<int64_t> at;
-    std::string written_as, work_item;  // the load's indices as printed; the local loops' values
+    const Load *load;                // (printed only for a refusal: the check reads a million)
+    std::vector<int64_t> work_item;  // the local loops' values
   };
   std::set<std::pair<std::string, std::vector<int64_t>>> written;
   std::vector<Read> read;
@@ -472,9 +473,9 @@ class GroupPoints {
       if (!shared_.count(l->buffer)) continue;
       std::optional<std::vector<int64_t>> at = values(l->buffer, l->indices, reason);
       if (!at) return false;
-      std::string item;
-      for (const std::string &v : locals) item += (item.empty() ? "" : ", ") + v + " = " + std::to_string(env_.at(v));
-      read.push_back({l->buffer, *at, print_indices(l->indices), item});
+      std::vector<int64_t> item;
+      for (const std::string &v : locals) item.push_back(env_.at(v));
+      read.push_back({l->buffer, *at, l, std::move(item)});
     }
     return true;
   }
@@ -566,11 +567,13 @@ bool reads_what_the_group_writes(const Stmt &rest, const Match &m, const std::se
     }
     for (const GroupPoints::Read &r : p.read)
       if (!p.written.count({r.buffer, r.at})) {
-        std::string index;
+        std::string index, item;
         for (int64_t v : r.at) index += (index.empty() ? "" : ", ") + std::to_string(v);
-        *reason = consumer + " reads " + r.buffer + "[" + r.written_as + "] = " + r.buffer + "[" + index + "] at " +
-                  r.work_item + " in the work-group" + (where.empty() ? "" : " at " + where) + ", which " + producer +
-                  " does not write in that group";
+        for (size_t l = 0; l < p.locals.size(); ++l)
+          item += (item.empty() ? "" : ", ") + p.locals[l] + " = " + std::to_string(r.work_item[l]);
+        *reason = consumer + " reads " + r.buffer + "[" + print_indices(r.load->indices) + "] = " + r.buffer + "[" +
+                  index + "] at " + item + " in the work-group" + (where.empty() ? "" : " at " + where) + ", which " +
+                  producer + " does not write in that group";
         return false;
       }
   }
