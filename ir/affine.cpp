@@ -20,31 +20,32 @@ Affine sum(Affine a, const Affine &b) {
 
 }  // namespace
 
-std::optional<Affine> affine_of(const Expr &e, const std::map<std::string, Affine> &lets) {
+std::optional<Affine> affine_of(const Expr &e, const std::map<std::string, Affine> &lets,
+                                const std::function<std::optional<Affine>(const Expr &)> &atom) {
   if (!is_int(e.type())) return std::nullopt;
+  auto other = [&]() { return atom ? atom(e) : std::nullopt; };  // not affine
   if (auto c = as_const_int(e)) return Affine{{}, *c};
   if (const Var *v = e.as<Var>()) {
     auto it = lets.find(v->name);
     return it != lets.end() ? it->second : Affine{{{v->name, 1}}, 0};
   }
-  if (const Cast *c = e.as<Cast>()) return is_int(c->value.type()) ? affine_of(c->value, lets) : std::nullopt;
+  if (const Cast *c = e.as<Cast>()) return is_int(c->value.type()) ? affine_of(c->value, lets, atom) : other();
   if (const Unary *u = e.as<Unary>()) {
-    if (u->op != UnaryOp::Neg) return std::nullopt;
-    auto a = affine_of(u->a, lets);
+    if (u->op != UnaryOp::Neg) return other();
+    auto a = affine_of(u->a, lets, atom);
     return a ? std::optional<Affine>(scaled(*a, -1)) : std::nullopt;
   }
   const Binary *b = e.as<Binary>();
-  if (!b) return std::nullopt;
-  auto x = affine_of(b->a, lets), y = affine_of(b->b, lets);
+  if (!b || (b->op != BinaryOp::Add && b->op != BinaryOp::Sub && b->op != BinaryOp::Mul)) return other();
+  auto x = affine_of(b->a, lets, atom), y = affine_of(b->b, lets, atom);
   if (!x || !y) return std::nullopt;
   switch (b->op) {
     case BinaryOp::Add: return sum(*x, *y);
     case BinaryOp::Sub: return sum(*x, scaled(*y, -1));
-    case BinaryOp::Mul:
+    default:  // Mul
       if (x->coeffs.empty()) return scaled(*y, x->constant);
       if (y->coeffs.empty()) return scaled(*x, y->constant);
-      return std::nullopt;
-    default: return std::nullopt;
+      return other();
   }
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -19,8 +20,12 @@ struct Affine {
 };
 
 /// The affine form of e, with each let variable in `lets` replaced by its form;
-/// nullopt when e is not affine (a product of variables, a division, a load).
-std::optional<Affine> affine_of(const Expr &e, const std::map<std::string, Affine> &lets);
+/// nullopt when e is not affine (a product of variables, a division, a load). Where
+/// given, `atom` gives the form of an integer subexpression that is not affine
+/// (compute_at's fold: `z / 16`, a let's value written out, as that let's variable),
+/// or nullopt.
+std::optional<Affine> affine_of(const Expr &e, const std::map<std::string, Affine> &lets,
+                                const std::function<std::optional<Affine>(const Expr &)> &atom = {});
 
 /// The value of an integer index expression with the variables in `env` (others 0)
 /// and the lets around it (expanded as met, 64 deep at most); none when it reads

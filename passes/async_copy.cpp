@@ -135,33 +135,28 @@ std::optional<Stmt> in_lanes(const Program &program, const For &copy, const Boun
   return For::make(copy.var, copy.extent / width, ForKind::Unrolled, LetStmt::make(g, let->value, vector));
 }
 
-// L's body as cache_read leaves it: local allocations around `copies; barrier; work;
-// barrier`, the copies each a loop into one cache from a global buffer.
-struct CopiedLoop {
-  std::vector<const Allocate *> allocations;
+// L's body as cache_read leaves it (loops.h's CacheReadBody), the copies each a loop
+// into one local cache from a global buffer.
+struct CopiedLoop : CacheReadBody {
   std::set<std::string> caches;  // the local ones the copies fill
-  const Seq *seq = nullptr;
-  size_t barrier = 0;  // the first barrier's place in seq
   std::vector<const For *> copies;
 };
 
 std::optional<CopiedLoop> copied_loop(const Program &program, const For &l, const std::string &only,
                                       std::string *reason) {
-  CopiedLoop c;
-  Stmt inner = l.body;
-  while (const Allocate *a = inner.as<Allocate>()) c.allocations.push_back(a), inner = a->body;
-  c.seq = inner.as<Seq>();
-  const Seq *seq = c.seq;
-  while (seq && c.barrier < seq->stmts.size() && !seq->stmts[c.barrier].as<Barrier>()) ++c.barrier;
+  std::optional<CacheReadBody> body = cache_read_body(l.body);
   // The local allocations the copies fill are the ring's caches; others (the scores a
   // producer computed inside the loop writes, compute_at) stay one a loop's iteration.
   std::set<std::string> local;
-  for (const Allocate *a : c.allocations)
-    if (a->scope == MemoryScope::Local) local.insert(a->buffer);
-  if (!seq || c.barrier == 0 || c.barrier == seq->stmts.size() || !seq->stmts.back().as<Barrier>() || local.empty()) {
+  if (body)
+    for (const Allocate *a : body->allocations)
+      if (a->scope == MemoryScope::Local) local.insert(a->buffer);
+  if (local.empty()) {
     *reason = "no local cache is copied at the start of each iteration of " + l.var + only;
     return std::nullopt;
   }
+  CopiedLoop c{*body, {}, {}};
+  const Seq *seq = c.seq;
   for (size_t s = 0; s < c.barrier; ++s) {
     const For *copy = seq->stmts[s].as<For>();
     const BufferUse use = copy ? buffers_used(seq->stmts[s]) : BufferUse{};

@@ -160,43 +160,60 @@ struct Match {
 // holds wherever it is moved to; then what compute_at puts at the start of L's body, and
 // the barriers after it, run in every work-item of the group.
 Stmt guarded_inside(const Stmt &s, const Expr &condition, const std::string &loop) {
-  if (const For *f = s.as<For>()) {
-    return For::make(f->var, f->extent, f->kind,
-                     f->var == loop ? IfThenElse::make(condition, f->body) : guarded_inside(f->body, condition, loop));
-  }
+  if (const For *f = s.as<For>(); f && f->var == loop)
+    return For::make(f->var, f->extent, f->kind, IfThenElse::make(condition, f->body));
   if (path_to(s, loop).empty()) return IfThenElse::make(condition, s);
-  if (const LetStmt *l = s.as<LetStmt>())
-    return LetStmt::make(l->var, l->value, guarded_inside(l->body, condition, loop));
-  if (const Block *b = s.as<Block>())
-    return Block::make(b->stage, b->reads, b->writes, guarded_inside(b->body, condition, loop));
-  if (const Allocate *a = s.as<Allocate>())
-    return Allocate::make(a->buffer, a->type, a->shape, a->scope, guarded_inside(a->body, condition, loop));
   if (const Seq *q = s.as<Seq>()) {
     std::vector<Stmt> stmts;
     for (const Stmt &t : q->stmts) stmts.push_back(guarded_inside(t, condition, loop));
     return Seq::make(stmts);
   }
-  if (const IfThenElse *n = s.as<IfThenElse>(); n && !n->else_case.defined())
-    return IfThenElse::make(n->condition, guarded_inside(n->then_case, condition, loop));
+  if (const Stmt in = inside(s); in.defined()) return wrap({s}, guarded_inside(in, condition, loop));
   return IfThenElse::make(condition, s);
 }
 
 Stmt sink_guards(const Stmt &s, const std::string &loop) {
-  if (const IfThenElse *n = s.as<IfThenElse>();
-      n && !n->else_case.defined() && !path_to(n->then_case, loop).empty() && !mentions(n->condition, {loop}))
+  if (path_to(s, loop).empty()) return s;
+  if (const For *f = s.as<For>(); f && f->var == loop) return s;
+  if (const IfThenElse *n = s.as<IfThenElse>(); n && !n->else_case.defined() && !mentions(n->condition, {loop}))
     return guarded_inside(sink_guards(n->then_case, loop), n->condition, loop);
-  if (const For *f = s.as<For>(); f && f->var != loop)
-    return For::make(f->var, f->extent, f->kind, sink_guards(f->body, loop));
-  if (const LetStmt *l = s.as<LetStmt>()) return LetStmt::make(l->var, l->value, sink_guards(l->body, loop));
-  if (const Block *b = s.as<Block>()) return Block::make(b->stage, b->reads, b->writes, sink_guards(b->body, loop));
-  if (const Allocate *a = s.as<Allocate>())
-    return Allocate::make(a->buffer, a->type, a->shape, a->scope, sink_guards(a->body, loop));
   if (const Seq *q = s.as<Seq>()) {
     std::vector<Stmt> stmts;
-    for (const Stmt &t : q->stmts) stmts.push_back(path_to(t, loop).empty() ? t : sink_guards(t, loop));
+    for (const Stmt &t : q->stmts) stmts.push_back(sink_guards(t, loop));
     return Seq::make(stmts);
   }
+  if (const Stmt in = inside(s); in.defined()) return wrap({s}, sink_guards(in, loop));
   return s;
+}
+
+// Inside a reduction, what P does once a work-item between its work-item loops and
+// its serial loops (a cache_read there: local allocations, copies, a barrier) is P's
+// prologue: C runs it at the start of its loop `at`, before its own block, once, not in
+// every iteration of L. One step of taking it from m->rest (an allocation, or the
+// statements before the one that holds the loops, P's lets put in place): true where
+// one was taken, false where m->rest starts with neither, nullopt where P has a
+// prologue at another loop already.
+std::optional<bool> take_prologue(Match *m, const std::vector<const LetStmt *> &lets, const std::string &at) {
+  if (const Allocate *a = m->rest.as<Allocate>(); a && a->scope == MemoryScope::Local) {
+    m->prologue_allocations.push_back(a);
+    m->rest = a->body;
+    return true;
+  }
+  const Seq *q = m->rest.as<Seq>();
+  if (!q) return false;
+  // (copies; barrier; what holds the serial loops; a barrier or none)
+  size_t next = q->stmts.size();
+  while (next > 0 && q->stmts[next - 1].as<Barrier>()) --next;
+  if (next < 2) return false;
+  if (!m->prologue_at.empty() && m->prologue_at != at) return std::nullopt;
+  m->prologue_at = at;
+  for (size_t i = 0; i + 1 < next; ++i) {
+    Stmt stmt = q->stmts[i];
+    for (auto l = lets.rbegin(); l != lets.rend(); ++l) stmt = substitute(stmt, {{(*l)->var, (*l)->value}});
+    m->prologue.push_back(stmt);
+  }
+  m->rest = q->stmts[next - 1];
+  return true;
 }
 
 std::optional<Match> match_loops(const Kernel &pk, const Kernel &ck, const For &at, bool inner,
@@ -214,12 +231,8 @@ std::optional<Match> match_loops(const Kernel &pk, const Kernel &ck, const For &
       continue;
     }
     if (inner) {
-      if (const Block *b = s.as<Block>()) {
-        s = b->body;
-        continue;
-      }
-      if (const Allocate *a = s.as<Allocate>()) {
-        s = a->body;
+      if (s.as<Block>() || s.as<Allocate>()) {
+        s = inside(s);
         continue;
       }
       if (const Seq *q = s.as<Seq>()) {
@@ -262,36 +275,16 @@ std::optional<Match> match_loops(const Kernel &pk, const Kernel &ck, const For &
         lets.push_back(l);
         m.rest = l->body;
       }
-      // Inside a reduction, what P does once a work-item before its serial loops (a
-      // cache_read there: local allocations, copies, a barrier) is P's prologue: C runs
-      // it before its own block, once, not in every iteration of L.
+      // Inside a reduction, P's prologue: what P does once a work-item before its
+      // serial loops.
       if (inner && !matched_chain.empty() && is_local(matched_chain.back()->kind)) {
-        if (const Allocate *a = m.rest.as<Allocate>(); a && a->scope == MemoryScope::Local) {
-          m.prologue_allocations.push_back(a);
-          m.rest = a->body;
-          continue;
+        const std::optional<bool> took = take_prologue(&m, lets, matched_chain.back()->var);
+        if (!took) {
+          *reason = producer + " does work between more than one pair of its loops; compute_at inside " + consumer +
+                    "'s reduction moves one prologue";
+          return std::nullopt;
         }
-        if (const Seq *q = m.rest.as<Seq>()) {
-          // (copies; barrier; what holds the serial loops; a barrier or none)
-          size_t next = q->stmts.size();
-          while (next > 0 && q->stmts[next - 1].as<Barrier>()) --next;
-          if (next >= 2) {
-            --next;
-            if (!m.prologue_at.empty() && m.prologue_at != matched_chain.back()->var) {
-              *reason = producer + " does work between more than one pair of its loops; compute_at inside " + consumer +
-                        "'s reduction moves one prologue";
-              return std::nullopt;
-            }
-            m.prologue_at = matched_chain.back()->var;
-            for (size_t i = 0; i < next; ++i) {
-              Stmt stmt = q->stmts[i];
-              for (auto l = lets.rbegin(); l != lets.rend(); ++l) stmt = substitute(stmt, {{(*l)->var, (*l)->value}});
-              m.prologue.push_back(stmt);
-            }
-            m.rest = q->stmts[next];
-            continue;
-          }
-        }
+        if (*took) continue;
       }
       const For *p = m.rest.as<For>();
       // A loop of one iteration on either side matches nothing: its variable is 0.
@@ -659,30 +652,10 @@ class IndexScope {
   // e's affine form, a division written out (a let put in place: z / 16) taken as the
   // variable of a let with that value.
   std::optional<Affine> linear(const Expr &e) const {
-    if (std::optional<Affine> a = affine_of(e, affine_)) return a;
-    if (!is_int(e.type())) return std::nullopt;
-    if (const Binary *b = e.as<Binary>();
-        b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul)) {
-      std::optional<Affine> x = linear(b->a), y = linear(b->b);
-      if (!x || !y) return std::nullopt;
-      if (b->op == BinaryOp::Mul) {
-        if (!x->coeffs.empty() && !y->coeffs.empty()) return std::nullopt;
-        const Affine &term = x->coeffs.empty() ? *y : *x;
-        const int64_t c = x->coeffs.empty() ? x->constant : y->constant;
-        Affine out{{}, term.constant * c};
-        for (const auto &[v, k] : term.coeffs) out.coeffs[v] = k * c;
-        return out;
-      }
-      const int64_t sign = b->op == BinaryOp::Sub ? -1 : 1;
-      Affine out = *x;
-      out.constant += sign * y->constant;
-      for (const auto &[v, k] : y->coeffs)
-        if ((out.coeffs[v] += sign * k) == 0) out.coeffs.erase(v);
-      return out;
-    }
-    auto it = opaque_.find(key(e));
-    if (it == opaque_.end()) return std::nullopt;
-    return affine_.at(it->second);
+    return affine_of(e, affine_, [&](const Expr &division) -> std::optional<Affine> {
+      auto it = opaque_.find(key(division));
+      return it == opaque_.end() ? std::nullopt : std::optional<Affine>(affine_.at(it->second));
+    });
   }
   std::map<std::string, Affine> affine_;
   std::map<std::string, std::set<std::string>> loops_of_;
@@ -705,77 +678,15 @@ IndexScope chain_scope(const Match &m) {
   return scope;
 }
 
-// Every access of buffer in s, with the scope around it: fn(indices, scope).
-void each_access(const Stmt &s, IndexScope scope, const std::string &buffer,
-                 const std::function<void(const std::vector<Expr> &, const IndexScope &)> &fn) {
-  if (!s.defined()) return;
-  auto exprs = [&](const Expr &e) {
-    if (!e.defined()) return;
-    for (const Load *l : collect<Load>(e))
-      if (l->buffer == buffer) fn(l->indices, scope);
-  };
-  if (const For *f = s.as<For>()) {
-    scope.loop(f->var, f->extent);
-    return each_access(f->body, scope, buffer, fn);
-  }
-  if (const LetStmt *l = s.as<LetStmt>()) {
-    exprs(l->value);
-    scope.let(l->var, l->value);
-    return each_access(l->body, scope, buffer, fn);
-  }
-  if (const Store *n = s.as<Store>()) {
-    for (const Expr &i : n->indices) exprs(i);
-    exprs(n->value);
-    if (n->buffer == buffer) fn(n->indices, scope);
-    return;
-  }
-  if (const IfThenElse *n = s.as<IfThenElse>()) {
-    exprs(n->condition);
-    each_access(n->then_case, scope, buffer, fn);
-    return each_access(n->else_case, scope, buffer, fn);
-  }
-  if (const Seq *n = s.as<Seq>()) {
-    for (const Stmt &t : n->stmts) each_access(t, scope, buffer, fn);
-    return;
-  }
-  if (const Block *n = s.as<Block>()) return each_access(n->body, scope, buffer, fn);
-  if (const Allocate *n = s.as<Allocate>()) return each_access(n->body, scope, buffer, fn);
-  if (const AsyncCopy *n = s.as<AsyncCopy>()) return each_access(n->body, scope, buffer, fn);
-}
-
-std::vector<FoldedDim> fold_plan(const Stmt &fused_at, const Match &m, const std::string &buffer, size_t rank) {
-  std::set<std::string> outer = m.group_vars;
-  outer.insert(m.serial_vars.begin(), m.serial_vars.end());
-  std::vector<FoldedDim> dims(rank);
-  each_access(fused_at, chain_scope(m), buffer, [&](const std::vector<Expr> &indices, const IndexScope &scope) {
-    for (size_t d = 0; d < rank; ++d) {
-      FoldedDim &dim = dims[d];
-      if (!dim.foldable) continue;
-      std::optional<IndexScope::Split> split = scope.split(indices[d], outer);
-      const Interval r = split ? scope.range(split->rest, indices[d]) : Interval::everything();
-      if (!split || !r.bounded || (dim.base && *dim.base != split->base.coeffs) || split->base.constant != 0) {
-        dim.foldable = false;
-        continue;
-      }
-      dim.base = split->base.coeffs;
-      dim.lo = std::min(dim.lo, r.lo);
-      dim.hi = std::max(dim.hi, r.hi);
-    }
-  });
-  return dims;
-}
-
 // s with each access of buffer at the indices `index` gives for its indices and the
-// scope around it, and the buffer's regions gone from the blocks (it is local to the
-// kernel now).
-Stmt reindexed(const Stmt &s, IndexScope scope, const std::string &buffer,
-               const std::function<std::vector<Expr>(const std::vector<Expr> &, const IndexScope &)> &index) {
-  struct Reindex : IRMutator {
+// scope around it.
+using Reindex = std::function<std::vector<Expr>(const std::vector<Expr> &, const IndexScope &)>;
+Stmt reindexed(const Stmt &s, IndexScope scope, const std::string &buffer, const Reindex &index) {
+  struct Mutator : IRMutator {
     IndexScope scope;
     const std::string &buffer;
-    const std::function<std::vector<Expr>(const std::vector<Expr> &, const IndexScope &)> &index;
-    Reindex(IndexScope scope, const std::string &buffer,
-            const std::function<std::vector<Expr>(const std::vector<Expr> &, const IndexScope &)> &index)
+    const Reindex &index;
+    Mutator(IndexScope scope, const std::string &buffer, const Reindex &index)
         : scope(std::move(scope)), buffer(buffer), index(index) {}
     using IRMutator::visit;
     Expr visit(const Load *n, const Expr &self) override {
@@ -803,52 +714,43 @@ Stmt reindexed(const Stmt &s, IndexScope scope, const std::string &buffer,
       scope = saved;
       return LetStmt::make(n->var, value, body);
     }
-    Stmt visit(const Block *n, const Stmt &self) override {
-      std::vector<Region> reads, writes;
-      for (const Region &r : n->reads)
-        if (r.buffer != buffer) reads.push_back(r);
-      for (const Region &r : n->writes)
-        if (r.buffer != buffer) writes.push_back(r);
-      return Block::make(n->stage, reads, writes, mutate(n->body));
-    }
-  } r(std::move(scope), buffer, index);
-  return r.mutate(s);
+  } m(std::move(scope), buffer, index);
+  return m.mutate(s);
 }
 
-// A demoted buffer's accesses: the kept dimensions, or [0].
-Stmt demote(const Stmt &s, const std::string &buffer, const std::vector<bool> &keep) {
-  return reindexed(s, IndexScope(), buffer, [&](const std::vector<Expr> &indices, const IndexScope &) {
-    std::vector<Expr> out;
-    for (size_t d = 0; d < indices.size(); ++d)
-      if (keep[d]) out.push_back(indices[d]);
-    if (out.empty()) out.push_back(make_int(0));
-    return out;
-  });
+// The loops fixed in one iteration of L: the group loops and the serial ones down to L.
+std::set<std::string> outer_loops(const Match &m) {
+  std::set<std::string> outer = m.group_vars;
+  outer.insert(m.serial_vars.begin(), m.serial_vars.end());
+  return outer;
 }
 
-// A folded buffer's accesses: each folded dimension's index rest - lo, the dimensions of
-// one element dropped.
-Stmt fold(const Stmt &s, IndexScope scope, const std::string &buffer, const std::set<std::string> &outer,
-          const std::vector<FoldedDim> &dims) {
-  return reindexed(s, std::move(scope), buffer, [&](const std::vector<Expr> &indices, const IndexScope &around) {
-    std::vector<Expr> out;
-    for (size_t d = 0; d < indices.size(); ++d) {
-      if (!dims[d].foldable) {
-        out.push_back(indices[d]);
+// Each dimension of buffer's accesses in fused_at as base + rest (IndexScope::split):
+// foldable where every access has one base, rest's range over them.
+std::vector<FoldedDim> fold_plan(const Stmt &fused_at, const Match &m, const std::set<std::string> &outer,
+                                 const std::string &buffer, size_t rank) {
+  std::vector<FoldedDim> dims(rank);
+  reindexed(fused_at, chain_scope(m), buffer, [&](const std::vector<Expr> &indices, const IndexScope &scope) {
+    for (size_t d = 0; d < rank; ++d) {
+      FoldedDim &dim = dims[d];
+      if (!dim.foldable) continue;
+      std::optional<IndexScope::Split> split = scope.split(indices[d], outer);
+      const Interval r = split ? scope.range(split->rest, indices[d]) : Interval::everything();
+      if (!split || !r.bounded || (dim.base && *dim.base != split->base.coeffs) || split->base.constant != 0) {
+        dim.foldable = false;
         continue;
       }
-      if (dims[d].lo == dims[d].hi) continue;
-      Affine rest = around.split(indices[d], outer)->rest;
-      rest.constant -= dims[d].lo;
-      out.push_back(around.expr(rest, indices[d]));
+      dim.base = split->base.coeffs;
+      dim.lo = std::min(dim.lo, r.lo);
+      dim.hi = std::max(dim.hi, r.hi);
     }
-    if (out.empty()) out.push_back(make_int(0));
-    return out;
+    return indices;  // (the plan only)
   });
+  return dims;
 }
 
-// The blocks of s without regions of the given buffers (those now local to a loop
-// inside them: a reduction's block holds the loop where they are allocated).
+// The blocks of s without regions of the given buffers: local to the kernel now (inside
+// a reduction, allocated in a loop inside the consumer's block).
 Stmt without_regions(const Stmt &s, const std::set<std::string> &buffers) {
   struct Strip : IRMutator {
     const std::set<std::string> &buffers;
@@ -869,11 +771,11 @@ Stmt without_regions(const Stmt &s, const std::set<std::string> &buffers) {
 
 // Step 4: the temporaries that only the fused kernel uses, shared between P and C,
 // allocated in local memory around *fused_at (their dimensions indexed by group
-// loops alone dropped) where they fit; the buffers the program keeps.
+// loops alone dropped; inside a reduction, folded to one iteration's block) where they
+// fit; the buffers the program keeps.
 std::vector<TensorDecl> demote_temporaries(const Program &program, const Program &out, size_t fused,
                                            const std::set<std::string> &shared, const Match &m, bool inner,
                                            Stmt *fused_at) {
-  const std::set<std::string> &group_vars = m.group_vars;
   std::set<std::string> elsewhere;  // buffers the other kernels use
   for (size_t k = 0; k < out.kernels.size(); ++k)
     if (k != fused) {
@@ -881,43 +783,32 @@ std::vector<TensorDecl> demote_temporaries(const Program &program, const Program
       elsewhere.insert(other.read.begin(), other.read.end());
       elsewhere.insert(other.written.begin(), other.written.end());
     }
+  const std::set<std::string> outer = outer_loops(m);
   std::vector<TensorDecl> buffers;
   for (const TensorDecl &t : program.buffers) {
     if (t.role != TensorRole::Temp || !shared.count(t.name) || elsewhere.count(t.name)) {
       buffers.push_back(t);
       continue;
     }
-    if (inner) {  // one iteration's block of it
-      const std::vector<FoldedDim> dims = fold_plan(*fused_at, m, t.name, t.shape.size());
-      std::vector<int64_t> shape;
-      for (size_t d = 0; d < dims.size(); ++d)
-        if (!dims[d].foldable)
-          shape.push_back(t.shape[d]);
-        else if (dims[d].hi > dims[d].lo)
-          shape.push_back(dims[d].hi - dims[d].lo + 1);
-      if (shape.empty()) shape.push_back(1);
-      if (shape_numel(shape) * dtype_bytes(value_type(t.type)) > kMaxLocalBytes) {
-        buffers.push_back(t);
-        continue;
+    // Each dimension kept whole, dropped (one element: rest at [0]) or folded.
+    std::vector<FoldedDim> dims(t.shape.size());
+    if (inner) {
+      dims = fold_plan(*fused_at, m, outer, t.name, t.shape.size());
+    } else {
+      const std::vector<Access> uses = accesses(*fused_at, {t.name});
+      for (size_t d = 0; d < t.shape.size(); ++d) {
+        bool group_only = true;
+        for (const Access &a : uses)
+          for (const std::string &v : vars_in(a.indices[d])) group_only &= m.group_vars.count(v) > 0;
+        dims[d] = group_only ? FoldedDim{true, std::nullopt, 0, 0} : FoldedDim{false, std::nullopt, 0, 0};
       }
-      std::set<std::string> outer = m.group_vars;
-      outer.insert(m.serial_vars.begin(), m.serial_vars.end());
-      *fused_at = Allocate::make(t.name, value_type(t.type), shape, MemoryScope::Local,
-                                 fold(*fused_at, chain_scope(m), t.name, outer, dims));
-      continue;
     }
-    const std::vector<Access> uses = accesses(*fused_at, {t.name});
-    std::vector<bool> keep;
     std::vector<int64_t> shape;
-    for (size_t d = 0; d < t.shape.size(); ++d) {
-      std::set<std::string> vars;
-      for (const Access &a : uses)
-        for (const std::string &v : vars_in(a.indices[d])) vars.insert(v);
-      bool group_only = true;
-      for (const std::string &v : vars) group_only &= group_vars.count(v) > 0;
-      keep.push_back(!group_only);
-      if (!group_only) shape.push_back(t.shape[d]);
-    }
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (!dims[d].foldable)
+        shape.push_back(t.shape[d]);
+      else if (dims[d].hi > dims[d].lo)
+        shape.push_back(dims[d].hi - dims[d].lo + 1);
     if (shape.empty()) shape.push_back(1);
     // A 16-bit temporary kept in local memory holds f32 values (unrounded, as
     // PyTorch's fused kernels keep theirs).
@@ -925,37 +816,45 @@ std::vector<TensorDecl> demote_temporaries(const Program &program, const Program
       buffers.push_back(t);
       continue;
     }
-    *fused_at = Allocate::make(t.name, value_type(t.type), shape, MemoryScope::Local, demote(*fused_at, t.name, keep));
+    // A folded dimension's index rest - lo; one of one element dropped.
+    *fused_at = Allocate::make(
+        t.name, value_type(t.type), shape, MemoryScope::Local,
+        reindexed(*fused_at, chain_scope(m), t.name, [&](const std::vector<Expr> &indices, const IndexScope &around) {
+          std::vector<Expr> out;
+          for (size_t d = 0; d < indices.size(); ++d) {
+            if (!dims[d].foldable) {
+              out.push_back(indices[d]);
+            } else if (dims[d].hi > dims[d].lo) {
+              Affine rest = around.split(indices[d], outer)->rest;
+              rest.constant -= dims[d].lo;
+              out.push_back(around.expr(rest, indices[d]));
+            }
+          }
+          if (out.empty()) out.push_back(make_int(0));
+          return out;
+        }));
   }
   return buffers;
 }
 
-// A loop body as cache_read leaves it: local caches allocated around `copies; barrier;
-// work; barrier`.
+// A part of the fused loop's body as cache_read leaves it (loops.h's CacheReadBody),
+// every allocation local: its allocations, copies and work.
 struct CopiedBody {
   std::vector<const Allocate *> allocations;
   std::vector<Stmt> copies, work;
 };
 
-std::optional<CopiedBody> copied_body(Stmt s) {
-  CopiedBody c;
-  while (const Allocate *a = s.as<Allocate>()) {
+std::optional<CopiedBody> copied_body(const Stmt &s) {
+  std::optional<CacheReadBody> c = cache_read_body(s);
+  if (!c || c->allocations.empty() || c->barrier + 1 >= c->seq->stmts.size()) return std::nullopt;
+  for (const Allocate *a : c->allocations)
     if (a->scope != MemoryScope::Local) return std::nullopt;
-    c.allocations.push_back(a);
-    s = a->body;
-  }
-  const Seq *seq = s.as<Seq>();
-  if (c.allocations.empty() || !seq || seq->stmts.size() < 3 || !seq->stmts.back().as<Barrier>()) return std::nullopt;
-  size_t b = 0;
-  while (b < seq->stmts.size() && !seq->stmts[b].as<Barrier>()) ++b;
-  if (b == 0 || b + 1 >= seq->stmts.size()) return std::nullopt;
-  for (size_t i = 0; i < b; ++i) {
-    const For *copy = seq->stmts[i].as<For>();
-    if (!copy || has_barrier(seq->stmts[i])) return std::nullopt;
-    c.copies.push_back(seq->stmts[i]);
-  }
-  c.work.assign(seq->stmts.begin() + static_cast<std::ptrdiff_t>(b) + 1, seq->stmts.end() - 1);
-  return c;
+  const std::vector<Stmt> &stmts = c->seq->stmts;
+  for (size_t i = 0; i < c->barrier; ++i)
+    if (!stmts[i].as<For>() || has_barrier(stmts[i])) return std::nullopt;
+  return CopiedBody{c->allocations,
+                    {stmts.begin(), stmts.begin() + static_cast<std::ptrdiff_t>(c->barrier)},
+                    {stmts.begin() + static_cast<std::ptrdiff_t>(c->barrier) + 1, stmts.end() - 1}};
 }
 
 // Inside a reduction, where P's part starts by copying local caches (cache_read at P's
@@ -1048,15 +947,22 @@ std::optional<Program> compute_at(const Program &given, const std::string &produ
       (!m->local_matched || !reads_what_the_group_writes(rest, *m, shared, producer, consumer, reason)))
     return std::nullopt;
 
-  // 3. One kernel.
-  // Inside a reduction the next iteration's P overwrites what this one's C reads: a
-  // barrier last, as cache_read's copies end theirs.
-  std::vector<Stmt> body{rest};
-  if (m->local_matched && !shared.empty()) body.push_back(Barrier::make(MemoryScope::Global));
-  body.push_back(at->body);
-  if (inner && m->local_matched && !shared.empty()) body.push_back(Barrier::make(MemoryScope::Global));
+  // 3. One kernel: inside a reduction, where both start by copying, one copy phase
+  // (one_copy_phase); else P's part, a barrier, C's body, and inside a reduction a
+  // barrier last (the next iteration's P overwrites what this one's C reads, as
+  // cache_read's copies end theirs).
   std::optional<Stmt> merged = inner && m->local_matched ? one_copy_phase(rest, at->body) : std::nullopt;
-  Stmt fused_at = merged ? *merged : Seq::make(body);
+  Stmt fused_at;
+  if (merged) {
+    fused_at = *merged;
+  } else {
+    const bool barriers = m->local_matched && !shared.empty();
+    std::vector<Stmt> body{rest};
+    if (barriers) body.push_back(Barrier::make(MemoryScope::Global));
+    body.push_back(at->body);
+    if (inner && barriers) body.push_back(Barrier::make(MemoryScope::Global));
+    fused_at = Seq::make(body);
+  }
 
   // 4. Temporaries used only here move to local memory.
   Program out = program;
@@ -1078,12 +984,10 @@ std::optional<Program> compute_at(const Program &given, const std::string &produ
       return For::make(f->var, f->extent, f->kind, body);
     });
   Kernel &k = out.kernels[fused];
-  if (inner) {
-    std::set<std::string> local;
-    for (const std::string &b : shared)
-      if (!out.find_buffer(b)) local.insert(b);
-    k.body = without_regions(k.body, local);
-  }
+  std::set<std::string> local;  // the temporaries now local memory
+  for (const std::string &b : shared)
+    if (!out.find_buffer(b)) local.insert(b);
+  k.body = without_regions(k.body, local);
   const KernelBuffers now = buffers_of(k.body);
   if (first_common(now.read, now.written).empty()) k.body = local_barriers(k.body);
   if (!verified(out, reason)) return std::nullopt;

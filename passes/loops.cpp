@@ -276,8 +276,32 @@ Stmt wrap(const std::vector<Stmt> &layers, Stmt body) {
       body = LetStmt::make(l->var, l->value, body);
     else if (const IfThenElse *g = it->as<IfThenElse>())
       body = IfThenElse::make(g->condition, body);
+    else if (const Block *b = it->as<Block>())
+      body = Block::make(b->stage, b->reads, b->writes, body);
+    else if (const Allocate *a = it->as<Allocate>())
+      body = Allocate::make(a->buffer, a->type, a->shape, a->scope, body);
   }
   return body;
+}
+
+std::optional<CacheReadBody> cache_read_body(const Stmt &body) {
+  CacheReadBody c;
+  Stmt inner = body;
+  while (const Allocate *a = inner.as<Allocate>()) c.allocations.push_back(a), inner = a->body;
+  c.seq = inner.as<Seq>();
+  if (!c.seq || c.seq->stmts.empty() || !c.seq->stmts.back().as<Barrier>()) return std::nullopt;
+  while (!c.seq->stmts[c.barrier].as<Barrier>()) ++c.barrier;
+  if (c.barrier == 0) return std::nullopt;
+  return c;
+}
+
+Stmt inside(const Stmt &s) {
+  if (const For *f = s.as<For>()) return f->body;
+  if (const LetStmt *l = s.as<LetStmt>()) return l->body;
+  if (const IfThenElse *g = s.as<IfThenElse>(); g && !g->else_case.defined()) return g->then_case;
+  if (const Block *b = s.as<Block>()) return b->body;
+  if (const Allocate *a = s.as<Allocate>()) return a->body;
+  return Stmt();
 }
 
 std::vector<Stmt> path_to(const Stmt &body, const std::string &loop) {

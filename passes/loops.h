@@ -83,9 +83,22 @@ std::vector<Stmt> path_to(const Stmt &body, const std::string &loop);
 /// Peels the loops, lets and guards (without else) enclosing one another at the top
 /// of s into *layers, outermost first; returns what the innermost encloses.
 Stmt peel(Stmt s, std::vector<Stmt> *layers);
-/// Rebuilds layers (loops, lets, guards; their own bodies ignored) around body,
-/// outermost first: the inverse of peel.
+/// Rebuilds layers (loops, lets, guards, blocks, allocations; their own bodies ignored)
+/// around body, outermost first: the inverse of peel.
 Stmt wrap(const std::vector<Stmt> &layers, Stmt body);
+/// A loop body as cache_read leaves it: allocations around a sequence `copies; barrier;
+/// work; barrier`, the copies the statements before its first barrier.
+struct CacheReadBody {
+  std::vector<const Allocate *> allocations;
+  const Seq *seq = nullptr;
+  size_t barrier = 0;  // the first barrier's place in seq
+};
+/// body in that form (a sequence inside the allocations, a statement before its first
+/// barrier, a barrier last), or nullopt; what the copies are is the caller's question.
+std::optional<CacheReadBody> cache_read_body(const Stmt &body);
+/// The one statement s holds where it is a loop, a let, a guard without else, a block or
+/// an allocation (wrap({s}, b) puts another there); undefined otherwise.
+Stmt inside(const Stmt &s);
 
 /// The one store `stage[v0, ..] = value` of an elementwise stage (no reduction, alone in
 /// its kernel, distinct loop variables as indices) and those variables in *vars; or

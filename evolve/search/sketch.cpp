@@ -607,6 +607,20 @@ struct Drawer {
     return true;
   }
 
+  // A warp tile's rows along `loop` as mma.sync's fragments lay them out
+  // (ir/matrix_tile.h): io * bm + wy * wm + mi * 16 + h * 8 + g, g from the lane; its
+  // columns nj * 8 + t * 2 + cc, t from the lane.
+  bool fragment_rows(const std::string &s, const std::string &loop, int64_t bm, int64_t wm, const std::string &io,
+                     const std::string &ii, const std::string &wy, const std::string &wi, const std::string &mi,
+                     const std::string &rr, const std::string &h, const std::string &g) {
+    return b.split(s, loop, bm, io, ii) && b.split(s, ii, wm, wy, wi) && b.split(s, wi, 16, mi, rr) &&
+           b.split(s, rr, 8, h, g);
+  }
+  bool fragment_columns(const std::string &s, const std::string &loop, const std::string &nj, const std::string &q,
+                        const std::string &t, const std::string &cc) {
+    return b.split(s, loop, 8, nj, q) && b.split(s, q, 2, t, cc);
+  }
+
   // A contraction on the matrix units (see sketch.h): the tile's rows (the loop only
   // the first operand reads) and columns (only the second's) laid out as mma.sync's
   // fragments (ir/matrix_tile.h), the layout of bench/mma/: block bm x bn of warps
@@ -670,9 +684,8 @@ struct Drawer {
     const std::string wy = b.fresh("wy"), wi = b.fresh("wi"), mi = b.fresh("mi"), rr = b.fresh("rr"), h = b.fresh("h"),
                       g = b.fresh("g"), wx = b.fresh("wx"), wj = b.fresh("wj"), nj = b.fresh("nj"), q = b.fresh("q"),
                       t = b.fresh("t"), cc = b.fresh("cc"), warp = b.fresh("warp"), lane = b.fresh("lane");
-    if (!b.split(s, la, bm, io, ii) || !b.split(s, ii, wm, wy, wi) || !b.split(s, wi, 16, mi, rr) ||
-        !b.split(s, rr, 8, h, g) || !b.split(s, lb, bn, jo, ji) || !b.split(s, ji, wn, wx, wj) ||
-        !b.split(s, wj, 8, nj, q) || !b.split(s, q, 2, t, cc))
+    if (!fragment_rows(s, la, bm, wm, io, ii, wy, wi, mi, rr, h, g) || !b.split(s, lb, bn, jo, ji) ||
+        !b.split(s, ji, wn, wx, wj) || !fragment_columns(s, wj, nj, q, t, cc))
       return fail();
     if (!tile_order(s, loops, {la, lb}, {io, jo, wy, wx, g, t, mi, h, nj, cc}) || !b.fuse(s, {wy, wx}, warp) ||
         !b.fuse(s, {g, t}, lane) || !b.bind(s, io, ForKind::GroupY) || !b.bind(s, jo, ForKind::GroupX) ||
@@ -795,12 +808,11 @@ struct Drawer {
                       lane = b.fresh("lane"), kd = b.fresh("kd"), ki = b.fresh("ki");
     const std::string a_s = b.fresh(reads[row_operand].buffer + "_s"),
                       b_s = b.fresh(reads[1 - row_operand].buffer + "_s");
-    return b.split(s, rows, bm, io, ii) && b.split(s, ii, wm, wy, wi) && b.split(s, wi, 16, mi, rr) &&
-           b.split(s, rr, 8, h, g) && b.split(s, cols, kt, jq, jj) && b.split(s, jj, 8, nj, q) &&
-           b.split(s, q, 2, t, cc) && tile_order(s, loops, {rows, cols}, {io, wy, g, t, jq, mi, h, nj, cc}) &&
-           b.fuse(s, {g, t}, lane) && b.bind(s, io, ForKind::GroupY) && b.bind(s, wy, ForKind::LocalY) &&
-           b.bind(s, lane, ForKind::LocalX) && b.step(PrimitiveKind::CacheWrite, s, {jq}) &&
-           b.split(s, r.name, extent, kd, ki) &&
+    return fragment_rows(s, rows, bm, wm, io, ii, wy, wi, mi, rr, h, g) && b.split(s, cols, kt, jq, jj) &&
+           fragment_columns(s, jj, nj, q, t, cc) &&
+           tile_order(s, loops, {rows, cols}, {io, wy, g, t, jq, mi, h, nj, cc}) && b.fuse(s, {g, t}, lane) &&
+           b.bind(s, io, ForKind::GroupY) && b.bind(s, wy, ForKind::LocalY) && b.bind(s, lane, ForKind::LocalX) &&
+           b.step(PrimitiveKind::CacheWrite, s, {jq}) && b.split(s, r.name, extent, kd, ki) &&
            b.cache_read(s, lane, reads[row_operand].buffer, MemoryScope::Local, a_s) &&
            b.cache_read(s, jq, reads[1 - row_operand].buffer, MemoryScope::Local, b_s) &&
            b.layout(PrimitiveKind::Pad, s, a_s, {8}) && b.layout(PrimitiveKind::Pad, s, b_s, {8}) &&
@@ -834,8 +846,7 @@ struct Drawer {
                       mi = b.fresh("mi"), rr = b.fresh("rr"), h = b.fresh("h"), g = b.fresh("g"), nj = b.fresh("nj"),
                       q = b.fresh("q"), t = b.fresh("t"), cc = b.fresh("cc"), lane = b.fresh("lane"),
                       ko = b.fresh("ko"), ki = b.fresh("ki"), v_s = b.fresh(reads[0].buffer + "_s");
-    if (!b.split(s, la, bm, io, ii) || !b.split(s, ii, wm, wy, wi) || !b.split(s, wi, 16, mi, rr) ||
-        !b.split(s, rr, 8, h, g) || !b.split(s, lb, 8, nj, q) || !b.split(s, q, 2, t, cc) ||
+    if (!fragment_rows(s, la, bm, wm, io, ii, wy, wi, mi, rr, h, g) || !fragment_columns(s, lb, nj, q, t, cc) ||
         !tile_order(s, loops, {la, lb}, {io, wy, g, t, mi, h, nj, cc}) || !b.fuse(s, {g, t}, lane) ||
         !b.bind(s, io, ForKind::GroupY) || !b.bind(s, wy, ForKind::LocalY) || !b.bind(s, lane, ForKind::LocalX) ||
         !b.step(PrimitiveKind::CacheWrite, s, {lane}) || !b.split(s, c.reduce_vars[0].name, kt, ko, ki) ||
