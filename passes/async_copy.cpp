@@ -56,85 +56,6 @@ struct Slotted : IRMutator {
   }
 };
 
-// f / K and f % K of the flat index f = W g + v, v < W and K a multiple of W, in g
-// and v: g / (K / W) and W (g % (K / W)) + v, the parts in g as lets (`lets`, in order) so
-// that an index is affine in v; other_use where f is used otherwise.
-struct Lanes : IRMutator {
-  std::string f;
-  int64_t width = 4;
-  Expr g, v;
-  NameSet *names = nullptr;
-  std::vector<std::pair<std::string, Expr>> lets;
-  std::map<std::pair<BinaryOp, int64_t>, Expr> made;
-  bool other_use = false;
-  using IRMutator::visit;
-  Expr part(BinaryOp op, int64_t k, const Expr &divisor) {
-    auto [it, fresh] = made.try_emplace({op, k});
-    if (fresh) {
-      const std::string name = names->fresh(f + (op == BinaryOp::Div ? "_q" : "_r") + std::to_string(k));
-      // (W g) / K = g / (K / W) and (W g) % K = W (g % (K / W)): bounds the verifier sees.
-      const Expr part = make_int(k / width, divisor.type());
-      lets.push_back({name, op == BinaryOp::Div ? Binary::make(BinaryOp::Div, g, part)
-                                                : Binary::make(BinaryOp::Mod, g, part) * make_int(width, g.type())});
-      it->second = Var::make(g.type(), name);
-    }
-    return it->second;
-  }
-  Expr visit(const Binary *n, const Expr &self) override {
-    const Var *var = n->a.as<Var>();
-    std::optional<int64_t> k = as_const_int(n->b);
-    if (var && var->name == f && k && *k > 0 && *k % width == 0) {
-      if (n->op == BinaryOp::Div) return part(BinaryOp::Div, *k, n->b);
-      if (n->op == BinaryOp::Mod) return part(BinaryOp::Mod, *k, n->b) + v;
-    }
-    return IRMutator::visit(n, self);
-  }
-  Expr visit(const Var *n, const Expr &self) override {
-    if (n->name == f) other_use = true;
-    return self;
-  }
-};
-
-// The copy `for i unrolled { let f = i * N + w; X[c(f)] = src[s(f)] }` as W lanes a
-// step (`for i unrolled { let g = i * N + w; for v vectorized { X[..] = src[..] } }`
-// over 1 / W of the steps, f = W g + v; W = 16 / the element's bytes), or nullopt where
-// that is not the same copy in 16-byte pieces.
-std::optional<Stmt> in_lanes(const Program &program, const For &copy, const BoundsScope &outside, NameSet &names) {
-  const LetStmt *let = copy.body.as<LetStmt>();
-  const Store *store = let ? let->body.as<Store>() : nullptr;
-  const Load *load = store ? store->value.as<Load>() : nullptr;
-  const TensorDecl *source = load ? program.find_buffer(load->buffer) : nullptr;
-  if (!source || (dtype_bytes(source->type) != 4 && dtype_bytes(source->type) != 2)) return std::nullopt;
-  const int64_t width = 16 / dtype_bytes(source->type);
-  if (copy.extent % width != 0) return std::nullopt;
-  // Inside its buffer at every step, so that the pad (which a vector read cannot
-  // have) never applies.
-  BoundsScope scope = outside;
-  scope.vars[copy.var] = Interval::of(0, copy.extent - 1);
-  scope.vars[let->var] = bounds_of(let->value, scope);
-  for (size_t d = 0; d < load->indices.size(); ++d)
-    if (!bounds_of(load->indices[d], scope).within(0, source->shape[d] - 1)) return std::nullopt;
-  const std::string g = names.fresh(let->var + "_g"), lane = names.fresh(copy.var + "_v");
-  Lanes lanes;
-  lanes.names = &names;
-  lanes.width = width;
-  lanes.f = let->var;
-  lanes.v = Var::make(let->value.type(), lane);
-  lanes.g = Var::make(let->value.type(), g);
-  Stmt body = lanes.mutate(Stmt(std::make_shared<Store>(*store)));
-  if (lanes.other_use) return std::nullopt;
-  const Store *lane_store = body.as<Store>();
-  const Load *lane_load = lane_store->value.as<Load>();
-  Stmt vector = For::make(lane, width, ForKind::Vectorized,
-                          Store::make(lane_store->buffer, lane_store->indices,
-                                      Load::make(lane_load->type, lane_load->buffer, lane_load->indices)));
-  std::string why;
-  if (!vector_form(*vector.as<For>(), &why)) return std::nullopt;  // the lanes are not contiguous
-  for (auto l = lanes.lets.rbegin(); l != lanes.lets.rend(); ++l) vector = LetStmt::make(l->first, l->second, vector);
-  // g = i * N + w is f's value with 1 / W of the steps.
-  return For::make(copy.var, copy.extent / width, ForKind::Unrolled, LetStmt::make(g, let->value, vector));
-}
-
 // L's body as cache_read leaves it (loops.h's CacheReadBody), the copies each a loop
 // into one local cache from a global buffer.
 struct CopiedLoop : CacheReadBody {
@@ -225,16 +146,11 @@ std::optional<Program> async_copy(const Program &program, const std::string &sta
   }
 
   NameSet names = kernel_names(program, kernel);
-  // The ranges of the loops and lets from the kernel's root to L (L's own included).
-  BoundsScope to_loop;
-  for (const Stmt &s : path_to(kernel.body, loop)) {
-    if (const For *f = s.as<For>()) to_loop.vars[f->var] = Interval::of(0, f->extent - 1);
-    if (const LetStmt *let = s.as<LetStmt>()) to_loop.vars[let->var] = bounds_of(let->value, to_loop);
-  }
   // 2. Each copy in lanes where it can be.
   std::vector<Stmt> copy_stmts;
+  const BoundsScope to_loop = ranges_to(kernel.body, loop);
   for (const For *copy : copied->copies) {
-    std::optional<Stmt> wide = in_lanes(program, *copy, to_loop, names);
+    std::optional<Stmt> wide = copy_in_lanes(program, *copy, to_loop, names);
     copy_stmts.push_back(wide ? *wide : Stmt(std::make_shared<For>(*copy)));
   }
   // The copies of iteration `at` into slot `slot`, under fresh names.

@@ -22,6 +22,7 @@
 //  3. Reads become b_s[(index - (F + lo)) / s], which uses only ranging variables.
 //  4. Local memory: a barrier after the copy (the group's work-items read each
 //     other's elements) and one after the body (before the next copy overwrites).
+#include <algorithm>
 #include <numeric>
 #include <set>
 #include <tuple>
@@ -178,12 +179,54 @@ Around around_loop(const std::vector<Stmt> &path, MemoryScope scope) {
   return out;
 }
 
+// A ranging variable of an index, its coefficient and extent: a dimension in parts has
+// one of the cache's dimensions for each.
+struct Part {
+  std::string var;
+  int64_t coeff, extent;
+};
+
 // Per dimension: the fixed part F all reads share, the span [lo, hi] of their ranging
-// parts, the step s between the elements they read, and the box's shape.
+// parts and the step s between the elements they read; or, where that span is mostly
+// gaps (d = (j * 256 + t) * 8 + v read at every j and v of one t), the dimension in
+// parts: a dimension of the cache per ranging variable, indexed by its value. shape is
+// the cache's: one extent per plain dimension, one per part.
 struct Box {
   std::vector<Affine> fixed;
-  std::vector<int64_t> lo, hi, stride, shape;
+  std::vector<int64_t> lo, hi, stride;
+  std::vector<std::vector<Part>> parts;
+  std::vector<int64_t> shape;
 };
+
+// The ranging terms of a read's index in dimension d (the variables of more than one
+// value), the largest step first.
+std::vector<Part> ranging_terms(const Read &read, size_t d, const Around &around) {
+  std::vector<Part> terms;
+  for (const auto &[v, c] : read.index[d].coeffs)
+    if (around.ranging.count(v) && around.extents.count(v) && around.extents.at(v) > 1)
+      terms.push_back({v, c, around.extents.at(v)});
+  std::stable_sort(terms.begin(), terms.end(),
+                   [](const Part &a, const Part &b) { return std::abs(a.coeff) > std::abs(b.coeff); });
+  return terms;
+}
+
+// Dimension d in parts, where every read indexes it alike (the same offset, and ranging
+// terms of the same steps and extents, whatever their variables' names) and that holds
+// fewer elements than the span; else empty. A read's element in the cache is then its
+// variables' values, part by part.
+std::vector<Part> parts_of(const std::vector<Read> &reads, size_t d, const Around &around, int64_t span) {
+  const std::vector<Part> parts = ranging_terms(reads[0], d, around);
+  auto same = [](const Part &a, const Part &b) { return a.coeff == b.coeff && a.extent == b.extent; };
+  for (const Read &read : reads) {
+    const std::vector<Part> terms = ranging_terms(read, d, around);
+    if (read.index[d].constant != reads[0].index[d].constant || terms.size() != parts.size() ||
+        !std::equal(terms.begin(), terms.end(), parts.begin(), same))
+      return {};
+  }
+  int64_t volume = 1;
+  for (const Part &p : parts) volume *= p.extent;
+  return parts.size() >= 2 && volume < span ? parts : std::vector<Part>{};
+}
 
 // One read's part of the box in dimension d: its fixed part, and the least and
 // greatest of its ranging part; nullopt (with *reason) where an index uses a name
@@ -220,6 +263,7 @@ std::optional<Box> box_of(const std::vector<Read> &reads, Around &around, const 
           std::vector<int64_t>(rank),
           std::vector<int64_t>(rank),
           std::vector<int64_t>(rank, 0),
+          std::vector<std::vector<Part>>(rank),
           {}};
   for (size_t r = 0; r < reads.size(); ++r) {
     const Read &read = reads[r];
@@ -248,7 +292,11 @@ std::optional<Box> box_of(const std::vector<Read> &reads, Around &around, const 
   }
   for (size_t d = 0; d < rank; ++d) {
     if (box.stride[d] == 0) box.stride[d] = 1;
-    box.shape.push_back((box.hi[d] - box.lo[d]) / box.stride[d] + 1);
+    const int64_t span = (box.hi[d] - box.lo[d]) / box.stride[d] + 1;
+    box.parts[d] = parts_of(reads, d, around, span);
+    if (box.parts[d].empty()) box.shape.push_back(span);
+    else box.lo[d] = reads[0].index[d].constant;  // the origin: each part adds coefficient x value
+    for (const Part &p : box.parts[d]) box.shape.push_back(p.extent);
   }
   return box;
 }
@@ -274,7 +322,7 @@ bool fits(const Box &box, const TensorDecl &source, MemoryScope scope, std::stri
 // work-item w of W, its coordinates by / and %.
 Stmt copy_loop(const Box &box, const Around &around, const TensorDecl &source, double pad, MemoryScope scope,
                const std::string &cache, NameSet &names) {
-  const size_t rank = box.shape.size();
+  const size_t rank = box.fixed.size();
   const int64_t volume = shape_numel(box.shape);
   const int64_t workers = scope == MemoryScope::Local ? around.workers() : 1;
   // The copy's flat element numbers run to steps * workers, past the volume where the
@@ -290,18 +338,28 @@ Stmt copy_loop(const Box &box, const Around &around, const TensorDecl &source, d
         worker = worker.defined() ? worker * make_int(e, index) + w : w;
       }
   Expr f = Var::make(index, flat);
-  std::vector<Expr> coords(rank), source_index(rank);
-  int64_t below = 1;  // elements of the box per step of dimension d
+  std::vector<Expr> coords(box.shape.size()), source_index(rank);
+  size_t k = box.shape.size();  // the cache's dimension, counted down with the box's
+  int64_t below = 1;            // elements of the box per step of cache dimension k
+  auto coordinate = [&] {
+    --k;
+    Expr c = below == 1 ? f : f / make_int(below, index);
+    if (k > 0) c = c % make_int(box.shape[k], index);
+    below *= box.shape[k];
+    return coords[k] = c;
+  };
   for (size_t d = rank; d-- > 0;) {
     Affine o = box.fixed[d];  // the box's origin, in the fixed variables
     o.constant = box.lo[d];
     const DType t = index_type_for(source.shape[d]);
-    Expr c = below == 1 ? f : f / make_int(below, index);
-    if (d > 0) c = c % make_int(box.shape[d], index);
-    coords[d] = c;
-    source_index[d] = affine_expr(o, around.types, t) +
-                      (box.stride[d] == 1 ? cast_to(t, c) : cast_to(t, c) * make_int(box.stride[d], t));
-    below *= box.shape[d];
+    source_index[d] = affine_expr(o, around.types, t);
+    if (box.parts[d].empty()) {
+      const Expr c = coordinate();
+      source_index[d] = source_index[d] + (box.stride[d] == 1 ? cast_to(t, c) : cast_to(t, c) * make_int(box.stride[d], t));
+    }
+    for (auto p = box.parts[d].rbegin(); p != box.parts[d].rend(); ++p)
+      source_index[d] = source_index[d] + (p->coeff == 1 ? cast_to(t, coordinate())
+                                                         : cast_to(t, coordinate()) * make_int(p->coeff, t));
   }
   Stmt copy = Store::make(cache, coords, Load::make(source.type, source.name, source_index, pad));
   if (steps * workers != volume) copy = IfThenElse::make(f < make_int(volume, index), copy);
@@ -316,13 +374,13 @@ Stmt copy_loop(const Box &box, const Around &around, const TensorDecl &source, d
 // variables alone.
 struct Redirect : IRMutator {
   const std::string &cache;
-  std::map<const Load *, const std::vector<Affine> *> index;  // each read's affine index, from step 1
+  std::map<const Load *, const Read *> index;  // each read's affine index, from step 1
   const Box &box;
+  const Around &around;
   const std::map<std::string, DType> &types;
-  Redirect(const std::string &cache, const std::vector<Read> &reads, const Box &box,
-           const std::map<std::string, DType> &types)
-      : cache(cache), box(box), types(types) {
-    for (const Read &r : reads) index[r.load] = &r.index;
+  Redirect(const std::string &cache, const std::vector<Read> &reads, const Box &box, const Around &around)
+      : cache(cache), box(box), around(around), types(around.types) {
+    for (const Read &r : reads) index[r.load] = &r;
   }
   using IRMutator::visit;
   Expr visit(const Load *n, const Expr &self) override {
@@ -330,7 +388,12 @@ struct Redirect : IRMutator {
     if (it == index.end()) return IRMutator::visit(n, self);
     std::vector<Expr> indices;
     for (size_t d = 0; d < n->indices.size(); ++d) {
-      Affine a = (*it->second)[d];
+      if (!box.parts[d].empty()) {
+        for (const Part &p : ranging_terms(*it->second, d, around))
+          indices.push_back(affine_expr(Affine{{{p.var, 1}}, 0}, types, DType::I32));
+        continue;
+      }
+      Affine a = it->second->index[d];
       for (const auto &[v, c] : box.fixed[d].coeffs) a.coeffs.erase(v);
       a.constant -= box.lo[d];
       for (auto &[v, c] : a.coeffs) c /= box.stride[d];
@@ -408,10 +471,14 @@ std::optional<Program> cache_read(const Program &program, const std::string &sta
   // 2. The copy.
   NameSet names = kernel_names(program, kernel);
   names.reserve(cache);
-  const Stmt copy = copy_loop(*box, around, *source, reads.reads[0].load->pad.value_or(0.0), scope, cache, names);
+  Stmt copy = copy_loop(*box, around, *source, reads.reads[0].load->pad.value_or(0.0), scope, cache, names);
+  // A private copy of contiguous elements in 16-byte vectors (a local one stays element by
+  // element: its work-items' steps interleave).
+  if (scope == MemoryScope::Private)
+    if (auto wide = copy_in_lanes(program, *copy.as<For>(), ranges_to(kernel.body, loop), names)) copy = *wide;
 
   // 3. Reads from the cache.
-  const Stmt body = Redirect(cache, reads.reads, *box, around.types).mutate(at->body);
+  const Stmt body = Redirect(cache, reads.reads, *box, around).mutate(at->body);
 
   // 4. Barriers around the use of a shared copy; copies at one loop share them.
   Stmt cached;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/vector_form.h"
 #include "ir/verifier.h"
 #include "ir/visitor.h"
 #include "passes/primitives.h"
@@ -482,6 +483,95 @@ bool outer_loops_on_groups(const StageLoops &where, const std::string &stage, co
       return false;
     }
   return true;
+}
+
+BoundsScope ranges_to(const Stmt &body, const std::string &loop) {
+  BoundsScope out;
+  for (const Stmt &s : path_to(body, loop)) {
+    if (const For *f = s.as<For>()) out.vars[f->var] = Interval::of(0, f->extent - 1);
+    if (const LetStmt *let = s.as<LetStmt>()) out.vars[let->var] = bounds_of(let->value, out);
+  }
+  return out;
+}
+
+namespace {
+
+// f / K and f % K of the flat index f = W g + v, v < W and K a multiple of W, in g
+// and v: g / (K / W) and W (g % (K / W)) + v, the parts in g as lets (`lets`, in order) so
+// that an index is affine in v; other_use where f is used otherwise.
+struct Lanes : IRMutator {
+  std::string f;
+  int64_t width = 4;
+  Expr g, v;
+  NameSet *names = nullptr;
+  std::vector<std::pair<std::string, Expr>> lets;
+  std::map<std::pair<BinaryOp, int64_t>, Expr> made;
+  bool other_use = false;
+  using IRMutator::visit;
+  Expr part(BinaryOp op, int64_t k, const Expr &divisor) {
+    auto [it, fresh] = made.try_emplace({op, k});
+    if (fresh) {
+      const std::string name = names->fresh(f + (op == BinaryOp::Div ? "_q" : "_r") + std::to_string(k));
+      // (W g) / K = g / (K / W) and (W g) % K = W (g % (K / W)): bounds the verifier sees.
+      const Expr part = make_int(k / width, divisor.type());
+      lets.push_back({name, op == BinaryOp::Div ? Binary::make(BinaryOp::Div, g, part)
+                                                : Binary::make(BinaryOp::Mod, g, part) * make_int(width, g.type())});
+      it->second = Var::make(g.type(), name);
+    }
+    return it->second;
+  }
+  Expr visit(const Binary *n, const Expr &self) override {
+    const Var *var = n->a.as<Var>();
+    std::optional<int64_t> k = as_const_int(n->b);
+    if (var && var->name == f && k && *k > 0 && *k % width == 0) {
+      if (n->op == BinaryOp::Div) return part(BinaryOp::Div, *k, n->b);
+      if (n->op == BinaryOp::Mod) return part(BinaryOp::Mod, *k, n->b) + v;
+    }
+    return IRMutator::visit(n, self);
+  }
+  Expr visit(const Var *n, const Expr &self) override {
+    if (n->name == f) other_use = true;
+    return self;
+  }
+};
+
+}  // namespace
+
+// loops.h says what; the lets keep each index affine in v.
+std::optional<Stmt> copy_in_lanes(const Program &program, const For &copy, const BoundsScope &outside, NameSet &names) {
+  const LetStmt *let = copy.body.as<LetStmt>();
+  const Store *store = let ? let->body.as<Store>() : nullptr;
+  const Load *load = store ? store->value.as<Load>() : nullptr;
+  const TensorDecl *source = load ? program.find_buffer(load->buffer) : nullptr;
+  if (!source || (dtype_bytes(source->type) != 4 && dtype_bytes(source->type) != 2)) return std::nullopt;
+  const int64_t width = 16 / dtype_bytes(source->type);
+  if (copy.extent % width != 0) return std::nullopt;
+  // Inside its buffer at every step, so that the pad (which a vector read cannot
+  // have) never applies.
+  BoundsScope scope = outside;
+  scope.vars[copy.var] = Interval::of(0, copy.extent - 1);
+  scope.vars[let->var] = bounds_of(let->value, scope);
+  for (size_t d = 0; d < load->indices.size(); ++d)
+    if (!bounds_of(load->indices[d], scope).within(0, source->shape[d] - 1)) return std::nullopt;
+  const std::string g = names.fresh(let->var + "_g"), lane = names.fresh(copy.var + "_v");
+  Lanes lanes;
+  lanes.names = &names;
+  lanes.width = width;
+  lanes.f = let->var;
+  lanes.v = Var::make(let->value.type(), lane);
+  lanes.g = Var::make(let->value.type(), g);
+  Stmt body = lanes.mutate(Stmt(std::make_shared<Store>(*store)));
+  if (lanes.other_use) return std::nullopt;
+  const Store *lane_store = body.as<Store>();
+  const Load *lane_load = lane_store->value.as<Load>();
+  Stmt vector = For::make(lane, width, ForKind::Vectorized,
+                          Store::make(lane_store->buffer, lane_store->indices,
+                                      Load::make(lane_load->type, lane_load->buffer, lane_load->indices)));
+  std::string why;
+  if (!vector_form(*vector.as<For>(), &why)) return std::nullopt;  // the lanes are not contiguous
+  for (auto l = lanes.lets.rbegin(); l != lanes.lets.rend(); ++l) vector = LetStmt::make(l->first, l->second, vector);
+  // g = i * N + w is f's value with 1 / W of the steps.
+  return For::make(copy.var, copy.extent / width, ForKind::Unrolled, LetStmt::make(g, let->value, vector));
 }
 
 }  // namespace ks
