@@ -1,6 +1,7 @@
 #include "passes/loops.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "ir/vector_form.h"
 #include "ir/verifier.h"
@@ -505,28 +506,42 @@ struct Lanes : IRMutator {
   Expr g, v;
   NameSet *names = nullptr;
   std::vector<std::pair<std::string, Expr>> lets;
-  std::map<std::pair<BinaryOp, int64_t>, Expr> made;
+  std::map<std::tuple<BinaryOp, int64_t, int64_t>, Expr> made;
   bool other_use = false;
   using IRMutator::visit;
-  Expr part(BinaryOp op, int64_t k, const Expr &divisor) {
-    auto [it, fresh] = made.try_emplace({op, k});
+  // f / K, f % K, or (f / K) % M where m > 0, as a let in g.
+  Expr part(BinaryOp op, int64_t k, int64_t m, DType type) {
+    auto [it, fresh] = made.try_emplace({op, k, m});
     if (fresh) {
-      const std::string name = names->fresh(f + (op == BinaryOp::Div ? "_q" : "_r") + std::to_string(k));
+      const std::string name = names->fresh(f + (op == BinaryOp::Div ? "_q" : "_r") + std::to_string(k) +
+                                            (m > 0 ? "_r" + std::to_string(m) : ""));
       // (W g) / K = g / (K / W) and (W g) % K = W (g % (K / W)): bounds the verifier sees.
-      const Expr part = make_int(k / width, divisor.type());
-      lets.push_back({name, op == BinaryOp::Div ? Binary::make(BinaryOp::Div, g, part)
-                                                : Binary::make(BinaryOp::Mod, g, part) * make_int(width, g.type())});
+      const Expr part = make_int(k / width, type);
+      Expr value = op == BinaryOp::Div ? Binary::make(BinaryOp::Div, g, part)
+                                       : Binary::make(BinaryOp::Mod, g, part) * make_int(width, g.type());
+      if (m > 0) value = Binary::make(BinaryOp::Mod, value, make_int(m, type));
+      lets.push_back({name, value});
       it->second = Var::make(g.type(), name);
     }
     return it->second;
+  }
+  // K where e is f / K with K a multiple of W.
+  std::optional<int64_t> quotient_of_f(const Expr &e) {
+    const Binary *b = e.as<Binary>();
+    const Var *var = b && b->op == BinaryOp::Div ? b->a.as<Var>() : nullptr;
+    std::optional<int64_t> k = var && var->name == f ? as_const_int(b->b) : std::nullopt;
+    return k && *k > 0 && *k % width == 0 ? k : std::nullopt;
   }
   Expr visit(const Binary *n, const Expr &self) override {
     const Var *var = n->a.as<Var>();
     std::optional<int64_t> k = as_const_int(n->b);
     if (var && var->name == f && k && *k > 0 && *k % width == 0) {
-      if (n->op == BinaryOp::Div) return part(BinaryOp::Div, *k, n->b);
-      if (n->op == BinaryOp::Mod) return part(BinaryOp::Mod, *k, n->b) + v;
+      if (n->op == BinaryOp::Div) return part(BinaryOp::Div, *k, 0, n->b.type());
+      if (n->op == BinaryOp::Mod) return part(BinaryOp::Mod, *k, 0, n->b.type()) + v;
     }
+    // (f / K) % M: a digit of the part above the lanes, the same in every lane.
+    if (n->op == BinaryOp::Mod && k && *k > 0)
+      if (std::optional<int64_t> q = quotient_of_f(n->a)) return part(BinaryOp::Div, *q, *k, n->b.type());
     return IRMutator::visit(n, self);
   }
   Expr visit(const Var *n, const Expr &self) override {
