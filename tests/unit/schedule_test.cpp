@@ -868,6 +868,82 @@ TEST(CacheRead, StridedBoxInRegisters) {
   EXPECT_EQ(count(text, "exp(x["), 0) << text;
 }
 
+// Softmax at D = 64 in one kernel, a row a group of 4 work-items, each reading 2-element
+// chunks d = (cj * 4 + t) * 2 + v, interleaved with the others' (coalesced): the schedule
+// that makes its private box a dimension in parts.
+const char *kSoftmaxWide = R"(kernel softmax(x: f32[N, D]) -> y: f32[N, D] where N = 3, D = 64 {
+  row_max[n] = max(d) x[n, d]
+  e[n, d] = exp(x[n, d] - row_max[n])
+  total[n] = sum(d) e[n, d]
+  y[n, d] = e[n, d] / total[n]
+})";
+const char *kInterleavedChunks =
+    "inline e\nsplit row_max.d 4 -> c v\nbind row_max.n group.x\ncross_reduce row_max.c 4 -> t\n"
+    "split total.d 4 -> c v\nbind total.n group.x\ncross_reduce total.c 4 -> t\n"
+    "split y.d 4 -> c v\nsplit y.c 4 -> cj t\nreorder y t cj v\nbind y.n group.x\nbind y.t local.x\n"
+    "vectorize y.v\ncompute_at total y.t\ncompute_at row_max y.t\ncache_read y.t x private -> x_r\n";
+
+TEST(CacheRead, ADimensionInPartsWhereItsSpanIsMostlyGaps) {
+  // Work-item t reads x[n, cj * 16 + t * 4 + v]: 16 elements of a span of 52. Each
+  // ranging variable, whatever its name in each stage (cj, cj1, v, v1 ...), indexes a
+  // dimension of its own, the largest step first.
+  Program p = scheduled(kSoftmaxWide, kInterleavedChunks);
+  std::string text = print_stmt(p.kernels[0].body);
+  EXPECT_EQ(count(text, "allocate x_r: f32[1, 4, 4] private"), 1) << text;
+  // The copy, four elements (16 bytes) a step.
+  EXPECT_EQ(count(text, "for x_r_i in 0..4 unrolled"), 1) << text;
+  EXPECT_EQ(count(text, "for x_r_i_v in 0..4 vectorized"), 1) << text;
+  EXPECT_EQ(count(text, "x[n + x_r_f_q16, t * 4 + (x_r_f_r4 + x_r_i_v) + x_r_f_q4_r4 * 16]"), 1) << text;
+  EXPECT_EQ(count(text, "exp(x["), 0) << text;
+  EXPECT_EQ(count(text, "x_r[0, cj"), 3) << text;  // the max, the sum and the normalisation
+  // A contiguous chunk (d = t * 16 + v) stays one plain dimension, its copy in vectors too.
+  const std::string chunk =
+      "inline e\nsplit row_max.d 16 -> c v\nbind row_max.n group.x\ncross_reduce row_max.c 4 -> t\n"
+      "split total.d 16 -> c v\nbind total.n group.x\ncross_reduce total.c 4 -> t\n"
+      "split y.d 16 -> c v\nsplit y.c 4 -> cj t\nreorder y t cj v\nbind y.n group.x\nbind y.t local.x\n"
+      "compute_at total y.t\ncompute_at row_max y.t\ncache_read y.t x private -> x_r\n";
+  text = print_stmt(scheduled(kSoftmaxWide, chunk).kernels[0].body);
+  EXPECT_EQ(count(text, "allocate x_r: f32[1, 16] private"), 1) << text;
+  EXPECT_EQ(count(text, "vectorized"), 1) << text;
+  // Reads at different offsets keep the plain box (StridedBoxInRegisters: 2 elements, 4
+  // apart), and a local copy stays element by element.
+  text = print_stmt(scheduled(kSoftmaxWide, std::string(kSoftmaxOneKernel) + "cache_read y.t x local -> x_s\n")
+                        .kernels[0]
+                        .body);
+  EXPECT_EQ(count(text, "vectorized"), 0) << text;
+}
+
+// The boxes in parts and the copies in vectors on the devices here, against the
+// interpreter: f32 and bf16 (eight 2-byte lanes a copy), at sizes the chunks fill and
+// at sizes they overhang (the reads guarded, the box plain).
+TEST(CacheReadOnDevice, BoxesInPartsAgreeWithTheInterpreter) {
+  std::string bf16_schedule = kInterleavedChunks;
+  for (const char *stage : {"row_max", "total", "y"}) {
+    const std::string from = "split " + std::string(stage) + ".d 4 ", to = "split " + std::string(stage) + ".d 8 ";
+    bf16_schedule.replace(bf16_schedule.find(from), from.size(), to);
+  }
+  for (const std::string api : {"opencl", "vulkan"}) {
+    if (!test::has_device(api)) {
+      std::printf("SKIP %s: %s\n", api.c_str(), test::missing_device(api).c_str());
+      continue;
+    }
+    auto device = runtime::open_device("", api);
+    for (const DType type : {DType::F32, DType::BF16}) {
+      const std::string text = frontend::with_dtype(test::source(kSoftmaxWide, "wide.ks"), type);
+      const frontend::Spec spec = frontend::parse_spec(test::source(text, "wide.ks"));
+      for (const std::string sizes : {"N=3,D=64", "N=2,D=128", "N=3,D=50"}) {
+        EvalOptions options;
+        options.time = false;
+        options.trials = 1;
+        options.schedule = schedule_of(type == DType::F32 ? std::string(kInterleavedChunks) : bf16_schedule);
+        frontend::parse_size_assignments(sizes, &options.check_sizes);
+        EvalRecord r = evaluate(spec, "wide.ks", *device, options);
+        EXPECT_TRUE(r.ok()) << api << " " << dtype_name(type) << " at " << sizes << ":\n" << r.to_json().dump(2);
+      }
+    }
+  }
+}
+
 TEST(CacheRead, Refusals) {
   const std::string ready = std::string(kTiled) + "cache_write c.tx private\nsplit c.k 4 -> ko ki\n";
   EXPECT_EQ(first_line(refusal(kMatmul, ready + "cache_read c.io a local -> a_s")),
