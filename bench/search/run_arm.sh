@@ -7,7 +7,8 @@
 # (ksmith export --cost-rows) but the example's own, DIR/NAME-*.jsonl: what the
 # model knows of the device, not of the problem (leave one out), in place of the
 # configuration's cost_model.prior. KSMITH names the ksmith to run (a copy, so that a
-# rebuild does not change it mid-run). bench/search/compare_search.py compares two arms' runs.
+# rebuild does not change it mid-run); KS_DTYPE=bf16 (or f16): the specs' f32 tensors at that
+# type (--dtype). bench/search/compare_search.py compares two arms' runs.
 #   bash bench/search/run_arm.sh SIZES RUNS ARM SEED BUDGET MINUTES [NAME...]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,6 +30,6 @@ while read -r name assignments; do
   echo "== $name $arm seed $seed ($assignments)"
   # shellcheck disable=SC2086
   "${KSMITH:-./build/ksmith}" evolve "examples/$name.ks" --size "$assignments" $flags ${KS_EVOLVE_FLAGS:-} \
-    --seed "$seed" --budget "$budget" --minutes "$minutes" --out "$dir" "${prior[@]}" 2>&1 | grep -v "evaluated (" | tail -4
+    --seed "$seed" --budget "$budget" --minutes "$minutes" --out "$dir" "${prior[@]}" ${KS_DTYPE:+--dtype "$KS_DTYPE"} 2>&1 | grep -v "evaluated (" | tail -4
   touch "$dir/done"
 done < "$sizes"
