@@ -402,7 +402,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
   // f16 stores through PTX's cvt.rn.f16x2.f32 where the target takes inline PTX (NVIDIA's
   // OpenCL, as its matrix units do): its vstore_half_rte is a routine, not an instruction,
   // and an f16 layer_norm stored through it took 0.224 ms against 0.129 through cvt on the
-  // H200 (bench/results.md, "f16 stores").
+  // H200 (bench/results.md, "Rows in 16-byte vectors").
   bool ptx_f16_stores() const { return p.target_.matrix_units == MatrixUnits::Ptx; }
   // Two f32 values rounded to nearest even into one register of the 16-bit format, the
   // first in the low half.

@@ -12,14 +12,20 @@
 //     loop's values are among. Per dimension, all reads share one fixed part F
 //     and their ranging parts span [lo, hi] in steps of s (the gcd of the ranging
 //     coefficients and of the reads' offsets): the box starts at F + lo and has
-//     (hi - lo) / s + 1 elements, s apart. L is a serial loop, or the innermost
-//     local loop (then each work-item copies once, before its work).
+//     (hi - lo) / s + 1 elements, s apart. Where that span is mostly gaps and every
+//     read indexes the dimension alike (d = (j * 256 + t) * 8 + v at each j and v:
+//     64 elements of a span of 14,344), the dimension is in parts instead: one
+//     dimension of the box per ranging variable, indexed by its value. L is a serial
+//     loop, or the innermost local loop (then each work-item copies once, before its
+//     work).
 //  2. b_s is allocated with the box's shape; the copy `b_s[p] = b[F + lo + p * s]`
 //     runs over the box's elements, element f = i * W + w for work-item w of W
 //     (flat over the group's local loops; W = 1 for private memory). The copy reads
 //     b with a pad of 0 where it had none: the box may reach past b's edges where
-//     the reads it covers are guarded.
-//  3. Reads become b_s[(index - (F + lo)) / s], which uses only ranging variables.
+//     the reads it covers are guarded. A private copy of contiguous elements goes in
+//     16-byte vectors (loops.h's copy_in_lanes), as async_copy's copies do.
+//  3. Reads become b_s[(index - (F + lo)) / s], which uses only ranging variables (in
+//     parts: b_s[.., j, v, ..]).
 //  4. Local memory: a barrier after the copy (the group's work-items read each
 //     other's elements) and one after the body (before the next copy overwrites).
 #include <algorithm>
