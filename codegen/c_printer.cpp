@@ -102,6 +102,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
   // Buffers visible in the body: globals from the program, allocations as met.
   std::map<std::string, TensorDecl> buffers;
   std::map<std::string, MemoryScope> scopes;
+  // Private f32 arrays that hold bf16 values only (packed_private): two a 32-bit word.
+  std::set<std::string> packed;
   // Result of the last expression visit, with its C precedence.
   std::string text;
   int precedence = kPrimary;
@@ -265,19 +267,22 @@ struct CPrinter::Impl : public IRVisitorStrict {
   // Whether the access's offset at lane 0 is a multiple of the lanes, in a buffer
   // aligned for them (global buffers are; local arrays are declared so).
   bool aligned(const std::string &buffer, const std::vector<Expr> &indices) {
-    if (scopes.at(buffer) == MemoryScope::Private) return false;
+    return scopes.at(buffer) != MemoryScope::Private && offset_multiple_of(buffer, indices, lanes());
+  }
+  // Whether the access's offset at lane 0 is a multiple of m.
+  bool offset_multiple_of(const std::string &buffer, const std::vector<Expr> &indices, int64_t m) {
     const TensorDecl &b = buffers.at(buffer);
     int64_t stride = 1;
     for (size_t d = indices.size(); d-- > 0;) {
       // An index the same in every lane need only be a multiple (a ring's slot, ko % 3).
-      if (!lanes_vary(std::vector<Expr>{indices[d]}) && (multiple_of(indices[d]) * stride) % lanes() == 0) {
+      if (!lanes_vary(std::vector<Expr>{indices[d]}) && (multiple_of(indices[d]) * stride) % m == 0) {
         stride *= b.shape[d];
         continue;
       }
       auto form = affine_of(indices[d], affine_lets);
-      if (!form || (form->constant * stride) % lanes() != 0) return false;
+      if (!form || (form->constant * stride) % m != 0) return false;
       for (const auto &[var, c] : form->coeffs)
-        if (var != vector_loop->loop->var && (c * stride * let_multiple(var)) % lanes() != 0) return false;
+        if (var != vector_loop->loop->var && (c * stride * let_multiple(var)) % m != 0) return false;
       stride *= b.shape[d];
     }
     return true;
@@ -288,6 +293,12 @@ struct CPrinter::Impl : public IRVisitorStrict {
         scopes.at(buffer) == MemoryScope::Local ? p.target_.local_qualifier : p.target_.global_qualifier;
     return "*(" + qualifier + " " + vector + " *)&" + access(buffer, indices);
   }
+  // The flat offset of lane k's element.
+  std::string lane_offset(const Load *n, int64_t k) {
+    std::vector<Expr> indices = n->indices;
+    if (k) indices.back() = indices.back() + make_int(k, indices.back().type());
+    return offset(n->buffer, indices);
+  }
   // The element of lane k: the last index plus k.
   std::string lane_access(const std::string &buffer, std::vector<Expr> indices, int64_t k) {
     if (k) indices.back() = indices.back() + make_int(k, indices.back().type());
@@ -297,7 +308,9 @@ struct CPrinter::Impl : public IRVisitorStrict {
     // Private arrays stay registers only while every access names one element.
     if (scopes.at(n->buffer) == MemoryScope::Private) {
       std::string elements;
-      for (int64_t k = 0; k < lanes(); ++k) elements += (k ? ", " : "") + lane_access(n->buffer, n->indices, k);
+      for (int64_t k = 0; k < lanes(); ++k)
+        elements += (k ? ", " : "") + (packed.count(n->buffer) ? packed_read(n->buffer, lane_offset(n, k))
+                                                                : lane_access(n->buffer, n->indices, k));
       return "(" + vector_type(n->type) + ")(" + elements + ")";
     }
     if (stored_in_half(n->buffer)) return half_vector_read(n->buffer, n->indices);
@@ -398,6 +411,43 @@ struct CPrinter::Impl : public IRVisitorStrict {
       return std::string(aligned(buffer, indices) ? "vstorea_half" : "vstore_half") + n + "_rte(" + value + ", 0, " +
              half_pointer(buffer) + " + " + offset(buffer, indices) + ");";
     return half_vector_bits_store(buffer, indices, bf16_helper(true, lanes()) + "(" + value + ")");
+  }
+  // A private f32 array of OpenCL C whose every store copies a bf16 element (cache_read's
+  // copy into registers) holds the bf16 bits instead, two to a 32-bit word: half the
+  // registers, so more work-groups fit a compute unit, and each read widens by a shift or a
+  // mask (exact). A bf16 layer_norm with its rows in registers took 0.0832 ms so on the
+  // H200, 0.0888 in f32 (bench/results.md, "Rows in 16-byte vectors").
+  bool packed_private(const Allocate &a) const {
+    if (!p.target_.half_bits_type.empty() || a.type != DType::F32 || shape_numel(a.shape) < 2) return false;
+    struct Stores : IRVisitor {
+      const std::string &buffer;
+      const std::map<std::string, TensorDecl> &buffers;
+      bool any = false, all_bf16 = true;
+      Stores(const std::string &buffer, const std::map<std::string, TensorDecl> &buffers)
+          : buffer(buffer), buffers(buffers) {}
+      using IRVisitor::visit;
+      void visit(const Store *n) override {
+        IRVisitor::visit(n);
+        if (n->buffer != buffer) return;
+        any = true;
+        const Load *l = n->value.as<Load>();
+        auto b = l ? buffers.find(l->buffer) : buffers.end();
+        if (b == buffers.end() || b->second.type != DType::BF16 || (l->pad && *l->pad != 0)) all_bf16 = false;
+      }
+    } stores(a.buffer, buffers);
+    stores.dispatch(a.body);
+    return stores.any && stores.all_bf16;
+  }
+  // Element `flat` (a C expression) of a packed array, widened to f32.
+  std::string packed_read(const std::string &buffer, const std::string &flat) {
+    const std::string word = p.c_name(buffer) + "[(" + flat + ") >> 1]";
+    return "as_float(((" + flat + ") & 1) ? (" + word + " & 0xffff0000u) : (" + word + " << 16))";
+  }
+  // The statement that stores the 16 bits `bits` as element `flat` of a packed array.
+  std::string packed_store(const std::string &buffer, const std::string &flat, const std::string &bits) {
+    const std::string word = p.c_name(buffer) + "[(" + flat + ") >> 1]";
+    return word + " = ((" + flat + ") & 1) ? ((" + word + " & 0xffffu) | (convert_uint(" + bits + ") << 16)) : ((" +
+           word + " & 0xffff0000u) | convert_uint(" + bits + "));";
   }
   // f16 stores through PTX's cvt.rn.f16x2.f32 where the target takes inline PTX (NVIDIA's
   // OpenCL, as its matrix units do): its vstore_half_rte is a routine, not an instruction,
@@ -566,7 +616,9 @@ struct CPrinter::Impl : public IRVisitorStrict {
       set(vector_load(n), kUnary);  // the vector form has no padded vector reads
       return;
     }
-    std::string read = stored_in_half(n->buffer) ? half_read(n->buffer, n->indices) : access(n->buffer, n->indices);
+    std::string read = stored_in_half(n->buffer) ? half_read(n->buffer, n->indices)
+                       : packed.count(n->buffer) ? packed_read(n->buffer, offset(n->buffer, n->indices))
+                                                 : access(n->buffer, n->indices);
     std::string condition = inside_test(n);
     if (condition.empty()) {
       set(read, kPrimary);
@@ -1160,7 +1212,10 @@ struct CPrinter::Impl : public IRVisitorStrict {
     TensorDecl decl{n->buffer, n->type, n->shape, TensorRole::Temp, std::nullopt};
     buffers[n->buffer] = decl;
     scopes[n->buffer] = n->scope;
-    if (n->scope == MemoryScope::Private) {
+    if (n->scope == MemoryScope::Private && packed_private(*n)) {
+      packed.insert(n->buffer);
+      out << line() << "uint " << p.c_name(n->buffer) << "[" << (decl.numel() + 1) / 2 << "];  // bf16 pairs\n";
+    } else if (n->scope == MemoryScope::Private) {
       out << line() << p.type_name(n->type) << " " << p.c_name(n->buffer);
       if (decl.numel() != 1) out << "[" << decl.numel() << "]";
       out << ";\n";
@@ -1291,6 +1346,14 @@ struct CPrinter::Impl : public IRVisitorStrict {
     // A store into a tensor of the format rounds a value already rounded to it once.
     if (const Expr &value = unrounded_to(n->value, buffers.at(n->buffer).type); !value.same_as(n->value))
       return visit(Store::make(n->buffer, n->indices, value).as<Store>());
+    if (!lanes_vary(n->indices) && packed.count(n->buffer)) {
+      const Load *copy = n->value.as<Load>();
+      const std::string inside = inside_test(copy), bits = half_bits(copy->buffer, copy->indices);
+      out << line()
+          << packed_store(n->buffer, offset(n->buffer, n->indices), inside.empty() ? bits : "(" + inside + ") ? " + bits + " : 0")
+          << "\n";
+      return;
+    }
     if (!lanes_vary(n->indices)) {
       const Load *copy = stored_in_half(n->buffer) ? same_format_load(n->buffer, n->value) : nullptr;
       if (copy && !lanes_vary(copy->indices)) {  // a 16-bit copy: its bits (0 outside the source)
@@ -1310,6 +1373,27 @@ struct CPrinter::Impl : public IRVisitorStrict {
       // written lane by lane).
       out << line() << half_vector_bits_store(n->buffer, n->indices, half_vector_bits(copy->buffer, copy->indices))
           << "\n";
+    } else if (packed.count(n->buffer)) {
+      // The lanes' bits, then two a word where lane 0's element starts one, else one by one.
+      const Load *copy = n->value.as<Load>();
+      const std::string words = lanes() == 2 ? "uint" : "uint" + std::to_string(lanes() / 2);
+      const std::string first = offset(n->buffer, n->indices), name = p.c_name(n->buffer);
+      out << line() << "{\n";
+      ++indent;
+      if (offset_multiple_of(n->buffer, n->indices, 2)) {
+        out << line() << "const " << words << " ks_words = as_" << words << "("
+            << half_vector_bits(copy->buffer, copy->indices) << ");\n";
+        for (int64_t k = 0; k < lanes() / 2; ++k)
+          out << line() << name << "[(" << first << ") / 2 + " << k << "] = ks_words"
+              << (lanes() == 2 ? std::string() : lane(k)) << ";\n";
+      } else {
+        out << line() << "const ushort" << lanes() << " ks_bits = " << half_vector_bits(copy->buffer, copy->indices)
+            << ";\n";
+        for (int64_t k = 0; k < lanes(); ++k)
+          out << line() << packed_store(n->buffer, first + " + " + std::to_string(k), "ks_bits" + lane(k)) << "\n";
+      }
+      --indent;
+      out << line() << "}\n";
     } else if (stored_in_half(n->buffer)) {
       out << line() << half_vector_store(n->buffer, n->indices, widened(n->value)) << "\n";
     } else if (scopes.at(n->buffer) == MemoryScope::Private) {

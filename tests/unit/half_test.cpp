@@ -430,6 +430,36 @@ TEST(HalfTypes, SixteenBitStoresThroughPtxWhereTheTargetTakesIt) {
   }
 }
 
+// A private copy of a bf16 tensor (cache_read's, into registers) holds the bits, two
+// to a word: a vector copy stores words, a scalar one halves, every read widens by a
+// shift or a mask. f16, f32 and GLSL keep f32 registers. On the devices:
+// CacheReadOnDevice.BoxesInPartsAgreeWithTheInterpreter.
+TEST(HalfTypes, PrivateCopiesOfBf16HoldPairsOfThem) {
+  const std::string spec = "kernel k(x: bf16[N, D]) -> y: bf16[N, D] where N = 4, D = 64 { y[n, d] = x[n, d] * 2.0 }";
+  const std::string rows = "bind y.n group.x\nsplit y.d 8 -> c v\nbind y.c local.x\n";
+  for (const bool vector : {true, false}) {
+    SCOPED_TRACE(vector ? "vector copy" : "scalar copy");
+    // Scalar: work-item c's elements d = v * 8 + c, 8 apart.
+    const std::string schedule = (vector ? rows : "bind y.n group.x\nsplit y.d 8 -> v c\nreorder y c v\nbind y.c local.x\n") +
+                                 std::string("cache_read y.c x private -> x_r\n");
+    const Program p = run_pipeline(test::graph_of(spec), parse_schedule(test::source(schedule, "p.sched")));
+    const std::string c = generate_opencl_c(p).source;
+    EXPECT_NE(c.find("uint x_r[4];  // bf16 pairs"), std::string::npos) << c;
+    EXPECT_NE(c.find("& 0xffff0000u) : (x_r["), std::string::npos) << c;  // a read
+    if (vector)
+      EXPECT_NE(c.find("const uint4 ks_words = as_uint4(*(__global ushort8 *)&x["), std::string::npos) << c;
+    else
+      EXPECT_NE(c.find("& 0xffffu) | (convert_uint(x["), std::string::npos) << c;
+    const std::string glsl = generate_glsl(p).kernels[0].source;
+    EXPECT_EQ(glsl.find("pairs"), std::string::npos) << glsl;
+  }
+  std::string f16 = spec;
+  for (size_t at; (at = f16.find("bf16")) != std::string::npos;) f16.replace(at, 4, "f16");
+  const Program p = run_pipeline(test::graph_of(f16), parse_schedule(test::source(rows + "cache_read y.c x private -> x_r\n", "p.sched")));
+  const std::string c = generate_opencl_c(p).source;
+  EXPECT_NE(c.find("float x_r[8];"), std::string::npos) << c;
+}
+
 TEST(HalfTypes, RoundingsAreValuesOfTheirFormat) {
   const char *spec = R"(kernel k(x: f32[N]) -> (y: f32[N], z: f32[N]) where N = 3 {
   r[i] = bf16(x[i] * 3.0)
