@@ -1051,6 +1051,7 @@ struct Drawer {
     Builder::Mark mark = b.mark();
     int64_t length = 1;
     for (size_t i = rows; i < consumer.spatial.size(); ++i) length *= consumer.spatial[i].extent;
+    if (vector_row_chain(consumer, producers, rows, length)) return true;
     const int64_t threads = pick(group_sizes(least_group, max_group, length), rng);
     for (const Stage *p : producers)
       if (!cross_reduce_rows(b, p->output, threads, rng)) return b.rollback(mark), false;
@@ -1089,6 +1090,62 @@ struct Drawer {
       }
     }
     notes.push_back(note);
+    return true;
+  }
+
+  // row_chain with the row in chunks of W elements, 16 bytes of the consumer's first
+  // input (kVectorRowsShare): d = (j * T + t) * W + v in the output and in each
+  // statistic's reduction alike, v vectorized in the output and the input copied to
+  // registers at t. Only where the row is one loop, a multiple of W long, and each
+  // statistic reduces it in one loop; false (nothing applied) otherwise.
+  bool vector_row_chain(const Stage &consumer, const std::vector<const Stage *> &producers, size_t rows,
+                        int64_t length) {
+    const std::string &c = consumer.output;
+    std::string input;
+    for (const std::string &buffer : operands(graph, consumer))
+      if (graph.find_tensor(buffer)->role == TensorRole::Input) {
+        input = buffer;
+        break;
+      }
+    if (input.empty() || consumer.spatial.size() != rows + 1) return false;
+    const int64_t width = 16 / dtype_bytes(graph.find_tensor(input)->type);
+    if (length % width != 0 || length / width < 2) return false;
+    for (const Stage *p : producers)
+      if (p->reduce_vars.size() != 1 || p->reduce_vars[0].extent != length) return false;
+    if (!chance(rng, kVectorRowsShare)) return false;
+    Builder::Mark mark = b.mark();
+    const int64_t threads = pick(group_sizes(least_group, max_group, length / width), rng);
+    if (threads < 2) return false;
+    for (const Stage *p : producers) {
+      const std::string &s = p->output, chunks = b.fresh("c"), lanes = b.fresh("v");
+      Primitive cross;
+      cross.kind = PrimitiveKind::CrossReduce;
+      cross.stage = s;
+      cross.loops = {chunks};
+      cross.factors = {threads};
+      cross.results = {b.fresh("t")};
+      if (!b.split(s, b.loops(s, true)[0], width, chunks, lanes) || !bind_rows(b, s, b.loops(s)) || !b.apply(cross))
+        return b.rollback(mark), false;
+      for (const std::string &l : b.loops(s, true)) b.step(PrimitiveKind::Unroll, s, {l});  // where short enough
+    }
+    const std::vector<std::string> loops = b.loops(c);
+    const std::vector<std::string> row_loops(loops.begin(), loops.begin() + static_cast<long>(rows));
+    const std::string chunks = b.fresh("c"), lanes = b.fresh("v"), chunk = b.fresh("cj"), thread = b.fresh("t");
+    if (!b.split(c, loops[rows], width, chunks, lanes) || !b.split(c, chunks, threads, chunk, thread) ||
+        !b.step(PrimitiveKind::Reorder, c, {thread, chunk, lanes}) || !bind_rows(b, c, row_loops) ||
+        !b.bind(c, thread, ForKind::LocalX))
+      return b.rollback(mark), false;
+    b.step(PrimitiveKind::Vectorize, c, {lanes});
+    b.step(PrimitiveKind::Unroll, c, {chunk});
+    std::string names;
+    for (auto p = producers.rbegin(); p != producers.rend(); ++p) {
+      if (!b.compute_at((*p)->output, c, thread)) return b.rollback(mark), false;
+      done.insert((*p)->output);
+      names = (*p)->output + (names.empty() ? "" : ", ") + names;
+    }
+    if (!b.cache_read(c, thread, input, MemoryScope::Private, b.fresh(input + "_r"))) return b.rollback(mark), false;
+    notes.push_back(c + ": one kernel with " + names + ", a work-group per row (" + std::to_string(threads) + "), " +
+                    input + " in registers, " + std::to_string(width) + "-element chunks");
     return true;
   }
 

@@ -140,6 +140,13 @@ constexpr double kAttentionShare = 0.8, kAttentionShareWithMatrixUnits = 0.3;
 /// at bf16 so took 0.990 ms on the H200 against 1.002 for the three kernels that store
 /// the scores (bench/results.md, "Attention in two passes"): about even, so half.
 constexpr double kRecomputeShare = 0.5, kAroundItsScoresShare = 0.9;
+/// The share of row chains (softmax, layer norm: the statistics computed in the output's
+/// kernel) drawn with the row in 16-byte chunks, where the row's length allows: work-item
+/// t of T holds chunks j * T + t, each one vector load, the warp's loads contiguous, the
+/// row in registers once for every stage (cache_read's box in parts). A bf16 layer_norm
+/// at D = 16,384 so took 0.0847 ms on the H200 against the 2-byte loads' 0.0975
+/// (bench/results.md, "Rows in 16-byte vectors"): most.
+constexpr double kVectorRowsShare = 0.7;
 /// The share of draws that make a row's maximum and its sum of exponentials one pass,
 /// a logsumexp (`rewrite online_softmax`): the row is read once less, and since
 /// max-then-sum a work-item's share of it costs one exp an element as the two passes

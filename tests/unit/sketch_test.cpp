@@ -378,6 +378,27 @@ TEST(Sketches, PutRowStatisticsInTheirConsumersKernel) {
   EXPECT_GE(loss.with([](const Schedule &s) { return count(s, PrimitiveKind::CrossReduce) >= 2; }), 10);
 }
 
+// A row chain mostly reads its row in 16-byte chunks, interleaved across the group's
+// work-items: 4 elements of f32, 8 of bf16, the output's lanes vectorized and the input
+// held in registers at the work-item (sketch.h's kVectorRowsShare).
+TEST(Sketches, ReadRowsInSixteenByteChunks) {
+  for (const DType type : {DType::F32, DType::BF16})
+    for (const char *name : {"softmax", "layer_norm"}) {
+      SCOPED_TRACE(std::string(name) + " " + dtype_name(type));
+      const std::string path = std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks";
+      const Draws d = draw(frontend::elaborate(frontend::load_spec(path, type), frontend::SizeSet::Default, {}), 20);
+      const std::string chunks = (type == DType::F32 ? "4" : "8") + std::string("-element chunks");
+      int in_chunks = 0;
+      for (const Sketch &s : d.sketches) {
+        if (s.note.find(chunks) == std::string::npos) continue;
+        ++in_chunks;
+        EXPECT_EQ(count(s.schedule, PrimitiveKind::Vectorize), 1) << print_schedule(s.schedule);
+        EXPECT_EQ(count(s.schedule, PrimitiveKind::CacheRead), 1) << print_schedule(s.schedule);
+      }
+      EXPECT_GE(in_chunks, 5);  // of 20: 7 (softmax, whose draws also rewrite) and 16 here
+    }
+}
+
 // A row reduction with many rows mostly leaves each work-item 8 or more of its row: a
 // short row's tree of barriers outweighs its loads (sketch.cpp's row_reduction).
 TEST(Sketches, GiveManyShortRowsSmallGroups) {
@@ -511,9 +532,10 @@ TEST_P(SketchesOnDevice, AgreeWithTheInterpreter) {
 // Draws sketches of an example (at its check sizes, with overrides) until `wanted`
 // have a shape, and checks each on the device; returns how many were checked.
 int check_drawn(runtime::Device &device, const char *name, const frontend::SizeOverrides &sizes, uint64_t seed,
-                int wanted, const std::function<bool(const Schedule &)> &has) {
+                int wanted, const std::function<bool(const Schedule &)> &has,
+                std::optional<DType> dtype = std::nullopt) {
   const std::string path = std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks";
-  frontend::Spec spec = frontend::load_spec(path);
+  frontend::Spec spec = frontend::load_spec(path, dtype);
   Graph g = frontend::elaborate(spec, frontend::SizeSet::Check, sizes);
   Rng rng(seed);
   int checked = 0;
@@ -549,6 +571,27 @@ TEST(SketchesOnDevice, SplitReductionsAgree) {
     frontend::parse_size_assignments(sizes, &overrides);
     EXPECT_EQ(check_drawn(*device, name, overrides, 3, 3, [](const Schedule &s) { return !splits_of(s).empty(); }), 3)
         << name;
+  }
+}
+
+// Row chains in 16-byte chunks at sizes the chunks fill (D = 256) and overhang (D =
+// 200, a multiple of 8 that 32 work-items' chunks do not divide), f32 and bf16.
+TEST(SketchesOnDevice, RowsInChunksAgree) {
+  for (const char *api : {"opencl", "vulkan"}) {
+    if (!test::has_device(api)) {
+      std::printf("SKIP %s: %s\n", api, test::missing_device(api).c_str());
+      continue;
+    }
+    auto device = runtime::open_device("", api);
+    for (const DType type : {DType::F32, DType::BF16})
+      for (const char *name : {"softmax", "layer_norm"})
+        for (const char *sizes : {"N=3,D=256", "N=2,D=200"}) {
+          frontend::SizeOverrides overrides;
+          frontend::parse_size_assignments(sizes, &overrides);
+          const auto in_chunks = [](const Schedule &s) { return count(s, PrimitiveKind::Vectorize) == 1 && count(s, PrimitiveKind::CacheRead) == 1; };
+          EXPECT_EQ(check_drawn(*device, name, overrides, 7, 1, in_chunks, type), 1)
+              << api << " " << name << " " << dtype_name(type) << " " << sizes;
+        }
   }
 }
 
