@@ -310,7 +310,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
       std::string elements;
       for (int64_t k = 0; k < lanes(); ++k)
         elements += (k ? ", " : "") + (packed.count(n->buffer) ? packed_read(n->buffer, lane_offset(n, k))
-                                                                : lane_access(n->buffer, n->indices, k));
+                                                               : lane_access(n->buffer, n->indices, k));
       return "(" + vector_type(n->type) + ")(" + elements + ")";
     }
     if (stored_in_half(n->buffer)) return half_vector_read(n->buffer, n->indices);
@@ -401,8 +401,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
   std::string half_vector_store(const std::string &buffer, const std::vector<Expr> &indices, const std::string &value) {
     const std::string n = std::to_string(lanes());
     if (buffers.at(buffer).type == DType::F16 && ptx_f16_stores() && aligned(buffer, indices)) {
-      const std::string &q = scopes.at(buffer) == MemoryScope::Local ? p.target_.local_qualifier
-                                                                      : p.target_.global_qualifier;
+      const std::string &q =
+          scopes.at(buffer) == MemoryScope::Local ? p.target_.local_qualifier : p.target_.global_qualifier;
       const std::string words = lanes() == 2 ? "uint" : "uint" + std::to_string(lanes() / 2);
       return "*(" + q + " " + words + " *)&" + half_bits(buffer, indices) + " = " + pack_vector_helper() + "(" + value +
              ");";
@@ -469,8 +469,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
     std::string pairs;
     for (int64_t k = 0; k < lanes(); k += 2)
       pairs += std::string(k ? ", " : "") + pack + "(v" + lane(k) + ", v" + lane(k + 1) + ")";
-    p.helpers_used_[name] = words + " " + name + "(" + vector_type(DType::F32) + " v) {\n  return (" + words + ")(" +
-                            pairs + ");\n}\n";
+    p.helpers_used_[name] =
+        words + " " + name + "(" + vector_type(DType::F32) + " v) {\n  return (" + words + ")(" + pairs + ");\n}\n";
     return name;
   }
   // e's argument where e rounds to `format` (bf16(x) into a bf16 store or packing, which
@@ -1350,7 +1350,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
       const Load *copy = n->value.as<Load>();
       const std::string inside = inside_test(copy), bits = half_bits(copy->buffer, copy->indices);
       out << line()
-          << packed_store(n->buffer, offset(n->buffer, n->indices), inside.empty() ? bits : "(" + inside + ") ? " + bits + " : 0")
+          << packed_store(n->buffer, offset(n->buffer, n->indices),
+                          inside.empty() ? bits : "(" + inside + ") ? " + bits + " : 0")
           << "\n";
       return;
     }

@@ -265,12 +265,8 @@ std::optional<std::tuple<Affine, int64_t, int64_t>> read_span(const Read &read, 
 
 std::optional<Box> box_of(const std::vector<Read> &reads, Around &around, const std::string &buffer,
                           const std::string &loop, size_t rank, std::string *reason) {
-  Box box{std::vector<Affine>(rank),
-          std::vector<int64_t>(rank),
-          std::vector<int64_t>(rank),
-          std::vector<int64_t>(rank, 0),
-          std::vector<std::vector<Part>>(rank),
-          {}};
+  Box box{std::vector<Affine>(rank),     std::vector<int64_t>(rank),           std::vector<int64_t>(rank),
+          std::vector<int64_t>(rank, 0), std::vector<std::vector<Part>>(rank), {}};
   for (size_t r = 0; r < reads.size(); ++r) {
     const Read &read = reads[r];
     if (read.load->pad != reads[0].load->pad) {
@@ -300,8 +296,10 @@ std::optional<Box> box_of(const std::vector<Read> &reads, Around &around, const 
     if (box.stride[d] == 0) box.stride[d] = 1;
     const int64_t span = (box.hi[d] - box.lo[d]) / box.stride[d] + 1;
     box.parts[d] = parts_of(reads, d, around, span);
-    if (box.parts[d].empty()) box.shape.push_back(span);
-    else box.lo[d] = reads[0].index[d].constant;  // the origin: each part adds coefficient x value
+    if (box.parts[d].empty())
+      box.shape.push_back(span);
+    else
+      box.lo[d] = reads[0].index[d].constant;  // the origin: each part adds coefficient x value
     for (const Part &p : box.parts[d]) box.shape.push_back(p.extent);
   }
   return box;
@@ -361,11 +359,12 @@ Stmt copy_loop(const Box &box, const Around &around, const TensorDecl &source, d
     source_index[d] = affine_expr(o, around.types, t);
     if (box.parts[d].empty()) {
       const Expr c = coordinate();
-      source_index[d] = source_index[d] + (box.stride[d] == 1 ? cast_to(t, c) : cast_to(t, c) * make_int(box.stride[d], t));
+      source_index[d] =
+          source_index[d] + (box.stride[d] == 1 ? cast_to(t, c) : cast_to(t, c) * make_int(box.stride[d], t));
     }
     for (auto p = box.parts[d].rbegin(); p != box.parts[d].rend(); ++p)
-      source_index[d] = source_index[d] + (p->coeff == 1 ? cast_to(t, coordinate())
-                                                         : cast_to(t, coordinate()) * make_int(p->coeff, t));
+      source_index[d] = source_index[d] +
+                        (p->coeff == 1 ? cast_to(t, coordinate()) : cast_to(t, coordinate()) * make_int(p->coeff, t));
   }
   Stmt copy = Store::make(cache, coords, Load::make(source.type, source.name, source_index, pad));
   if (steps * workers != volume) copy = IfThenElse::make(f < make_int(volume, index), copy);

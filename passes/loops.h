@@ -108,8 +108,7 @@ Stmt inside(const Stmt &s);
 /// that is not the same copy in 16-byte pieces: f used otherwise than as f / K and
 /// f % K with K a multiple of W, steps not a multiple of W, lanes not contiguous at
 /// both ends, or a read outside src (outside: the ranges of the names around the copy).
-std::optional<Stmt> copy_in_lanes(const Program &program, const For &copy, const BoundsScope &outside,
-                                  NameSet &names);
+std::optional<Stmt> copy_in_lanes(const Program &program, const For &copy, const BoundsScope &outside, NameSet &names);
 
 /// The one store `stage[v0, ..] = value` of an elementwise stage (no reduction, alone in
 /// its kernel, distinct loop variables as indices) and those variables in *vars; or

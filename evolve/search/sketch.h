@@ -34,7 +34,8 @@
 //                 work-group per output with cross_reduce; an elementwise output that
 //                 reads such rows (softmax, layer norm) takes them into its own kernel
 //                 with compute_at, the group's work-items striding the row, the row
-//                 optionally kept in registers (cache_read private)
+//                 optionally kept in registers (cache_read private), mostly in
+//                 16-byte chunks interleaved across the work-items (kVectorRowsShare)
 //   attention     (a softmax_sum, online_attention's one-pass attention) a work-item
 //                 per 1 or 2 rows and all, half or a quarter of the value's columns,
 //                 its accumulators in registers; the panels of the operands read

@@ -417,9 +417,7 @@ TEST(HalfTypes, SixteenBitStoresThroughPtxWhereTheTargetTakesIt) {
     EXPECT_EQ(ptx.find("vstore"), std::string::npos) << ptx;
     EXPECT_EQ(portable.find("cvt.rn"), std::string::npos) << portable;
     if (*schedule) {
-      EXPECT_NE(ptx.find("*(__global uint4 *)&((__global ushort *)y)[i] = ks_pack_f16_8("),
-                std::string::npos)
-          << ptx;
+      EXPECT_NE(ptx.find("*(__global uint4 *)&((__global ushort *)y)[i] = ks_pack_f16_8("), std::string::npos) << ptx;
       EXPECT_NE(ptx.find("ks_pack_f16(v.s6, v.s7)"), std::string::npos) << ptx;
       EXPECT_NE(portable.find("vstorea_half8_rte("), std::string::npos) << portable;
     } else {
@@ -440,8 +438,9 @@ TEST(HalfTypes, PrivateCopiesOfBf16HoldPairsOfThem) {
   for (const bool vector : {true, false}) {
     SCOPED_TRACE(vector ? "vector copy" : "scalar copy");
     // Scalar: work-item c's elements d = v * 8 + c, 8 apart.
-    const std::string schedule = (vector ? rows : "bind y.n group.x\nsplit y.d 8 -> v c\nreorder y c v\nbind y.c local.x\n") +
-                                 std::string("cache_read y.c x private -> x_r\n");
+    const std::string schedule =
+        (vector ? rows : "bind y.n group.x\nsplit y.d 8 -> v c\nreorder y c v\nbind y.c local.x\n") +
+        std::string("cache_read y.c x private -> x_r\n");
     const Program p = run_pipeline(test::graph_of(spec), parse_schedule(test::source(schedule, "p.sched")));
     const std::string c = generate_opencl_c(p).source;
     EXPECT_NE(c.find("uint x_r[4];  // bf16 pairs"), std::string::npos) << c;
@@ -455,7 +454,8 @@ TEST(HalfTypes, PrivateCopiesOfBf16HoldPairsOfThem) {
   }
   std::string f16 = spec;
   for (size_t at; (at = f16.find("bf16")) != std::string::npos;) f16.replace(at, 4, "f16");
-  const Program p = run_pipeline(test::graph_of(f16), parse_schedule(test::source(rows + "cache_read y.c x private -> x_r\n", "p.sched")));
+  const Program p = run_pipeline(test::graph_of(f16),
+                                 parse_schedule(test::source(rows + "cache_read y.c x private -> x_r\n", "p.sched")));
   const std::string c = generate_opencl_c(p).source;
   EXPECT_NE(c.find("float x_r[8];"), std::string::npos) << c;
 }

@@ -907,9 +907,8 @@ TEST(CacheRead, ADimensionInPartsWhereItsSpanIsMostlyGaps) {
   EXPECT_EQ(count(text, "vectorized"), 1) << text;
   // Reads at different offsets keep the plain box (StridedBoxInRegisters: 2 elements, 4
   // apart), and a local copy stays element by element.
-  text = print_stmt(scheduled(kSoftmaxWide, std::string(kSoftmaxOneKernel) + "cache_read y.t x local -> x_s\n")
-                        .kernels[0]
-                        .body);
+  text = print_stmt(
+      scheduled(kSoftmaxWide, std::string(kSoftmaxOneKernel) + "cache_read y.t x local -> x_s\n").kernels[0].body);
   EXPECT_EQ(count(text, "vectorized"), 0) << text;
 }
 

@@ -588,7 +588,9 @@ TEST(SketchesOnDevice, RowsInChunksAgree) {
         for (const char *sizes : {"N=3,D=256", "N=2,D=200"}) {
           frontend::SizeOverrides overrides;
           frontend::parse_size_assignments(sizes, &overrides);
-          const auto in_chunks = [](const Schedule &s) { return count(s, PrimitiveKind::Vectorize) == 1 && count(s, PrimitiveKind::CacheRead) == 1; };
+          const auto in_chunks = [](const Schedule &s) {
+            return count(s, PrimitiveKind::Vectorize) == 1 && count(s, PrimitiveKind::CacheRead) == 1;
+          };
           EXPECT_EQ(check_drawn(*device, name, overrides, 7, 1, in_chunks, type), 1)
               << api << " " << name << " " << dtype_name(type) << " " << sizes;
         }
