@@ -238,6 +238,17 @@ bool bind_rows(Builder &b, const std::string &stage, const std::vector<std::stri
   return true;
 }
 
+// `cross_reduce stage.loop threads`.
+bool cross_reduce(Builder &b, const std::string &stage, const std::string &loop, int64_t threads) {
+  Primitive p;
+  p.kind = PrimitiveKind::CrossReduce;
+  p.stage = stage;
+  p.loops = {loop};
+  p.factors = {threads};
+  p.results = {b.fresh("t")};
+  return b.apply(p);
+}
+
 // The cross_reduce of a row reduction with T work-items per group; its reduction
 // loops fused first (a group norm's channels, height and width), its chunk loop
 // unrolled or not.
@@ -257,13 +268,7 @@ bool cross_reduce_rows(Builder &b, const std::string &stage, int64_t threads, Rn
     const std::string fused = b.fresh("r");
     if (b.fuse(stage, inner, fused)) loop = fused;
   }
-  Primitive p;
-  p.kind = PrimitiveKind::CrossReduce;
-  p.stage = stage;
-  p.loops = {loop};
-  p.factors = {threads};
-  p.results = {b.fresh("t")};
-  if (!b.apply(p)) return false;
+  if (!cross_reduce(b, stage, loop, threads)) return false;
   if (chance(rng, 0.6))
     for (const std::string &l : b.loops(stage, true))
       if (l != loop) b.step(PrimitiveKind::Unroll, stage, {l});  // refused where the chunk loop is long
@@ -1118,13 +1123,8 @@ struct Drawer {
     if (threads < 2) return false;
     for (const Stage *p : producers) {
       const std::string &s = p->output, chunks = b.fresh("c"), lanes = b.fresh("v");
-      Primitive cross;
-      cross.kind = PrimitiveKind::CrossReduce;
-      cross.stage = s;
-      cross.loops = {chunks};
-      cross.factors = {threads};
-      cross.results = {b.fresh("t")};
-      if (!b.split(s, b.loops(s, true)[0], width, chunks, lanes) || !bind_rows(b, s, b.loops(s)) || !b.apply(cross))
+      if (!b.split(s, b.loops(s, true)[0], width, chunks, lanes) || !bind_rows(b, s, b.loops(s)) ||
+          !cross_reduce(b, s, chunks, threads))
         return b.rollback(mark), false;
       for (const std::string &l : b.loops(s, true)) b.step(PrimitiveKind::Unroll, s, {l});  // where short enough
     }
