@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstring>
 
 namespace ks {
@@ -58,6 +59,12 @@ HalfFormat format_of(DType type) {
 }
 
 }  // namespace
+
+double largest_finite(DType type) {
+  if (type == DType::F64) return std::numeric_limits<double>::max();
+  if (type == DType::F32) return std::numeric_limits<float>::max();
+  return is_half(type) ? format_of(type).largest : 0;
+}
 
 double round_to(DType type, double value) {
   if (type == DType::F32) return static_cast<double>(static_cast<float>(value));

@@ -31,6 +31,8 @@ int dtype_bytes(DType type);
 /// infinities and the other types unchanged. Exactly what a device's store of the
 /// value rounds to (vstore_half_rte, and bf16's rounding in codegen/opencl_c).
 double round_to(DType type, double value);
+/// The largest finite value of a float type (f64, f32, f16, bf16); 0 for the others.
+double largest_finite(DType type);
 /// A 16-bit type's bits of value (rounded as round_to does; NaN as a quiet NaN), and
 /// the value of such bits.
 uint16_t half_bits(DType type, double value);

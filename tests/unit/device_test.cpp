@@ -701,6 +701,25 @@ TEST(Compare, PoisonedAndPartlyWrittenOutputsFail) {
   EXPECT_FALSE(compare(got, expected, nullptr, 1).passed) << "exact";
 }
 
+// Past the format's largest finite value the format saturates: where a reference that
+// stored a temporary in 16 bits overflowed, a schedule that kept it in f32 may round the
+// output to the largest finite value instead. Of one sign, they agree; of two, not.
+TEST(Compare, TheLargestFiniteValueAgreesWithAnInfinityOfItsSign) {
+  TensorDecl t{"y", DType::F32, {3}, TensorRole::Output, std::nullopt};
+  HostBuffer got = poisoned(t);
+  float *values = reinterpret_cast<float *>(got.bytes.data());
+  const double inf = std::numeric_limits<double>::infinity();
+  const float largest = std::numeric_limits<float>::max();
+  values[0] = largest, values[1] = -std::numeric_limits<float>::infinity(), values[2] = 1.0f;
+  TensorData bound{DType::F32, {3}, {1e-3, 1e-3, 1e-3}};
+  EXPECT_TRUE(compare(got, TensorData{DType::F32, {3}, {inf, -largest, 1}}, &bound, 1).passed);
+  EXPECT_EQ(compare(got, TensorData{DType::F32, {3}, {-inf, -largest, 1}}, &bound, 1).bad_elements, 1);
+  values[0] = 1e38f;  // finite and short of the edge
+  EXPECT_EQ(compare(got, TensorData{DType::F32, {3}, {inf, -largest, 1}}, &bound, 1).bad_elements, 1);
+  EXPECT_EQ(largest_finite(DType::F16), 65504.0);
+  EXPECT_EQ(largest_finite(DType::I32), 0.0);
+}
+
 TEST(Compare, IntegersMustMatchExactly) {
   TensorDecl t{"i", DType::I64, {2}, TensorRole::Output, std::nullopt};
   HostBuffer got = poisoned(t);
@@ -806,10 +825,16 @@ TEST_P(Runtime, ComparisonsOnTheDeviceAgreeWithTheHost) {
     set16(hg, 5, 10.5f);                                       // bad against the 1e-3 bound
     set16(hg, 7000, std::numeric_limits<float>::quiet_NaN());  // always bad
     set16(hg, 260000, 11.0f);                                  // the infinite bound there
+    // At the format's edge: the largest finite value where the reference overflowed,
+    // and the other way, agree; of the other sign it does not.
+    const float largest = static_cast<float>(largest_finite(type)), inf = std::numeric_limits<float>::infinity();
+    set16(he, 9, inf), set16(hg, 9, largest);
+    set16(he, 11, -largest), set16(hg, 11, -inf);
+    set16(he, 13, -inf), set16(hg, 13, largest);  // bad
     device->write(g, hg.bytes.data(), hg.bytes.size());
     device->write(e, he.bytes.data(), he.bytes.size());
     Mismatch host = compare(hg, he, &bound, 1), on = comparer.compare(h, g, e, bb, 1);
-    EXPECT_EQ(host.bad_elements, 2) << dtype_name(type);
+    EXPECT_EQ(host.bad_elements, 3) << dtype_name(type);
     EXPECT_EQ(on.bad_elements, host.bad_elements) << dtype_name(type);
     EXPECT_EQ(on.index, host.index) << dtype_name(type);
     EXPECT_EQ(on.worst_fraction, host.worst_fraction) << dtype_name(type);
