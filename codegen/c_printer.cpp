@@ -1212,6 +1212,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     TensorDecl decl{n->buffer, n->type, n->shape, TensorRole::Temp, std::nullopt};
     buffers[n->buffer] = decl;
     scopes[n->buffer] = n->scope;
+    packed.erase(n->buffer);  // (a name another kernel used)
     if (n->scope == MemoryScope::Private && packed_private(*n)) {
       packed.insert(n->buffer);
       out << line() << "uint " << p.c_name(n->buffer) << "[" << (decl.numel() + 1) / 2 << "];  // bf16 pairs\n";
