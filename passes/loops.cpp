@@ -499,7 +499,8 @@ namespace {
 
 // f / K and f % K of the flat index f = W g + v, v < W and K a multiple of W, in g
 // and v: g / (K / W) and W (g % (K / W)) + v, the parts in g as lets (`lets`, in order) so
-// that an index is affine in v; other_use where f is used otherwise.
+// that an index is affine in v; f itself W g + v. Any other use leaves an index that is
+// not affine in v, which the vector form refuses.
 struct Lanes : IRMutator {
   std::string f;
   int64_t width = 4;
@@ -507,7 +508,6 @@ struct Lanes : IRMutator {
   NameSet *names = nullptr;
   std::vector<std::pair<std::string, Expr>> lets;
   std::map<std::tuple<BinaryOp, int64_t, int64_t>, Expr> made;
-  bool other_use = false;
   using IRMutator::visit;
   // f / K, f % K, or (f / K) % M where m > 0, as a let in g.
   Expr part(BinaryOp op, int64_t k, int64_t m, DType type) {
@@ -545,7 +545,7 @@ struct Lanes : IRMutator {
     return IRMutator::visit(n, self);
   }
   Expr visit(const Var *n, const Expr &self) override {
-    if (n->name == f) other_use = true;
+    if (n->name == f) return g * make_int(width, g.type()) + v;  // a box of one dimension indexes by f itself
     return self;
   }
 };
@@ -576,7 +576,6 @@ std::optional<Stmt> copy_in_lanes(const Program &program, const For &copy, const
   lanes.v = Var::make(let->value.type(), lane);
   lanes.g = Var::make(let->value.type(), g);
   Stmt body = lanes.mutate(Stmt(std::make_shared<Store>(*store)));
-  if (lanes.other_use) return std::nullopt;
   const Store *lane_store = body.as<Store>();
   const Load *lane_load = lane_store->value.as<Load>();
   Stmt vector = For::make(lane, width, ForKind::Vectorized,

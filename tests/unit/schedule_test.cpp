@@ -905,6 +905,12 @@ TEST(CacheRead, ADimensionInPartsWhereItsSpanIsMostlyGaps) {
   text = print_stmt(scheduled(kSoftmaxWide, chunk).kernels[0].body);
   EXPECT_EQ(count(text, "allocate x_r: f32[1, 16] private"), 1) << text;
   EXPECT_EQ(count(text, "vectorized"), 1) << text;
+  // A box of one dimension (its copy indexed by the flat element itself) too.
+  text = print_stmt(scheduled("kernel k(x: f32[N]) -> y: f32[N] where N = 64 { y[i] = x[i] * 2.0 }",
+                              "split y.i 8 -> io ii\nbind y.io local.x\ncache_read y.io x private -> x_r\n")
+                        .kernels[0]
+                        .body);
+  EXPECT_EQ(count(text, "for x_r_i_v in 0..4 vectorized"), 1) << text;
   // Reads at different offsets keep the plain box (StridedBoxInRegisters: 2 elements, 4
   // apart), and a local copy stays element by element.
   text = print_stmt(
