@@ -287,30 +287,32 @@ struct CPrinter::Impl : public IRVisitorStrict {
     }
     return true;
   }
+  // The address space qualifier of a pointer into buffer.
+  const std::string &qualifier(const std::string &buffer) const {
+    return scopes.at(buffer) == MemoryScope::Local ? p.target_.local_qualifier : p.target_.global_qualifier;
+  }
+  // The vector of the lanes' words of 16-bit pairs (uint, uint2 ...).
+  std::string word_vector() const { return lanes() == 2 ? "uint" : "uint" + std::to_string(lanes() / 2); }
   // The vector of buffer starting at lane 0's element: a wide lvalue where aligned.
   std::string wide_lvalue(const std::string &buffer, const std::vector<Expr> &indices, const std::string &vector) {
-    const std::string &qualifier =
-        scopes.at(buffer) == MemoryScope::Local ? p.target_.local_qualifier : p.target_.global_qualifier;
-    return "*(" + qualifier + " " + vector + " *)&" + access(buffer, indices);
+    return "*(" + qualifier(buffer) + " " + vector + " *)&" + access(buffer, indices);
   }
-  // The flat offset of lane k's element.
-  std::string lane_offset(const Load *n, int64_t k) {
-    std::vector<Expr> indices = n->indices;
+  // The indices of lane k's element: the last index plus k.
+  static std::vector<Expr> lane_indices(std::vector<Expr> indices, int64_t k) {
     if (k) indices.back() = indices.back() + make_int(k, indices.back().type());
-    return offset(n->buffer, indices);
+    return indices;
   }
-  // The element of lane k: the last index plus k.
-  std::string lane_access(const std::string &buffer, std::vector<Expr> indices, int64_t k) {
-    if (k) indices.back() = indices.back() + make_int(k, indices.back().type());
-    return access(buffer, indices);
+  std::string lane_access(const std::string &buffer, const std::vector<Expr> &indices, int64_t k) {
+    return access(buffer, lane_indices(indices, k));
   }
   std::string vector_load(const Load *n) {
     // Private arrays stay registers only while every access names one element.
     if (scopes.at(n->buffer) == MemoryScope::Private) {
       std::string elements;
       for (int64_t k = 0; k < lanes(); ++k)
-        elements += (k ? ", " : "") + (packed.count(n->buffer) ? packed_read(n->buffer, lane_offset(n, k))
-                                                               : lane_access(n->buffer, n->indices, k));
+        elements += (k ? ", " : "") + (packed.count(n->buffer)
+                                           ? packed_read(n->buffer, offset(n->buffer, lane_indices(n->indices, k)))
+                                           : lane_access(n->buffer, n->indices, k));
       return "(" + vector_type(n->type) + ")(" + elements + ")";
     }
     if (stored_in_half(n->buffer)) return half_vector_read(n->buffer, n->indices);
@@ -375,9 +377,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
   // The lanes' 16-bit elements from lane 0's onwards as their bits, one ushortN access
   // (an lvalue where aligned, else vloadN).
   std::string half_vector_bits(const std::string &buffer, const std::vector<Expr> &indices) {
-    const std::string n = std::to_string(lanes()), &q = scopes.at(buffer) == MemoryScope::Local
-                                                            ? p.target_.local_qualifier
-                                                            : p.target_.global_qualifier;
+    const std::string n = std::to_string(lanes()), &q = qualifier(buffer);
     const std::string element = "&" + half_bits(buffer, indices);
     return aligned(buffer, indices) ? "*(" + q + " ushort" + n + " *)" + element
                                     : p.target_.vector_load + n + "(0, " + element + ")";
@@ -401,11 +401,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
   std::string half_vector_store(const std::string &buffer, const std::vector<Expr> &indices, const std::string &value) {
     const std::string n = std::to_string(lanes());
     if (buffers.at(buffer).type == DType::F16 && ptx_f16_stores() && aligned(buffer, indices)) {
-      const std::string &q =
-          scopes.at(buffer) == MemoryScope::Local ? p.target_.local_qualifier : p.target_.global_qualifier;
-      const std::string words = lanes() == 2 ? "uint" : "uint" + std::to_string(lanes() / 2);
-      return "*(" + q + " " + words + " *)&" + half_bits(buffer, indices) + " = " + pack_vector_helper() + "(" + value +
-             ");";
+      return "*(" + qualifier(buffer) + " " + word_vector() + " *)&" + half_bits(buffer, indices) + " = " +
+             pack_vector_helper() + "(" + value + ");";
     }
     if (buffers.at(buffer).type == DType::F16)
       return std::string(aligned(buffer, indices) ? "vstorea_half" : "vstore_half") + n + "_rte(" + value + ", 0, " +
@@ -438,14 +435,18 @@ struct CPrinter::Impl : public IRVisitorStrict {
     stores.dispatch(a.body);
     return stores.any && stores.all_bf16;
   }
-  // Element `flat` (a C expression) of a packed array, widened to f32.
+  // The word of a packed array that holds element `flat` (a C expression).
+  std::string packed_word(const std::string &buffer, const std::string &flat) {
+    return p.c_name(buffer) + "[(" + flat + ") >> 1]";
+  }
+  // Element `flat` of a packed array, widened to f32.
   std::string packed_read(const std::string &buffer, const std::string &flat) {
-    const std::string word = p.c_name(buffer) + "[(" + flat + ") >> 1]";
+    const std::string word = packed_word(buffer, flat);
     return "as_float(((" + flat + ") & 1) ? (" + word + " & 0xffff0000u) : (" + word + " << 16))";
   }
   // The statement that stores the 16 bits `bits` as element `flat` of a packed array.
   std::string packed_store(const std::string &buffer, const std::string &flat, const std::string &bits) {
-    const std::string word = p.c_name(buffer) + "[(" + flat + ") >> 1]";
+    const std::string word = packed_word(buffer, flat);
     return word + " = ((" + flat + ") & 1) ? ((" + word + " & 0xffffu) | (convert_uint(" + bits + ") << 16)) : ((" +
            word + " & 0xffff0000u) | convert_uint(" + bits + "));";
   }
@@ -465,7 +466,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
   // The lanes' f32 values as f16 pairs, lane 0 in the low half of the first word.
   std::string pack_vector_helper() {
     const std::string pack = pack_helper(DType::F16), name = pack + "_" + std::to_string(lanes());
-    const std::string words = lanes() == 2 ? "uint" : "uint" + std::to_string(lanes() / 2);
+    const std::string words = word_vector();
     std::string pairs;
     for (int64_t k = 0; k < lanes(); k += 2)
       pairs += std::string(k ? ", " : "") + pack + "(v" + lane(k) + ", v" + lane(k + 1) + ")";
@@ -1378,7 +1379,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     } else if (packed.count(n->buffer)) {
       // The lanes' bits, then two a word where lane 0's element starts one, else one by one.
       const Load *copy = n->value.as<Load>();
-      const std::string words = lanes() == 2 ? "uint" : "uint" + std::to_string(lanes() / 2);
+      const std::string words = word_vector();
       const std::string first = offset(n->buffer, n->indices), name = p.c_name(n->buffer);
       out << line() << "{\n";
       ++indent;

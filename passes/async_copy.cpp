@@ -148,7 +148,7 @@ std::optional<Program> async_copy(const Program &program, const std::string &sta
   NameSet names = kernel_names(program, kernel);
   // 2. Each copy in lanes where it can be.
   std::vector<Stmt> copy_stmts;
-  const BoundsScope to_loop = ranges_to(kernel.body, loop);
+  const BoundsScope to_loop = ranges_on(path_to(kernel.body, loop));
   for (const For *copy : copied->copies) {
     std::optional<Stmt> wide = copy_in_lanes(program, *copy, to_loop, names);
     copy_stmts.push_back(wide ? *wide : Stmt(std::make_shared<For>(*copy)));

@@ -449,7 +449,8 @@ std::optional<Program> cache_read(const Program &program, const std::string &sta
   if (!source) return std::nullopt;
 
   // 1. The box.
-  Around around = around_loop(path_to(kernel.body, loop), scope);
+  const std::vector<Stmt> path = path_to(kernel.body, loop);
+  Around around = around_loop(path, scope);
   if (scope == MemoryScope::Local && !around.has_local_loops()) {
     *reason =
         "no local loop encloses " + loop + ": a local copy is shared by the work-items of a group, so bind them first";
@@ -480,7 +481,7 @@ std::optional<Program> cache_read(const Program &program, const std::string &sta
   // A private copy of contiguous elements in 16-byte vectors (a local one stays element by
   // element: its work-items' steps interleave).
   if (scope == MemoryScope::Private)
-    if (auto wide = copy_in_lanes(program, *copy.as<For>(), ranges_to(kernel.body, loop), names)) copy = *wide;
+    if (auto wide = copy_in_lanes(program, *copy.as<For>(), ranges_on(path), names)) copy = *wide;
 
   // 3. Reads from the cache.
   const Stmt body = Redirect(cache, reads.reads, *box, around).mutate(at->body);

@@ -486,9 +486,9 @@ bool outer_loops_on_groups(const StageLoops &where, const std::string &stage, co
   return true;
 }
 
-BoundsScope ranges_to(const Stmt &body, const std::string &loop) {
+BoundsScope ranges_on(const std::vector<Stmt> &path) {
   BoundsScope out;
-  for (const Stmt &s : path_to(body, loop)) {
+  for (const Stmt &s : path) {
     if (const For *f = s.as<For>()) out.vars[f->var] = Interval::of(0, f->extent - 1);
     if (const LetStmt *let = s.as<LetStmt>()) out.vars[let->var] = bounds_of(let->value, out);
   }

@@ -80,8 +80,8 @@ Stmt rename(const Stmt &s, const std::map<std::string, std::string> &names);
 /// The loops and lets around the loop named `loop` in body, outermost first, and that
 /// loop last; empty when body has no such loop.
 std::vector<Stmt> path_to(const Stmt &body, const std::string &loop);
-/// The ranges of the loops and lets on path_to(body, loop), the loop's own included.
-BoundsScope ranges_to(const Stmt &body, const std::string &loop);
+/// The ranges of the loops and lets on a path (path_to's), the loop's own included.
+BoundsScope ranges_on(const std::vector<Stmt> &path);
 
 /// Peels the loops, lets and guards (without else) enclosing one another at the top
 /// of s into *layers, outermost first; returns what the innermost encloses.
@@ -105,9 +105,10 @@ Stmt inside(const Stmt &s);
 /// The copy `for i unrolled { let f = i * N + w; X[c(f)] = src[s(f)] }` as W lanes a
 /// step (`for i unrolled { let g = i * N + w; for v vectorized { X[..] = src[..] } }`
 /// over 1 / W of the steps, f = W g + v; W = 16 / the element's bytes), or nullopt where
-/// that is not the same copy in 16-byte pieces: f used otherwise than as f / K and
-/// f % K with K a multiple of W, steps not a multiple of W, lanes not contiguous at
-/// both ends, or a read outside src (outside: the ranges of the names around the copy).
+/// that is not the same copy in 16-byte pieces: f used otherwise than itself, f / K,
+/// f % K and (f / K) % M with K a multiple of W, steps not a multiple of W, lanes not
+/// contiguous at both ends, or a read outside src (outside: the ranges of the names
+/// around the copy).
 std::optional<Stmt> copy_in_lanes(const Program &program, const For &copy, const BoundsScope &outside, NameSet &names);
 
 /// The one store `stage[v0, ..] = value` of an elementwise stage (no reduction, alone in

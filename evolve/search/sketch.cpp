@@ -1078,24 +1078,34 @@ struct Drawer {
         return b.rollback(mark), false;
       if (chance(rng, 0.7)) b.step(PrimitiveKind::Unroll, c, {chunk});
     }
+    std::optional<std::string> note = statistics_at(producers, c, thread, threads);
+    if (!note) return b.rollback(mark), false;
+    if (chance(rng, 0.5))
+      if (const std::string input = first_input(consumer);
+          !input.empty() && b.cache_read(c, thread, input, MemoryScope::Private, b.fresh(input + "_r")))
+        *note += ", " + input + " in registers";
+    notes.push_back(*note);
+    return true;
+  }
+
+  // The row statistics computed at the consumer's work-item loop `thread`, last first
+  // (compute_at), and the chain's note; nullopt where one is refused (the caller rolls back).
+  std::optional<std::string> statistics_at(const std::vector<const Stage *> &producers, const std::string &c,
+                                           const std::string &thread, int64_t threads) {
     std::string names;
     for (auto p = producers.rbegin(); p != producers.rend(); ++p) {
-      if (!b.compute_at((*p)->output, c, thread)) return b.rollback(mark), false;
+      if (!b.compute_at((*p)->output, c, thread)) return std::nullopt;
       done.insert((*p)->output);
       names = (*p)->output + (names.empty() ? "" : ", ") + names;
     }
-    std::string note = c + ": one kernel with " + names + ", a work-group per row (" + std::to_string(threads) + ")";
-    if (chance(rng, 0.5)) {
-      std::vector<std::string> inputs = operands(graph, consumer);
-      for (const std::string &buffer : inputs) {
-        if (graph.find_tensor(buffer)->role != TensorRole::Input) continue;
-        if (b.cache_read(c, thread, buffer, MemoryScope::Private, b.fresh(buffer + "_r")))
-          note += ", " + buffer + " in registers";
-        break;
-      }
-    }
-    notes.push_back(note);
-    return true;
+    return c + ": one kernel with " + names + ", a work-group per row (" + std::to_string(threads) + ")";
+  }
+
+  // The first of a stage's operands that is an input of the graph, or "".
+  std::string first_input(const Stage &stage) const {
+    for (const std::string &buffer : operands(graph, stage))
+      if (graph.find_tensor(buffer)->role == TensorRole::Input) return buffer;
+    return "";
   }
 
   // row_chain with the row in chunks of W elements, 16 bytes of the consumer's first
@@ -1105,13 +1115,7 @@ struct Drawer {
   // statistic reduces it in one loop; false (nothing applied) otherwise.
   bool vector_row_chain(const Stage &consumer, const std::vector<const Stage *> &producers, size_t rows,
                         int64_t length) {
-    const std::string &c = consumer.output;
-    std::string input;
-    for (const std::string &buffer : operands(graph, consumer))
-      if (graph.find_tensor(buffer)->role == TensorRole::Input) {
-        input = buffer;
-        break;
-      }
+    const std::string &c = consumer.output, input = first_input(consumer);
     if (input.empty() || consumer.spatial.size() != rows + 1) return false;
     const int64_t width = 16 / dtype_bytes(graph.find_tensor(input)->type);
     if (length % width != 0 || length / width < 2) return false;
@@ -1137,15 +1141,10 @@ struct Drawer {
       return b.rollback(mark), false;
     b.step(PrimitiveKind::Vectorize, c, {lanes});
     b.step(PrimitiveKind::Unroll, c, {chunk});
-    std::string names;
-    for (auto p = producers.rbegin(); p != producers.rend(); ++p) {
-      if (!b.compute_at((*p)->output, c, thread)) return b.rollback(mark), false;
-      done.insert((*p)->output);
-      names = (*p)->output + (names.empty() ? "" : ", ") + names;
-    }
-    if (!b.cache_read(c, thread, input, MemoryScope::Private, b.fresh(input + "_r"))) return b.rollback(mark), false;
-    notes.push_back(c + ": one kernel with " + names + ", a work-group per row (" + std::to_string(threads) + "), " +
-                    input + " in registers, " + std::to_string(width) + "-element chunks");
+    std::optional<std::string> note = statistics_at(producers, c, thread, threads);
+    if (!note || !b.cache_read(c, thread, input, MemoryScope::Private, b.fresh(input + "_r")))
+      return b.rollback(mark), false;
+    notes.push_back(*note + ", " + input + " in registers, " + std::to_string(width) + "-element chunks");
     return true;
   }
 
