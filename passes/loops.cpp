@@ -183,6 +183,13 @@ bool is_local_panel(const Kernel &kernel, const std::string &buffer, const std::
   return false;
 }
 
+std::vector<size_t> innermost_dims(const std::vector<int64_t> &shape, size_t count) {
+  std::vector<size_t> out;
+  for (size_t d = shape.size(); d-- > 0 && out.size() < count;)
+    if (shape[d] > 1) out.insert(out.begin(), d);
+  return out;
+}
+
 bool name_is_free(const Program &program, const Kernel &kernel, const std::string &name, std::string *reason) {
   if (program.find_buffer(name)) {
     *reason = "name " + name + " is a buffer";

@@ -61,6 +61,11 @@ std::vector<std::string> local_panels(const Kernel &kernel);
 /// Whether kernel allocates buffer as such a panel; else *reason says what it is
 /// ("kernel c allocates no buffer named q", "c_acc is in private memory; " + only).
 bool is_local_panel(const Kernel &kernel, const std::string &buffer, const std::string &only, std::string *reason);
+/// The positions of a panel's `count` innermost dimensions of more than one element,
+/// innermost last (fewer where the shape has fewer). A copy's box keeps a dimension of
+/// one element for each index that does not range (a convolution's kd, kh of one
+/// step), and pad and transpose mean the dimensions the panel's elements lie along.
+std::vector<size_t> innermost_dims(const std::vector<int64_t> &shape, size_t count);
 
 /// Whether name is free to introduce in the kernel; else *reason says why.
 bool name_is_free(const Program &program, const Kernel &kernel, const std::string &name, std::string *reason);

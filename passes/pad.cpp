@@ -1,6 +1,7 @@
 // pad: a local buffer's rows grow by a few unused elements, so that work-items
 // reading down a column fall in different memory banks. Indices do not change;
-// only the row stride the code generator derives from the shape does.
+// only the row stride the code generator derives from the shape does. The row is the
+// innermost dimension of more than one element (innermost_dims).
 #include "ir/visitor.h"
 #include "passes/loops.h"
 #include "passes/primitive_info.h"
@@ -27,7 +28,8 @@ std::optional<Program> pad(const Program &program, const std::string &stage, con
     Stmt visit(const Allocate *n, const Stmt &self) override {
       if (n->buffer != buffer) return IRMutator::visit(n, self);
       std::vector<int64_t> shape = n->shape;
-      shape.back() += extra;
+      std::vector<size_t> row = innermost_dims(shape, 1);
+      shape[row.empty() ? shape.size() - 1 : row[0]] += extra;
       return Allocate::make(n->buffer, n->type, shape, n->scope, n->body);
     }
   } p(buffer, extra);

@@ -2,7 +2,8 @@
 // work-item reads along the old outer dimension becomes contiguous, so a register
 // tile's operand (a matmul's a panel, read down its rows) comes in vector loads
 // and the group's reads of one row broadcast. Indices swap with the shape, so
-// nothing computed changes.
+// nothing computed changes. The two are the innermost of more than one element
+// (innermost_dims): a convolution's box keeps dimensions of one element.
 #include <utility>
 
 #include "ir/visitor.h"
@@ -13,10 +14,10 @@
 namespace ks {
 namespace {
 
-// The two innermost of a shape or of an access's indices, swapped.
+// A shape or an access's indices with the dimensions at a and b swapped.
 template <typename T>
-std::vector<T> swapped(std::vector<T> items) {
-  std::swap(items[items.size() - 1], items[items.size() - 2]);
+std::vector<T> swapped(std::vector<T> items, size_t a, size_t b) {
+  std::swap(items[a], items[b]);
   return items;
 }
 
@@ -29,18 +30,26 @@ std::optional<Program> transpose(const Program &program, const std::string &stag
   if (!is_local_panel(program.kernels[where->kernel], buffer,
                       "only a local buffer of two or more dimensions is transposed", reason))
     return std::nullopt;
+  std::vector<size_t> dims;
+  for (const Allocate *a : collect<Allocate>(program.kernels[where->kernel].body))
+    if (a->buffer == buffer) dims = innermost_dims(a->shape, 2);
+  if (dims.size() < 2) {
+    *reason = buffer + " has fewer than two dimensions of more than one element; there is nothing to transpose";
+    return std::nullopt;
+  }
   struct Transpose : IRMutator {
     const std::string &buffer;
-    explicit Transpose(const std::string &buffer) : buffer(buffer) {}
+    size_t a, b;
+    Transpose(const std::string &buffer, size_t a, size_t b) : buffer(buffer), a(a), b(b) {}
     std::vector<Expr> swapped_indices(const std::vector<Expr> &indices) {
       std::vector<Expr> out;
       for (const Expr &e : indices) out.push_back(mutate(e));
-      return swapped(out);
+      return swapped(out, a, b);
     }
     using IRMutator::visit;
     Stmt visit(const Allocate *n, const Stmt &self) override {
       if (n->buffer != buffer) return IRMutator::visit(n, self);
-      return Allocate::make(n->buffer, n->type, swapped(n->shape), n->scope, mutate(n->body));
+      return Allocate::make(n->buffer, n->type, swapped(n->shape, a, b), n->scope, mutate(n->body));
     }
     Expr visit(const Load *n, const Expr &self) override {
       if (n->buffer != buffer) return IRMutator::visit(n, self);
@@ -50,7 +59,7 @@ std::optional<Program> transpose(const Program &program, const std::string &stag
       if (n->buffer != buffer) return IRMutator::visit(n, self);
       return Store::make(n->buffer, swapped_indices(n->indices), mutate(n->value));
     }
-  } t(buffer);
+  } t(buffer, dims[0], dims[1]);
   Program out = program;
   Kernel &kernel = out.kernels[where->kernel];
   kernel.body = t.mutate(kernel.body);

@@ -1008,6 +1008,23 @@ TEST(Pad, LengthensTheRows) {
   EXPECT_EQ(count(print_stmt(p.kernels[0].body), "allocate a_s: f32[8, 5] local"), 1);
 }
 
+// A convolution's copy keeps a dimension of one element for an index that does not
+// range at the copy's loop (w[c, o, kw] copied inside kw's loop: [2, 8, 1]). The rows
+// are the innermost dimension of more than one element; padding the last would grow
+// the copy eightfold and move no two reads to different banks.
+const char *kConvRows = R"(kernel cv(x: f32[C, H, W], w: f32[C, O, K]) -> y: f32[O, H, W]
+  where C = 4, O = 8, H = 6, W = 6, K = 3
+{ y[o, h, v: W] = sum(c, kw) (x[c, h, v - kw] else 0.0) * w[c, o, kw] })";
+const char *kConvRowsCopy =
+    "reorder y h o v\nbind y.h group.x\nbind y.o local.x\nreorder y kw c\nsplit y.c 2 -> co ci\n"
+    "cache_read y.co w local -> w_s\n";
+
+TEST(Pad, LengthensTheRowsPastDimensionsOfOneElement) {
+  Program p = scheduled(kConvRows, std::string(kConvRowsCopy) + "pad y.w_s 1\n");
+  const std::string text = print_stmt(p.kernels[0].body);
+  EXPECT_EQ(count(text, "allocate w_s: f32[2, 9, 1] local"), 1) << text;
+}
+
 TEST(Pad, Refusals) {
   const std::string ready =
       std::string(kTiled) + "cache_write c.tx private\nsplit c.k 4 -> ko ki\ncache_read c.ko a local -> a_s\n";
@@ -1033,6 +1050,19 @@ TEST(Transpose, SwapsTheShapeAndEveryIndex) {
   EXPECT_EQ(count(text, "allocate a_s: f32[4, 12] local"), 1) << text;  // [8, 4] before, rows padded by 4
   EXPECT_EQ(count(text, "a_s[ki, "), 1) << text;                        // read with k outermost
   EXPECT_EQ(count(text, "a_s[ii, ki]"), 0) << text;
+}
+
+TEST(Transpose, SwapsTheInnermostDimensionsOfMoreThanOneElement) {
+  Program p = scheduled(kConvRows, std::string(kConvRowsCopy) + "transpose y.w_s\n");
+  const std::string text = print_stmt(p.kernels[0].body);
+  EXPECT_EQ(count(text, "allocate w_s: f32[8, 2, 1] local"), 1) << text;
+  EXPECT_EQ(count(text, "* w_s[o, ci, 0]"), 1) << text;
+  // A copy with one dimension of more than one element has nothing to transpose.
+  EXPECT_EQ(first_line(refusal(kConvRows,
+                               "reorder y h o v\nbind y.h group.x\nbind y.o local.x\nreorder y kw c\n"
+                               "cache_read y.c w local -> w_s\ntranspose y.w_s")),
+            "s.sched:6:1: error: transpose y.w_s: w_s has fewer than two dimensions of more than one element; there "
+            "is nothing to transpose");
 }
 
 TEST(Transpose, Refusals) {
