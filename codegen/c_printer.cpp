@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <set>
 
@@ -1059,21 +1060,32 @@ struct CPrinter::Impl : public IRVisitorStrict {
       out << line() << "  " << name << "[" << r1 << "] = " << pack << "(x.z, x.w);\n";
       out << line() << "}\n";
     };
-    for (int64_t i = 0; i < mt; ++i)
+    // Registers first, first + 1, ... of `name` by one ldmatrix.trans of `matrices`.
+    auto ldmatrix = [&](const std::string &name, int64_t first, const Expr &row, int matrices) {
+      const Load *l = row.as<Load>();
+      out << line() << "{\n"
+          << line() << "  const uint" << matrices << " x = " << ldmatrix_helper(matrices) << "(&"
+          << access(l->buffer, l->indices) << ");\n";
+      for (int r = 0; r < matrices; ++r)
+        out << line() << "  " << name << "[" << first + r << "] = x." << "xyzw"[r] << ";\n";
+      out << line() << "}\n";
+    };
+    for (int64_t i = 0; i < mt; ++i) {
+      auto a = [&](const Expr &l, const Expr &e) { return tile.a_fragment(l, i, e, step); };
+      if (const Expr row = ldmatrix_row(a, 4, lane, tile.operands); row.defined()) {
+        ldmatrix("ks_a", i * 4, row, 4);
+        continue;
+      }
       for (int h = 0; h < 2; ++h) {
         std::vector<Expr> vs;
-        for (int e : {2 * h, 2 * h + 1, 2 * h + 4, 2 * h + 5})
-          vs.push_back(tile.a_fragment(lane, i, make_int(e), step));
+        for (int e : {2 * h, 2 * h + 1, 2 * h + 4, 2 * h + 5}) vs.push_back(a(lane, make_int(e)));
         load("ks_a", i * 4 + h, i * 4 + h + 2, vs);
       }
+    }
     for (int64_t j = 0; j < nt; ++j) {
-      if (const Expr row = ldmatrix_row(tile, j, lane, step); row.defined()) {
-        const Load *l = row.as<Load>();
-        out << line() << "{\n"
-            << line() << "  const uint2 x = " << ldmatrix_helper() << "(&" << access(l->buffer, l->indices) << ");\n"
-            << line() << "  ks_b[" << j * 2 << "] = x.x;\n"
-            << line() << "  ks_b[" << j * 2 + 1 << "] = x.y;\n"
-            << line() << "}\n";
+      auto b = [&](const Expr &l, const Expr &e) { return tile.b_fragment(l, j, e, step); };
+      if (const Expr row = ldmatrix_row(b, 2, lane, tile.operands); row.defined()) {
+        ldmatrix("ks_b", j * 2, row, 2);
         continue;
       }
       std::vector<Expr> vs;
@@ -1098,22 +1110,23 @@ struct CPrinter::Impl : public IRVisitorStrict {
         out << ", \"r\"(ks_b[" << j * 2 << "]), \"r\"(ks_b[" << j * 2 + 1 << "]));\n";
       }
   }
-  // B's registers of n tile j as one ldmatrix.x2.trans, where B is a local panel of
-  // the operands' format whose rows run along n: the instruction's lane i (< 16) names
-  // the row of slot i at the tile's column 0 (the element register i / 8 of lane
-  // (i % 8) / 2 holds as its element i % 2), the transpose hands each lane its column's
-  // two slots a register, and the rows' eight columns must be neighbours, 16-byte
-  // aligned. That is checked by evaluating the indices at every lane and column, at
-  // the variables' ends, zero and one (as the matrix tile's own check); the row's load,
-  // its indices in the lane, else undefined.
-  Expr ldmatrix_row(const MatrixTile &tile, int64_t j, const Expr &lane, const Expr &step) {
+  // Fragment registers as one ldmatrix.trans of `matrices` 8 x 8 matrices (B's two of
+  // an n tile; A's four of an m tile, where A's panel runs along m), from a local panel
+  // of the operands' format whose rows run along the fragment's other dimension: lane i
+  // names the row of slot i % 8 of matrix i / 8 at the tile's first column or row (the
+  // element 2 (i / 8) + i % 2 of lane (i % 8) / 2 holds), the transpose hands each lane
+  // its column's two slots a register, and the rows' eight elements must be neighbours,
+  // 16-byte aligned. That is checked by evaluating the indices at every lane and
+  // column, at the variables' ends, zero and one (as the matrix tile's own check); the
+  // row's load, its indices in the lane, else undefined.
+  Expr ldmatrix_row(const std::function<Expr(const Expr &, const Expr &)> &fragment, int matrices,
+                    const Expr &lane, DType operands) {
     const DType it = lane.type();
     auto c = [&](int64_t v) { return make_int(v, it); };
-    auto row_at = [&](const Expr &l, const Expr &e) { return tile.b_fragment(l, j, e, step); };
-    const Expr row = row_at(lane % c(8) / c(2), lane % c(2) + lane / c(8) % c(2) * c(2));
+    const Expr row = fragment(lane % c(8) / c(2), lane % c(2) + lane / c(8) % c(matrices) * c(2));
     const Load *load = row.as<Load>();
     if (!load || load->pad || scopes.at(load->buffer) != MemoryScope::Local ||
-        buffers.at(load->buffer).type != tile.operands || buffers.at(load->buffer).shape.back() % 8 != 0)
+        buffers.at(load->buffer).type != operands || buffers.at(load->buffer).shape.back() % 8 != 0)
       return Expr();
     std::set<std::string> vars;
     for (const Var *v : collect<Var>(row)) vars.insert(v->name);
@@ -1127,7 +1140,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
       points.push_back({{v, points[2][v]}});
     }
     for (const std::map<std::string, int64_t> &at : points)
-      for (int64_t i = 0; i < 16; ++i) {
+      for (int64_t i = 0; i < 8 * matrices; ++i) {
         std::map<std::string, int64_t> env = at;
         env[lane_name] = i;
         std::vector<int64_t> first;
@@ -1139,7 +1152,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
         if (first.back() % 8 != 0) return Expr();
         // Column g of the same slot: lane 4 g + (i % 8) / 2, element as above.
         for (int64_t g = 1; g < 8; ++g) {
-          const Expr other = row_at(c(4 * g + (i % 8) / 2), c(i % 2 + i / 8 * 2));
+          const Expr other = fragment(c(4 * g + (i % 8) / 2), c(i % 2 + i / 8 * 2));
           const Load *o = other.as<Load>();
           if (!o || o->buffer != load->buffer || o->pad) return Expr();
           for (size_t d = 0; d < o->indices.size(); ++d) {
@@ -1150,18 +1163,25 @@ struct CPrinter::Impl : public IRVisitorStrict {
       }
     return row;
   }
-  // ldmatrix.x2.trans of 16-bit elements from local memory (its address in the shared
-  // window, as cp.async takes it).
-  std::string ldmatrix_helper() {
-    const std::string &local = p.target_.local_qualifier;
-    p.helpers_used_["ks_ldmatrix_x2_trans"] =
-        "uint2 ks_ldmatrix_x2_trans(" + local +
-        " const void *row) {\n"
-        "  uint r0, r1;\n"
-        "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\"\n"
-        "               : \"=r\"(r0), \"=r\"(r1) : \"r\"((uint)(ulong)row) : \"memory\");\n"
-        "  return (uint2)(r0, r1);\n}\n";
-    return "ks_ldmatrix_x2_trans";
+  // ldmatrix.x2.trans or .x4.trans of 16-bit elements from local memory (its address in
+  // the shared window, as cp.async takes it).
+  std::string ldmatrix_helper(int matrices) {
+    const std::string &local = p.target_.local_qualifier, n = std::to_string(matrices);
+    const std::string name = "ks_ldmatrix_x" + n + "_trans";
+    std::string regs, outs;
+    for (int r = 0; r < matrices; ++r) {
+      regs += (r ? ", %" : "%") + std::to_string(r);
+      outs += std::string(r ? ", " : "") + "\"=r\"(r" + std::to_string(r) + ")";
+    }
+    std::string decl = "  uint r0";
+    for (int r = 1; r < matrices; ++r) decl += ", r" + std::to_string(r);
+    std::string result = "(uint" + n + ")(r0";
+    for (int r = 1; r < matrices; ++r) result += ", r" + std::to_string(r);
+    p.helpers_used_[name] = "uint" + n + " " + name + "(" + local + " const void *row) {\n" + decl + ";\n" +
+                            "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x" + n + ".trans.shared.b16 {" + regs +
+                            "}, [%" + n + "];\"\n               : " + outs + " : \"r\"((uint)(ulong)row) : \"memory\");\n" +
+                            "  return " + result + ");\n}\n";
+    return name;
   }
   // One step emulated: each lane computes its own four results of each instruction,
   // reading every operand where the fragment layout puts it (the lane and register

@@ -311,6 +311,28 @@ TEST(HalfTypes, MatrixTilesOfHalfOperandsAreSixteenPointInstructions) {
   EXPECT_EQ(ptx.find("m16n8k16"), std::string::npos);
 }
 
+// A's panel transposed (rows of m, as a convolution's weight panel w[c, o] comes): each m
+// tile's four registers by one ldmatrix.x4.trans, where the rows' eight elements are
+// 16-byte aligned; rows of 36 are not, and A's elements are read two bytes a load.
+TEST(HalfTypes, SixteenBitFragmentsOfATransposedAComeByLdmatrix) {
+  std::string tile = kHalfGemmTile;
+  tile.replace(tile.find("tensorize"), 0, "transpose c.a_s\n");
+  const Program p =
+      run_pipeline(test::graph_of(half_spec(kHalfGemm, "bf16")), parse_schedule(test::source(tile, "t.sched")));
+  const std::string ptx = generate_opencl_c(p, AsyncCopies::Refused, "", MatrixUnits::Ptx).source;
+  EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"), std::string::npos)
+      << ptx;
+  EXPECT_EQ(test::count(ptx, "= ks_ldmatrix_x4_trans(&a_s["), 1) << ptx;  // the warp's one m tile
+  EXPECT_EQ(test::count(ptx, "ks_a[3] = x.w;"), 1) << ptx;
+  EXPECT_EQ(test::count(ptx, "= ks_ldmatrix_x2_trans(&b_s["), 2) << ptx;  // B's as before
+  tile.replace(tile.find("tensorize"), 0, "pad c.a_s 4\n");
+  const Program padded =
+      run_pipeline(test::graph_of(half_spec(kHalfGemm, "bf16")), parse_schedule(test::source(tile, "t.sched")));
+  const std::string unaligned = generate_opencl_c(padded, AsyncCopies::Refused, "", MatrixUnits::Ptx).source;
+  EXPECT_EQ(unaligned.find("ks_ldmatrix_x4_trans"), std::string::npos) << unaligned;
+  EXPECT_NE(unaligned.find("ks_a[0] = (uint)a_s["), std::string::npos) << unaligned;
+}
+
 // The tile with panels of 32 k (eight elements a work-item) in a ring of two slots, and
 // the spec with two such panels.
 std::string half_gemm_ring() {
