@@ -1067,7 +1067,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
           << line() << "  const uint" << matrices << " x = " << ldmatrix_helper(matrices) << "(&"
           << access(l->buffer, l->indices) << ");\n";
       for (int r = 0; r < matrices; ++r)
-        out << line() << "  " << name << "[" << first + r << "] = x." << "xyzw"[r] << ";\n";
+        out << line() << "  " << name << "[" << first + r << "] = x."
+            << "xyzw"[r] << ";\n";
       out << line() << "}\n";
     };
     for (int64_t i = 0; i < mt; ++i) {
@@ -1119,8 +1120,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
   // 16-byte aligned. That is checked by evaluating the indices at every lane and
   // column, at the variables' ends, zero and one (as the matrix tile's own check); the
   // row's load, its indices in the lane, else undefined.
-  Expr ldmatrix_row(const std::function<Expr(const Expr &, const Expr &)> &fragment, int matrices,
-                    const Expr &lane, DType operands) {
+  Expr ldmatrix_row(const std::function<Expr(const Expr &, const Expr &)> &fragment, int matrices, const Expr &lane,
+                    DType operands) {
     const DType it = lane.type();
     auto c = [&](int64_t v) { return make_int(v, it); };
     const Expr row = fragment(lane % c(8) / c(2), lane % c(2) + lane / c(8) % c(matrices) * c(2));
@@ -1179,8 +1180,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
     for (int r = 1; r < matrices; ++r) result += ", r" + std::to_string(r);
     p.helpers_used_[name] = "uint" + n + " " + name + "(" + local + " const void *row) {\n" + decl + ";\n" +
                             "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x" + n + ".trans.shared.b16 {" + regs +
-                            "}, [%" + n + "];\"\n               : " + outs + " : \"r\"((uint)(ulong)row) : \"memory\");\n" +
-                            "  return " + result + ");\n}\n";
+                            "}, [%" + n + "];\"\n               : " + outs +
+                            " : \"r\"((uint)(ulong)row) : \"memory\");\n" + "  return " + result + ");\n}\n";
     return name;
   }
   // One step emulated: each lane computes its own four results of each instruction,

@@ -162,10 +162,10 @@ bool is_panel(const Allocate *a) { return a->scope == MemoryScope::Local && a->s
 
 }  // namespace
 
-std::vector<std::string> local_panels(const Kernel &kernel) {
+std::vector<std::string> local_panels(const Kernel &kernel, size_t spread) {
   std::vector<std::string> out;
   for (const Allocate *a : allocations(kernel))
-    if (is_panel(a)) out.push_back(a->buffer);
+    if (is_panel(a) && innermost_dims(a->shape, spread).size() >= spread) out.push_back(a->buffer);
   return out;
 }
 

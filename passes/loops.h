@@ -56,8 +56,9 @@ std::string half_access_refusal(const Program &program, const Stmt &s, const std
 NameSet program_names(const Program &program);
 
 /// The local buffers of two or more dimensions a kernel allocates: the panels whose
-/// layout pad and transpose change.
-std::vector<std::string> local_panels(const Kernel &kernel);
+/// layout pad and transpose change; with `spread`, those of at least that many
+/// dimensions of more than one element (innermost_dims: what transpose can swap).
+std::vector<std::string> local_panels(const Kernel &kernel, size_t spread = 0);
 /// Whether kernel allocates buffer as such a panel; else *reason says what it is
 /// ("kernel c allocates no buffer named q", "c_acc is in private memory; " + only).
 bool is_local_panel(const Kernel &kernel, const std::string &buffer, const std::string &only, std::string *reason);

@@ -79,8 +79,8 @@ bool StepDraw::bind_to_groups(size_t count, Program *bound, std::vector<Primitiv
   return true;
 }
 
-bool StepDraw::draw_panel() {
-  const std::vector<std::string> panels = local_panels(program.kernels[loops.kernel]);
+bool StepDraw::draw_panel(size_t spread) {
+  const std::vector<std::string> panels = local_panels(program.kernels[loops.kernel], spread);
   if (panels.empty()) return false;
   p.buffer = pick(panels, rng);
   return true;

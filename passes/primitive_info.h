@@ -87,8 +87,9 @@ struct StepDraw {
   /// The stage's first `count` spatial loops (three at most) bound to work-groups x,
   /// y, z in *program, the steps in *steps; false where bind refuses one.
   bool bind_to_groups(size_t count, Program *program, std::vector<Primitive> *steps) const;
-  /// A local panel of the stage's kernel drawn into p.buffer; false where it has none.
-  bool draw_panel();
+  /// A local panel of the stage's kernel (of at least `spread` dimensions of more than
+  /// one element) drawn into p.buffer; false where it has none.
+  bool draw_panel(size_t spread = 0);
 
  private:
   NameSet used_;

@@ -72,7 +72,7 @@ std::optional<Program> transpose(const Program &program, const std::string &stag
 namespace {
 
 void draw_transpose(StepDraw &d) {
-  if (!d.draw_panel()) return;
+  if (!d.draw_panel(2)) return;
   d.next = transpose(d.program, d.p.stage, d.p.buffer, &d.reason);
 }
 

@@ -551,6 +551,31 @@ TEST(HalfTypes, AttentionInTwoPassesStoresNoScores) {
   EXPECT_NE(ptx.find("cp.async"), std::string::npos);
 }
 
+// conv_transpose3d_batch_norm_pool's transposed convolution at bf16
+// (bench/mma/conv/conv_transpose3d_batch_norm_pool_128x4x40_w64x40_c16_half.sched): the
+// weight's panel w[c, o] runs along o, so each of a warp's four m tiles loads A by one
+// ldmatrix.x4.trans; x's panel, read at columns ow - kw, comes two bytes a load. Checked
+// against the interpreter on the H200 (bench/results.md, "A transposed convolution on
+// the matrix units"); the emulated tiles take a minute on PoCL, too slow for the suite.
+TEST(HalfTypes, ATransposedConvolutionsWeightsComeByLdmatrix) {
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/conv_transpose3d_batch_norm_pool.ks";
+  const std::string bf16 = frontend::with_dtype(read_source_file(path, "spec"), DType::BF16);
+  const std::string sched =
+      read_source_file(std::string(KS_SOURCE_DIR) +
+                           "/bench/mma/conv/conv_transpose3d_batch_norm_pool_128x4x40_w64x40_c16_half.sched",
+                       "schedule")
+          ->text;
+  frontend::SizeOverrides timed;  // (at the spec's own sizes the panels hold 4 of o)
+  frontend::parse_size_assignments(
+      "batch_size=16,in_channels=64,out_channels=128,depth=16,height=32,width=32,kernel_size=5", &timed);
+  const Graph g = frontend::elaborate(frontend::parse_spec(test::source(bf16)), frontend::SizeSet::Default, timed);
+  const Program p = run_pipeline(g, parse_schedule(test::source(sched, "c.sched")));
+  const std::string ptx = generate_opencl_c(p, AsyncCopies::Ptx, "", MatrixUnits::Ptx).source;
+  EXPECT_EQ(test::count(ptx, "= ks_ldmatrix_x4_trans(&w_s["), 4) << ptx;
+  EXPECT_EQ(test::count(ptx, "ks_ldmatrix_x2_trans"), 0) << ptx;
+  EXPECT_NE(ptx.find("4 x 5 mma.sync.m16n8k16, 1 steps of 16, bf16 operands"), std::string::npos) << ptx;
+}
+
 // The reference at the timed sizes keeps 16-bit temporaries in f32, as the interpreter
 // keeps them exact; the outputs keep their type.
 TEST(HalfTypes, TheTimedReferenceKeepsSixteenBitTemporariesExact) {

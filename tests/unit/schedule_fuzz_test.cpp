@@ -101,6 +101,22 @@ Schedule with_local_cache(const Graph &graph, Schedule s, int n) {
   }
 }
 
+// s with a transpose drawn on top where a local panel spreads over two dimensions (drawn
+// among all primitives after a random cache_read, such a panel is rare: its box must
+// range along two loops), from a generator of its own; or s as it was.
+Schedule with_transposed_panel(const Graph &graph, Schedule s, int n) {
+  Program program = run_pipeline(graph, s);
+  Rng rng(kSalt + 1000 + static_cast<uint64_t>(n));
+  Schedule t = s;
+  if (!add_random_step(&program, &t, rng, 12, 256, {PrimitiveKind::Transpose})) return s;
+  try {
+    run_pipeline(graph, t);
+    return t;
+  } catch (const UserError &) {
+    return s;
+  }
+}
+
 // s with `async_copy` (2 or 3 slots, by n) at the first loop where s copies a local
 // cache and the ring takes, or as it was. PoCL and lavapipe have no cp.async: the test
 // runs the copies in order, which checks the rings' indices and slots.
@@ -139,7 +155,8 @@ std::vector<Schedule> schedules_for(const frontend::Spec &spec) {
                                                 : std::nullopt;
     const int steps = std::uniform_int_distribution<int>(1, 6)(rng);
     if (!split) {
-      out.push_back(with_async_copy(graph, with_local_cache(graph, random_schedule(lowered, rng, steps), n), n));
+      out.push_back(with_async_copy(
+          graph, with_transposed_panel(graph, with_local_cache(graph, random_schedule(lowered, rng, steps), n), n), n));
       continue;
     }
     Schedule s = random_schedule(lower(apply_rewrite(graph, *split)), rng, steps);
