@@ -564,7 +564,20 @@ class StageBound {
   // A new stage's tensor at the element.
   Expr load(const std::string &name) const { return Load::make(kBoundType, name, at_); }
   // `name` is the stage's bound: an output where the stage's tensor is one.
-  void finish(const std::string &name) {
+  void finish(std::string name) {
+    // A 16-bit value that may reach the format's edge: the device may store the largest
+    // finite value where the reference stored an infinity, or the other way (a variance
+    // of large activations at f16: 65504 against inf, its rsqrt 0.0039 against 0), and
+    // what reads it may differ by anything. Unknown there (infinity), as a flipped
+    // comparison is; but not where the value is exact (a mask's -inf: its bound is its
+    // rounding alone).
+    if (is_half(y_.type) && is_float(value_type(y_.type))) {
+      const Expr bound = load(name);
+      const Expr computed = greater(bound, Bounder::rounding(value_, y_.type));
+      const Expr edge = Binary::make(BinaryOp::Ge, abs_of(value_) + bound, num(largest_finite(y_.type)));
+      name = new_stage("_edge", ReduceOp::None,
+                       Select::make(Binary::make(BinaryOp::And, computed, edge), num(kInfinity), bound));
+    }
     b_->out.bound_of[stage_.output] = name;
     if (y_.role == TensorRole::Output)
       for (TensorDecl &t : b_->out.graph.tensors)

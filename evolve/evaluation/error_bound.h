@@ -41,7 +41,9 @@
 //    a step whose term equals the one before rounds as that one did, in full);
 //    softmax_sum (online_attention's): the bound of the two passes it stands for,
 //    plus its rescalings' roundings;
-//  - every stored value adds its own rounding; an infinity (a mask) is exact.
+//  - every stored value adds its own rounding; an infinity (a mask) is exact; a computed
+//    16-bit value within its bound of the format's largest finite value is unknown
+//    (infinite: the device may store that, the reference an infinity, or the other way).
 // A candidate with rewrites is held to the bound of the graph its rewrites left: the
 // same values in real arithmetic, rounded differently (online_softmax stores the
 // log-sum-exp, as large as the logits, which the two-pass softmax never does).
