@@ -1169,19 +1169,17 @@ struct CPrinter::Impl : public IRVisitorStrict {
   std::string ldmatrix_helper(int matrices) {
     const std::string &local = p.target_.local_qualifier, n = std::to_string(matrices);
     const std::string name = "ks_ldmatrix_x" + n + "_trans";
-    std::string regs, outs;
+    std::string regs, outs, values;  // "%0, %1", "\"=r\"(r0), \"=r\"(r1)", "r0, r1"
     for (int r = 0; r < matrices; ++r) {
-      regs += (r ? ", %" : "%") + std::to_string(r);
-      outs += std::string(r ? ", " : "") + "\"=r\"(r" + std::to_string(r) + ")";
+      const std::string sep = r ? ", " : "", v = "r" + std::to_string(r);
+      regs += sep + "%" + std::to_string(r);
+      outs += sep + "\"=r\"(" + v + ")";
+      values += sep + v;
     }
-    std::string decl = "  uint r0";
-    for (int r = 1; r < matrices; ++r) decl += ", r" + std::to_string(r);
-    std::string result = "(uint" + n + ")(r0";
-    for (int r = 1; r < matrices; ++r) result += ", r" + std::to_string(r);
-    p.helpers_used_[name] = "uint" + n + " " + name + "(" + local + " const void *row) {\n" + decl + ";\n" +
-                            "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x" + n + ".trans.shared.b16 {" + regs +
+    p.helpers_used_[name] = "uint" + n + " " + name + "(" + local + " const void *row) {\n  uint " + values +
+                            ";\n  asm volatile(\"ldmatrix.sync.aligned.m8n8.x" + n + ".trans.shared.b16 {" + regs +
                             "}, [%" + n + "];\"\n               : " + outs +
-                            " : \"r\"((uint)(ulong)row) : \"memory\");\n" + "  return " + result + ");\n}\n";
+                            " : \"r\"((uint)(ulong)row) : \"memory\");\n  return (uint" + n + ")(" + values + ");\n}\n";
     return name;
   }
   // One step emulated: each lane computes its own four results of each instruction,
