@@ -169,18 +169,19 @@ std::vector<std::string> local_panels(const Kernel &kernel, size_t spread) {
   return out;
 }
 
-bool is_local_panel(const Kernel &kernel, const std::string &buffer, const std::string &only, std::string *reason) {
+const Allocate *local_panel(const Kernel &kernel, const std::string &buffer, const std::string &only,
+                            std::string *reason) {
   for (const Allocate *a : allocations(kernel)) {
     if (a->buffer != buffer) continue;
-    if (is_panel(a)) return true;
+    if (is_panel(a)) return a;
     *reason = buffer + " is " +
               (a->scope == MemoryScope::Local ? "one-dimensional"
                                               : "in " + std::string(memory_scope_name(a->scope)) + " memory") +
               "; " + only;
-    return false;
+    return nullptr;
   }
   *reason = "kernel " + kernel.name + " allocates no buffer named " + buffer;
-  return false;
+  return nullptr;
 }
 
 std::vector<size_t> innermost_dims(const std::vector<int64_t> &shape, size_t count) {

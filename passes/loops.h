@@ -59,9 +59,11 @@ NameSet program_names(const Program &program);
 /// layout pad and transpose change; with `spread`, those of at least that many
 /// dimensions of more than one element (innermost_dims: what transpose can swap).
 std::vector<std::string> local_panels(const Kernel &kernel, size_t spread = 0);
-/// Whether kernel allocates buffer as such a panel; else *reason says what it is
-/// ("kernel c allocates no buffer named q", "c_acc is in private memory; " + only).
-bool is_local_panel(const Kernel &kernel, const std::string &buffer, const std::string &only, std::string *reason);
+/// The allocation of buffer where kernel allocates it as such a panel; else null, and
+/// *reason says what it is ("kernel c allocates no buffer named q", "c_acc is in private
+/// memory; " + only).
+const Allocate *local_panel(const Kernel &kernel, const std::string &buffer, const std::string &only,
+                            std::string *reason);
 /// The positions of a panel's `count` innermost dimensions of more than one element,
 /// innermost last (fewer where the shape has fewer). A copy's box keeps a dimension of
 /// one element for each index that does not range (a convolution's kd, kh of one

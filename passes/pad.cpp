@@ -17,22 +17,22 @@ std::optional<Program> pad(const Program &program, const std::string &stage, con
     *reason = "padding must be 1 to " + std::to_string(kMaxPad) + " elements, not " + std::to_string(extra);
     return std::nullopt;
   }
-  if (!is_local_panel(program.kernels[where->kernel], buffer,
-                      "only the rows of a local buffer of two or more dimensions are padded", reason))
-    return std::nullopt;
+  const Allocate *panel = local_panel(program.kernels[where->kernel], buffer,
+                                      "only the rows of a local buffer of two or more dimensions are padded", reason);
+  if (!panel) return std::nullopt;
+  std::vector<int64_t> shape = panel->shape;
+  const std::vector<size_t> row = innermost_dims(shape, 1);
+  shape[row.empty() ? shape.size() - 1 : row[0]] += extra;
   struct Pad : IRMutator {
     const std::string &buffer;
-    int64_t extra;
-    Pad(const std::string &buffer, int64_t extra) : buffer(buffer), extra(extra) {}
+    const std::vector<int64_t> &shape;
+    Pad(const std::string &buffer, const std::vector<int64_t> &shape) : buffer(buffer), shape(shape) {}
     using IRMutator::visit;
     Stmt visit(const Allocate *n, const Stmt &self) override {
       if (n->buffer != buffer) return IRMutator::visit(n, self);
-      std::vector<int64_t> shape = n->shape;
-      std::vector<size_t> row = innermost_dims(shape, 1);
-      shape[row.empty() ? shape.size() - 1 : row[0]] += extra;
       return Allocate::make(n->buffer, n->type, shape, n->scope, n->body);
     }
-  } p(buffer, extra);
+  } p(buffer, shape);
   Program out = program;
   Kernel &kernel = out.kernels[where->kernel];
   kernel.body = p.mutate(kernel.body);

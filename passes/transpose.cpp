@@ -27,12 +27,10 @@ std::optional<Program> transpose(const Program &program, const std::string &stag
                                  std::string *reason) {
   auto where = stage_loops(program, stage, reason);
   if (!where) return std::nullopt;
-  if (!is_local_panel(program.kernels[where->kernel], buffer,
-                      "only a local buffer of two or more dimensions is transposed", reason))
-    return std::nullopt;
-  std::vector<size_t> dims;
-  for (const Allocate *a : collect<Allocate>(program.kernels[where->kernel].body))
-    if (a->buffer == buffer) dims = innermost_dims(a->shape, 2);
+  const Allocate *panel = local_panel(program.kernels[where->kernel], buffer,
+                                      "only a local buffer of two or more dimensions is transposed", reason);
+  if (!panel) return std::nullopt;
+  const std::vector<size_t> dims = innermost_dims(panel->shape, 2);
   if (dims.size() < 2) {
     *reason = buffer + " has fewer than two dimensions of more than one element; there is nothing to transpose";
     return std::nullopt;

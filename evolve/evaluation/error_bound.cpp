@@ -571,7 +571,7 @@ class StageBound {
     // what reads it may differ by anything. Unknown there (infinity), as a flipped
     // comparison is; but not where the value is exact (a mask's -inf: its bound is its
     // rounding alone).
-    if (is_half(y_.type) && is_float(value_type(y_.type))) {
+    if (is_half(y_.type)) {
       const Expr bound = load(name);
       const Expr computed = greater(bound, Bounder::rounding(value_, y_.type));
       const Expr edge = Binary::make(BinaryOp::Ge, abs_of(value_) + bound, num(largest_finite(y_.type)));

@@ -574,15 +574,22 @@ TEST(SketchesOnDevice, SplitReductionsAgree) {
   }
 }
 
-// Row chains in 16-byte chunks at sizes the chunks fill (D = 256) and overhang (D =
-// 200, a multiple of 8 that 32 work-items' chunks do not divide), f32 and bf16.
-TEST(SketchesOnDevice, RowsInChunksAgree) {
+// f(api, its device) for OpenCL and Vulkan, SKIP said for an API this machine lacks.
+void on_each_api(const std::function<void(const char *, runtime::Device &)> &f) {
   for (const char *api : {"opencl", "vulkan"}) {
     if (!test::has_device(api)) {
       std::printf("SKIP %s: %s\n", api, test::missing_device(api).c_str());
       continue;
     }
     auto device = runtime::open_device("", api);
+    f(api, *device);
+  }
+}
+
+// Row chains in 16-byte chunks at sizes the chunks fill (D = 256) and overhang (D =
+// 200, a multiple of 8 that 32 work-items' chunks do not divide), f32 and bf16.
+TEST(SketchesOnDevice, RowsInChunksAgree) {
+  on_each_api([&](const char *api, runtime::Device &device) {
     for (const DType type : {DType::F32, DType::BF16})
       for (const char *name : {"softmax", "layer_norm"})
         for (const char *sizes : {"N=3,D=256", "N=2,D=200"}) {
@@ -591,10 +598,10 @@ TEST(SketchesOnDevice, RowsInChunksAgree) {
           const auto in_chunks = [](const Schedule &s) {
             return count(s, PrimitiveKind::Vectorize) == 1 && count(s, PrimitiveKind::CacheRead) == 1;
           };
-          EXPECT_EQ(check_drawn(*device, name, overrides, 7, 1, in_chunks, type), 1)
+          EXPECT_EQ(check_drawn(device, name, overrides, 7, 1, in_chunks, type), 1)
               << api << " " << name << " " << dtype_name(type) << " " << sizes;
         }
-  }
+  });
 }
 
 // The online softmax's logsumexp shared by a group's work-items (cross_reduce: the
@@ -604,12 +611,7 @@ TEST(SketchesOnDevice, RowsInChunksAgree) {
 // error of the logsumexp itself, and exp(x - lse) is off by as much; the two-pass
 // form divides by a sum and keeps f32's relative precision. passes/README.md.)
 TEST(SketchesOnDevice, OnlineSoftmaxAgreesAtLargeAndTinyValues) {
-  for (const char *api : {"opencl", "vulkan"}) {
-    if (!test::has_device(api)) {
-      std::printf("SKIP %s: %s\n", api, test::missing_device(api).c_str());
-      continue;
-    }
-    auto device = runtime::open_device("", api);
+  on_each_api([&](const char *api, runtime::Device &device) {
     // Past 88, exp(x) alone overflows f32; the one-value accumulator costs |L| times
     // f32's epsilon of relative precision (passes/README.md), which at 2,000 to 3,000
     // reaches the check's tolerance on some draws: the device's values stay at a few
@@ -625,10 +627,10 @@ TEST(SketchesOnDevice, OnlineSoftmaxAgreesAtLargeAndTinyValues) {
       options.trials = 1;
       options.schedule = parse_schedule(test::source(
           "rewrite online_softmax total\nbind row_max_lse.n group.x\ncross_reduce row_max_lse.d 64 -> t\n", "o.sched"));
-      EvalRecord r = evaluate(frontend::load_spec(path), path, *device, options);
+      EvalRecord r = evaluate(frontend::load_spec(path), path, device, options);
       EXPECT_TRUE(r.ok()) << api << ", x in " << range << ": " << r.verdict();
     }
-  }
+  });
 }
 
 // Attention in one kernel (online_attention, then the attention rule) on both APIs, at
@@ -646,12 +648,7 @@ TEST(SketchesOnDevice, OnlineAttentionAgreesAtLargeAndTinyScores) {
                             "cache_read y.jo k local -> k_s\ncache_read y.it q private -> q_r\n"
                             "prefetch y.k_s\nunroll y.d\n";
   const std::string masked = tile + "cache_read y.jo s local -> s_s\n";
-  for (const char *api : {"opencl", "vulkan"}) {
-    if (!test::has_device(api)) {
-      std::printf("SKIP %s: %s\n", api, test::missing_device(api).c_str());
-      continue;
-    }
-    auto device = runtime::open_device("", api);
+  on_each_api([&](const char *api, runtime::Device &device) {
     for (const char *range : {"-100.0..100.0", "-1e-20..1e-20", "-10.0..10.0"})
       for (const char *score : {"s[i, j]", "select(j <= i, s[i, j], -inf)"}) {
         const std::string path = ::testing::TempDir() + "/online_attention.ks";
@@ -666,10 +663,10 @@ TEST(SketchesOnDevice, OnlineAttentionAgreesAtLargeAndTinyScores) {
         options.time = false;
         options.trials = 1;
         options.schedule = parse_schedule(test::source(std::string(score) == "s[i, j]" ? fused : masked, "a.sched"));
-        EvalRecord r = evaluate(frontend::load_spec(path), path, *device, options);
+        EvalRecord r = evaluate(frontend::load_spec(path), path, device, options);
         EXPECT_TRUE(r.ok()) << api << ", q and k in " << range << ", " << score << ": " << r.verdict();
       }
-  }
+  });
 }
 
 // The contraction rule's rarer shapes (chunks as vector lanes, transposed and
