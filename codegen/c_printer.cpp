@@ -19,6 +19,7 @@
 
 #include "ir/affine.h"
 #include "ir/group_tree.h"
+#include "ir/printer.h"
 #include "ir/simplify.h"
 #include "ir/vector_form.h"
 #include "ir/verifier.h"
@@ -703,7 +704,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
       out << line() << "{  // " << p.c_name(run->matrix->var) << "'s instructions accumulate over " << run->period
           << " iterations of " << var << "\n";
       ++indent;
-      matrix_accumulator(run->count);
+      matrix_accumulator(run->count, p.target_.matrix_units == MatrixUnits::Cooperative);
       runs[run->matrix] = *run;
     }
     if (n->kind == ForKind::Unrolled || n->kind == ForKind::Vectorized)
@@ -766,6 +767,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     std::string reason;
     auto tile = printed_tile(*n, &reason);
     if (!tile) throw InternalError("matrix loop " + n->var + " escaped the verifier: " + reason);
+    if (p.target_.matrix_units == MatrixUnits::Cooperative) return cooperative_matrix_loop(*n, *tile);
     const bool f32 = p.target_.precision == Precision::F32;
     const bool half = tile->operands != DType::F32;
     const int64_t mt = tile->m_tiles(), nt = tile->n_tiles(), count = mt * nt * 4;
@@ -811,7 +813,9 @@ struct CPrinter::Impl : public IRVisitorStrict {
   }
   // The instructions' sums ks_d added to the accumulator (times the product's scale):
   // after the matrix loop, or at the end of each run (then ks_d starts again at zero).
-  void matrix_add_back(const MatrixTile &tile, const MatrixRun *run, int64_t count) {
+  // Cooperative matrices (cooperative_matrix_loop) are stored whole to the warp's slice
+  // of ks_scratch, one at a time, and each lane reads its four elements there.
+  void matrix_add_back(const MatrixTile &tile, const MatrixRun *run, int64_t count, bool cooperative = false) {
     const int64_t nt = tile.n_tiles();
     if (run) {
       out << line() << "if (";
@@ -819,27 +823,220 @@ struct CPrinter::Impl : public IRVisitorStrict {
       out << run->loop << " == " << run->extent - 1 << ") {\n";
       ++indent;
     }
+    const std::string lane = p.c_name(tile.lane);
+    if (cooperative)
+      out << line() << "const int ks_warp = int(gl_LocalInvocationIndex / 32u) * " << kCooperativeScratchFloats
+          << ", ks_at = ks_warp + " << lane << " / 4 * 8 + " << lane << " % 4 * 2;  // row g, column 2t\n";
     for (int64_t i = 0; i < tile.m_tiles(); ++i)
-      for (int64_t j = 0; j < nt; ++j)
+      for (int64_t j = 0; j < nt; ++j) {
+        if (cooperative)
+          out << line() << "coopMatStoreNV(ks_c[" << i * nt + j << "], ks_scratch, uint(ks_warp), 8u, false);\n"
+              << line() << "subgroupMemoryBarrierShared();\n"
+              << line() << "subgroupBarrier();\n";
         for (int r = 0; r < 4; ++r) {
           const std::string at = access(tile.acc, tile.acc_at(i, j, r));
-          out << line() << at << " = " << at << " + ks_d[" << (i * nt + j) * 4 + r << "]";
+          // Register r: row g + 8 (r / 2), column 2t + r % 2.
+          const std::string sum = cooperative ? "ks_scratch[ks_at + " + std::to_string(r / 2 * 64 + r % 2) + "]"
+                                              : "ks_d[" + std::to_string((i * nt + j) * 4 + r) + "]";
+          out << line() << at << " = " << at << " + " << sum;
           if (const Expr scale = tile.scale_at(i, j, r); scale.defined()) out << " * (" << sub(scale, 0) << ")";
           out << ";\n";
         }
+        if (cooperative) out << line() << "subgroupBarrier();  // (read before the next store)\n";
+      }
     if (run) {
-      zero_matrix_accumulator(count);
+      zero_matrix_accumulator(count, cooperative);
       --indent;
       out << line() << "}\n";
     }
   }
-  void matrix_accumulator(int64_t count) {
-    out << line() << "float ks_d[" << count << "];\n";
-    zero_matrix_accumulator(count);
-  }
-  void zero_matrix_accumulator(int64_t count) {
+  // A matrix loop as cooperative matrices (GL_NV_cooperative_matrix): per step of 16 k
+  // points, each m tile's 16 x 16 block of A and each n tile's 16 x 8 block of B loaded
+  // whole from memory, then one multiply-add per pair of tiles into the f32 matrices
+  // ks_c (across the serial loop around it where matrix_run_across allows). Which lane
+  // holds which element of a cooperative matrix is the driver's choice, so the sums
+  // reach the accumulator through local memory (matrix_add_back). A block must be a
+  // strided block of an f16 tensor (cooperative_block); VK_NV_cooperative_matrix has no
+  // bf16 or TF32 types.
+  void cooperative_matrix_loop(const For &n, const MatrixTile &tile) {
+    const std::string where = "error: the schedule's tensorize of loop " + n.var + " as cooperative matrices: ";
+    if (tile.operands != DType::F16)
+      throw UserError(where + "their operands must be f16, these are " +
+                      (tile.operands == DType::F32 ? "f32 (3xTF32 needs mma.sync, through NVIDIA's OpenCL)"
+                                                   : std::string(dtype_name(tile.operands))) +
+                      "; VK_NV_cooperative_matrix, which Debian 12's glslang writes, has no bf16 or TF32 types");
+    p.uses_cooperative_matrices_ = true;
+    const int64_t mt = tile.m_tiles(), nt = tile.n_tiles();
+    scope.vars["ks_step"] = Interval::of(0, tile.steps() - 1);
+    const Expr step = Var::make(DType::I32, "ks_step");
+    std::vector<CooperativeBlock> a, b;
+    std::string reason;
+    for (int64_t i = 0; i < mt; ++i) {
+      auto block = cooperative_block([&](int64_t r, int64_t k) { return tile.a_at(i, r, k, step); }, 16, 16, &reason);
+      if (!block) throw UserError(where + "A's 16 x 16 blocks " + reason);
+      a.push_back(*block);
+    }
+    for (int64_t j = 0; j < nt; ++j) {
+      auto block = cooperative_block([&](int64_t k, int64_t c) { return tile.b_at(j, k, c, step); }, 16, 8, &reason);
+      if (!block) throw UserError(where + "B's 16 x 8 blocks " + reason);
+      b.push_back(*block);
+    }
+    out << line() << "{  // " << p.c_name(n.var) << ": " << mt << " x " << nt
+        << " cooperative matrices 16 x 8 x 16, f16 operands (exact products), f32 sums, " << tile.steps()
+        << " steps of 16\n";
+    ++indent;
+    auto run = runs.find(&n);
+    if (run == runs.end()) matrix_accumulator(mt * nt * 4, true);
+    const std::string step_name = p.c_name("ks_step");
     out << line() << p.target_.unroll_pragma << "\n"
-        << line() << "for (int ks_r = 0; ks_r < " << count << "; ++ks_r) ks_d[ks_r] = 0.0f;\n";
+        << line() << "for (int " << step_name << " = 0; " << step_name << " < " << tile.steps() << "; ++" << step_name
+        << ") {\n";
+    ++indent;
+    // A step past the reduction's edge (the guard fails at one of its points, the same in
+    // every lane) runs lane by lane, as the emulated form, its sums added to the
+    // accumulator at once: a whole block would read past the edge.
+    Expr whole;
+    for (int64_t k = 0; k < 16 && tile.guard.defined(); ++k)
+      whole = whole.defined() ? Binary::make(BinaryOp::And, whole, tile.guard_at(k, step)) : tile.guard_at(k, step);
+    if (whole.defined()) {
+      out << line() << "if (" << sub(simplify(whole), 0) << ") {\n";
+      ++indent;
+    }
+    auto load = [&](const std::string &name, size_t i, const CooperativeBlock &block) {
+      const Load *first = block.first.as<Load>();
+      out << line() << "coopMatLoadNV(" << name << "[" << i << "], " << p.c_name(first->buffer) << ", uint("
+          << offset(first->buffer, first->indices) << "), " << block.stride << "u, "
+          << (block.column_major ? "true" : "false") << ");\n";
+    };
+    out << line() << "fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> ks_ca[" << mt << "];\n";
+    for (size_t i = 0; i < a.size(); ++i) load("ks_ca", i, a[i]);
+    out << line() << "fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> ks_cb[" << nt << "];\n";
+    for (size_t j = 0; j < b.size(); ++j) load("ks_cb", j, b[j]);
+    for (int64_t i = 0; i < mt; ++i)
+      for (int64_t j = 0; j < nt; ++j)
+        out << line() << "ks_c[" << i * nt + j << "] = coopMatMulAddNV(ks_ca[" << i << "], ks_cb[" << j << "], ks_c["
+            << i * nt + j << "]);\n";
+    if (whole.defined()) {
+      --indent;
+      out << line() << "} else {  // the reduction's edge\n";
+      ++indent;
+      scope.vars["ks_r"] = Interval::of(0, 3);
+      scope.vars["ks_k"] = Interval::of(0, 15);
+      matrix_accumulator(mt * nt * 4);
+      matrix_step_emulated(tile, Var::make(index_type_for(32), tile.lane), step, true, Var::make(DType::I32, "ks_r"),
+                           Var::make(DType::I32, "ks_k"));
+      matrix_add_back(tile, nullptr, mt * nt * 4);
+      scope.vars.erase("ks_r");
+      scope.vars.erase("ks_k");
+      --indent;
+      out << line() << "}\n";
+    }
+    --indent;
+    out << line() << "}\n";
+    matrix_add_back(tile, run == runs.end() ? nullptr : &run->second, mt * nt * 4, true);
+    --indent;
+    out << line() << "}\n";
+    scope.vars.erase("ks_step");
+  }
+  // Where a rows x columns block of an operand lies: `at(r, c)` is its element at row r
+  // and column c, and every one must be a read of one f16 tensor in local or global
+  // memory (no expression of loads, condition or zero padding), at first + r s + c
+  // (row-major) or first + r + c s (column-major), s and first multiples of 8 (16 bytes,
+  // as Vulkan asks of a cooperative matrix's pointer and stride). Checked by evaluating
+  // the offsets at every element, with the variables around at zero, at one, at their
+  // ends, and each alone at its end (as ldmatrix_row); else nullopt and *reason.
+  struct CooperativeBlock {
+    Expr first;  // the Load at row 0, column 0
+    int64_t stride;
+    bool column_major;
+  };
+  std::optional<CooperativeBlock> cooperative_block(const std::function<Expr(int64_t, int64_t)> &at, int64_t rows,
+                                                    int64_t columns, std::string *reason) {
+    std::vector<std::vector<Expr>> elements(static_cast<size_t>(rows));
+    std::set<std::string> vars;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < columns; ++c) {
+        const Expr e = at(r, c);
+        const Load *l = e.as<Load>();
+        if (!l || l->pad || buffers.at(l->buffer).type != DType::F16 || scopes.at(l->buffer) == MemoryScope::Private) {
+          *reason = "must be plain reads of an f16 tensor in local or global memory; one is " + print_expr(e);
+          return std::nullopt;
+        }
+        if (l->buffer != (r || c ? elements[0][0].as<Load>()->buffer : l->buffer)) {
+          *reason = "must each read one tensor";
+          return std::nullopt;
+        }
+        for (const std::string &v : vars_in(e)) vars.insert(v);
+        elements[static_cast<size_t>(r)].push_back(e);
+      }
+    const Expr first = elements[0][0];
+    const TensorDecl &buffer = buffers.at(first.as<Load>()->buffer);
+    auto flat = [&](const Expr &e, const std::map<std::string, int64_t> &env) -> std::optional<int64_t> {
+      int64_t offset = 0;
+      const Load *l = e.as<Load>();
+      for (size_t d = 0; d < l->indices.size(); ++d) {
+        std::optional<int64_t> v = evaluate_index(l->indices[d], env);
+        if (!v) return std::nullopt;
+        offset = offset * buffer.shape[d] + *v;
+      }
+      return offset;
+    };
+    std::vector<std::map<std::string, int64_t>> points(3);  // zero; one; the ends
+    for (const std::string &v : vars) {
+      points[1][v] = 1;
+      auto it = scope.vars.find(v);
+      points[2][v] = it != scope.vars.end() && it->second.bounded ? it->second.hi : 7;
+      points.push_back({{v, points[2][v]}});
+    }
+    std::optional<CooperativeBlock> block;
+    for (const std::map<std::string, int64_t> &env : points) {
+      std::optional<int64_t> base = flat(elements[0][0], env), down = flat(elements[1][0], env),
+                             right = flat(elements[0][1], env);
+      if (!base || !down || !right) {
+        *reason = "must have integer indices";
+        return std::nullopt;
+      }
+      const bool column_major = *down - *base == 1;
+      const int64_t stride = column_major ? *right - *base : *down - *base;
+      if (block && (block->stride != stride || block->column_major != column_major)) {
+        *reason = "must be one stride apart wherever the loops around are";
+        return std::nullopt;
+      }
+      block = CooperativeBlock{first, stride, column_major};
+      if (*base % 8 != 0 || stride % 8 != 0 || stride <= 0) {
+        *reason = "must start at a multiple of 8 elements with rows (or columns) a multiple of 8 apart; at " +
+                  print_expr(elements[0][0]) + " they start at element " + std::to_string(*base) + ", " +
+                  std::to_string(stride) + " apart";
+        return std::nullopt;
+      }
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < columns; ++c) {
+          std::optional<int64_t> o = flat(elements[static_cast<size_t>(r)][static_cast<size_t>(c)], env);
+          if (!o || *o != *base + (column_major ? r + c * stride : r * stride + c)) {
+            *reason = "must be a strided block: row " + std::to_string(r) + ", column " + std::to_string(c) +
+                      " is not where rows " + std::to_string(stride) + " apart put it";
+            return std::nullopt;
+          }
+        }
+    }
+    return block;
+  }
+  // The instructions' sums: count f32 registers ks_d, or count / 4 cooperative matrices ks_c.
+  static constexpr const char *kCooperativeSum = "fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>";
+  void matrix_accumulator(int64_t count, bool cooperative = false) {
+    if (cooperative)
+      out << line() << kCooperativeSum << " ks_c[" << count / 4 << "];\n";
+    else
+      out << line() << "float ks_d[" << count << "];\n";
+    zero_matrix_accumulator(count, cooperative);
+  }
+  void zero_matrix_accumulator(int64_t count, bool cooperative = false) {
+    out << line() << p.target_.unroll_pragma << "\n";
+    if (cooperative)
+      out << line() << "for (int ks_r = 0; ks_r < " << count / 4 << "; ++ks_r) ks_c[ks_r] = " << kCooperativeSum
+          << "(0.0);\n";
+    else
+      out << line() << "for (int ks_r = 0; ks_r < " << count << "; ++ks_r) ks_d[ks_r] = 0.0f;\n";
   }
   // Where serial loop l runs a matrix loop once an iteration and nothing else in it
   // touches that loop's accumulator, the instructions' sums may run on across l's
@@ -849,8 +1046,11 @@ struct CPrinter::Impl : public IRVisitorStrict {
   // additions truncate, so a run is kept short (bench/results.md, "Matrix units").
   // In TF32 the runs stay one loop's: across the loop TF32 tiles measured 15 to 55%
   // slower (H200), where 3xTF32 ones were 5% faster.
+  // Cooperative matrices of 16-bit operands (exact products) run across the whole loop,
+  // their sums in the unit's f32 additions, as mma.sync's 16-bit tiles sum in place.
   std::optional<MatrixRun> matrix_run_across(const For *l) {
-    if (p.target_.precision != Precision::F32) return std::nullopt;
+    const bool cooperative = p.target_.matrix_units == MatrixUnits::Cooperative;
+    if (p.target_.precision != Precision::F32 && !cooperative) return std::nullopt;
     const For *matrix = nullptr;
     const std::vector<const For *> loops = collect<For>(l->body);
     for (const For *f : loops)
@@ -870,7 +1070,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
       if (inside(c->then_case) || inside(c->else_case)) return std::nullopt;  // its addition might be skipped
     std::string reason;
     std::optional<MatrixTile> tile = printed_tile(*matrix, &reason);
-    if (!tile || tile->operands != DType::F32) return std::nullopt;  // matrix_loop says why; 16 bits: no runs
+    if (!tile || (tile->operands != DType::F32) != cooperative) return std::nullopt;  // (matrix_loop says why)
     for (int64_t i = 0; i < tile->m_tiles(); ++i)
       for (int64_t j = 0; j < tile->n_tiles(); ++j)
         for (int r = 0; r < 4; ++r)
@@ -885,7 +1085,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
       return count;
     };
     if (uses(l->body) != uses(matrix->body)) return std::nullopt;
-    const int64_t period = kMatrixRunPoints / (tile->steps() * tile->step_points());
+    const int64_t period = cooperative ? l->extent : kMatrixRunPoints / (tile->steps() * tile->step_points());
     if (period < 2) return std::nullopt;
     return MatrixRun{matrix, p.c_name(l->var), l->extent, period, tile->m_tiles() * tile->n_tiles() * 4};
   }

@@ -35,12 +35,18 @@ struct BuiltinSpelling {
 enum class AsyncCopies { Refused, InOrder, Ptx };
 
 /// How a target writes a matrix loop (tensorize): as NVIDIA's mma.sync (sm_80 and
-/// later, through OpenCL C's inline assembly); emulated, in portable OpenCL C that
-/// reads each operand from the lane and register where the instruction's fragment
+/// later, through OpenCL C's inline assembly); as cooperative matrices (GLSL's
+/// GL_NV_cooperative_matrix, on a Vulkan device with VK_NV_cooperative_matrix: f16
+/// operands in blocks loaded whole from memory, f32 sums); emulated, in portable code
+/// that reads each operand from the lane and register where the instruction's fragment
 /// layout puts it, with the same TF32 rounding (how the tests check the layout on
 /// a device without matrix units); or not at all, the code generator then refusing
 /// with CTarget::matrix_refusal.
-enum class MatrixUnits { Refused, Emulated, Ptx };
+enum class MatrixUnits { Refused, Emulated, Ptx, Cooperative };
+
+/// The local memory a warp's cooperative matrices pass their sums through: one 16 x 8
+/// f32 matrix (CPrinter::uses_cooperative_matrices).
+constexpr int64_t kCooperativeScratchFloats = 16 * 8;
 
 /// What differs between C-like targets.
 struct CTarget {
@@ -142,6 +148,10 @@ class CPrinter {
   bool uses_subgroups() const { return uses_subgroups_; }
   /// Whether a body printed so far uses f64.
   bool uses_f64() const { return uses_f64_; }
+  /// Whether a body printed so far uses cooperative matrices: the kernel then declares
+  /// `shared float ks_scratch[kCooperativeScratchFloats * warps]`, through
+  /// which their sums reach the lanes (CPrinter's cooperative_matrix_loop).
+  bool uses_cooperative_matrices() const { return uses_cooperative_matrices_; }
 
   std::string expr(const Expr &e);
 
@@ -153,6 +163,7 @@ class CPrinter {
   std::map<std::string, std::string> base_helpers_used_, helpers_used_;
   bool uses_subgroups_ = false;
   mutable bool uses_f64_ = false;
+  bool uses_cooperative_matrices_ = false;
   friend struct Impl;
 };
 

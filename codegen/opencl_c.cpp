@@ -79,7 +79,8 @@ GeneratedProgram generate_opencl_c(const Program &program, AsyncCopies async_cop
   CTarget target = opencl_target();
   target.async_copies = async_copies;
   target.async_copy_refusal = async_copy_refusal(why_not);
-  target.matrix_units = matrix_units;
+  // (cooperative matrices are GLSL's: OpenCL C has no such types)
+  target.matrix_units = matrix_units == MatrixUnits::Cooperative ? MatrixUnits::Refused : matrix_units;
   target.matrix_refusal = matrix_refusal(why_not);
   target.precision = precision;
   CPrinter printer(target, program);

@@ -363,6 +363,31 @@ Expr MatrixTile::b_fragment(const Expr &lane_value, int64_t tile, const Expr &q,
   return guarded(b_value, values);
 }
 
+Expr MatrixTile::a_at(int64_t tile, int64_t row, int64_t point, const Expr &step) const {
+  const DType t = step.type();
+  // A's indices use the lane through g alone: lane 4g reads row g + 8h.
+  std::map<std::string, Expr> values{{lane, make_int(row % 8 * 4, t)}, {h, make_int(row / 8, t)}};
+  decode(m, make_int(tile, t), &values);
+  decode(k, step * make_int(step_points(), t) + make_int(point, t), &values);
+  return simplify(substitute(a_value, values));
+}
+
+Expr MatrixTile::b_at(int64_t tile, int64_t point, int64_t column, const Expr &step) const {
+  const DType t = step.type();
+  // B's use it through t alone: lane t reads columns 2t and 2t + 1.
+  std::map<std::string, Expr> values{{lane, make_int(column / 2, t)}, {c, make_int(column % 2, t)}};
+  decode(n, make_int(tile, t), &values);
+  decode(k, step * make_int(step_points(), t) + make_int(point, t), &values);
+  return simplify(substitute(b_value, values));
+}
+
+Expr MatrixTile::guard_at(int64_t point, const Expr &step) const {
+  if (!guard.defined()) return Expr();
+  std::map<std::string, Expr> values;
+  decode(k, step * make_int(step_points(), step.type()) + make_int(point, step.type()), &values);
+  return simplify(substitute(guard, values));
+}
+
 std::map<std::string, Expr> MatrixTile::register_values(int64_t mt, int64_t nt, int r) const {
   std::map<std::string, Expr> values{{h, make_int(r / 2)}, {c, make_int(r % 2)}};
   decode(m, make_int(mt), &values);

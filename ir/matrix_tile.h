@@ -106,6 +106,15 @@ struct MatrixTile {
   /// Fragment register q (0, 1) of B for n tile `tile`: B[slot t + 4q][g]; with
   /// 16-bit operands element q (0..3).
   Expr b_fragment(const Expr &lane, int64_t tile, const Expr &q, const Expr &step) const;
+  /// A at row `row` (0..15) of m tile `tile` and k point `point` (0..step_points() - 1)
+  /// of step `step`, and B at that point and column `column` (0..7) of n tile `tile`:
+  /// the operands by their place in the instruction, not by a lane's fragment (what a
+  /// cooperative matrix loads from memory as a whole), without the guard. Points in
+  /// the nest's order.
+  Expr a_at(int64_t tile, int64_t row, int64_t point, const Expr &step) const;
+  Expr b_at(int64_t tile, int64_t point, int64_t column, const Expr &step) const;
+  /// The guard at that point (it reads k and the loops around alone); undefined where none.
+  Expr guard_at(int64_t point, const Expr &step) const;
   /// The accumulator's indices for register r (0..3) of the instruction of m tile
   /// mt and n tile nt: row half r / 2, column r % 2.
   std::vector<Expr> acc_at(int64_t mt, int64_t nt, int r) const;

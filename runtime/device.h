@@ -43,8 +43,9 @@ struct DeviceInfo {
   // Asynchronous global-to-local copies (PTX cp.async) through OpenCL C's inline
   // assembly: NVIDIA's OpenCL on a device of compute capability 8.0 or later.
   bool async_copies = false;
-  // Warp-wide matrix instructions (PTX mma.sync, TF32 operands) likewise: the same
-  // devices, as the same capability gives both.
+  // Matrix units kernelsmith can write for: on OpenCL, warp-wide PTX mma.sync (TF32,
+  // f16 and bf16 operands) likewise, the same devices, as the same capability gives
+  // both; on Vulkan, cooperative matrices of f16 operands (VK_NV_cooperative_matrix).
   bool matrix_units = false;
   // Loop iterations a work-item may run, summed over all loops of a kernel; 0 for
   // no limit. lavapipe ends a shader's loops silently after 65535 (a Mesa constant).

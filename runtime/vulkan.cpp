@@ -79,6 +79,30 @@ std::vector<vk::raii::PhysicalDevice> usable_devices(const Instance &instance) {
   return out;
 }
 
+// Whether kernelsmith's cooperative matrices run on the device (codegen's
+// MatrixUnits::Cooperative): VK_NV_cooperative_matrix with 16 x 8 x 16 products of f16
+// operands into f32 at subgroup scope, subgroups of 32 (a warp: the lanes of a matrix
+// tile are local x, 32 of them), and the features its shaders declare (the Vulkan
+// memory model, f16 arithmetic for the f16 matrices).
+bool has_cooperative_matrices(const vk::raii::PhysicalDevice &device, const std::string &extensions,
+                              uint32_t subgroup_size) {
+  if ((" " + extensions + " ").find(" VK_NV_cooperative_matrix ") == std::string::npos || subgroup_size != 32)
+    return false;
+  auto chain =
+      device.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceCooperativeMatrixFeaturesNV,
+                          vk::PhysicalDeviceVulkanMemoryModelFeatures, vk::PhysicalDeviceShaderFloat16Int8Features>();
+  if (!chain.get<vk::PhysicalDeviceCooperativeMatrixFeaturesNV>().cooperativeMatrix ||
+      !chain.get<vk::PhysicalDeviceVulkanMemoryModelFeatures>().vulkanMemoryModel ||
+      !chain.get<vk::PhysicalDeviceShaderFloat16Int8Features>().shaderFloat16)
+    return false;
+  using C = vk::ComponentTypeNV;
+  for (const vk::CooperativeMatrixPropertiesNV &p : device.getCooperativeMatrixPropertiesNV())
+    if (p.MSize == 16 && p.NSize == 8 && p.KSize == 16 && p.AType == C::eFloat16 && p.BType == C::eFloat16 &&
+        p.CType == C::eFloat32 && p.DType == C::eFloat32 && p.scope == vk::ScopeNV::eSubgroup)
+      return true;
+  return false;
+}
+
 DeviceInfo describe(const vk::raii::PhysicalDevice &device, int index) {
   auto chain = device.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceSubgroupProperties,
                                      vk::PhysicalDeviceMaintenance3Properties, vk::PhysicalDeviceDriverProperties>();
@@ -119,6 +143,7 @@ DeviceInfo describe(const vk::raii::PhysicalDevice &device, int index) {
   info.fp64 = device.getFeatures().shaderFloat64;
   for (const vk::ExtensionProperties &e : device.enumerateDeviceExtensionProperties())
     info.extensions += (info.extensions.empty() ? "" : " ") + std::string(e.extensionName.data());
+  info.matrix_units = has_cooperative_matrices(device, info.extensions, info.subgroup_size);
   return info;
 }
 
@@ -304,6 +329,10 @@ class VulkanDevice : public Device {
   DeviceInfo info_;
   vk::PhysicalDeviceFeatures features_;
   vk::PhysicalDevice16BitStorageFeatures storage16_;
+  // Enabled where the device has cooperative matrices (DeviceInfo::matrix_units).
+  vk::PhysicalDeviceCooperativeMatrixFeaturesNV cooperative_;
+  vk::PhysicalDeviceVulkanMemoryModelFeatures memory_model_;
+  vk::PhysicalDeviceShaderFloat16Int8Features float16_;
   vk::PhysicalDeviceSubgroupProperties subgroups_;
   vk::PhysicalDeviceMemoryProperties memory_;
   vk::raii::Device device_{nullptr};
@@ -374,6 +403,7 @@ class VulkanDevice : public Device {
         physical_.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDevice16BitStorageFeatures>()
             .get<vk::PhysicalDevice16BitStorageFeatures>()
             .storageBuffer16BitAccess;
+    cooperative_.cooperativeMatrix = memory_model_.vulkanMemoryModel = float16_.shaderFloat16 = info_.matrix_units;
     // KSMITH_VULKAN_WITHOUT=shaderInt16,storageBuffer16BitAccess: the device as one that
     // lacks them (to test the refusals on a device that has them).
     if (const char *without = std::getenv("KSMITH_VULKAN_WITHOUT")) {
@@ -381,8 +411,10 @@ class VulkanDevice : public Device {
       for (auto [name, feature] : {std::pair<const char *, vk::Bool32 *>{"shaderInt64", &features_.shaderInt64},
                                    {"shaderFloat64", &features_.shaderFloat64},
                                    {"shaderInt16", &features_.shaderInt16},
-                                   {"storageBuffer16BitAccess", &storage16_.storageBuffer16BitAccess}})
+                                   {"storageBuffer16BitAccess", &storage16_.storageBuffer16BitAccess},
+                                   {"cooperativeMatrix", &cooperative_.cooperativeMatrix}})
         if (names.find(std::string(",") + name + ",") != std::string::npos) *feature = VK_FALSE;
+      if (!cooperative_.cooperativeMatrix) info_.matrix_units = false;
     }
 
     // The first queue family that computes, preferring one with timestamps.
@@ -397,7 +429,15 @@ class VulkanDevice : public Device {
     const vk::DeviceSize align = std::max<vk::DeviceSize>(limits.minStorageBufferOffsetAlignment, 1);
     guard_bytes_ = static_cast<size_t>((kGuardBytes + align - 1) / align * align);
     vk::DeviceQueueCreateInfo queue_info({}, *family, 1, &priority);
-    device_ = vk::raii::Device(physical_, vk::DeviceCreateInfo({}, queue_info, {}, {}, &features_, &storage16_));
+    std::vector<const char *> extensions;
+    if (info_.matrix_units) {
+      extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+      storage16_.pNext = &memory_model_;
+      memory_model_.pNext = &float16_;
+      float16_.pNext = &cooperative_;
+    }
+    device_ =
+        vk::raii::Device(physical_, vk::DeviceCreateInfo({}, queue_info, {}, extensions, &features_, &storage16_));
     queue_ = vk::raii::Queue(device_, *family, 0);
     command_pool_ = vk::raii::CommandPool(
         device_, vk::CommandPoolCreateInfo(vk::CommandPoolCreateFlagBits::eResetCommandBuffer, *family));
@@ -434,6 +474,13 @@ class VulkanDevice : public Device {
         case spv::CapabilityInt64: missing = features_.shaderInt64 ? nullptr : "shaderInt64"; break;
         case spv::CapabilityFloat64: missing = features_.shaderFloat64 ? nullptr : "shaderFloat64"; break;
         case spv::CapabilityInt16: missing = features_.shaderInt16 ? nullptr : "shaderInt16"; break;
+        case spv::CapabilityCooperativeMatrixNV:
+          missing = cooperative_.cooperativeMatrix ? nullptr : "cooperativeMatrix (VK_NV_cooperative_matrix)";
+          break;
+        case spv::CapabilityVulkanMemoryModel:
+          missing = memory_model_.vulkanMemoryModel ? nullptr : "vulkanMemoryModel";
+          break;
+        case spv::CapabilityFloat16: missing = float16_.shaderFloat16 ? nullptr : "shaderFloat16"; break;
         case spv::CapabilityStorageBuffer16BitAccess:
           missing = storage16_.storageBuffer16BitAccess ? nullptr : "storageBuffer16BitAccess (16-bit tensors)";
           break;

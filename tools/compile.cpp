@@ -45,6 +45,10 @@ int compile(const CompileOptions &o) {
   if (target && ((*target == Target::SPIRV && emit == "opencl") || (*target == Target::OpenCL && spirv_stage)))
     throw UserError("error: --emit=" + emit + " is not code of --target " + target_name(*target) +
                     " (opencl emits opencl; spirv emits glsl or spirv)");
+  if (o.matrix_units == "cooperative" && !spirv_stage && emit != "loops")
+    throw UserError(
+        "error: --matrix-units cooperative is code of --target spirv (OpenCL C has no cooperative "
+        "matrices: --matrix-units ptx)");
   frontend::Spec spec = frontend::load_spec(o.spec, frontend::parse_spec_dtype(o.dtype));
   frontend::SizeOverrides sizes = size_overrides(o.sizes, "--size");
   std::string text;
@@ -57,6 +61,7 @@ int compile(const CompileOptions &o) {
     if (o.async_copies) features.async_copies = AsyncCopies::Ptx;
     if (emit == "loops") features.async_copies = AsyncCopies::InOrder;  // the code is not printed
     if (o.matrix_units == "ptx") features.matrix_units = MatrixUnits::Ptx;
+    if (o.matrix_units == "cooperative") features.matrix_units = MatrixUnits::Cooperative;
     if (o.matrix_units == "emulated" || emit == "loops") features.matrix_units = MatrixUnits::Emulated;
     features.precision = *parse_precision(o.precision);
     features.async_copies_missing = "ksmith compile writes only with --async-copies (and --matrix-units)";
@@ -84,8 +89,9 @@ Command add_compile(CLI::App &app) {
   command
       ->add_option("--matrix-units", o->matrix_units,
                    "Write tensorize's matrix loops as PTX mma.sync (ptx: NVIDIA's OpenCL, compute capability 8.0 or "
-                   "later) or emulated in portable OpenCL C or GLSL (emulated)")
-      ->check(CLI::IsMember({"ptx", "emulated"}));
+                   "later), as cooperative matrices of f16 operands (cooperative: --target spirv, a Vulkan device "
+                   "with VK_NV_cooperative_matrix) or emulated in portable OpenCL C or GLSL (emulated)")
+      ->check(CLI::IsMember({"ptx", "cooperative", "emulated"}));
   add_precision_option(command, &o->precision);
   add_dtype_option(command, &o->dtype);
   command->add_option("-o,--output", o->output, "Write to FILE instead of standard output");

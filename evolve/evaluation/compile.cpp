@@ -21,7 +21,9 @@ CodeFeatures code_features(const runtime::DeviceInfo &device) {
   f.subgroups = device.subgroup_arithmetic;
   f.async_copies = device.async_copies ? AsyncCopies::Ptx : AsyncCopies::Refused;
   f.async_copies_missing = async_copies_missing(device);
-  f.matrix_units = device.matrix_units ? MatrixUnits::Ptx : MatrixUnits::Refused;
+  f.matrix_units = !device.matrix_units                  ? MatrixUnits::Refused
+                   : target_for(device) == Target::SPIRV ? MatrixUnits::Cooperative
+                                                         : MatrixUnits::Ptx;
   return f;
 }
 

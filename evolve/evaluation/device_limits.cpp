@@ -1,11 +1,13 @@
 // A program's kernels and a kernel body's plan against the device's limits.
 #include "evolve/evaluation/device_limits.h"
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <set>
 #include <string>
 
+#include "codegen/c_printer.h"
 #include "ir/diagnostic.h"
 #include "ir/visitor.h"
 #include "passes/loops.h"
@@ -107,6 +109,11 @@ void check_device_limits(const Program &program, const runtime::DeviceInfo &devi
                       device.name + " (PoCL " + device.driver_version +
                       ") hangs on some such kernels: bind a loop to local.x");
     int64_t local = local_memory_bytes(kernel);
+    // Cooperative matrices pass their sums through local memory (codegen/glsl.cpp).
+    const std::vector<const For *> loops = collect<For>(kernel.body);
+    if (device.api == "vulkan" && device.matrix_units &&
+        std::any_of(loops.begin(), loops.end(), [](const For *f) { return f->kind == ForKind::Matrix; }))
+      local += items / 32 * kCooperativeScratchFloats * 4;
     if (local > static_cast<int64_t>(device.local_memory_bytes))
       throw UserError("error: kernel '" + kernel.name + "' needs " + std::to_string(local) +
                       " bytes of local memory per group; " + device.name + " has " +

@@ -279,7 +279,8 @@ struct Drawer {
   const Graph &graph;
   int64_t least_group, max_group;
   bool async_copies;  // the device has cp.async (runtime::DeviceInfo)
-  bool matrix_units;  // and mma.sync
+  bool matrix_units;  // and matrix units kernelsmith writes for (mma.sync; Vulkan's cooperative matrices)
+  bool f16_matrices;  // which take f16 operands alone (cooperative matrices)
   Rng &rng;
   Builder b;
   std::vector<std::string> notes;
@@ -652,8 +653,9 @@ struct Drawer {
     if (loops.size() < 2 || stage.reduce_vars.empty() || reads.size() != 2) return false;
     const bool half = std::all_of(reads.begin(), reads.end(), [&](const Access &a) {
       const TensorDecl *t = graph.find_tensor(a.buffer);
-      return t && is_half(t->type);
+      return t && is_half(t->type) && (!f16_matrices || t->type == DType::F16);
     });
+    if (f16_matrices && !half) return false;
     // Columns: the innermost loop that one operand reads and the other does not;
     // rows: the innermost other loop read by the other operand alone.
     std::string la, lb;
@@ -908,7 +910,9 @@ struct Drawer {
       std::optional<std::map<std::string, std::string>> of = computed_inside(c, p);
       if (!of) continue;
       for (const Access &a : loads_of(p.body))
-        if (const TensorDecl *t = graph.find_tensor(a.buffer); !t || !is_half(t->type)) return false;
+        if (const TensorDecl *t = graph.find_tensor(a.buffer);
+            !t || !is_half(t->type) || (f16_matrices && t->type != DType::F16))
+          return false;
       if (!chance(rng, kAroundItsScoresShare)) return false;
       const bool ruled = c.reduce == ReduceOp::LogSumExp ? rows_around(c, p, *of) : tiled_around(c, p, *of);
       if (ruled) done.insert(p.output);
@@ -1413,6 +1417,7 @@ std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInf
                   max_group,
                   device.async_copies,
                   device.matrix_units,
+                  device.api == "vulkan",
                   rng,
                   Builder(lower(rewritten), unroll_budget(device)),
                   {},

@@ -8,6 +8,7 @@
 #include "codegen/glsl.h"
 #include "codegen/opencl_c.h"
 #include "codegen/spirv.h"
+#include "evolve/evaluation/device_limits.h"
 #include "evolve/evaluation/evaluate.h"
 #include "frontend/parser.h"
 #include "ir/interpreter.h"
@@ -626,6 +627,104 @@ TEST(HalfOnVulkan, ADeviceWithoutTheFeaturesRefusesByName) {
     const std::string record = r.to_json().dump();
     EXPECT_FALSE(r.ok()) << record;
     EXPECT_NE(record.find(std::string("needs the Vulkan feature ") + feature), std::string::npos) << record;
+  }
+}
+
+// On Vulkan, an f16 tile as cooperative matrices (GL_NV_cooperative_matrix): each m
+// tile's 16 x 16 block of A and n tile's 16 x 8 of B loaded whole from the local panels
+// at their strides, one multiply-add a pair, the sums run across ko and passed to the
+// lanes through the warp's 16 x 8 matrix of local memory. The shader compiles to valid
+// SPIR-V (compile_glsl_to_spirv runs the validator). Operands cooperative matrices do
+// not take are refused with the reason.
+TEST(HalfTypes, CooperativeMatricesLoadF16BlocksWhole) {
+  auto program = [](const std::string &spec, const std::string &schedule) {
+    return run_pipeline(test::graph_of(spec), parse_schedule(test::source(schedule, "mma.sched")));
+  };
+  auto glsl = [](const Program &p) { return generate_glsl(p, true, AsyncCopies::Refused, MatrixUnits::Cooperative); };
+  const GeneratedProgram code = glsl(program(half_spec(kHalfGemm, "f16"), kHalfGemmTile));
+  ASSERT_EQ(code.kernels.size(), 1u);
+  const std::string &s = code.kernels[0].source;
+  EXPECT_FALSE(compile_glsl_to_spirv(s, "mm").empty());
+  EXPECT_NE(s.find("#extension GL_NV_cooperative_matrix : require"), std::string::npos) << s;
+  // 32 x 32 blocks of 4 warps of 16 x 16: one m tile, two n tiles; K = 48 is 3 panels.
+  EXPECT_NE(s.find("ki's instructions accumulate over 3 iterations of ko"), std::string::npos) << s;
+  EXPECT_NE(s.find("fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> ks_c[2];"), std::string::npos) << s;
+  EXPECT_NE(s.find("coopMatLoadNV(ks_ca[0], a_s, uint("), std::string::npos) << s;
+  EXPECT_NE(s.find("), 16u, false);"), std::string::npos) << s;  // A's rows of 16 k
+  EXPECT_NE(s.find("), 32u, false);"), std::string::npos) << s;  // B's rows of 32 columns
+  EXPECT_NE(s.find("ks_c[1] = coopMatMulAddNV(ks_ca[0], ks_cb[1], ks_c[1]);"), std::string::npos) << s;
+  EXPECT_EQ(s.find("ks_c[2] = coopMatMulAddNV"), std::string::npos) << s;
+  EXPECT_NE(s.find("if (ko == 2) {"), std::string::npos) << s;
+  EXPECT_NE(s.find("coopMatStoreNV(ks_c[1], ks_scratch, uint(ks_warp), 8u, false);"), std::string::npos) << s;
+  EXPECT_NE(s.find("shared float ks_scratch[512];"), std::string::npos) << s;  // 4 warps
+  EXPECT_NE(s.find("ks_scratch[ks_at + 65]"), std::string::npos) << s;         // row g + 8, column 2t + 1
+
+  const std::string where = "error: the schedule's tensorize of loop ki as cooperative matrices: ";
+  EXPECT_EQ(test::user_error([&] { glsl(program(half_spec(kHalfGemm, "bf16"), kHalfGemmTile)); }),
+            where +
+                "their operands must be f16, these are bf16; VK_NV_cooperative_matrix, which Debian 12's "
+                "glslang writes, has no bf16 or TF32 types");
+  EXPECT_NE(test::user_error([&] {
+              glsl(program(half_spec(kHalfGemm, "f32"), kHalfGemmTile));
+            }).find("these are f32 (3xTF32 needs mma.sync"),
+            std::string::npos);
+  // A's rows padded to 20 elements: 40 bytes apart, not the 16-byte multiple Vulkan asks.
+  EXPECT_NE(test::user_error([&] {
+              glsl(program(half_spec(kHalfGemm, "f16"), std::string(kHalfGemmTile) + "pad c.a_s 4\n"));
+            }).find(where + "A's 16 x 16 blocks must start at a multiple of 8 elements"),
+            std::string::npos);
+  // K = 40: the last panel's step past K (its points' guards) runs lane by lane, as the
+  // emulated form; the other steps as blocks.
+  std::string ragged = half_spec(kHalfGemm, "f16");
+  ragged.replace(ragged.find("K = 48"), 6, "K = 40");
+  const GeneratedProgram edge = glsl(program(ragged, kHalfGemmTile));
+  const std::string &e = edge.kernels[0].source;
+  EXPECT_FALSE(compile_glsl_to_spirv(e, "mm").empty());
+  EXPECT_NE(e.find("} else {  // the reduction's edge"), std::string::npos) << e;
+  EXPECT_LT(e.find("coopMatMulAddNV"), e.find("// the reduction's edge")) << e;
+  EXPECT_NE(e.find("ks_d[4 + ks_r_] += a * b;"), std::string::npos) << e;  // (GLSL names them apart)
+  // OpenCL C has no cooperative matrices: refused as a target without matrix units.
+  EXPECT_NE(test::user_error([&] {
+              generate_opencl_c(program(half_spec(kHalfGemm, "f16"), kHalfGemmTile), AsyncCopies::Refused,
+                                "opencl:0 does not offer", MatrixUnits::Cooperative);
+            }).find("the schedule's tensorize needs matrix units"),
+            std::string::npos);
+}
+
+// The warps' 16 x 8 f32 matrices of local memory count against the device's local memory.
+TEST(HalfTypes, CooperativeMatricesLocalMemoryIsCounted) {
+  const Program p = run_pipeline(test::graph_of(half_spec(kHalfGemm, "f16")),
+                                 parse_schedule(test::source(kHalfGemmTile, "mma.sched")));
+  runtime::DeviceInfo device;
+  device.api = "vulkan";
+  device.name = "a Vulkan GPU";
+  device.max_work_group_size = 1024;
+  device.max_work_item_sizes = {1024, 1024, 64};
+  const int64_t panels = local_memory_bytes(p.kernels[0]);
+  device.local_memory_bytes = static_cast<uint64_t>(panels);
+  check_device_limits(p, device);  // no matrix units: the panels alone
+  device.matrix_units = true;
+  EXPECT_EQ(test::user_error([&] { check_device_limits(p, device); }),
+            "error: kernel 'c' needs " + std::to_string(panels + 4 * 512) +
+                " bytes of local memory per group; a Vulkan GPU has " + std::to_string(panels));
+}
+
+// The same tile on a Vulkan device with cooperative matrices (NVIDIA's), against the
+// interpreter at f16, K a multiple of the panels and not.
+TEST(HalfOnVulkan, CooperativeMatricesAgreeWithTheInterpreter) {
+  if (!test::has_device("vulkan")) GTEST_SKIP() << test::missing_device("vulkan");
+  std::unique_ptr<runtime::Device> device = runtime::open_device("", "vulkan");
+  if (!device->info().matrix_units)
+    GTEST_SKIP() << device->info().name << " has no cooperative matrices (VK_NV_cooperative_matrix, f16 16 x 8 x 16)";
+  for (const char *sizes : {"M=32,N=32,K=48", "M=37,N=29,K=40"}) {  // (K = 40: the edge's step)
+    EvalOptions options;
+    options.time = false;
+    options.trials = 2;
+    options.schedule = parse_schedule(test::source(kHalfGemmTile, "mma.sched"));
+    frontend::parse_size_assignments(sizes, &options.check_sizes);
+    const EvalRecord r =
+        evaluate(frontend::parse_spec(test::source(half_spec(kHalfGemm, "f16"), "mm.ks")), "mm.ks", *device, options);
+    EXPECT_TRUE(r.ok()) << sizes << r.to_json().dump(2);
   }
 }
 

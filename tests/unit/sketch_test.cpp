@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 
+#include "codegen/glsl.h"
 #include "codegen/opencl_c.h"
 #include "evolve/evaluation/evaluate.h"
 #include "evolve/search/genome.h"
@@ -710,6 +711,36 @@ TEST(SketchesOnDevice, EpiloguesInTheContractionsKernelAgree) {
   for (const char *name : {"conv_relu_bias", "gemm_bias_leaky"}) {
     EXPECT_EQ(check_drawn(*device, name, {}, 13, 2, fused), 2) << name;
     EXPECT_EQ(check_drawn(*device, name, {}, 17, 2, fused_lanes), 2) << name;
+  }
+}
+
+// On a Vulkan device with cooperative matrices, matrix tiles are drawn where both
+// operands are f16 (and then print as cooperative matrices), never for bf16 or f32
+// operands, which VK_NV_cooperative_matrix does not take.
+TEST(Sketches, CooperativeMatricesAreDrawnForF16OperandsAlone) {
+  runtime::DeviceInfo vulkan = gpu_limits();
+  vulkan.api = "vulkan";
+  vulkan.matrix_units = true;
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/matmul.ks";
+  for (const DType type : {DType::F16, DType::BF16, DType::F32}) {
+    const Graph g = frontend::elaborate(frontend::load_spec(path, type), frontend::SizeSet::Default, {});
+    Rng rng(5);
+    int tiles = 0, printed = 0;
+    for (int i = 0; i < 30; ++i) {
+      std::optional<Sketch> s = sample_sketch(g, vulkan, rng);
+      ASSERT_TRUE(s);
+      if (count(s->schedule, PrimitiveKind::Tensorize) == 0) continue;
+      ++tiles;
+      if (printed++ == 0) {
+        const std::string glsl =
+            generate_glsl(run_pipeline(g, s->schedule), true, AsyncCopies::Refused, MatrixUnits::Cooperative).source;
+        EXPECT_NE(glsl.find("coopMatMulAddNV"), std::string::npos) << print_schedule(s->schedule);
+      }
+    }
+    if (type == DType::F16)
+      EXPECT_GE(tiles, 5) << "f16: matrix tiles drawn";
+    else
+      EXPECT_EQ(tiles, 0) << dtype_name(type) << ": no matrix tile";
   }
 }
 
