@@ -362,8 +362,9 @@ struct CPrinter::Impl : public IRVisitorStrict {
     if (!p.target_.half_bits_type.empty())
       return access(buffer, indices) + " = " + p.target_.half_bits_type + "(" +
              half_helper(buffers.at(buffer).type, true) + "(" + value + "));";
-    if (buffers.at(buffer).type == DType::F16 && ptx_f16_stores())
-      return half_bits(buffer, indices) + " = convert_ushort(" + pack_helper(DType::F16) + "(" + value + ", 0.0f));";
+    if (ptx_half_stores())
+      return half_bits(buffer, indices) + " = convert_ushort(" + pack_helper(buffers.at(buffer).type) + "(" + value +
+             ", 0.0f));";
     if (buffers.at(buffer).type == DType::F16)
       return "vstore_half_rte(" + value + ", " + offset(buffer, indices) + ", " + half_pointer(buffer) + ");";
     return access(buffer, indices) + " = " + bf16_helper(true) + "(" + value + ");";
@@ -402,9 +403,9 @@ struct CPrinter::Impl : public IRVisitorStrict {
   }
   std::string half_vector_store(const std::string &buffer, const std::vector<Expr> &indices, const std::string &value) {
     const std::string n = std::to_string(lanes());
-    if (buffers.at(buffer).type == DType::F16 && ptx_f16_stores() && aligned(buffer, indices)) {
+    if (ptx_half_stores() && aligned(buffer, indices)) {
       return "*(" + qualifier(buffer) + " " + word_vector() + " *)&" + half_bits(buffer, indices) + " = " +
-             pack_vector_helper() + "(" + value + ");";
+             pack_vector_helper(buffers.at(buffer).type) + "(" + value + ");";
     }
     if (buffers.at(buffer).type == DType::F16)
       return std::string(aligned(buffer, indices) ? "vstorea_half" : "vstore_half") + n + "_rte(" + value + ", 0, " +
@@ -452,11 +453,13 @@ struct CPrinter::Impl : public IRVisitorStrict {
     return word + " = ((" + flat + ") & 1) ? ((" + word + " & 0xffffu) | (convert_uint(" + bits + ") << 16)) : ((" +
            word + " & 0xffff0000u) | convert_uint(" + bits + "));";
   }
-  // f16 stores through PTX's cvt.rn.f16x2.f32 where the target takes inline PTX (NVIDIA's
-  // OpenCL, as its matrix units do): its vstore_half_rte is a routine, not an instruction,
-  // and an f16 layer_norm stored through it took 0.224 ms against 0.129 through cvt on the
-  // H200 (bench/results.md, "Rows in 16-byte vectors").
-  bool ptx_f16_stores() const { return p.target_.matrix_units == MatrixUnits::Ptx; }
+  // 16-bit stores through PTX's cvt.rn.f16x2.f32 and cvt.rn.bf16x2.f32 where the target
+  // takes inline PTX (NVIDIA's OpenCL, as its matrix units do): its vstore_half_rte is a
+  // routine, not an instruction, and an f16 layer_norm stored through it took 0.224 ms
+  // against 0.129 through cvt on the H200; bf16's rounding in integer operations is five
+  // or six of them a value, where cvt rounds two in one (bench/results.md, "Rows in
+  // 16-byte vectors" and "The tables in one call each").
+  bool ptx_half_stores() const { return p.target_.matrix_units == MatrixUnits::Ptx; }
   // Two f32 values rounded to nearest even into one register of the 16-bit format, the
   // first in the low half.
   std::string pack_helper(DType format) {
@@ -465,9 +468,9 @@ struct CPrinter::Impl : public IRVisitorStrict {
                             "x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo));\n  return r;\n}\n";
     return name;
   }
-  // The lanes' f32 values as f16 pairs, lane 0 in the low half of the first word.
-  std::string pack_vector_helper() {
-    const std::string pack = pack_helper(DType::F16), name = pack + "_" + std::to_string(lanes());
+  // The lanes' f32 values as pairs of the format, lane 0 in the low half of the first word.
+  std::string pack_vector_helper(DType format) {
+    const std::string pack = pack_helper(format), name = pack + "_" + std::to_string(lanes());
     const std::string words = word_vector();
     std::string pairs;
     for (int64_t k = 0; k < lanes(); k += 2)

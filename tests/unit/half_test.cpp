@@ -426,29 +426,33 @@ TEST_P(HalfOnDevice, MatrixTilesAgreeWithTheInterpreter) {
 
 // bf16(x) and f16(x): an f32 value rounded to the format (PyTorch's x.to(torch.bfloat16)
 // meeting f32 values), in the spec, the Graph IR's text and the interpreter.
-// Where the target takes inline PTX (NVIDIA's OpenCL), f16 stores round through
-// cvt.rn.f16x2.f32, a pair of lanes a word; elsewhere through vstore_half_rte (PoCL
-// runs those: HalfOnDevice.StoresRoundAsTheHostDoes). bf16's stores are the same on both.
+// Where the target takes inline PTX (NVIDIA's OpenCL), 16-bit stores round through
+// cvt.rn.f16x2.f32 and cvt.rn.bf16x2.f32, a pair of lanes a word; elsewhere through
+// vstore_half_rte and bf16's integer rounding (PoCL runs those:
+// HalfOnDevice.StoresRoundAsTheHostDoes).
 TEST(HalfTypes, SixteenBitStoresThroughPtxWhereTheTargetTakesIt) {
-  for (const char *schedule : {"", "split y.i 8 -> io iv\nvectorize y.iv\n"}) {
-    SCOPED_TRACE(schedule);
-    const Program p = run_pipeline(test::graph_of("kernel k(x: f32[N]) -> y: f16[N] where N = 64 { y[i] = x[i] }"),
-                                   parse_schedule(test::source(schedule, "v.sched")));
-    const std::string ptx = generate_opencl_c(p, AsyncCopies::Refused, "", MatrixUnits::Ptx).source;
-    const std::string portable = generate_opencl_c(p).source;
-    EXPECT_NE(ptx.find("asm(\"cvt.rn.f16x2.f32 %0, %1, %2;\""), std::string::npos) << ptx;
-    EXPECT_EQ(ptx.find("vstore"), std::string::npos) << ptx;
-    EXPECT_EQ(portable.find("cvt.rn"), std::string::npos) << portable;
-    if (*schedule) {
-      EXPECT_NE(ptx.find("*(__global uint4 *)&((__global ushort *)y)[i] = ks_pack_f16_8("), std::string::npos) << ptx;
-      EXPECT_NE(ptx.find("ks_pack_f16(v.s6, v.s7)"), std::string::npos) << ptx;
-      EXPECT_NE(portable.find("vstorea_half8_rte("), std::string::npos) << portable;
-    } else {
-      EXPECT_NE(ptx.find("((__global ushort *)y)[i] = convert_ushort(ks_pack_f16(x[i], 0.0f));"), std::string::npos)
-          << ptx;
-      EXPECT_NE(portable.find("vstore_half_rte("), std::string::npos) << portable;
+  for (const char *schedule : {"", "split y.i 8 -> io iv\nvectorize y.iv\n"})
+    for (const std::string t : {"f16", "bf16"}) {
+      SCOPED_TRACE(t + " " + schedule);
+      const Program p =
+          run_pipeline(test::graph_of("kernel k(x: f32[N]) -> y: " + t + "[N] where N = 64 { y[i] = x[i] }"),
+                       parse_schedule(test::source(schedule, "v.sched")));
+      const std::string ptx = generate_opencl_c(p, AsyncCopies::Refused, "", MatrixUnits::Ptx).source;
+      const std::string portable = generate_opencl_c(p).source;
+      EXPECT_NE(ptx.find("asm(\"cvt.rn." + t + "x2.f32 %0, %1, %2;\""), std::string::npos) << ptx;
+      EXPECT_EQ(ptx.find("vstore"), std::string::npos) << ptx;
+      EXPECT_EQ(ptx.find("ks_to_bf16"), std::string::npos) << ptx;
+      EXPECT_EQ(portable.find("cvt.rn"), std::string::npos) << portable;
+      const std::string y = t == "f16" ? "((__global ushort *)y)" : "y";
+      if (*schedule) {
+        EXPECT_NE(ptx.find("*(__global uint4 *)&" + y + "[i] = ks_pack_" + t + "_8("), std::string::npos) << ptx;
+        EXPECT_NE(ptx.find("ks_pack_" + t + "(v.s6, v.s7)"), std::string::npos) << ptx;
+        EXPECT_NE(portable.find(t == "f16" ? "vstorea_half8_rte(" : "ks_to_bf16_8("), std::string::npos) << portable;
+      } else {
+        EXPECT_NE(ptx.find(y + "[i] = convert_ushort(ks_pack_" + t + "(x[i], 0.0f));"), std::string::npos) << ptx;
+        EXPECT_NE(portable.find(t == "f16" ? "vstore_half_rte(" : "ks_to_bf16("), std::string::npos) << portable;
+      }
     }
-  }
 }
 
 // A private copy of a bf16 tensor (cache_read's, into registers) holds the bits, two
