@@ -984,15 +984,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
       }
       return offset;
     };
-    std::vector<std::map<std::string, int64_t>> points(3);  // zero; one; the ends
-    for (const std::string &v : vars) {
-      points[1][v] = 1;
-      auto it = scope.vars.find(v);
-      points[2][v] = it != scope.vars.end() && it->second.bounded ? it->second.hi : 7;
-      points.push_back({{v, points[2][v]}});
-    }
     std::optional<CooperativeBlock> block;
-    for (const std::map<std::string, int64_t> &env : points) {
+    for (const std::map<std::string, int64_t> &env : sample_points(vars)) {
       std::optional<int64_t> base = flat(elements[0][0], env), down = flat(elements[1][0], env),
                              right = flat(elements[0][1], env);
       if (!base || !down || !right) {
@@ -1314,6 +1307,18 @@ struct CPrinter::Impl : public IRVisitorStrict {
         out << ", \"r\"(ks_b[" << j * 2 << "]), \"r\"(ks_b[" << j * 2 + 1 << "]));\n";
       }
   }
+  // Where an index check evaluates the variables around a matrix loop: all at zero, all
+  // at one, all at their ends (7 where unbounded), and each alone at its end.
+  std::vector<std::map<std::string, int64_t>> sample_points(const std::set<std::string> &vars) const {
+    std::vector<std::map<std::string, int64_t>> points(3);
+    for (const std::string &v : vars) {
+      points[1][v] = 1;
+      auto it = scope.vars.find(v);
+      points[2][v] = it != scope.vars.end() && it->second.bounded ? it->second.hi : 7;
+      points.push_back({{v, points[2][v]}});
+    }
+    return points;
+  }
   // Fragment registers as one ldmatrix.trans of `matrices` 8 x 8 matrices (B's two of
   // an n tile; A's four of an m tile, where A's panel runs along m), from a local panel
   // of the operands' format whose rows run along the fragment's other dimension: lane i
@@ -1336,14 +1341,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     for (const Var *v : collect<Var>(row)) vars.insert(v->name);
     const std::string lane_name = lane.as<Var>()->name;
     vars.erase(lane_name);
-    std::vector<std::map<std::string, int64_t>> points(3);  // zero; one; the ends
-    for (const std::string &v : vars) {
-      points[1][v] = 1;
-      auto it_v = scope.vars.find(v);
-      points[2][v] = it_v != scope.vars.end() && it_v->second.bounded ? it_v->second.hi : 7;
-      points.push_back({{v, points[2][v]}});
-    }
-    for (const std::map<std::string, int64_t> &at : points)
+    for (const std::map<std::string, int64_t> &at : sample_points(vars))
       for (int64_t i = 0; i < 8 * matrices; ++i) {
         std::map<std::string, int64_t> env = at;
         env[lane_name] = i;

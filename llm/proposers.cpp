@@ -31,7 +31,10 @@ std::string device_line(const runtime::DeviceInfo &d) {
   return d.name + " (" + (d.api == "vulkan" ? "Vulkan" : "OpenCL") + ", " + (d.gpu ? "GPU" : "CPU") +
          "): work-groups up to " + std::to_string(d.max_work_group_size) + " work-items, " +
          std::to_string(d.local_memory_bytes / 1024) + " KiB of local memory a group" +
-         (d.async_copies ? ", cp.async" : "") + (d.matrix_units ? ", matrix units (tensorize)" : "");
+         (d.async_copies ? ", cp.async" : "") +
+         (!d.matrix_units     ? ""
+          : d.api == "vulkan" ? ", matrix units for f16 operands (tensorize: cooperative matrices)"
+                              : ", matrix units (tensorize)");
 }
 
 // The first line of the model's reasoning, short: the proposal's note.
