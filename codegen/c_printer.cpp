@@ -927,7 +927,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
       scope.vars["ks_k"] = Interval::of(0, 15);
       matrix_accumulator(mt * nt * 4);
       matrix_step_emulated(tile, Var::make(index_type_for(32), tile.lane), step, true, Var::make(DType::I32, "ks_r"),
-                           Var::make(DType::I32, "ks_k"));
+                           Var::make(DType::I32, "ks_k"), false);
       matrix_add_back(tile, nullptr, mt * nt * 4);
       scope.vars.erase("ks_r");
       scope.vars.erase("ks_k");
@@ -1386,8 +1386,10 @@ struct CPrinter::Impl : public IRVisitorStrict {
   // One step emulated: each lane computes its own four results of each instruction,
   // reading every operand where the fragment layout puts it (the lane and register
   // that would hold it), rounded as cvt.rna rounds.
+  // `unrolled` false: the loops stay loops (a cooperative tile's rare step at the
+  // reduction's edge, whose unrolled form took the SPIR-V compiler up to 55 s).
   void matrix_step_emulated(const MatrixTile &tile, const Expr &lane, const Expr &step, bool f32, const Expr &r,
-                            const Expr &k) {
+                            const Expr &k, bool unrolled = true) {
     const int64_t nt = tile.n_tiles();
     const bool half = tile.operands != DType::F32;
     auto c = [](int64_t v) { return make_int(v); };
@@ -1403,10 +1405,10 @@ struct CPrinter::Impl : public IRVisitorStrict {
     for (int64_t i = 0; i < tile.m_tiles(); ++i)
       for (int64_t j = 0; j < nt; ++j) {
         const std::string d = std::to_string((i * nt + j) * 4);
-        out << line() << p.target_.unroll_pragma << "\n"
-            << line() << "for (int " << rv << " = 0; " << rv << " < 4; ++" << rv << ") {\n";
-        out << line() << "  " << p.target_.unroll_pragma << "\n"
-            << line() << "  for (int " << kv << " = 0; " << kv << " < " << tile.step_points() << "; ++" << kv
+        if (unrolled) out << line() << p.target_.unroll_pragma << "\n";
+        out << line() << "for (int " << rv << " = 0; " << rv << " < 4; ++" << rv << ") {\n";
+        if (unrolled) out << line() << "  " << p.target_.unroll_pragma << "\n";
+        out << line() << "  for (int " << kv << " = 0; " << kv << " < " << tile.step_points() << "; ++" << kv
             << ") {\n";
         out << line() << "    const float a = " << sub(tile.a_fragment(a_lane, i, a_reg, step), 0)
             << ", b = " << sub(tile.b_fragment(b_lane, j, b_reg, step), 0) << ";\n";

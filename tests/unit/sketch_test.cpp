@@ -7,6 +7,7 @@
 
 #include "codegen/glsl.h"
 #include "codegen/opencl_c.h"
+#include "codegen/spirv.h"
 #include "evolve/evaluation/evaluate.h"
 #include "evolve/search/genome.h"
 #include "ir/visitor.h"
@@ -741,6 +742,37 @@ TEST(Sketches, CooperativeMatricesAreDrawnForF16OperandsAlone) {
       EXPECT_GE(tiles, 5) << "f16: matrix tiles drawn";
     else
       EXPECT_EQ(tiles, 0) << dtype_name(type) << ": no matrix tile";
+  }
+}
+
+// The f16 contractions' drawn tiles, as cooperative matrices: each either compiles to
+// SPIR-V that the validator takes or is refused with a reason (a UserError), never an
+// internal error; the GEMMs' tiles compile.
+TEST(Sketches, DrawnF16TilesCompileAsCooperativeMatricesOrSayWhyNot) {
+  runtime::DeviceInfo vulkan = gpu_limits();
+  vulkan.api = "vulkan";
+  vulkan.matrix_units = true;
+  for (const std::string name :
+       {"matmul", "gemm_bias_leaky", "batched_matmul", "matmul_gelu_softmax", "conv2d", "attention"}) {
+    const std::string path = std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks";
+    const Graph g = frontend::elaborate(frontend::load_spec(path, DType::F16), frontend::SizeSet::Check, {});
+    Rng rng(7);
+    int compiled = 0, refused = 0;
+    for (int i = 0; i < 12; ++i) {
+      std::optional<Sketch> s = sample_sketch(g, vulkan, rng);
+      if (!s || count(s->schedule, PrimitiveKind::Tensorize) == 0) continue;
+      try {
+        const GeneratedProgram code =
+            generate_glsl(run_pipeline(g, s->schedule), true, AsyncCopies::Refused, MatrixUnits::Cooperative);
+        for (const GeneratedKernel &k : code.kernels) EXPECT_FALSE(compile_glsl_to_spirv(k.source, k.name).empty());
+        ++compiled;
+      } catch (const UserError &e) {
+        EXPECT_NE(std::string(e.what()).find("error: "), std::string::npos) << e.what();
+        ++refused;
+      }
+    }
+    std::printf("%s: %d drawn tiles compiled, %d refused\n", name.c_str(), compiled, refused);
+    if (name == "matmul" || name == "gemm_bias_leaky") EXPECT_GE(compiled, 1) << name;
   }
 }
 
