@@ -11,6 +11,8 @@
 #   KS_ANY_DEVICE=                     set: tune and mpi take every OpenCL device, not its GPUs
 #   KS_DTYPE=                          bf16 or f16: the examples' f32 tensors at that type, PyTorch
 #                                      too (--dtype; search, schedules and tuned take it)
+#   KS_TARGET=opencl                   spirv: gemm on Vulkan (cooperative matrices, f16: the tiles
+#                                      without their async_copy)
 # Here (PoCL, PyTorch on the CPU), e.g.: KS_SIZES=bench/sizes_cpu.txt KS_TORCH_DEVICE=cpu
 #   PYTHON=/usr/bin/python3 OUT=/tmp/out bash bench/gpu_job.sh arms 1 30 3 gemm_divide_sum
 set -uo pipefail
@@ -186,9 +188,18 @@ job_search() {  # BUDGET MINUTES NAME...
 # the FFMA tile of bench/tuned/h100-opencl, in fp32 and in TF32, then cuBLAS fp32 and TF32
 # through PyTorch: $OUT/gemm.txt, the first schedule's OpenCL C as $OUT/gemm.cl.
 job_gemm() {  # [SCHEDULE...]
-  local ffma=(bench/tuned/h100-opencl/matmul.sched) mma=("$@") s precision precisions
+  local ffma=(bench/tuned/h100-opencl/matmul.sched) mma=("$@") s precision precisions target=()
   [[ -n ${KS_DTYPE:-} ]] && ffma=()  # an fp32 comparison: 16-bit tiles are the matrix units' (*_half.sched)
   ((${#mma[@]})) || mma=(bench/mma/*.sched)
+  if [[ ${KS_TARGET:-opencl} == spirv ]]; then
+    # Vulkan's cooperative matrices (f16): no cp.async there, so the tiles without their ring.
+    ffma=() target=(--target spirv)
+    mkdir -p /tmp/ks_gemm_spirv
+    for s in "${!mma[@]}"; do
+      grep -v '^async_copy' "${mma[$s]}" > "/tmp/ks_gemm_spirv/$(basename "${mma[$s]}")"
+      mma[$s]=/tmp/ks_gemm_spirv/$(basename "${mma[$s]}")
+    done
+  fi
   {
     echo "== device"
     $ks devices | grep -i nvidia | head -2
@@ -196,14 +207,14 @@ job_gemm() {  # [SCHEDULE...]
     for s in "${mma[@]}" "${ffma[@]}"; do
       echo "-- $s"
       timeout 120 $ks run examples/matmul.ks --schedule "$s" --size N=4096 --batches 5 ${KS_DTYPE:+--dtype "$KS_DTYPE"} \
-        2>&1 | tail -3
+        "${target[@]}" 2>&1 | tail -3
     done
     precisions=(fp32 tf32)
     [[ -n ${KS_DTYPE:-} ]] && precisions=(fp32)  # 16-bit operands: exact products, one precision
     for precision in "${precisions[@]}"; do
       echo "== matmul 4096^3 side by side, $precision${KS_DTYPE:+, $KS_DTYPE tensors}"
-      side_by_side 200 examples/matmul.ks N=4096 "--precision=$precision${KS_DTYPE:+ --dtype=$KS_DTYPE}" "${ffma[@]}" \
-        "${mma[@]}" | tail -8
+      side_by_side 200 examples/matmul.ks N=4096 "--precision=$precision${KS_DTYPE:+ --dtype=$KS_DTYPE} ${target[*]}" \
+        "${ffma[@]}" "${mma[@]}" | tail -8
     done
     echo "== cuBLAS (PyTorch), ${KS_DTYPE:-fp32 and tf32}"
     if [[ -n ${KS_DTYPE:-} ]]; then
@@ -213,8 +224,13 @@ job_gemm() {  # [SCHEDULE...]
       timeout 100 "$torch_py" bench/cublas_gemm.py --tf32 2>&1 | grep 4096x4096x4096
     fi
     echo "== generated source of the first schedule"
-    $ks compile examples/matmul.ks --schedule "${mma[0]}" --size N=4096 --matrix-units ptx --async-copies \
-      ${KS_DTYPE:+--dtype "$KS_DTYPE"} -o "$out/gemm.cl"
+    if ((${#target[@]})); then
+      $ks compile examples/matmul.ks --schedule "${mma[0]}" --size N=4096 --target spirv --emit glsl \
+        --matrix-units cooperative ${KS_DTYPE:+--dtype "$KS_DTYPE"} -o "$out/gemm.glsl"
+    else
+      $ks compile examples/matmul.ks --schedule "${mma[0]}" --size N=4096 --matrix-units ptx --async-copies \
+        ${KS_DTYPE:+--dtype "$KS_DTYPE"} -o "$out/gemm.cl"
+    fi
   } 2>&1 | tee "$out/gemm.txt"
 }
 
