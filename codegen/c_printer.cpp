@@ -707,7 +707,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
       out << line() << "{  // " << p.c_name(run->matrix->var) << "'s instructions accumulate over " << run->period
           << " iterations of " << var << "\n";
       ++indent;
-      matrix_accumulator(run->count, p.target_.matrix_units == MatrixUnits::Cooperative);
+      matrix_accumulator(run->count, cooperative());
       runs[run->matrix] = *run;
     }
     if (n->kind == ForKind::Unrolled || n->kind == ForKind::Vectorized)
@@ -770,16 +770,12 @@ struct CPrinter::Impl : public IRVisitorStrict {
     std::string reason;
     auto tile = printed_tile(*n, &reason);
     if (!tile) throw InternalError("matrix loop " + n->var + " escaped the verifier: " + reason);
-    if (p.target_.matrix_units == MatrixUnits::Cooperative) return cooperative_matrix_loop(*n, *tile);
+    if (cooperative()) return cooperative_matrix_loop(*n, *tile);
     const bool f32 = p.target_.precision == Precision::F32;
     const bool half = tile->operands != DType::F32;
     const int64_t mt = tile->m_tiles(), nt = tile->n_tiles(), count = mt * nt * 4;
     const Expr lane = Var::make(index_type_for(32), tile->lane);
-    auto var = [&](const char *name, int64_t extent) {
-      scope.vars[name] = Interval::of(0, extent - 1);
-      return Var::make(DType::I32, name);
-    };
-    const Expr step = var("ks_step", tile->steps());
+    const Expr step = matrix_var("ks_step", tile->steps());
     out << line() << "{  // " << p.c_name(n->var) << ": " << mt << " x " << nt << " mma.sync.m16n8k"
         << tile->step_points() << ", " << tile->steps() << " steps of " << tile->step_points() << ", "
         << (half  ? std::string(dtype_name(tile->operands)) + " operands (exact products)"
@@ -806,7 +802,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     else if (p.target_.matrix_units == MatrixUnits::Ptx)
       matrix_step_ptx(*tile, lane, step, f32);
     else
-      matrix_step_emulated(*tile, lane, step, f32, var("ks_r", 4), var("ks_k", tile->step_points()));
+      matrix_step_emulated(*tile, lane, step, f32, matrix_var("ks_r", 4), matrix_var("ks_k", tile->step_points()));
     --indent;
     out << line() << "}\n";
     if (!direct) matrix_add_back(*tile, run == runs.end() ? nullptr : &run->second, count);
@@ -814,6 +810,12 @@ struct CPrinter::Impl : public IRVisitorStrict {
     out << line() << "}\n";
     for (const char *v : {"ks_step", "ks_r", "ks_k"}) scope.vars.erase(v);
   }
+  // A matrix loop's own variable (ks_step, ks_r, ks_k), its range in scope.
+  Expr matrix_var(const char *name, int64_t extent) {
+    scope.vars[name] = Interval::of(0, extent - 1);
+    return Var::make(DType::I32, name);
+  }
+  bool cooperative() const { return p.target_.matrix_units == MatrixUnits::Cooperative; }
   // The instructions' sums ks_d added to the accumulator (times the product's scale):
   // after the matrix loop, or at the end of each run (then ks_d starts again at zero).
   // Cooperative matrices (cooperative_matrix_loop) are stored whole to the warp's slice
@@ -870,8 +872,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
                       "; VK_NV_cooperative_matrix, which Debian 12's glslang writes, has no bf16 or TF32 types");
     p.uses_cooperative_matrices_ = true;
     const int64_t mt = tile.m_tiles(), nt = tile.n_tiles();
-    scope.vars["ks_step"] = Interval::of(0, tile.steps() - 1);
-    const Expr step = Var::make(DType::I32, "ks_step");
+    const Expr step = matrix_var("ks_step", tile.steps());
     std::vector<CooperativeBlock> a, b;
     std::string reason;
     for (int64_t i = 0; i < mt; ++i) {
@@ -923,14 +924,10 @@ struct CPrinter::Impl : public IRVisitorStrict {
       --indent;
       out << line() << "} else {  // the reduction's edge\n";
       ++indent;
-      scope.vars["ks_r"] = Interval::of(0, 3);
-      scope.vars["ks_k"] = Interval::of(0, 15);
       matrix_accumulator(mt * nt * 4);
-      matrix_step_emulated(tile, Var::make(index_type_for(32), tile.lane), step, true, Var::make(DType::I32, "ks_r"),
-                           Var::make(DType::I32, "ks_k"), false);
+      matrix_step_emulated(tile, Var::make(index_type_for(32), tile.lane), step, true, matrix_var("ks_r", 4),
+                           matrix_var("ks_k", tile.step_points()), false);
       matrix_add_back(tile, nullptr, mt * nt * 4);
-      scope.vars.erase("ks_r");
-      scope.vars.erase("ks_k");
       --indent;
       out << line() << "}\n";
     }
@@ -939,7 +936,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     matrix_add_back(tile, run == runs.end() ? nullptr : &run->second, mt * nt * 4, true);
     --indent;
     out << line() << "}\n";
-    scope.vars.erase("ks_step");
+    for (const char *v : {"ks_step", "ks_r", "ks_k"}) scope.vars.erase(v);
   }
   // Where a rows x columns block of an operand lies: `at(r, c)` is its element at row r
   // and column c, and every one must be a read of one f16 tensor in local or global
@@ -1045,7 +1042,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
   // Cooperative matrices of 16-bit operands (exact products) run across the whole loop,
   // their sums in the unit's f32 additions, as mma.sync's 16-bit tiles sum in place.
   std::optional<MatrixRun> matrix_run_across(const For *l) {
-    const bool cooperative = p.target_.matrix_units == MatrixUnits::Cooperative;
+    const bool cooperative = this->cooperative();
     if (p.target_.precision != Precision::F32 && !cooperative) return std::nullopt;
     const For *matrix = nullptr;
     const std::vector<const For *> loops = collect<For>(l->body);

@@ -47,6 +47,8 @@ enum class MatrixUnits { Refused, Emulated, Ptx, Cooperative };
 /// The local memory a warp's cooperative matrices pass their sums through: one 16 x 8
 /// f32 matrix (CPrinter::uses_cooperative_matrices).
 constexpr int64_t kCooperativeScratchFloats = 16 * 8;
+/// Those of a work-group of `items` work-items (the lanes are local x, 32 of them).
+constexpr int64_t cooperative_scratch_floats(int64_t items) { return items / 32 * kCooperativeScratchFloats; }
 
 /// What differs between C-like targets.
 struct CTarget {

@@ -234,11 +234,9 @@ GeneratedProgram generate_glsl(const Program &program, bool subgroups, AsyncCopi
     }
     std::string helpers = printer.helpers();
     std::string locals = printer.local_declarations(kernel.body, 0);
-    if (printer.uses_cooperative_matrices())  // (the lanes are local x, 32 of them)
-      locals += "shared float ks_scratch[" +
-                std::to_string(info.shape.local[0] * info.shape.local[1] * info.shape.local[2] / 32 *
-                               kCooperativeScratchFloats) +
-                "];\n";
+    if (printer.uses_cooperative_matrices())
+      locals +=
+          "shared float ks_scratch[" + std::to_string(cooperative_scratch_floats(info.shape.group_size())) + "];\n";
     if (!helpers.empty()) shader << "\n" << helpers;
     if (!locals.empty()) shader << (helpers.empty() ? "\n" : "") << locals;
     shader << "\nvoid main() {\n" << body << "}\n";

@@ -319,6 +319,11 @@ std::optional<MatrixTile> with_operands(MatrixTile tile, const Expr &a_value, co
 
 }  // namespace
 
+bool has_matrix_loop(const Stmt &body) {
+  const std::vector<const For *> loops = collect<For>(body);
+  return std::any_of(loops.begin(), loops.end(), [](const For *f) { return f->kind == ForKind::Matrix; });
+}
+
 Expr MatrixTile::guarded(const Expr &load, const std::map<std::string, Expr> &values) const {
   const Expr value = simplify(substitute(load, values));
   if (!guard.defined()) return value;
@@ -365,27 +370,32 @@ Expr MatrixTile::b_fragment(const Expr &lane_value, int64_t tile, const Expr &q,
 
 Expr MatrixTile::a_at(int64_t tile, int64_t row, int64_t point, const Expr &step) const {
   const DType t = step.type();
+  std::map<std::string, Expr> values = point_values(point, step);
   // A's indices use the lane through g alone: lane 4g reads row g + 8h.
-  std::map<std::string, Expr> values{{lane, make_int(row % 8 * 4, t)}, {h, make_int(row / 8, t)}};
+  values[lane] = make_int(row % 8 * 4, t);
+  values[h] = make_int(row / 8, t);
   decode(m, make_int(tile, t), &values);
-  decode(k, step * make_int(step_points(), t) + make_int(point, t), &values);
   return simplify(substitute(a_value, values));
 }
 
 Expr MatrixTile::b_at(int64_t tile, int64_t point, int64_t column, const Expr &step) const {
   const DType t = step.type();
+  std::map<std::string, Expr> values = point_values(point, step);
   // B's use it through t alone: lane t reads columns 2t and 2t + 1.
-  std::map<std::string, Expr> values{{lane, make_int(column / 2, t)}, {c, make_int(column % 2, t)}};
+  values[lane] = make_int(column / 2, t);
+  values[c] = make_int(column % 2, t);
   decode(n, make_int(tile, t), &values);
-  decode(k, step * make_int(step_points(), t) + make_int(point, t), &values);
   return simplify(substitute(b_value, values));
 }
 
 Expr MatrixTile::guard_at(int64_t point, const Expr &step) const {
-  if (!guard.defined()) return Expr();
+  return guard.defined() ? simplify(substitute(guard, point_values(point, step))) : Expr();
+}
+
+std::map<std::string, Expr> MatrixTile::point_values(int64_t point, const Expr &step) const {
   std::map<std::string, Expr> values;
   decode(k, step * make_int(step_points(), step.type()) + make_int(point, step.type()), &values);
-  return simplify(substitute(guard, values));
+  return values;
 }
 
 std::map<std::string, Expr> MatrixTile::register_values(int64_t mt, int64_t nt, int r) const {

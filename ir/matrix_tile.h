@@ -123,8 +123,13 @@ struct MatrixTile {
 
  private:
   std::map<std::string, Expr> register_values(int64_t mt, int64_t nt, int r) const;
+  // The k loops' values at k point `point` of step `step`.
+  std::map<std::string, Expr> point_values(int64_t point, const Expr &step) const;
   Expr guarded(const Expr &load, const std::map<std::string, Expr> &values) const;
 };
+
+/// Whether body holds a matrix loop (tensorize's).
+bool has_matrix_loop(const Stmt &body);
 
 /// The matrix-unit form of `loop` inside a kernel's body, or nullopt with *reason
 /// naming what breaks it.

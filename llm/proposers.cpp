@@ -32,9 +32,9 @@ std::string device_line(const runtime::DeviceInfo &d) {
          "): work-groups up to " + std::to_string(d.max_work_group_size) + " work-items, " +
          std::to_string(d.local_memory_bytes / 1024) + " KiB of local memory a group" +
          (d.async_copies ? ", cp.async" : "") +
-         (!d.matrix_units     ? ""
-          : d.api == "vulkan" ? ", matrix units for f16 operands (tensorize: cooperative matrices)"
-                              : ", matrix units (tensorize)");
+         (d.cooperative_matrices() ? ", matrix units for f16 operands (tensorize: cooperative matrices)"
+          : d.matrix_units         ? ", matrix units (tensorize)"
+                                   : "");
 }
 
 // The first line of the model's reasoning, short: the proposal's note.

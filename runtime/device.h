@@ -47,6 +47,9 @@ struct DeviceInfo {
   // f16 and bf16 operands) likewise, the same devices, as the same capability gives
   // both; on Vulkan, cooperative matrices of f16 operands (VK_NV_cooperative_matrix).
   bool matrix_units = false;
+  /// The matrix units as Vulkan's cooperative matrices: f16 operands alone, the sums
+  /// through local memory (codegen's MatrixUnits::Cooperative).
+  bool cooperative_matrices() const { return matrix_units && api == "vulkan"; }
   // Loop iterations a work-item may run, summed over all loops of a kernel; 0 for
   // no limit. lavapipe ends a shader's loops silently after 65535 (a Mesa constant).
   uint64_t max_loop_iterations = 0;

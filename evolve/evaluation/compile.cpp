@@ -21,10 +21,12 @@ CodeFeatures code_features(const runtime::DeviceInfo &device) {
   f.subgroups = device.subgroup_arithmetic;
   f.async_copies = device.async_copies ? AsyncCopies::Ptx : AsyncCopies::Refused;
   f.async_copies_missing = async_copies_missing(device);
-  f.matrix_units = !device.matrix_units                  ? MatrixUnits::Refused
-                   : target_for(device) == Target::SPIRV ? MatrixUnits::Cooperative
-                                                         : MatrixUnits::Ptx;
+  f.matrix_units = device.matrix_units ? native_matrix_units(target_for(device)) : MatrixUnits::Refused;
   return f;
+}
+
+MatrixUnits native_matrix_units(Target target) {
+  return target == Target::SPIRV ? MatrixUnits::Cooperative : MatrixUnits::Ptx;
 }
 
 namespace {

@@ -40,6 +40,9 @@ struct CodeFeatures {
 /// The device's: subgroup arithmetic (Vulkan), cp.async and matrix units (NVIDIA's
 /// OpenCL, 8.0+).
 CodeFeatures code_features(const runtime::DeviceInfo &device);
+/// How a target writes a device's matrix units: mma.sync through OpenCL C's inline PTX,
+/// cooperative matrices in GLSL.
+MatrixUnits native_matrix_units(Target target);
 
 /// A spec taken through the whole compiler at one set of sizes.
 struct Compiled {

@@ -1,7 +1,6 @@
 // A program's kernels and a kernel body's plan against the device's limits.
 #include "evolve/evaluation/device_limits.h"
 
-#include <algorithm>
 #include <array>
 #include <map>
 #include <set>
@@ -9,6 +8,7 @@
 
 #include "codegen/c_printer.h"
 #include "ir/diagnostic.h"
+#include "ir/matrix_tile.h"
 #include "ir/visitor.h"
 #include "passes/loops.h"
 
@@ -110,10 +110,7 @@ void check_device_limits(const Program &program, const runtime::DeviceInfo &devi
                       ") hangs on some such kernels: bind a loop to local.x");
     int64_t local = local_memory_bytes(kernel);
     // Cooperative matrices pass their sums through local memory (codegen/glsl.cpp).
-    const std::vector<const For *> loops = collect<For>(kernel.body);
-    if (device.api == "vulkan" && device.matrix_units &&
-        std::any_of(loops.begin(), loops.end(), [](const For *f) { return f->kind == ForKind::Matrix; }))
-      local += items / 32 * kCooperativeScratchFloats * 4;
+    if (device.cooperative_matrices() && has_matrix_loop(kernel.body)) local += cooperative_scratch_floats(items) * 4;
     if (local > static_cast<int64_t>(device.local_memory_bytes))
       throw UserError("error: kernel '" + kernel.name + "' needs " + std::to_string(local) +
                       " bytes of local memory per group; " + device.name + " has " +

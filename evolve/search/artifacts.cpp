@@ -324,8 +324,7 @@ void write_best_schedule(const RunRow &run, const EvolveConfig &config, const Ca
   const nlohmann::json record = nlohmann::json::parse(best.record, nullptr, false);
   const bool has_device = record.is_object() && record.contains("device") && record["device"].is_object();
   if (has_device && record["device"].value("async_copies", false)) features.async_copies = AsyncCopies::Ptx;
-  if (has_device && record["device"].value("matrix_units", false))
-    features.matrix_units = target == Target::SPIRV ? MatrixUnits::Cooperative : MatrixUnits::Ptx;
+  if (has_device && record["device"].value("matrix_units", false)) features.matrix_units = native_matrix_units(target);
   features.async_copies_missing = run.device + " (the run's device) did not offer";
   features.precision = *parse_precision(config.precision);  // checked when the configuration was read
   Compiled c = compile_spec(spec, frontend::SizeSet::Default, sizes, schedule, target, features);

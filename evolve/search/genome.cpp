@@ -8,6 +8,7 @@
 #include "evolve/evaluation/device_limits.h"
 #include "ir/cost.h"
 #include "ir/diagnostic.h"
+#include "ir/matrix_tile.h"
 #include "ir/printer.h"
 #include "ir/visitor.h"
 #include "passes/lower.h"
@@ -75,8 +76,7 @@ Replayed replay(const Graph &graph, const Schedule &schedule, const runtime::Dev
       // And a matrix loop (tensorize) matrix units.
       if (!device->matrix_units)
         for (const Kernel &k : program.kernels)
-          for (const For *f : collect<For>(k.body))
-            if (f->kind == ForKind::Matrix) throw UserError(matrix_refusal(async_copies_missing(*device)));
+          if (has_matrix_loop(k.body)) throw UserError(matrix_refusal(async_copies_missing(*device)));
       for (const Kernel &k : program.kernels)
         if (const int64_t copies = nested_iterations(k.body, true); copies > unroll_budget(*device))
           throw UserError("error: kernel '" + k.name + "' unrolls " + std::to_string(copies) +

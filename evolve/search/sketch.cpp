@@ -1417,7 +1417,7 @@ std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInf
                   max_group,
                   device.async_copies,
                   device.matrix_units,
-                  device.api == "vulkan",
+                  device.cooperative_matrices(),
                   rng,
                   Builder(lower(rewritten), unroll_budget(device)),
                   {},
