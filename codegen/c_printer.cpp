@@ -354,6 +354,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
   std::string half_read(const std::string &buffer, const std::vector<Expr> &indices) {
     if (!p.target_.half_bits_type.empty())
       return half_helper(buffers.at(buffer).type, false) + "(uint(" + access(buffer, indices) + "))";
+    if (buffers.at(buffer).type == DType::F16 && ptx_half_stores())
+      return unpack_helper(1) + "(convert_uint(" + half_bits(buffer, indices) + ")).s0";
     if (buffers.at(buffer).type == DType::F16)
       return "vload_half(" + offset(buffer, indices) + ", " + half_pointer(buffer) + ")";
     return bf16_helper(false) + "(" + access(buffer, indices) + ")";
@@ -393,9 +395,12 @@ struct CPrinter::Impl : public IRVisitorStrict {
   }
   // The lanes' elements from lane 0's onwards, as one vector access: vloada_halfN
   // and a ushortN lvalue where aligned (the offset a multiple of the lanes),
-  // vload_halfN and vloadN (2-byte alignment) where not.
+  // vload_halfN and vloadN (2-byte alignment) where not; where the target takes PTX,
+  // both formats as their bits, converted by cvt (unpack_helper, pack_vector_helper).
   std::string half_vector_read(const std::string &buffer, const std::vector<Expr> &indices) {
     const std::string n = std::to_string(lanes());
+    if (buffers.at(buffer).type == DType::F16 && ptx_half_stores())
+      return unpack_helper(lanes()) + "(as_" + word_vector() + "(" + half_vector_bits(buffer, indices) + "))";
     if (buffers.at(buffer).type == DType::F16)
       return std::string(aligned(buffer, indices) ? "vloada_half" : "vload_half") + n + "(0, " + half_pointer(buffer) +
              " + " + offset(buffer, indices) + ")";
@@ -407,6 +412,9 @@ struct CPrinter::Impl : public IRVisitorStrict {
       return "*(" + qualifier(buffer) + " " + word_vector() + " *)&" + half_bits(buffer, indices) + " = " +
              pack_vector_helper(buffers.at(buffer).type) + "(" + value + ");";
     }
+    if (ptx_half_stores())  // (2-byte alignment: the bits stored by vstoreN)
+      return half_vector_bits_store(buffer, indices,
+                                    "as_ushort" + n + "(" + pack_vector_helper(buffers.at(buffer).type) + "(" + value + "))");
     if (buffers.at(buffer).type == DType::F16)
       return std::string(aligned(buffer, indices) ? "vstorea_half" : "vstore_half") + n + "_rte(" + value + ", 0, " +
              half_pointer(buffer) + " + " + offset(buffer, indices) + ");";
@@ -466,6 +474,25 @@ struct CPrinter::Impl : public IRVisitorStrict {
     const std::string f = dtype_name(format), name = "ks_pack_" + f;
     p.helpers_used_[name] = "uint " + name + "(float lo, float hi) {\n  uint r;\n  asm(\"cvt.rn." + f +
                             "x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo));\n  return r;\n}\n";
+    return name;
+  }
+  // f16 elements widened through PTX's cvt.f32.f16 where the target takes inline PTX
+  // (a vector's bits loaded as ushortN, aligned or not): NVIDIA's vloada_half8 is not one
+  // 16-byte load, and an f16 layer_norm read through it
+  // ran at half the speed of the same schedule at bf16 on the H200 (bench/results.md,
+  // "f16 loads through cvt"). ks_from_f16 widens the two elements of a word (low half
+  // first), ks_from_f16_N the N elements of N / 2 words; a scalar read takes the pair's .s0.
+  std::string unpack_helper(int64_t n) {
+    const std::string pair = "ks_from_f16";  // (the vectors' helpers sort after it, as C wants)
+    p.helpers_used_[pair] =
+        "float2 " + pair + "(uint w) {\n  float lo, hi;\n  asm(\"{.reg .b16 l, h; mov.b32 {l, h}, %2; "
+        "cvt.f32.f16 %0, l; cvt.f32.f16 %1, h;}\" : \"=f\"(lo), \"=f\"(hi) : \"r\"(w));\n  return (float2)(lo, hi);\n}\n";
+    if (n <= 2) return pair;
+    const std::string name = pair + "_" + std::to_string(n), words = word_vector();
+    std::string pairs;
+    for (int64_t k = 0; k < n / 2; ++k) pairs += std::string(k ? ", " : "") + pair + "(w" + lane(k) + ")";
+    p.helpers_used_[name] = vector_type(DType::F32) + " " + name + "(" + words + " w) {\n  return (" +
+                            vector_type(DType::F32) + ")(" + pairs + ");\n}\n";
     return name;
   }
   // The lanes' f32 values as pairs of the format, lane 0 in the low half of the first word.

@@ -455,6 +455,46 @@ TEST(HalfTypes, SixteenBitStoresThroughPtxWhereTheTargetTakesIt) {
     }
 }
 
+// Where the target takes inline PTX, f16 reads widen through cvt.f32.f16: a vector's
+// elements as one load of their bits, a pair a word; a scalar as the low half of one.
+// Elsewhere vloada_halfN and vload_half (PoCL runs those: HalfOnDevice). The H200's
+// tables run the PTX forms on random inputs (bench/results.md).
+TEST(HalfTypes, F16ReadsWidenThroughPtxWhereTheTargetTakesIt) {
+  for (const char *schedule : {"", "split y.i 8 -> io iv\nvectorize y.iv\n"}) {
+    SCOPED_TRACE(schedule);
+    const Program p =
+        run_pipeline(test::graph_of("kernel k(x: f16[N]) -> y: f32[N] where N = 64 { y[i] = x[i] * 2.0 }"),
+                     parse_schedule(test::source(schedule, "v.sched")));
+    const std::string ptx = generate_opencl_c(p, AsyncCopies::Refused, "", MatrixUnits::Ptx).source;
+    const std::string portable = generate_opencl_c(p).source;
+    EXPECT_NE(ptx.find("mov.b32 {l, h}, %2; cvt.f32.f16 %0, l; cvt.f32.f16 %1, h;"), std::string::npos) << ptx;
+    EXPECT_EQ(ptx.find("vload"), std::string::npos) << ptx;
+    EXPECT_EQ(portable.find("cvt.f32.f16"), std::string::npos) << portable;
+    if (*schedule) {
+      EXPECT_NE(ptx.find("ks_from_f16_8(as_uint4(*(__global ushort8 *)&((__global ushort *)x)[i]))"),
+                std::string::npos)
+          << ptx;
+      EXPECT_NE(ptx.find("return (float8)(ks_from_f16(w.s0), ks_from_f16(w.s1), ks_from_f16(w.s2), ks_from_f16(w.s3));"),
+                std::string::npos)
+          << ptx;
+      EXPECT_NE(portable.find("vloada_half8(0, x + i)"), std::string::npos) << portable;
+    } else {
+      EXPECT_NE(ptx.find("ks_from_f16(convert_uint(((__global ushort *)x)[i])).s0"), std::string::npos) << ptx;
+      EXPECT_NE(portable.find("vload_half(i, x)"), std::string::npos) << portable;
+    }
+  }
+  // Rows of 63 elements: vectors not aligned to their size, their bits read and written by
+  // vloadN and vstoreN (2-byte alignment), converted by cvt all the same.
+  const Program p =
+      run_pipeline(test::graph_of("kernel k(x: f16[N, D]) -> y: f16[N, D] where N = 2, D = 63 { y[n, d] = x[n, d] * 2.0 }"),
+                   parse_schedule(test::source("split y.d 8 -> do dv\nvectorize y.dv\n", "u.sched")));
+  const std::string ptx = generate_opencl_c(p, AsyncCopies::Refused, "", MatrixUnits::Ptx).source;
+  EXPECT_NE(ptx.find("ks_from_f16_8(as_uint4(vload8(0, &((__global ushort *)x)["), std::string::npos) << ptx;
+  EXPECT_NE(ptx.find("vstore8(as_ushort8(ks_pack_f16_8("), std::string::npos) << ptx;
+  EXPECT_EQ(ptx.find("vload_half"), std::string::npos) << ptx;
+  EXPECT_EQ(ptx.find("vstore_half"), std::string::npos) << ptx;
+}
+
 // A private copy of a bf16 tensor (cache_read's, into registers) holds the bits, two
 // to a word: a vector copy stores words, a scalar one halves, every read widens by a
 // shift or a mask. f16, f32 and GLSL keep f32 registers. On the devices:
