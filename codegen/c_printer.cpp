@@ -413,8 +413,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
              pack_vector_helper(buffers.at(buffer).type) + "(" + value + ");";
     }
     if (ptx_half_stores())  // (2-byte alignment: the bits stored by vstoreN)
-      return half_vector_bits_store(buffer, indices,
-                                    "as_ushort" + n + "(" + pack_vector_helper(buffers.at(buffer).type) + "(" + value + "))");
+      return half_vector_bits_store(
+          buffer, indices, "as_ushort" + n + "(" + pack_vector_helper(buffers.at(buffer).type) + "(" + value + "))");
     if (buffers.at(buffer).type == DType::F16)
       return std::string(aligned(buffer, indices) ? "vstorea_half" : "vstore_half") + n + "_rte(" + value + ", 0, " +
              half_pointer(buffer) + " + " + offset(buffer, indices) + ");";
@@ -484,9 +484,10 @@ struct CPrinter::Impl : public IRVisitorStrict {
   // first), ks_from_f16_N the N elements of N / 2 words; a scalar read takes the pair's .s0.
   std::string unpack_helper(int64_t n) {
     const std::string pair = "ks_from_f16";  // (the vectors' helpers sort after it, as C wants)
-    p.helpers_used_[pair] =
-        "float2 " + pair + "(uint w) {\n  float lo, hi;\n  asm(\"{.reg .b16 l, h; mov.b32 {l, h}, %2; "
-        "cvt.f32.f16 %0, l; cvt.f32.f16 %1, h;}\" : \"=f\"(lo), \"=f\"(hi) : \"r\"(w));\n  return (float2)(lo, hi);\n}\n";
+    p.helpers_used_[pair] = "float2 " + pair +
+                            "(uint w) {\n  float lo, hi;\n  asm(\"{.reg .b16 l, h; mov.b32 {l, h}, %2; "
+                            "cvt.f32.f16 %0, l; cvt.f32.f16 %1, h;}\" : \"=f\"(lo), \"=f\"(hi) : \"r\"(w));\n  return "
+                            "(float2)(lo, hi);\n}\n";
     if (n <= 2) return pair;
     const std::string name = pair + "_" + std::to_string(n), words = word_vector();
     std::string pairs;
@@ -1179,11 +1180,11 @@ struct CPrinter::Impl : public IRVisitorStrict {
     // t + 4: k points 2t and 2t + 1 (ir/matrix_tile.h).
     for (int64_t i = 0; i < mt; ++i)
       for (int q = 0; q < 2; ++q)
-        load("ks_a", i * 4 + q, tile.a_fragment(lane, i, make_int(q), step), i * 4 + q + 2,
-             tile.a_fragment(lane, i, make_int(q + 2), step));
+        load("ks_a", i * 4 + q, tile.a_fragment(lane, make_int(i), make_int(q), step), i * 4 + q + 2,
+             tile.a_fragment(lane, make_int(i), make_int(q + 2), step));
     for (int64_t j = 0; j < nt; ++j)
-      load("ks_b", j * 2, tile.b_fragment(lane, j, make_int(0), step), j * 2 + 1,
-           tile.b_fragment(lane, j, make_int(1), step));
+      load("ks_b", j * 2, tile.b_fragment(lane, make_int(j), make_int(0), step), j * 2 + 1,
+           tile.b_fragment(lane, make_int(j), make_int(1), step));
     for (int64_t i = 0; i < mt; ++i)
       for (int64_t j = 0; j < nt; ++j) {
         const std::string d = std::to_string((i * nt + j) * 4), a = std::to_string(i * 4), b = std::to_string(j * 2);
@@ -1292,7 +1293,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
       out << line() << "}\n";
     };
     for (int64_t i = 0; i < mt; ++i) {
-      auto a = [&](const Expr &l, const Expr &e) { return tile.a_fragment(l, i, e, step); };
+      auto a = [&](const Expr &l, const Expr &e) { return tile.a_fragment(l, make_int(i), e, step); };
       if (const Expr row = ldmatrix_row(a, 4, lane, tile.operands); row.defined()) {
         ldmatrix("ks_a", i * 4, row, 4);
         continue;
@@ -1304,13 +1305,13 @@ struct CPrinter::Impl : public IRVisitorStrict {
       }
     }
     for (int64_t j = 0; j < nt; ++j) {
-      auto b = [&](const Expr &l, const Expr &e) { return tile.b_fragment(l, j, e, step); };
+      auto b = [&](const Expr &l, const Expr &e) { return tile.b_fragment(l, make_int(j), e, step); };
       if (const Expr row = ldmatrix_row(b, 2, lane, tile.operands); row.defined()) {
         ldmatrix("ks_b", j * 2, row, 2);
         continue;
       }
       std::vector<Expr> vs;
-      for (int e = 0; e < 4; ++e) vs.push_back(tile.b_fragment(lane, j, make_int(e), step));
+      for (int e = 0; e < 4; ++e) vs.push_back(tile.b_fragment(lane, make_int(j), make_int(e), step));
       load("ks_b", j * 2, j * 2 + 1, vs);
     }
     const std::string format = dtype_name(tile.operands), mma = "ks_mma_" + format;
@@ -1411,7 +1412,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
   // reading every operand where the fragment layout puts it (the lane and register
   // that would hold it), rounded as cvt.rna rounds.
   // `unrolled` false: the loops stay loops (a cooperative tile's rare step at the
-  // reduction's edge, whose unrolled form took the SPIR-V compiler up to 55 s).
+  // reduction's edge, whose unrolled form took the SPIR-V compiler up to 55 s), over the
+  // tiles too.
   void matrix_step_emulated(const MatrixTile &tile, const Expr &lane, const Expr &step, bool f32, const Expr &r,
                             const Expr &k, bool unrolled = true) {
     const int64_t nt = tile.n_tiles();
@@ -1426,27 +1428,40 @@ struct CPrinter::Impl : public IRVisitorStrict {
     const Expr b_lane = (lane % c(4) * c(2) + r % c(2)) * c(4) + (half ? k % c(8) / c(2) : k % c(4)),
                b_reg = half ? k % c(2) + k / c(8) * c(2) : k / c(4);
     const std::string rv = p.c_name("ks_r"), kv = p.c_name("ks_k");
-    for (int64_t i = 0; i < tile.m_tiles(); ++i)
-      for (int64_t j = 0; j < nt; ++j) {
-        const std::string d = std::to_string((i * nt + j) * 4);
-        if (unrolled) out << line() << p.target_.unroll_pragma << "\n";
-        out << line() << "for (int " << rv << " = 0; " << rv << " < 4; ++" << rv << ") {\n";
-        if (unrolled) out << line() << "  " << p.target_.unroll_pragma << "\n";
-        out << line() << "  for (int " << kv << " = 0; " << kv << " < " << tile.step_points() << "; ++" << kv
-            << ") {\n";
-        out << line() << "    const float a = " << sub(tile.a_fragment(a_lane, i, a_reg, step), 0)
-            << ", b = " << sub(tile.b_fragment(b_lane, j, b_reg, step), 0) << ";\n";
-        if (half) {  // exact values of the format: their product is exact in f32
-          out << line() << "    ks_d[" << d << " + " << rv << "] += a * b;\n";
-          out << line() << "  }\n" << line() << "}\n";
-          continue;
-        }
+    // The 4 x step_points() products of tiles i and j into ks_d[d + r].
+    auto nest = [&](const Expr &i, const Expr &j, const std::string &d) {
+      if (unrolled) out << line() << p.target_.unroll_pragma << "\n";
+      out << line() << "for (int " << rv << " = 0; " << rv << " < 4; ++" << rv << ") {\n";
+      if (unrolled) out << line() << "  " << p.target_.unroll_pragma << "\n";
+      out << line() << "  for (int " << kv << " = 0; " << kv << " < " << tile.step_points() << "; ++" << kv << ") {\n";
+      out << line() << "    const float a = " << sub(tile.a_fragment(a_lane, i, a_reg, step), 0)
+          << ", b = " << sub(tile.b_fragment(b_lane, j, b_reg, step), 0) << ";\n";
+      if (half) {  // exact values of the format: their product is exact in f32
+        out << line() << "    ks_d[" << d << " + " << rv << "] += a * b;\n";
+      } else {
         out << line() << "    const float ahi = ks_tf32(a), bhi = ks_tf32(b);\n";
         if (f32)
           out << line() << "    ks_d[" << d << " + " << rv << "] += ks_tf32(a - ahi) * bhi + ahi * ks_tf32(b - bhi);\n";
         out << line() << "    ks_d[" << d << " + " << rv << "] += ahi * bhi;\n";
-        out << line() << "  }\n" << line() << "}\n";
       }
+      out << line() << "  }\n" << line() << "}\n";
+    };
+    if (unrolled) {  // a nest a pair of tiles, its place in ks_d a constant (registers need them)
+      for (int64_t i = 0; i < tile.m_tiles(); ++i)
+        for (int64_t j = 0; j < nt; ++j) nest(make_int(i), make_int(j), std::to_string((i * nt + j) * 4));
+      return;
+    }
+    // Else one nest, its loops numbering the tiles too: written a nest a pair, a 64 x 64 warp
+    // tile's 32 nests took NVIDIA's Vulkan driver 38 s to build at a ragged K on the H200.
+    const Expr i = matrix_var("ks_ti", tile.m_tiles()), j = matrix_var("ks_tj", nt);
+    const std::string iv = p.c_name("ks_ti"), jv = p.c_name("ks_tj");
+    out << line() << "for (int " << iv << " = 0; " << iv << " < " << tile.m_tiles() << "; ++" << iv << ") {\n";
+    out << line() << "  for (int " << jv << " = 0; " << jv << " < " << nt << "; ++" << jv << ") {\n";
+    indent += 2;
+    nest(i, j, "(" + iv + " * " + std::to_string(nt) + " + " + jv + ") * 4");
+    indent -= 2;
+    out << line() << "  }\n" << line() << "}\n";
+    for (const char *v : {"ks_ti", "ks_tj"}) scope.vars.erase(v);
   }
   void visit(const Block *n) override {
     out << line() << "{  // " << n->stage << "\n";

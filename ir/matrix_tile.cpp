@@ -342,12 +342,12 @@ std::optional<Precision> parse_precision(const std::string &name) {
   return std::nullopt;
 }
 
-Expr MatrixTile::a_fragment(const Expr &lane_value, int64_t tile, const Expr &q, const Expr &step) const {
+Expr MatrixTile::a_fragment(const Expr &lane_value, const Expr &tile, const Expr &q, const Expr &step) const {
   const DType t = lane_value.type();
   auto c = [&](int64_t v) { return make_int(v, t); };
   const bool wide = step_points() == 16;
   std::map<std::string, Expr> values{{lane, lane_value}, {h, wide ? q / c(2) % c(2) : q % c(2)}};
-  decode(m, make_int(tile, t), &values);
+  decode(m, tile, &values);
   // k slot t + 4 (q / 2) of the step is k point 2t + q / 2; with 16-bit operands,
   // slot 2t + q % 2 + 8 (q / 4) is point 4t + q % 2 + 2 (q / 4).
   const Expr point = wide ? lane_value % c(4) * c(4) + q % c(2) + q / c(4) * c(2) : lane_value % c(4) * c(2) + q / c(2);
@@ -355,12 +355,12 @@ Expr MatrixTile::a_fragment(const Expr &lane_value, int64_t tile, const Expr &q,
   return guarded(a_value, values);
 }
 
-Expr MatrixTile::b_fragment(const Expr &lane_value, int64_t tile, const Expr &q, const Expr &step) const {
+Expr MatrixTile::b_fragment(const Expr &lane_value, const Expr &tile, const Expr &q, const Expr &step) const {
   const DType t = lane_value.type();
   const Expr g = lane_value / make_int(4, t);
   // The lane whose column 2t + c is g: t = g / 2, c = g % 2 (B's index uses no other digit).
   std::map<std::string, Expr> values{{lane, g / make_int(2, t)}, {c, g % make_int(2, t)}};
-  decode(n, make_int(tile, t), &values);
+  decode(n, tile, &values);
   // Slot t + 4q is point 2t + q; with 16-bit operands, slot 2t + q % 2 + 8 (q / 2)
   // is point 4t + q.
   const int64_t per_lane = step_points() == 16 ? 4 : 2;

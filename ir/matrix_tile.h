@@ -102,10 +102,10 @@ struct MatrixTile {
   /// Fragment register q (0..3) of A for m tile `tile` at step `step`, as the
   /// work-item whose lane is `lane` loads it: A[g + 8 (q % 2)][slot t + 4 (q / 2)];
   /// with 16-bit operands element q (0..7) of the four registers, as above.
-  Expr a_fragment(const Expr &lane, int64_t tile, const Expr &q, const Expr &step) const;
+  Expr a_fragment(const Expr &lane, const Expr &tile, const Expr &q, const Expr &step) const;
   /// Fragment register q (0, 1) of B for n tile `tile`: B[slot t + 4q][g]; with
   /// 16-bit operands element q (0..3).
-  Expr b_fragment(const Expr &lane, int64_t tile, const Expr &q, const Expr &step) const;
+  Expr b_fragment(const Expr &lane, const Expr &tile, const Expr &q, const Expr &step) const;
   /// A at row `row` (0..15) of m tile `tile` and k point `point` (0..step_points() - 1)
   /// of step `step`, and B at that point and column `column` (0..7) of n tile `tile`:
   /// the operands by their place in the instruction, not by a lane's fragment (what a
