@@ -519,6 +519,16 @@ struct CPrinter::Impl : public IRVisitorStrict {
     if (!p.target_.half_bits_type.empty())  // GLSL: scalars (its vector loops print unrolled)
       return half_helper(format, false) + "(" + half_helper(format, true) + "(" + value + "))";
     const int64_t n = wide ? lanes() : 1;
+    if (ptx_half_stores()) {  // rounded by cvt, as a store rounds, and widened again
+      if (!wide) {
+        const std::string bits = pack_helper(format) + "(" + value + ", 0.0f)";
+        return format == DType::F16 ? unpack_helper(1) + "(" + bits + ").s0"
+                                    : bf16_helper(false) + "(convert_ushort(" + bits + "))";
+      }
+      const std::string words = pack_vector_helper(format) + "(" + value + ")";
+      return format == DType::F16 ? unpack_helper(n) + "(" + words + ")"
+                                  : bf16_helper(false, n) + "(as_ushort" + std::to_string(n) + "(" + words + "))";
+    }
     if (format == DType::BF16) return bf16_helper(false, n) + "(" + bf16_helper(true, n) + "(" + value + "))";
     // f16 without cl_khr_fp16: through a private element's bits.
     p.helpers_used_["ks_round_f16"] =

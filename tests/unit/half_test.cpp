@@ -455,6 +455,27 @@ TEST(HalfTypes, SixteenBitStoresThroughPtxWhereTheTargetTakesIt) {
     }
 }
 
+// A rounding kept in registers (a 16-bit value read where it was computed, never
+// stored) rounds as a store does: through cvt where the target takes inline PTX, then
+// widened again; elsewhere through vstore_half_rte and bf16's integer rounding.
+TEST(HalfTypes, RoundingsInRegistersThroughPtxWhereTheTargetTakesIt) {
+  for (const char *schedule : {"", "split y.i 8 -> io iv\nvectorize y.iv\n"})
+    for (const std::string t : {"f16", "bf16"}) {
+      SCOPED_TRACE(t + " " + schedule);
+      const Program p = run_pipeline(
+          test::graph_of("kernel k(x: f32[N]) -> y: f32[N] where N = 64 { y[i] = f32(" + t + "(x[i] * 3.0)) * 2.0 }"),
+          parse_schedule(test::source(schedule, "r.sched")));
+      const std::string ptx = generate_opencl_c(p, AsyncCopies::Refused, "", MatrixUnits::Ptx).source;
+      const std::string portable = generate_opencl_c(p).source;
+      EXPECT_NE(ptx.find(*schedule ? "ks_pack_" + t + "_8(" : "ks_pack_" + t + "(x[i] * 3.0f, 0.0f)"),
+                std::string::npos)
+          << ptx;
+      for (const char *slow : {"ks_round_f16", "vstore_half", "ks_to_bf16"})
+        EXPECT_EQ(ptx.find(slow), std::string::npos) << ptx;
+      EXPECT_NE(portable.find(t == "f16" ? "ks_round_f16" : "ks_to_bf16"), std::string::npos) << portable;
+    }
+}
+
 // Where the target takes inline PTX, f16 reads widen through cvt.f32.f16: a vector's
 // elements as one load of their bits, a pair a word; a scalar as the low half of one.
 // Elsewhere vloada_halfN and vload_half (PoCL runs those: HalfOnDevice). The H200's
