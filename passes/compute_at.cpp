@@ -402,31 +402,40 @@ bool reads_what_is_written(const Stmt &rest, const For &at, const std::set<std::
 // under it unwritten and C's loads under it read.
 class GroupPoints {
  public:
-  GroupPoints(const std::set<std::string> &shared, std::map<std::string, Expr> lets)
-      : shared_(shared), lets_(std::move(lets)) {}
+  // vars: every loop variable a run may bind (the loops of the statements walked and the
+  // group's and work-item's loops); locals: the work-item's loops, named in a refusal.
+  // The indices are compiled once each (IndexProgram) over the loops' numbers, since the
+  // check evaluates about a million (attention's two passes).
+  GroupPoints(const std::set<std::string> &shared, std::map<std::string, Expr> lets, std::vector<std::string> vars,
+              const std::vector<std::string> &locals)
+      : shared_(shared), lets_(std::move(lets)), vars_(std::move(vars)), values_(vars_.size(), 0) {
+    for (size_t v = 0; v < vars_.size(); ++v) slots_.emplace(vars_[v], v);
+    for (const std::string &l : locals) locals_.push_back({l, slots_.at(l)});
+    for (const std::string &b : shared) buffers_.emplace(b, static_cast<int64_t>(buffers_.size()));
+  }
 
-  // Runs s with the loop values in env; false (and *reason) where an index cannot be
-  // evaluated or the points run past the limit.
-  bool run(const Stmt &s, std::map<std::string, int64_t> env, bool stores, std::string *reason) {
-    env_ = std::move(env);
+  // Runs s with the loop values in env: the stores (what the group writes, remembered)
+  // or the loads (each checked against them). False (and *reason) where an index cannot
+  // be evaluated or the points run past the limit, or (*missing set) where a load reads
+  // what the group does not write.
+  bool run(const Stmt &s, const std::map<std::string, int64_t> &env, bool stores, std::string *reason) {
+    std::fill(values_.begin(), values_.end(), 0);
+    for (const auto &[var, value] : env) values_[slots_.at(var)] = value;
     stores_ = stores;
     return walk(s, reason);
   }
-  struct Read {
-    std::string buffer;
+  // A read of an element the group does not write: the load, its element, the work-item.
+  struct Missing {
+    const Load *load;
     std::vector<int64_t> at;
-    const Load *load;                // (printed only for a refusal: the check reads a million)
-    std::vector<int64_t> work_item;  // the local loops' values
+    std::string work_item;  // "r = 3, lane = 7"
   };
-  std::set<std::pair<std::string, std::vector<int64_t>>> written;
-  std::vector<Read> read;
-  std::vector<std::string> locals;  // the work-item's loops, named in a refusal
+  std::optional<Missing> missing;
 
-  // The next work-group: what was written and read forgotten (which statements touch
-  // the buffers is not: the same for every group).
+  // The next work-group: what was written forgotten (which statements touch the buffers
+  // is not: the same for every group).
   void next_group() {
-    written.clear();
-    read.clear();
+    written_.clear();
     points_ = 0;
   }
 
@@ -435,24 +444,39 @@ class GroupPoints {
   // computed in the same kernel (compute_at inside the reduction): about 1,100,000
   static constexpr int64_t kMaxPoints = 1 << 22;
   const std::set<std::string> &shared_;
-  std::map<std::string, Expr> lets_;
-  std::map<std::string, int64_t> env_;
+  std::map<std::string, Expr> lets_;  // the lets met so far (a kernel names each once)
+  std::set<const LetStmt *> lets_met_;
+  std::vector<std::string> vars_;
+  std::map<std::string, size_t> slots_;
+  std::vector<std::pair<std::string, size_t>> locals_;
+  std::map<std::string, int64_t> buffers_;  // the shared buffers' numbers
+  std::vector<int64_t> values_;             // the loops' values now, by slot; 0 outside a loop
+  std::set<std::vector<int64_t>> written_;  // the buffer's number, then the element's indices
   bool stores_ = false;
   int64_t points_ = 0;
   std::map<const BaseStmtNode *, bool> touches_;
+  // Each index or condition compiled where first met, with the lets around it then
+  // (none where it cannot be evaluated); each expression's loads of shared buffers.
+  std::map<const BaseExprNode *, std::optional<IndexProgram>> programs_;
+  std::map<const BaseExprNode *, std::vector<const Load *>> shared_loads_;
 
   bool touches(const Stmt &s) {
     auto [it, inserted] = touches_.try_emplace(s.get(), false);
     if (inserted) it->second = !accesses(s, shared_).empty();
     return it->second;
   }
-  // The indices of buffer[indices] at the current point; none (and *reason) where one
-  // is not integer arithmetic of the loops.
-  std::optional<std::vector<int64_t>> values(const std::string &buffer, const std::vector<Expr> &indices,
-                                             std::string *reason) const {
-    std::vector<int64_t> out;
+  std::optional<int64_t> evaluate(const Expr &e) {
+    auto [it, inserted] = programs_.try_emplace(e.get());
+    if (inserted) it->second = IndexProgram::compile(e, vars_, lets_);
+    return it->second ? (*it->second)(values_) : std::nullopt;
+  }
+  // The buffer's number and the indices of buffer[indices] at the current point; none
+  // (and *reason) where one is not integer arithmetic of the loops.
+  std::optional<std::vector<int64_t>> element(const std::string &buffer, const std::vector<Expr> &indices,
+                                              std::string *reason) {
+    std::vector<int64_t> out{buffers_.at(buffer)};
     for (const Expr &i : indices) {
-      std::optional<int64_t> v = evaluate_index(i, env_, lets_);
+      std::optional<int64_t> v = evaluate(i);
       if (!v)
         return *reason = "the index of " + buffer + "[" + print_indices(indices) + "] is not one it can evaluate",
                std::nullopt;
@@ -462,13 +486,19 @@ class GroupPoints {
   }
   bool loads_in(const Expr &e, std::string *reason) {
     if (stores_ || !e.defined()) return true;
-    for (const Load *l : collect<Load>(e)) {
-      if (!shared_.count(l->buffer)) continue;
-      std::optional<std::vector<int64_t>> at = values(l->buffer, l->indices, reason);
+    auto [loads, inserted] = shared_loads_.try_emplace(e.get());
+    if (inserted)
+      for (const Load *l : collect<Load>(e))
+        if (shared_.count(l->buffer)) loads->second.push_back(l);
+    for (const Load *l : loads->second) {
+      std::optional<std::vector<int64_t>> at = element(l->buffer, l->indices, reason);
       if (!at) return false;
-      std::vector<int64_t> item;
-      for (const std::string &v : locals) item.push_back(env_.at(v));
-      read.push_back({l->buffer, *at, l, std::move(item)});
+      if (written_.count(*at)) continue;
+      std::string item;
+      for (const auto &[name, slot] : locals_)
+        item += (item.empty() ? "" : ", ") + name + " = " + std::to_string(values_[slot]);
+      missing = Missing{l, std::vector<int64_t>(at->begin() + 1, at->end()), item};
+      return false;
     }
     return true;
   }
@@ -476,20 +506,21 @@ class GroupPoints {
     if (!s.defined() || !touches(s)) return true;
     if (++points_ > kMaxPoints) return *reason = "a work-group's accesses are too many to check", false;
     if (const For *f = s.as<For>()) {
+      int64_t &value = values_[slots_.at(f->var)];
       for (int64_t i = 0; i < f->extent; ++i) {
-        env_[f->var] = i;
+        value = i;
         if (!walk(f->body, reason)) return false;
       }
-      env_.erase(f->var);
+      value = 0;
       return true;
     }
     if (const LetStmt *l = s.as<LetStmt>()) {
-      lets_[l->var] = l->value;
+      if (lets_met_.insert(l).second) lets_[l->var] = l->value;
       return loads_in(l->value, reason) && walk(l->body, reason);
     }
     if (const IfThenElse *n = s.as<IfThenElse>()) {
       if (!loads_in(n->condition, reason)) return false;
-      if (std::optional<int64_t> holds = evaluate_index(n->condition, env_, lets_))
+      if (std::optional<int64_t> holds = evaluate(n->condition))
         return walk(*holds ? n->then_case : n->else_case, reason);
       return stores_ || (walk(n->then_case, reason) && walk(n->else_case, reason));
     }
@@ -498,9 +529,9 @@ class GroupPoints {
         if (!loads_in(i, reason)) return false;
       if (!loads_in(n->value, reason)) return false;
       if (!stores_ || !shared_.count(n->buffer)) return true;
-      std::optional<std::vector<int64_t>> at = values(n->buffer, n->indices, reason);
+      std::optional<std::vector<int64_t>> at = element(n->buffer, n->indices, reason);
       if (!at) return false;
-      written.emplace(n->buffer, *at);
+      written_.insert(std::move(*at));
       return true;
     }
     if (const Seq *n = s.as<Seq>()) {
@@ -531,8 +562,13 @@ bool reads_what_the_group_writes(const Stmt &rest, const Match &m, const std::se
       const int64_t last = groups[g]->extent - 1;
       points[p].push_back(p == 0 ? 0 : p == 1 ? last : p == 2 ? last / 2 : p - 3 == g ? last : 0);
     }
-  GroupPoints p(shared, m.lets);
-  for (const For *l : locals) p.locals.push_back(l->var);
+  std::set<std::string> vars;
+  for (const Stmt &walked : {rest, body})
+    for (const For *f : collect<For>(walked)) vars.insert(f->var);
+  for (const For *f : m.chain) vars.insert(f->var);
+  std::vector<std::string> local_names;
+  for (const For *l : locals) local_names.push_back(l->var);
+  GroupPoints p(shared, m.lets, std::vector<std::string>(vars.begin(), vars.end()), local_names);
   for (const std::vector<int64_t> &point : points) {
     std::map<std::string, int64_t> group_env;
     std::string where;
@@ -547,6 +583,14 @@ bool reads_what_the_group_writes(const Stmt &rest, const Match &m, const std::se
       for (const For *l : locals) env[l->var] = 0;
       for (bool more = true; more;) {
         if (!p.run(stores ? rest : body, env, stores, reason)) {
+          if (const std::optional<GroupPoints::Missing> &r = p.missing) {
+            std::string index;
+            for (int64_t v : r->at) index += (index.empty() ? "" : ", ") + std::to_string(v);
+            *reason = consumer + " reads " + r->load->buffer + "[" + print_indices(r->load->indices) +
+                      "] = " + r->load->buffer + "[" + index + "] at " + r->work_item + " in the work-group" +
+                      (where.empty() ? "" : " at " + where) + ", which " + producer + " does not write in that group";
+            return false;
+          }
           *reason = "compute_at cannot check the work-group's accesses: " + *reason;
           return false;
         }
@@ -558,17 +602,6 @@ bool reads_what_the_group_writes(const Stmt &rest, const Match &m, const std::se
             env[(*l)->var] = 0;
       }
     }
-    for (const GroupPoints::Read &r : p.read)
-      if (!p.written.count({r.buffer, r.at})) {
-        std::string index, item;
-        for (int64_t v : r.at) index += (index.empty() ? "" : ", ") + std::to_string(v);
-        for (size_t l = 0; l < p.locals.size(); ++l)
-          item += (item.empty() ? "" : ", ") + p.locals[l] + " = " + std::to_string(r.work_item[l]);
-        *reason = consumer + " reads " + r.buffer + "[" + print_indices(r.load->indices) + "] = " + r.buffer + "[" +
-                  index + "] at " + item + " in the work-group" + (where.empty() ? "" : " at " + where) + ", which " +
-                  producer + " does not write in that group";
-        return false;
-      }
   }
   return true;
 }
