@@ -33,6 +33,9 @@ ninja -C build-gpu -j 16 > "$out/build.log" 2>&1 || { tail -50 "$out/build.log";
 ./build-gpu/ks_interpreter_bench | tee -a "$out/gpu.txt"
 mkdir -p build && cp build-gpu/ksmith build/ksmith
 ./build/ksmith devices | tee -a "$out/gpu.txt"
+# The 16-bit conversions (PTX cvt on NVIDIA's OpenCL) against their table on every GPU:
+# the unit tests' HalfOnDevice check, which this build (no GoogleTest) cannot run.
+./build-gpu/ks_half_conversions | tee -a "$out/gpu.txt"
 if [ $# -gt 0 ]; then
   "$@"
   exit $?

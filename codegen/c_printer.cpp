@@ -354,7 +354,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
   std::string half_read(const std::string &buffer, const std::vector<Expr> &indices) {
     if (!p.target_.half_bits_type.empty())
       return half_helper(buffers.at(buffer).type, false) + "(uint(" + access(buffer, indices) + "))";
-    if (buffers.at(buffer).type == DType::F16 && ptx_half_stores())
+    if (buffers.at(buffer).type == DType::F16 && ptx_conversions())
       return unpack_helper(1) + "(convert_uint(" + half_bits(buffer, indices) + ")).s0";
     if (buffers.at(buffer).type == DType::F16)
       return "vload_half(" + offset(buffer, indices) + ", " + half_pointer(buffer) + ")";
@@ -364,7 +364,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     if (!p.target_.half_bits_type.empty())
       return access(buffer, indices) + " = " + p.target_.half_bits_type + "(" +
              half_helper(buffers.at(buffer).type, true) + "(" + value + "));";
-    if (ptx_half_stores())
+    if (ptx_conversions())
       return half_bits(buffer, indices) + " = convert_ushort(" + pack_helper(buffers.at(buffer).type) + "(" + value +
              ", 0.0f));";
     if (buffers.at(buffer).type == DType::F16)
@@ -399,7 +399,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
   // both formats as their bits, converted by cvt (unpack_helper, pack_vector_helper).
   std::string half_vector_read(const std::string &buffer, const std::vector<Expr> &indices) {
     const std::string n = std::to_string(lanes());
-    if (buffers.at(buffer).type == DType::F16 && ptx_half_stores())
+    if (buffers.at(buffer).type == DType::F16 && ptx_conversions())
       return unpack_helper(lanes()) + "(as_" + word_vector() + "(" + half_vector_bits(buffer, indices) + "))";
     if (buffers.at(buffer).type == DType::F16)
       return std::string(aligned(buffer, indices) ? "vloada_half" : "vload_half") + n + "(0, " + half_pointer(buffer) +
@@ -408,11 +408,11 @@ struct CPrinter::Impl : public IRVisitorStrict {
   }
   std::string half_vector_store(const std::string &buffer, const std::vector<Expr> &indices, const std::string &value) {
     const std::string n = std::to_string(lanes());
-    if (ptx_half_stores() && aligned(buffer, indices)) {
+    if (ptx_conversions() && aligned(buffer, indices)) {
       return "*(" + qualifier(buffer) + " " + word_vector() + " *)&" + half_bits(buffer, indices) + " = " +
              pack_vector_helper(buffers.at(buffer).type) + "(" + value + ");";
     }
-    if (ptx_half_stores())  // (2-byte alignment: the bits stored by vstoreN)
+    if (ptx_conversions())  // (2-byte alignment: the bits stored by vstoreN)
       return half_vector_bits_store(
           buffer, indices, "as_ushort" + n + "(" + pack_vector_helper(buffers.at(buffer).type) + "(" + value + "))");
     if (buffers.at(buffer).type == DType::F16)
@@ -461,13 +461,14 @@ struct CPrinter::Impl : public IRVisitorStrict {
     return word + " = ((" + flat + ") & 1) ? ((" + word + " & 0xffffu) | (convert_uint(" + bits + ") << 16)) : ((" +
            word + " & 0xffff0000u) | convert_uint(" + bits + "));";
   }
-  // 16-bit stores through PTX's cvt.rn.f16x2.f32 and cvt.rn.bf16x2.f32 where the target
-  // takes inline PTX (NVIDIA's OpenCL, as its matrix units do): its vstore_half_rte is a
-  // routine, not an instruction, and an f16 layer_norm stored through it took 0.224 ms
-  // against 0.129 through cvt on the H200; bf16's rounding in integer operations is five
-  // or six of them a value, where cvt rounds two in one (bench/results.md, "Rows in
-  // 16-byte vectors" and "The tables in one call each").
-  bool ptx_half_stores() const { return p.target_.matrix_units == MatrixUnits::Ptx; }
+  // 16-bit conversions through PTX's cvt where the target takes inline PTX (NVIDIA's
+  // OpenCL, as its matrix units do): stores and roundings by cvt.rn.f16x2.f32 and
+  // cvt.rn.bf16x2.f32, f16 reads by cvt.f32.f16. Its vstore_half_rte is a routine, not an
+  // instruction: an f16 layer_norm stored through it took 0.224 ms against 0.129 through
+  // cvt on the H200; bf16's rounding in integer operations is five or six of them a value,
+  // where cvt rounds two in one (bench/results.md, "Rows in 16-byte vectors" and "The
+  // tables in one call each"); reads below (unpack_helper).
+  bool ptx_conversions() const { return p.target_.matrix_units == MatrixUnits::Ptx; }
   // Two f32 values rounded to nearest even into one register of the 16-bit format, the
   // first in the low half.
   std::string pack_helper(DType format) {
@@ -478,10 +479,10 @@ struct CPrinter::Impl : public IRVisitorStrict {
   }
   // f16 elements widened through PTX's cvt.f32.f16 where the target takes inline PTX
   // (a vector's bits loaded as ushortN, aligned or not): NVIDIA's vloada_half8 is not one
-  // 16-byte load, and an f16 layer_norm read through it
-  // ran at half the speed of the same schedule at bf16 on the H200 (bench/results.md,
-  // "f16 loads through cvt"). ks_from_f16 widens the two elements of a word (low half
-  // first), ks_from_f16_N the N elements of N / 2 words; a scalar read takes the pair's .s0.
+  // 16-byte load, and an f16 layer_norm read through it ran at half the speed of the same
+  // schedule at bf16 on the H200 (bench/results.md, "f16 loads through cvt").
+  // ks_from_f16 widens the two elements of a word (low half first), ks_from_f16_N the N
+  // elements of N / 2 words; a scalar read takes the pair's .s0.
   std::string unpack_helper(int64_t n) {
     const std::string pair = "ks_from_f16";  // (the vectors' helpers sort after it, as C wants)
     p.helpers_used_[pair] = "float2 " + pair +
@@ -519,7 +520,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     if (!p.target_.half_bits_type.empty())  // GLSL: scalars (its vector loops print unrolled)
       return half_helper(format, false) + "(" + half_helper(format, true) + "(" + value + "))";
     const int64_t n = wide ? lanes() : 1;
-    if (ptx_half_stores()) {  // rounded by cvt, as a store rounds, and widened again
+    if (ptx_conversions()) {  // rounded by cvt, as a store rounds, and widened again
       if (!wide) {
         const std::string bits = pack_helper(format) + "(" + value + ", 0.0f)";
         return format == DType::F16 ? unpack_helper(1) + "(" + bits + ").s0"

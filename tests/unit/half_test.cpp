@@ -18,47 +18,14 @@
 #include "passes/rewrite.h"
 #include "passes/schedule.h"
 #include "test_util.h"
+#include "tests/device/half_conversions.h"
 
 namespace ks {
 namespace {
 
-float float_of_bits(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-// f32 values and their f16 and bf16 bits (NaN checked as NaN): ties to even,
-// subnormals, the largest finite values and past them, infinities, signed zero.
-struct HalfRow {
-  float value;
-  uint16_t f16, bf16;
-};
-const HalfRow kHalfRows[] = {
-    {1.0f, 0x3c00, 0x3f80},
-    {-2.0f, 0xc000, 0xc000},
-    {-0.0f, 0x8000, 0x8000},
-    {1.0f + 0x1p-11f, 0x3c00, 0x3f80},             // f16's tie: to the even 1.0
-    {1.0f + 3 * 0x1p-11f, 0x3c02, 0x3f80},         // f16's tie: to the even 1 + 2^-9
-    {1.0f + 0x1p-8f, 0x3c04, 0x3f80},              // bf16's tie: to the even 1.0
-    {1.0f + 3 * 0x1p-8f, 0x3c0c, 0x3f82},          // bf16's tie: to the even 1 + 2^-6
-    {65504.0f, 0x7bff, 0x4780},                    // f16's largest (bf16: 65536)
-    {65519.0f, 0x7bff, 0x4780},                    // below the f16 tie with 2^16: 65504
-    {65520.0f, 0x7c00, 0x4780},                    // the tie: to infinity
-    {-70000.0f, 0xfc00, 0xc789},                   //
-    {0x1p-14f, 0x0400, 0x3880},                    // f16's least normal
-    {0x1p-24f, 0x0001, 0x3380},                    // f16's least subnormal
-    {0x1p-25f, 0x0000, 0x3300},                    // the tie with 0: to the even 0
-    {3 * 0x1p-25f, 0x0002, 0x33c0},                // the tie between 1 and 2 steps: 2
-    {0.1f, 0x2e66, 0x3dcd},                        //
-    {3.4028235e38f, 0x7c00, 0x7f80},               // f32's largest: infinite in both
-    {float_of_bits(0x7f7f7fffu), 0x7c00, 0x7f7f},  // bf16's largest, from below the tie
-    {INFINITY, 0x7c00, 0x7f80},
-    {-INFINITY, 0xfc00, 0xff80},
-};
-
+// f32 values and their f16 and bf16 bits (tests/device/half_conversions.cpp's table).
 TEST(HalfTypes, RoundToNearestEvenAgainstATable) {
-  for (const HalfRow &r : kHalfRows) {
+  for (const HalfRow &r : half_rows()) {
     EXPECT_EQ(half_bits(DType::F16, r.value), r.f16) << r.value;
     EXPECT_EQ(half_bits(DType::BF16, r.value), r.bf16) << r.value;
     // Each format's bits give back the value they round to.
@@ -86,63 +53,18 @@ class HalfOnDevice : public testing::TestWithParam<std::string> {
   std::unique_ptr<runtime::Device> device;
 };
 
-// The generated stores round every row of the table as the host does: a spec copying
-// f32 values into a 16-bit tensor, on PoCL (vstore_half_rte, bf16's shifts, one element
-// a store and eight) and on lavapipe (GLSL's uint16_t through ks_to_f16 and ks_to_bf16);
-// and so do the roundings in registers, `bf16(x)` into an f32 tensor (the random inputs
-// of the other tests cannot tell: a value left unrounded is within a rounding's bound).
+// The generated code's 16-bit conversions agree with the table on each device, as
+// `ksmith run` writes them there (tests/device/half_conversions.h): stores of f32 values
+// into a 16-bit tensor, the same rounded in registers (`bf16(x)` into an f32 tensor: the
+// random inputs of the other tests cannot tell, a value left unrounded being within a
+// rounding's bound), and 16-bit values read into f32; one element a statement and
+// vectors of 8. On PoCL (vstore_half_rte, bf16's shifts) and lavapipe (GLSL's uint16_t
+// through ks_to_f16 and ks_to_bf16); on the GPU machine ks_half_conversions runs it, where
+// NVIDIA's OpenCL converts through PTX cvt.
 TEST_P(HalfOnDevice, StoresRoundAsTheHostDoes) {
-  const size_t rows = std::size(kHalfRows), n = 24;  // the rows, a NaN, zeros to a multiple of 8
-  std::vector<float> x(n, 0.0f);
-  for (size_t i = 0; i < rows; ++i) x[i] = kHalfRows[i].value;
-  x[rows] = NAN;
-  for (const bool in_registers : {false, true})
-    for (const char *schedule : {"", "split y.i 8 -> io iv\nvectorize y.iv\n"})
-      for (const char *type : {"f16", "bf16"}) {
-        SCOPED_TRACE(api + " " + type + " " + schedule + (in_registers ? " in registers" : ""));
-        const std::string spec = std::string("kernel k(x: f32[N]) -> y: ") + (in_registers ? "f32" : type) +
-                                 "[N] where N = " + std::to_string(n) +
-                                 " { y[i] = " + (in_registers ? std::string(type) + "(x[i])" : "x[i]") + " }";
-        const Program p = run_pipeline(test::graph_of(spec), parse_schedule(test::source(schedule, "v.sched")));
-        const GeneratedProgram code = api == "opencl" ? generate_opencl_c(p) : generate_glsl(p);
-        ASSERT_EQ(code.kernels.size(), 1u);
-        if (api == "opencl")
-          device->build({code.source, {}});
-        else
-          device->build({"", {{code.kernels[0].name, compile_glsl_to_spirv(code.kernels[0].source, "k"), 2}}});
-        const size_t out_bytes = in_registers ? 4 : 2;
-        runtime::BufferId bx = device->allocate(n * 4), by = device->allocate(n * out_bytes);
-        device->write(bx, x.data(), n * 4);
-        runtime::KernelLaunch launch;
-        launch.kernel = code.kernels[0].name;
-        for (int d = 0; d < 3; ++d) {
-          launch.local[d] = static_cast<size_t>(code.kernels[0].shape.local[d]);
-          launch.global[d] = static_cast<size_t>(code.kernels[0].shape.groups[d] * code.kernels[0].shape.local[d]);
-        }
-        launch.args = {bx, by};
-        device->run({{launch}});
-        const DType t = *parse_dtype(type);
-        // Each element as its 16-bit value (an f32 output's float, exact in the format).
-        std::vector<double> y(n);
-        if (in_registers) {
-          std::vector<float> f(n);
-          device->read(by, f.data(), n * 4);
-          y.assign(f.begin(), f.end());
-        } else {
-          std::vector<uint16_t> bits(n);
-          device->read(by, bits.data(), n * 2);
-          for (size_t i = 0; i < n; ++i) y[i] = half_value(t, bits[i]);
-        }
-        for (size_t i = 0; i < rows; ++i) {  // the value and its sign (-0 stays -0)
-          const double want = half_value(t, t == DType::F16 ? kHalfRows[i].f16 : kHalfRows[i].bf16);
-          EXPECT_EQ(y[i], want) << type << " of " << x[i];
-          EXPECT_EQ(std::signbit(y[i]), std::signbit(want)) << type << " of " << x[i];
-        }
-        EXPECT_TRUE(std::isnan(y[rows])) << type << " of NaN";
-        for (size_t i = rows + 1; i < n; ++i) EXPECT_EQ(y[i], 0) << type << " of 0";
-        device->release(bx);
-        device->release(by);
-      }
+  const std::vector<std::string> failures =
+      check_half_conversions(*device, api == "vulkan" ? Target::SPIRV : Target::OpenCL);
+  for (const std::string &f : failures) ADD_FAILURE() << api << ": " << f;
 }
 
 // 16-bit activations and weights, f32 arithmetic: the intermediates of one 16-bit
