@@ -65,6 +65,10 @@ struct Compiled {
 Compiled compile_spec(const frontend::Spec &spec, frontend::SizeSet sizes, const frontend::SizeOverrides &overrides,
                       const Schedule &schedule = {}, Target target = Target::OpenCL, const CodeFeatures &features = {});
 
+/// The launch plan of c's kernels over its buffers by name (ids): the generated
+/// program's kernels with their shapes, or a kernel body's own plan.
+runtime::LaunchPlan launch_plan(const Compiled &c, const std::map<std::string, runtime::BufferId> &ids);
+
 /// The reference at the timed sizes: a graph with its error bounds (error_bound.h) as
 /// the naive program (passes/pipeline.h's reference_program, f64 sums where wide),
 /// compiled for target. Its outputs are the graph's and their bounds (in precision's

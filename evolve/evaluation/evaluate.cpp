@@ -59,39 +59,6 @@ struct Bound {
 
 namespace {
 
-// The launch plan of c's kernels over buffers by name: the generated program's, or
-// a kernel body's own.
-runtime::LaunchPlan launch_plan(const Compiled &c, const std::map<std::string, runtime::BufferId> &ids) {
-  runtime::LaunchPlan plan;
-  if (c.plan) {
-    for (const frontend::ResolvedLaunch &l : c.plan->launches) {
-      runtime::KernelLaunch launch;
-      launch.kernel = l.kernel;
-      for (int d = 0; d < 3; ++d) {
-        launch.local[d] = static_cast<size_t>(l.local[d]);
-        launch.global[d] = static_cast<size_t>(l.global[d]);
-      }
-      for (const frontend::ResolvedArg &a : l.args)
-        launch.args.push_back(a.kind == frontend::ResolvedArg::Kind::Size
-                                  ? runtime::LaunchArg::of_int(static_cast<int32_t>(a.value))
-                                  : runtime::LaunchArg(ids.at(a.name)));
-      plan.launches.push_back(launch);
-    }
-    return plan;
-  }
-  for (const GeneratedKernel &k : c.code.kernels) {
-    runtime::KernelLaunch launch;
-    launch.kernel = k.name;
-    for (int d = 0; d < 3; ++d) {
-      launch.local[d] = static_cast<size_t>(k.shape.local[d]);
-      launch.global[d] = static_cast<size_t>(k.shape.groups[d] * k.shape.local[d]);
-    }
-    for (const std::string &name : k.buffers) launch.args.push_back(ids.at(name));
-    plan.launches.push_back(launch);
-  }
-  return plan;
-}
-
 Bound bind(const Compiled &c, runtime::Device &device) {
   if (c.plan)
     check_plan_limits(*c.plan, device.info());

@@ -87,15 +87,7 @@ std::vector<std::string> check_half_conversions(runtime::Device &device, Target 
         const size_t in_bytes = kind == Read ? 2 : 4, out_bytes = kind == Store ? 2 : 4;
         runtime::ScopedBuffer bx(device, n * in_bytes), by(device, n * out_bytes);
         device.write(bx.id, kind == Read ? static_cast<const void *>(xh.data()) : xf.data(), n * in_bytes);
-        const GeneratedKernel &k = c.code.kernels.at(0);
-        runtime::KernelLaunch launch;
-        launch.kernel = k.name;
-        for (int d = 0; d < 3; ++d) {
-          launch.local[d] = static_cast<size_t>(k.shape.local[d]);
-          launch.global[d] = static_cast<size_t>(k.shape.groups[d] * k.shape.local[d]);
-        }
-        launch.args = {bx.id, by.id};
-        device.run({{launch}});
+        device.run(launch_plan(c, {{"x", bx.id}, {"y", by.id}}));
         // Each element as a double: a 16-bit output's value, an f32 output's float.
         std::vector<double> y(n);
         if (kind == Store) {
