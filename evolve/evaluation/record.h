@@ -76,7 +76,7 @@ struct TimeRecord {
   // flagged where the plan's is over kStateTimingLimit or the launch's over
   // kStateTimingLaunchLimit.
   struct StateTiming {
-    double reset_ms = 0, carried_ms = 0, ratio = 0;  // the plan: the fastest round of each, their ratio
+    double reset_ms = 0, carried_ms = 0, ratio = 0;  // the plan: the fastest batch of each, their ratio
     // Where the device times each launch (OpenCL): among the launches that take at
     // least a twentieth of the plan from reset state (shorter ones are noise), the
     // one with the largest ratio.
