@@ -1025,6 +1025,25 @@ TEST(Pad, LengthensTheRowsPastDimensionsOfOneElement) {
   EXPECT_EQ(count(text, "allocate w_s: f32[2, 9, 1] local"), 1) << text;
 }
 
+// Each primitive's allocation is held to kMaxLocalBytes; the kernel's whole local
+// memory is the device's to allow (checked before launch): padding one of two 16-KiB
+// panels takes the kernel past 32 KiB, and is applied; padding a 32-KiB panel is not.
+TEST(Pad, HoldsThePaddedBufferNotTheKernelToTheLimit) {
+  const char *spec =
+      "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 64, N = 64, K = 256 "
+      "{ c[i, j] = sum(k) a[i, k] * b[k, j] }";
+  const std::string tile =
+      "tile c i j 64 64 -> io jo ii ji\nsplit c.ii 4 -> ri ty\nsplit c.ji 4 -> rj tx\nreorder c ty tx ri rj\n"
+      "bind c.io group.y\nbind c.jo group.x\nbind c.ty local.y\nbind c.tx local.x\ncache_write c.tx private\n";
+  Program p = scheduled(spec, tile +
+                                  "split c.k 64 -> ko ki\ncache_read c.ko a local -> a_s\n"
+                                  "cache_read c.ko b local -> b_s\npad c.a_s 4\n");
+  EXPECT_EQ(local_memory_bytes(p.kernels[0]), (64 * 68 + 64 * 64) * 4);
+  EXPECT_GT(local_memory_bytes(p.kernels[0]), kMaxLocalBytes);
+  EXPECT_EQ(first_line(refusal(spec, tile + "split c.k 128 -> ko ki\ncache_read c.ko a local -> a_s\npad c.a_s 1")),
+            "s.sched:12:1: error: pad c.a_s: padded, a_s would take 33024 bytes of local memory; at most 32768");
+}
+
 TEST(Pad, Refusals) {
   const std::string ready =
       std::string(kTiled) + "cache_write c.tx private\nsplit c.k 4 -> ko ki\ncache_read c.ko a local -> a_s\n";
