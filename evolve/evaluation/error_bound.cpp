@@ -44,7 +44,15 @@ Expr as_bound(const Expr &value) { return cast_to(kBoundType, value); }
 Expr call(Builtin f, const Expr &a) { return Call::make(f, {a}); }
 Expr abs_of(const Expr &value) { return call(Builtin::Abs, as_bound(value)); }
 Expr plus(const Expr &a, const Expr &b) { return !a.defined() ? b : !b.defined() ? a : a + b; }
-Expr times(const Expr &a, const Expr &b) { return a.defined() && b.defined() ? a * b : Expr(); }
+Expr is_zero(const Expr &a) { return Binary::make(BinaryOp::Eq, a, FloatImm::make(a.type(), 0)); }
+// a b, 0 where either is 0: an exact factor (a bound of 0, or a value of 0 beside an
+// unknown bound) carries nothing, where 0 x infinity would make a NaN, which the
+// comparisons of the bound's later steps read as false: 0 (a group norm over groups of
+// one, its bound 3.3e-6 for an answer anything may be).
+Expr product(const Expr &a, const Expr &b) {
+  return Select::make(Binary::make(BinaryOp::Or, is_zero(a), is_zero(b)), num(0), a * b);
+}
+Expr times(const Expr &a, const Expr &b) { return a.defined() && b.defined() ? product(a, b) : Expr(); }
 Expr larger(const Expr &a, const Expr &b) {
   return !a.defined() ? b : !b.defined() ? a : Binary::make(BinaryOp::Max, a, b);
 }
@@ -57,11 +65,9 @@ Expr or_zero(const Expr &e) { return e.defined() ? e : num(0); }
 Expr magnitude(const Expr &value) {
   return Select::make(Binary::make(BinaryOp::Lt, abs_of(value), num(kInfinity)), abs_of(value), num(0));
 }
-// |x| E, 0 where E is (so that an infinite x with nothing to carry gives 0, not NaN).
-Expr times_abs(const Expr &x, const Expr &bound) {
-  if (!bound.defined()) return Expr();
-  return Select::make(Binary::make(BinaryOp::Gt, bound, num(0)), abs_of(x) * bound, num(0));
-}
+// |x| E, 0 where either is 0 (an infinite x with nothing to carry, or an exact 0
+// beside an unknown bound: product's).
+Expr times_abs(const Expr &x, const Expr &bound) { return bound.defined() ? product(abs_of(x), bound) : Expr(); }
 Expr at_most(const Expr &a, const Expr &b) { return Binary::make(BinaryOp::Le, a, b); }
 Expr greater(const Expr &a, const Expr &b) { return Binary::make(BinaryOp::Gt, a, b); }
 
