@@ -117,9 +117,13 @@ std::optional<Program> reverse_inline(const Program &program, const std::string 
 /// join C's at L's start (async_copy rings both). compute_at.cpp says how.
 std::optional<Program> compute_at(const Program &program, const std::string &producer, const std::string &consumer,
                                   const std::string &loop, std::string *reason);
-/// The most local memory one primitive allocates: OpenCL's minimum, so a schedule
-/// stays portable (the device's own limit is checked before launch).
-constexpr int64_t kMaxLocalBytes = 32 * 1024;
+/// The most local memory one primitive allocates: what NVIDIA's OpenCL and Vulkan give
+/// a work-group (AMD's and Intel's GPUs give 64 KiB). OpenCL's minimum, 32 KiB, held
+/// the 16-bit GEMM to three slots of 16 k (two of 32 with B's rows padded need 34 KiB)
+/// and attention's two passes to blocks of 64 rows (128: 38 KiB). A device with less
+/// (lavapipe's 32 KiB) refuses the kernel before launch (check_device_limits), as the
+/// search does each sketch and mutation before any device time (replay).
+constexpr int64_t kMaxLocalBytes = 48 * 1024;
 
 /// cache_write y.L private: y's results for one iteration of L accumulate in a
 /// private array (one element per iteration of y's spatial loops below L), and

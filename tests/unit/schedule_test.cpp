@@ -972,15 +972,15 @@ TEST(CacheRead, Refusals) {
             "s.sched:5:1: error: cache_read c.k a: an index of a uses i, which takes several values across the "
             "group's work-items (through local loop l) and is not affine in them: no one box of a serves the group");
   const char *big =
-      "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 4, N = 4, K = 9000 "
+      "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 4, N = 4, K = 13000 "
       "{ c[i, j] = sum(k) a[i, k] * b[k, j] }";
   EXPECT_EQ(first_line(refusal(kMatmul, "cache_read c.k a local -> a_s")),
             "s.sched:1:1: error: cache_read c.k a: no local loop encloses k: a local copy is shared by the work-items "
             "of a group, so bind them first");
   EXPECT_EQ(first_line(refusal(big, "bind c.i group.x\nbind c.j local.x\ncache_read c.j a local -> a_s")),
-            "s.sched:3:1: error: cache_read c.j a: the box of a needs 36000 bytes of local memory; at most 32768");
+            "s.sched:3:1: error: cache_read c.j a: the box of a needs 52000 bytes of local memory; at most 49152");
   EXPECT_EQ(first_line(refusal(big, "cache_read c.j a private -> a_r")),
-            "s.sched:1:1: error: cache_read c.j a: the box of a has 9000 elements; private caches hold at most 256");
+            "s.sched:1:1: error: cache_read c.j a: the box of a has 13000 elements; private caches hold at most 256");
 }
 
 // More work-items than i32 numbers a copy's elements by (a split far past its loop,
@@ -1026,22 +1026,22 @@ TEST(Pad, LengthensTheRowsPastDimensionsOfOneElement) {
 }
 
 // Each primitive's allocation is held to kMaxLocalBytes; the kernel's whole local
-// memory is the device's to allow (checked before launch): padding one of two 16-KiB
-// panels takes the kernel past 32 KiB, and is applied; padding a 32-KiB panel is not.
+// memory is the device's to allow (checked before launch): padding one of two 24-KiB
+// panels takes the kernel past 48 KiB, and is applied; padding a 48-KiB panel is not.
 TEST(Pad, HoldsThePaddedBufferNotTheKernelToTheLimit) {
   const char *spec =
-      "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 64, N = 64, K = 256 "
+      "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 64, N = 64, K = 384 "
       "{ c[i, j] = sum(k) a[i, k] * b[k, j] }";
   const std::string tile =
       "tile c i j 64 64 -> io jo ii ji\nsplit c.ii 4 -> ri ty\nsplit c.ji 4 -> rj tx\nreorder c ty tx ri rj\n"
       "bind c.io group.y\nbind c.jo group.x\nbind c.ty local.y\nbind c.tx local.x\ncache_write c.tx private\n";
   Program p = scheduled(spec, tile +
-                                  "split c.k 64 -> ko ki\ncache_read c.ko a local -> a_s\n"
+                                  "split c.k 96 -> ko ki\ncache_read c.ko a local -> a_s\n"
                                   "cache_read c.ko b local -> b_s\npad c.a_s 4\n");
-  EXPECT_EQ(local_memory_bytes(p.kernels[0]), (64 * 68 + 64 * 64) * 4);
+  EXPECT_EQ(local_memory_bytes(p.kernels[0]), (64 * 100 + 96 * 64) * 4);
   EXPECT_GT(local_memory_bytes(p.kernels[0]), kMaxLocalBytes);
-  EXPECT_EQ(first_line(refusal(spec, tile + "split c.k 128 -> ko ki\ncache_read c.ko a local -> a_s\npad c.a_s 1")),
-            "s.sched:12:1: error: pad c.a_s: padded, a_s would take 33024 bytes of local memory; at most 32768");
+  EXPECT_EQ(first_line(refusal(spec, tile + "split c.k 192 -> ko ki\ncache_read c.ko a local -> a_s\npad c.a_s 1")),
+            "s.sched:12:1: error: pad c.a_s: padded, a_s would take 49408 bytes of local memory; at most 49152");
 }
 
 TEST(Pad, Refusals) {
@@ -1241,17 +1241,17 @@ TEST(AsyncCopy, Refusals) {
             "local -> CACHE first)");
   EXPECT_EQ(first_line(refusal(kLongerK, kPanels + "async_copy c.ko 2\nprefetch c.a_s")),
             "s.sched:14:1: error: prefetch c.a_s: a_s is copied ahead already, by async_copy");
-  // 6 slots of a 64 x 64 panel of k by 16: 6 x 2 x 4 KiB over the 32 KiB a group may take.
+  // 7 slots of a 64 x 64 panel of k by 16: 7 x 2 x 4 KiB over the 48 KiB a group may take.
   const char *big =
-      "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 64, N = 64, K = 96 "
+      "kernel mm(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] where M = 64, N = 64, K = 112 "
       "{ c[i, j] = sum(k) a[i, k] * b[k, j] }";
   EXPECT_EQ(first_line(refusal(big,
                                "tile c i j 64 64 -> io jo ii ji\nsplit c.ii 16 -> ri ty\nsplit c.ji 16 -> rj tx\n"
                                "reorder c ty tx ri rj\nbind c.io group.y\nbind c.jo group.x\nbind c.ty local.y\n"
                                "bind c.tx local.x\ncache_write c.tx private\nsplit c.k 16 -> ko ki\n"
-                               "cache_read c.ko a local -> a_s\ncache_read c.ko b local -> b_s\nasync_copy c.ko 6")),
-            "s.sched:13:1: error: async_copy c.ko: 6 slots of ko's caches take 49152 bytes of local memory; at most "
-            "32768");
+                               "cache_read c.ko a local -> a_s\ncache_read c.ko b local -> b_s\nasync_copy c.ko 7")),
+            "s.sched:13:1: error: async_copy c.ko: 7 slots of ko's caches take 57344 bytes of local memory; at most "
+            "49152");
 }
 
 TEST(UnguardAccumulators, ATileReadFromPanelsComputesPastTheEdge) {

@@ -77,12 +77,14 @@ struct Draws {
   }
 };
 
-Draws draw(const Graph &g, int n, uint64_t seed = 1, bool async_copies = false, bool matrix_units = false) {
+Draws draw(const Graph &g, int n, uint64_t seed = 1, bool async_copies = false, bool matrix_units = false,
+           uint64_t local_memory_bytes = 48 * 1024) {
   Draws d;
   Rng rng(seed);
   runtime::DeviceInfo device = gpu_limits();
   device.async_copies = async_copies;
   device.matrix_units = matrix_units;
+  device.local_memory_bytes = local_memory_bytes;
   for (int i = 0; i < n; ++i) {
     std::optional<Sketch> s = sample_sketch(g, device, rng);
     EXPECT_TRUE(s) << g.name << ": no sketch replays, draw " << i;
@@ -206,6 +208,25 @@ TEST(Sketches, TileSixteenBitContractionsOnMatrixUnits) {
   EXPECT_GE(tiles, 15) << "most contractions on the matrix units";
   EXPECT_GE(sixty_four, 3) << "warp tiles of 128 accumulators a lane";
   EXPECT_GE(three, 3) << "rings of three slots";
+  // The most local memory a group of each draw takes. NVIDIA's 48 KiB hold rings that
+  // OpenCL's minimum does not (two slots of 32 k, B's rows padded: 34 KiB); on a device
+  // of 32 KiB every draw fits it (replay's device check), three slots of 16 k still.
+  auto local_bytes = [&](const Sketch &s) {
+    int64_t most = 0;
+    for (const Kernel &k : run_pipeline(g, s.schedule).kernels) most = std::max(most, local_memory_bytes(k));
+    return most;
+  };
+  int past = 0;
+  for (const Sketch &s : mm.sketches) past += local_bytes(s) > 32 * 1024;
+  EXPECT_GE(past, 2) << "rings past 32 KiB where the device has 48";
+  const Draws small = draw(g, 30, 1, true, true, 32 * 1024);
+  int small_three = 0;
+  for (const Sketch &s : small.sketches) {
+    EXPECT_LE(local_bytes(s), 32 * 1024) << print_schedule(s.schedule);
+    small_three += print_schedule(s.schedule).find("async_copy c.ko 3\n") != std::string::npos;
+  }
+  EXPECT_EQ(small.sketches.size(), 30u);
+  EXPECT_GE(small_three, 3) << "rings of three slots that fit 32 KiB";
 }
 
 // Attention as written: the scores, scaled by 0.125, and the weighted sum, its
