@@ -901,8 +901,16 @@ struct Drawer {
   // The rule where it applies (matrix units, P's operands 16-bit), in
   // kAroundItsScoresShare of the draws (none elsewhere: other graphs' draws are as they
   // were): true when C and P are both scheduled.
-  bool around_its_scores(const Stage &c) {
-    if (!matrix_units || (c.reduce != ReduceOp::Sum && c.reduce != ReduceOp::LogSumExp)) return false;
+  bool around_its_scores(const Stage &as_written) {
+    if (!matrix_units || (as_written.reduce != ReduceOp::Sum && as_written.reduce != ReduceOp::LogSumExp)) return false;
+    // C as its kernel computes it: the elementwise stages drawn inline read in place
+    // (a causal mask's select around the scores).
+    Stage c = as_written;
+    for (int depth = 0; depth < 4; ++depth)
+      c.body = replace_loads(c.body, [&](const Load &load, const Expr &) {
+        std::optional<size_t> at = inlined.count(load.buffer) ? stage_index(graph, load.buffer) : std::nullopt;
+        return at ? instantiate(graph.stages[*at], load.indices) : Expr();
+      });
     for (const Load *l : collect<Load>(c.body)) {
       std::optional<size_t> at = stage_index(graph, l->buffer);
       if (!at || done.count(l->buffer)) continue;
@@ -1313,8 +1321,10 @@ struct KnownRewrites {
   std::vector<Rewrite> cheaper;
   bool any = false;
   std::vector<Rewrite> attention;  // online_attention, where it applies
-  std::vector<Rewrite> recompute;  // recompute of a 16-bit contraction read by a logsumexp and a sum
-  std::vector<Rewrite> softmax;    // online_softmax, where it applies
+  // recompute of a 16-bit contraction read by a logsumexp and a sum, each draw's steps
+  // (a mask between them first: the causal scores)
+  std::vector<std::vector<Rewrite>> recompute;
+  std::vector<Rewrite> softmax;  // online_softmax, where it applies
 };
 
 const KnownRewrites &known_rewrites(const Graph &graph) {
@@ -1331,14 +1341,23 @@ const KnownRewrites &known_rewrites(const Graph &graph) {
       if (s.reduce == ReduceOp::Sum && try_rewrite(graph, online, &reason)) k.attention.push_back(online);
       Rewrite lse{RewriteKind::OnlineSoftmax, s.output, {}, {}, 0, {}};
       if (s.reduce == ReduceOp::Sum && try_rewrite(graph, lse, &reason)) k.softmax.push_back(lse);
-      // (a 16-bit contraction a logsumexp and a sum read: attention's scores)
+      // (a 16-bit contraction a logsumexp and a sum read: attention's scores; or the
+      // elementwise temporary that alone reads it, a causal mask's, as the drawer
+      // inlines it: that copied first, then the scores its copies read)
       const TensorDecl *t = graph.find_tensor(s.output);
-      std::set<ReduceOp> readers;
-      for (const Stage &r : graph.stages)
-        if (reads_buffer(r.body, s.output)) readers.insert(r.reduce);
-      if (s.reduce == ReduceOp::Sum && t && is_half(t->type) && readers_of(graph, s.output) == 2 &&
-          readers == std::set<ReduceOp>{ReduceOp::Sum, ReduceOp::LogSumExp})
-        k.recompute.push_back(Rewrite{RewriteKind::Recompute, s.output, {}, {}, 0, {}});
+      if (s.reduce != ReduceOp::Sum || !t || !is_half(t->type)) continue;
+      auto read_by_both = [&](const std::string &name) {
+        std::set<ReduceOp> readers;
+        for (const Stage &r : graph.stages)
+          if (reads_buffer(r.body, name)) readers.insert(r.reduce);
+        return readers_of(graph, name) == 2 && readers == std::set<ReduceOp>{ReduceOp::Sum, ReduceOp::LogSumExp};
+      };
+      const Rewrite scores{RewriteKind::Recompute, s.output, {}, {}, 0, {}};
+      if (read_by_both(s.output)) k.recompute.push_back({scores});
+      for (const Stage &m : graph.stages)
+        if (m.reduce == ReduceOp::None && reads_buffer(m.body, s.output) && readers_of(graph, s.output) == 1 &&
+            graph.find_tensor(m.output)->role == TensorRole::Temp && read_by_both(m.output))
+          k.recompute.push_back({Rewrite{RewriteKind::Recompute, m.output, {}, {}, 0, {}}, scores});
     }
     // Rewrites that barely change the work are not worth the search's draws.
     if (!k.cheaper.empty() &&
@@ -1398,8 +1417,9 @@ std::optional<Sketch> sample_sketch(const Graph &graph, const runtime::DeviceInf
     // (attention in two passes; the consumers' rule above), where the matrix units take
     // their 16-bit contractions.
     if (device.matrix_units)
-      for (const Rewrite &copies : known_rewrites(rewritten).recompute)
-        if (chance(rng, kRecomputeShare)) take(copies);
+      for (const std::vector<Rewrite> &copies : known_rewrites(rewritten).recompute)
+        if (chance(rng, kRecomputeShare))
+          for (const Rewrite &r : copies) take(r);
     // Reductions with too few outputs for the device split across work-groups.
     std::vector<std::string> stages;
     for (const Stage &s : rewritten.stages) stages.push_back(s.output);

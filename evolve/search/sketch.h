@@ -54,14 +54,15 @@
 // (kAttentionShareWithMatrixUnits on a device with matrix units), a row's maximum
 // and its sum of exponentials made one logsumexp (`rewrite online_softmax`) in
 // kOnlineSoftmaxShare of the draws on a GPU where that applies; on a device with matrix
-// units, a 16-bit contraction that a logsumexp and a sum read (attention's scores) is
-// given to each reader as a copy of its own (`rewrite recompute`) in kRecomputeShare of
-// the draws, and each reader is then mostly sketched around it: the reader's loop over
-// j in panels of 16, the scores' panel of 64 rows computed on the matrix units at each
-// step (compute_at inside the reduction), the sum a matrix tile of 64 rows in warps of
-// 16 or 32, the logsumexp a work-item a row, the panels copied ahead in rings of 2 or 3
-// (attention in two passes, the scores never stored); and a reduction
-// whose outputs are too few to fill the
+// units, a 16-bit contraction that a logsumexp and a sum read (attention's scores), or
+// that they read through one elementwise temporary (a causal mask, copied first and
+// drawn inline), is given to each reader as a copy of its own (`rewrite recompute`) in
+// kRecomputeShare of the draws, and each reader is then mostly sketched around it: the
+// reader's loop over j in panels of 16, the scores' panel of 64 rows computed on the
+// matrix units at each step (compute_at inside the reduction), the sum a matrix tile
+// of 64 rows in warps of 16 or 32, the logsumexp a work-item a row, the panels copied
+// ahead in rings of 2 or 3 (attention in two passes, the scores never stored); and a
+// reduction whose outputs are too few to fill the
 // device (split_candidate: a GEMM with a long K, a channel's statistics, a sum to one
 // value) is split across work-groups in some draws (`rewrite rfactor`, parts drawn
 // so that the partial results give the device 2 to 16 groups a compute unit); its

@@ -281,6 +281,39 @@ TEST(Sketches, ComputeAttentionsScoresWhereTheyAreRead) {
   EXPECT_EQ(f32.with(has("rewrite recompute")), 0);
 }
 
+// Causal attention the same way: the mask (an elementwise temporary that alone reads
+// the scores, read by the logsumexp and the sum) copied first, then the scores its
+// copies read; the copies of the mask drawn inline, so each reader computes its masked
+// panel inside its loop over j (bench/mma/attention/attention_causal_two_pass_half_b64x16.sched
+// is such a draw). The draws replay at the check sizes.
+TEST(Sketches, ComputeCausalAttentionsScoresWhereTheyAreRead) {
+  frontend::SizeOverrides overrides;
+  frontend::parse_size_assignments("B=16,H=16,T=1024,D=64", &overrides);
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/attention_causal.ks";
+  const Graph half = frontend::elaborate(frontend::load_spec(path, DType::BF16), frontend::SizeSet::Default, overrides);
+  const Draws d = draw(half, 24, 3, true, true);
+  auto has = [](const std::string &what) {
+    return [what](const Schedule &s) { return print_schedule(s).find(what) != std::string::npos; };
+  };
+  const int recomputed = d.with(has("rewrite recompute masked\nrewrite recompute s\n"));
+  const int y = d.with(has("compute_at s_masked_y y.")),
+            lse = d.with(has("compute_at s_masked_row_max_lse row_max_lse."));
+  std::printf("%d of %d draws recompute the masked scores; %d and %d compute them inside the sum and the logsumexp\n",
+              recomputed, static_cast<int>(d.sketches.size()), y, lse);
+  EXPECT_GE(recomputed, 4);
+  EXPECT_GE(y, 2) << "the weighted sum around its scores";
+  EXPECT_GE(lse, 2) << "the logsumexp around its scores";
+  const Graph check = frontend::elaborate(frontend::load_spec(path, DType::BF16), frontend::SizeSet::Check, {});
+  runtime::DeviceInfo device = gpu_limits();
+  device.async_copies = device.matrix_units = true;
+  int replayed = 0;
+  for (const Sketch &s : d.sketches)
+    if (has("compute_at s_masked_y y.")(s.schedule) && replayed++ < 2) {
+      Replayed r = replay(check, s.schedule, &device);
+      EXPECT_TRUE(r.program) << r.refusal << "\n" << print_schedule(s.schedule);
+    }
+}
+
 // A large contraction on a GPU mostly gets a GPU GEMM's shape: 128 to 512
 // work-items, 16 or more outputs each (the register tile), and on the way k
 // unrolled with both panels prefetched now and then.
