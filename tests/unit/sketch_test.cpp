@@ -229,6 +229,11 @@ TEST(Sketches, TileSixteenBitContractionsOnMatrixUnits) {
   EXPECT_GE(small_three, 3) << "rings of three slots that fit 32 KiB";
 }
 
+// Whether a schedule's text has `what`.
+std::function<bool(const Schedule &)> has(const std::string &what) {
+  return [what](const Schedule &s) { return print_schedule(s).find(what) != std::string::npos; };
+}
+
 // Attention as written: the scores, scaled by 0.125, and the weighted sum, its
 // weights exp(s - row_max) with e inlined and divided by their row's total, are
 // contractions the matrix units take; on a device with them most draws keep the two
@@ -236,14 +241,43 @@ TEST(Sketches, TileSixteenBitContractionsOnMatrixUnits) {
 // than the one pass's dot products, which they cannot.
 TEST(Sketches, TileAttentionsContractionsOnMatrixUnits) {
   const Draws attention = draw(example_at("attention", "B=16,H=16,T=1024,D=64"), 20, 4, true, true);
-  auto has = [](const std::string &what) {
-    return [what](const Schedule &s) { return print_schedule(s).find(what) != std::string::npos; };
-  };
   EXPECT_LE(attention.with(has("rewrite online_attention")), 10);
   EXPECT_GE(attention.with(has("tensorize s.")), 5);
   EXPECT_GE(attention.with(has("tensorize y.")), 5);
   EXPECT_GE(attention.with([&](const Schedule &s) { return has("tensorize s.")(s) && has("tensorize y.")(s); }), 3)
       << "both contractions on the units";
+}
+
+// An attention example at bf16 (B=16, H=16, T=1024, D=64) on a device with matrix
+// units, drawn 24 times: at least 4 draws with the rewrites `recomputed`, 2 computing
+// the scores' copy `y_scores` inside y's loop over j and 2 the logsumexp's; two of the
+// first replayed at the check sizes (compute_at's group check takes a second or so at
+// these tiles). Returns the draws around y's scores.
+std::vector<Sketch> two_pass_draws(const std::string &name, const std::string &recomputed, const std::string &y_scores,
+                                   const std::string &lse_scores) {
+  frontend::SizeOverrides overrides;
+  frontend::parse_size_assignments("B=16,H=16,T=1024,D=64", &overrides);
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/" + name + ".ks";
+  const Graph half = frontend::elaborate(frontend::load_spec(path, DType::BF16), frontend::SizeSet::Default, overrides);
+  const Draws d = draw(half, 24, 3, true, true);
+  const int copies = d.with(has(recomputed)), y = d.with(has("compute_at " + y_scores + " y.")),
+            lse = d.with(has("compute_at " + lse_scores + " row_max_lse."));
+  std::printf("%s: %d of %d draws recompute the scores; %d and %d compute them inside the sum and the logsumexp\n",
+              name.c_str(), copies, static_cast<int>(d.sketches.size()), y, lse);
+  EXPECT_GE(copies, 4) << name;
+  EXPECT_GE(y, 2) << name << ": the weighted sum around its scores";
+  EXPECT_GE(lse, 2) << name << ": the logsumexp around its scores";
+  const Graph check = frontend::elaborate(frontend::load_spec(path, DType::BF16), frontend::SizeSet::Check, {});
+  runtime::DeviceInfo device = gpu_limits();
+  device.async_copies = device.matrix_units = true;
+  std::vector<Sketch> around;
+  for (const Sketch &s : d.sketches)
+    if (has("compute_at " + y_scores + " y.")(s.schedule)) around.push_back(s);
+  for (size_t i = 0; i < around.size() && i < 2; ++i) {
+    Replayed r = replay(check, around[i].schedule, &device);
+    EXPECT_TRUE(r.program) << r.refusal << "\n" << print_schedule(around[i].schedule);
+  }
+  return around;
 }
 
 // Attention at bf16 on a device with matrix units: in some draws the scores are
@@ -252,31 +286,9 @@ TEST(Sketches, TileAttentionsContractionsOnMatrixUnits) {
 // does, and those replay at the timed sizes and at the check sizes. At f32 never (the
 // weighted sum's operand would be f32: 3xTF32).
 TEST(Sketches, ComputeAttentionsScoresWhereTheyAreRead) {
-  frontend::SizeOverrides overrides;
-  frontend::parse_size_assignments("B=16,H=16,T=1024,D=64", &overrides);
-  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/attention.ks";
-  const Graph half = frontend::elaborate(frontend::load_spec(path, DType::BF16), frontend::SizeSet::Default, overrides);
-  const Draws d = draw(half, 24, 3, true, true);
-  auto has = [](const std::string &what) {
-    return [what](const Schedule &s) { return print_schedule(s).find(what) != std::string::npos; };
-  };
-  const int recomputed = d.with(has("rewrite recompute s\n"));
-  const int y = d.with(has("compute_at s_y y.")), lse = d.with(has("compute_at s_row_max_lse row_max_lse."));
-  std::printf("%d of %d draws recompute the scores; %d and %d compute them inside the sum and the logsumexp\n",
-              recomputed, static_cast<int>(d.sketches.size()), y, lse);
-  EXPECT_GE(recomputed, 4);
-  EXPECT_GE(y, 2) << "the weighted sum around its scores";
-  EXPECT_GE(lse, 2) << "the logsumexp around its scores";
-  const Graph check = frontend::elaborate(frontend::load_spec(path, DType::BF16), frontend::SizeSet::Check, {});
-  runtime::DeviceInfo device = gpu_limits();
-  device.async_copies = device.matrix_units = true;
-  int replayed = 0;  // (two: compute_at's group check takes a second or so at these tiles)
-  for (const Sketch &s : d.sketches)
-    if (has("compute_at s_y y.")(s.schedule) && replayed++ < 2) {
-      EXPECT_NE(s.note.find("y: matrix units, 64 rows per group"), std::string::npos) << s.note;
-      Replayed r = replay(check, s.schedule, &device);
-      EXPECT_TRUE(r.program) << r.refusal << "\n" << print_schedule(s.schedule);
-    }
+  const std::vector<Sketch> around = two_pass_draws("attention", "rewrite recompute s\n", "s_y", "s_row_max_lse");
+  for (size_t i = 0; i < around.size() && i < 2; ++i)
+    EXPECT_NE(around[i].note.find("y: matrix units, 64 rows per group"), std::string::npos) << around[i].note;
   const Draws f32 = draw(example_at("attention", "B=16,H=16,T=1024,D=64"), 10, 3, true, true);
   EXPECT_EQ(f32.with(has("rewrite recompute")), 0);
 }
@@ -285,33 +297,10 @@ TEST(Sketches, ComputeAttentionsScoresWhereTheyAreRead) {
 // the scores, read by the logsumexp and the sum) copied first, then the scores its
 // copies read; the copies of the mask drawn inline, so each reader computes its masked
 // panel inside its loop over j (bench/mma/attention/attention_causal_two_pass_half_b64x16.sched
-// is such a draw). The draws replay at the check sizes.
+// is such a draw).
 TEST(Sketches, ComputeCausalAttentionsScoresWhereTheyAreRead) {
-  frontend::SizeOverrides overrides;
-  frontend::parse_size_assignments("B=16,H=16,T=1024,D=64", &overrides);
-  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/attention_causal.ks";
-  const Graph half = frontend::elaborate(frontend::load_spec(path, DType::BF16), frontend::SizeSet::Default, overrides);
-  const Draws d = draw(half, 24, 3, true, true);
-  auto has = [](const std::string &what) {
-    return [what](const Schedule &s) { return print_schedule(s).find(what) != std::string::npos; };
-  };
-  const int recomputed = d.with(has("rewrite recompute masked\nrewrite recompute s\n"));
-  const int y = d.with(has("compute_at s_masked_y y.")),
-            lse = d.with(has("compute_at s_masked_row_max_lse row_max_lse."));
-  std::printf("%d of %d draws recompute the masked scores; %d and %d compute them inside the sum and the logsumexp\n",
-              recomputed, static_cast<int>(d.sketches.size()), y, lse);
-  EXPECT_GE(recomputed, 4);
-  EXPECT_GE(y, 2) << "the weighted sum around its scores";
-  EXPECT_GE(lse, 2) << "the logsumexp around its scores";
-  const Graph check = frontend::elaborate(frontend::load_spec(path, DType::BF16), frontend::SizeSet::Check, {});
-  runtime::DeviceInfo device = gpu_limits();
-  device.async_copies = device.matrix_units = true;
-  int replayed = 0;
-  for (const Sketch &s : d.sketches)
-    if (has("compute_at s_masked_y y.")(s.schedule) && replayed++ < 2) {
-      Replayed r = replay(check, s.schedule, &device);
-      EXPECT_TRUE(r.program) << r.refusal << "\n" << print_schedule(s.schedule);
-    }
+  two_pass_draws("attention_causal", "rewrite recompute masked\nrewrite recompute s\n", "s_masked_y",
+                 "s_masked_row_max_lse");
 }
 
 // A large contraction on a GPU mostly gets a GPU GEMM's shape: 128 to 512
