@@ -428,13 +428,16 @@ std::optional<MatrixTile> form_of(const Stmt &kernel_body, const For &loop, std:
   const Stmt self = path.back();
   path.pop_back();
 
-  // The loops and lets around the nest; the lane; no condition between lane and nest.
+  // The loops and lets around the nest; the lane; no condition between lane and nest
+  // that may differ between a warp's lanes (one of the group's and serial loops'
+  // variables alone, skip_masked_steps's, holds for all of them or none).
   MatrixTile tile;
   std::vector<MatrixTile::Loop> around;
   std::map<std::string, Expr> lets;
-  std::set<std::string> private_buffers;
+  std::set<std::string> private_buffers, work_items;
   for (const Stmt &s : path) {
     if (const For *f = s.as<For>()) {
+      if (is_local(f->kind)) work_items.insert(f->var);
       if (f->kind == ForKind::LocalX) {
         if (f->extent != kWarp)
           return refuse("the kernel's local.x loop " + f->var + " has " + std::to_string(f->extent) +
@@ -447,9 +450,12 @@ std::optional<MatrixTile> form_of(const Stmt &kernel_body, const For &loop, std:
       lets[l->var] = substitute(l->value, lets);
     } else if (const Allocate *a = s.as<Allocate>()) {
       if (a->scope == MemoryScope::Private) private_buffers.insert(a->buffer);
-    } else if (s.as<IfThenElse>() && !tile.lane.empty()) {
-      return refuse(
-          "a condition inside the lanes' loop encloses it, and every lane of a warp must run the instruction");
+    } else if (const IfThenElse *c = s.as<IfThenElse>(); c && !tile.lane.empty()) {
+      const Expr condition = substitute(c->condition, lets);
+      if (!collect<Load>(condition).empty() || mentions(condition, work_items))
+        return refuse(
+            "a condition that may differ between the lanes encloses it, and every lane of a warp must run the "
+            "instruction");
     }
   }
   if (tile.lane.empty()) return refuse("no local.x loop of 32 work-items (a warp's lanes) encloses it");

@@ -7,6 +7,7 @@
 #include "passes/bind_unbound_kernels.h"
 #include "passes/lower.h"
 #include "passes/max_then_sum.h"
+#include "passes/skip_masked_steps.h"
 #include "passes/unguard_accumulators.h"
 
 namespace ks {
@@ -45,6 +46,8 @@ Program run_pipeline(const Graph &graph, const Schedule &schedule, const PassObs
   after("unguard-accumulators", program);
   program = max_then_sum(program);
   after("max-then-sum", program);
+  program = skip_masked_steps(program);
+  after("skip-masked-steps", program);
   return program;
 }
 

@@ -24,12 +24,20 @@ struct InspectOptions {
   std::string after;  // a pass name; "schedule" matches every schedule step
 };
 
+// The passes --print-after names, in the order they run (passes/pipeline.cpp's).
+const char *const kPasses[] = {
+    "elaborate",    "canonicalize",      "rewrite", "lower", "schedule", "bind-unbound-kernels", "unguard-accumulators",
+    "max-then-sum", "skip-masked-steps", "codegen"};
+
+std::string pass_list() {
+  std::string out;
+  for (const char *p : kPasses) out += (out.empty() ? "" : ", ") + std::string(p);
+  return out;
+}
+
 int inspect(const InspectOptions &o) {
-  static const char *passes[] = {"elaborate", "canonicalize",         "rewrite", "lower",
-                                 "schedule",  "bind-unbound-kernels", "codegen"};
-  if (!o.after.empty() && std::find(std::begin(passes), std::end(passes), o.after) == std::end(passes))
-    throw UserError("error: --print-after: unknown pass '" + o.after +
-                    "'; passes are elaborate, canonicalize, rewrite, lower, schedule, bind-unbound-kernels, codegen");
+  if (!o.after.empty() && std::find(std::begin(kPasses), std::end(kPasses), o.after) == std::end(kPasses))
+    throw UserError("error: --print-after: unknown pass '" + o.after + "'; passes are " + pass_list());
   frontend::Spec spec = frontend::load_spec(o.spec);
   Schedule schedule = schedule_from(o.schedule);
   Graph graph = frontend::elaborate(spec, frontend::SizeSet::Default, size_overrides(o.sizes, "--size"));
@@ -94,10 +102,9 @@ Command add_inspect(CLI::App &app) {
   add_spec_options(command, &o->spec, &o->schedule, &o->sizes);
   add_target_option(command, &o->target);
   auto *all = command->add_flag("--print-after-all", o->all, "Print the IR after every pass (default)");
-  auto *after =
-      command->add_option("--print-after", o->after,
-                          "Print the IR after one pass: elaborate, canonicalize (the form the rewrite rules match), "
-                          "rewrite, lower, schedule, bind-unbound-kernels, codegen");
+  auto *after = command->add_option(
+      "--print-after", o->after,
+      "Print the IR after one pass: " + pass_list() + " (canonicalize: the form the rewrite rules match)");
   auto *changed = command->add_flag("--print-changed", o->changed, "Print the IR after passes that change it");
   all->excludes(after)->excludes(changed);
   after->excludes(changed);

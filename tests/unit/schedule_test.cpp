@@ -797,6 +797,68 @@ TEST(ComputeAtOnDevice, TwoPassAttentionAgreesWithTheInterpreter) {
   }
 }
 
+// Causal attention in the same two passes: the mask's copies inline (recompute m, then
+// s), so each pass reads its panel of scores under select(j <= i, .., -inf). A group
+// of 16 rows from io * 16 needs the panels of 8 j up to ko * 8 <= io * 16 + 15: the
+// others are not computed (skip_masked_steps), in both passes.
+const char *kCausalTwoPassAttention = R"(kernel a(q: f32[T, D], k: f32[T, D], v: f32[T, D]) -> y: f32[T, D]
+  where T = 64, D = 16
+  check T = 13, D = 5
+{
+  s[i, j] = sum(d) q[i, d] * k[j, d] * 0.25
+  m[i, j] = select(j <= i, s[i, j], -inf)
+  l[i] = logsumexp(j) m[i, j]
+  y[i, e] = sum(j) exp(m[i, j] - l[i]) * v[j, e]
+})";
+std::string causal_two_pass(std::string s) {
+  s.replace(s.find("rewrite recompute s\n"), std::string("rewrite recompute s\n").size(),
+            "rewrite recompute m\nrewrite recompute s\ninline m_y\ninline m_l\n");
+  for (const auto &[from, to] : {std::pair<std::string, std::string>{"s_y", "s_m_y"}, {"s_l", "s_m_l"}})
+    for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+      s.replace(at, from.size(), to);
+  return s;
+}
+
+TEST(SkipMaskedSteps, PanelsTheMaskHidesAreNotComputed) {
+  Program p = run_pipeline(test::graph_of(kCausalTwoPassAttention), schedule_of(causal_two_pass(kTwoPassSchedule)));
+  ASSERT_EQ(p.kernels.size(), 2u);
+  for (const Kernel &k : p.kernels) {
+    const std::vector<const IfThenElse *> guards = collect<IfThenElse>(k.body);
+    ASSERT_EQ(guards.size(), 1u) << print_stmt(k.body);
+    EXPECT_EQ(print_expr(guards[0]->condition), "i64(io) * 16L + i64(ko) * -8L + 15L >= 0L");
+    const std::vector<const Block *> panel = collect<Block>(guards[0]->then_case);
+    ASSERT_EQ(panel.size(), 1u) << print_stmt(k.body);
+    EXPECT_EQ(panel[0]->stage, k.name == "y" ? "s_m_y" : "s_m_l");
+  }
+  // Read where no mask hides them, the panels are computed at every step.
+  const Program plain = run_pipeline(test::graph_of(kTwoPassAttention), schedule_of(kTwoPassSchedule));
+  for (const Kernel &k : plain.kernels) EXPECT_TRUE(collect<IfThenElse>(k.body).empty()) << print_stmt(k.body);
+}
+
+// The causal two passes on the devices here against the interpreter, at sizes whose
+// groups skip panels and at the check sizes, without local copies and with the ring.
+TEST(SkipMaskedStepsOnDevice, CausalTwoPassAttentionAgreesWithTheInterpreter) {
+  const frontend::Spec spec = frontend::parse_spec(test::source(kCausalTwoPassAttention, "causal.ks"));
+  for (const std::string api : {"opencl", "vulkan"}) {
+    if (!test::has_device(api)) {
+      std::printf("SKIP %s: %s\n", api.c_str(), test::missing_device(api).c_str());
+      continue;
+    }
+    auto device = runtime::open_device("", api);
+    for (const std::string &schedule : {causal_two_pass(kTwoPassSchedule), causal_two_pass(two_pass_with_copies())})
+      for (const std::string sizes : {"T=13,D=5", "T=64,D=16", "T=45,D=7"}) {
+        EvalOptions options;
+        options.time = false;
+        options.trials = 1;
+        options.async_copies_in_order = true;
+        options.schedule = schedule_of(schedule);
+        frontend::parse_size_assignments(sizes, &options.check_sizes);
+        EvalRecord r = evaluate(spec, "causal.ks", *device, options);
+        EXPECT_TRUE(r.ok()) << api << " at " << sizes << ":\n" << schedule << r.to_json().dump(2);
+      }
+  }
+}
+
 const char *kTiled =
     "tile c i j 8 8 -> io jo ii ji\nsplit c.ii 4 -> ri ty\nsplit c.ji 4 -> rj tx\nreorder c ty tx ri rj\n"
     "bind c.io group.y\nbind c.jo group.x\nbind c.ty local.y\nbind c.tx local.x\n";
