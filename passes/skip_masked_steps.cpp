@@ -1,6 +1,8 @@
 // skip_masked_steps: see skip_masked_steps.h.
 #include "passes/skip_masked_steps.h"
 
+#include <limits>
+
 #include "ir/affine.h"
 #include "ir/bounds.h"
 #include "ir/printer.h"
@@ -78,6 +80,58 @@ class MaskedReads : public IRVisitor {
   Scope scope_;
   std::vector<Expr> conditions_;
 };
+
+// The stores of a statement, each with its scope.
+class Stores : public IRVisitor {
+ public:
+  struct At {
+    const Store *store;
+    Scope scope;
+  };
+  explicit Stores(Scope scope) : scope_(std::move(scope)) {}
+  std::vector<At> stores;
+
+ protected:
+  using IRVisitor::visit;
+  void visit(const Store *n) override { stores.push_back({n, scope_}); }
+  void visit(const LetStmt *n) override {
+    const std::map<std::string, Expr> saved = scope_.lets;
+    scope_.lets[n->var] = n->value;
+    dispatch(n->body);
+    scope_.lets = saved;
+  }
+  void visit(const For *n) override {
+    scope_.loops.push_back({n->var, n->extent, n->kind, n->loop_var().type()});
+    dispatch(n->body);
+    scope_.loops.pop_back();
+  }
+
+ private:
+  Scope scope_;
+};
+
+// The condition C of a term that is 0 where C fails, whatever else it reads holds
+// finite values: a factor select(C, x, 0), or exp(select(C, x, -inf) - y) (attention's
+// weights: y is the row's logsumexp, -inf only where every term of the row is masked),
+// either rounded to 16 bits.
+std::optional<Expr> zero_unless(const Expr &term) {
+  if (const Binary *m = term.as<Binary>(); m && m->op == BinaryOp::Mul) {
+    if (std::optional<Expr> c = zero_unless(m->a)) return c;
+    return zero_unless(m->b);
+  }
+  Expr f = term;
+  if (const Call *r = f.as<Call>(); r && (r->fn == Builtin::RoundBf16 || r->fn == Builtin::RoundF16)) f = r->args[0];
+  auto is = [](const Expr &e, double v) {
+    const FloatImm *c = e.as<FloatImm>();
+    return c && c->value == v;
+  };
+  if (const Select *s = f.as<Select>(); s && is(s->false_value, 0)) return s->condition;
+  if (const Call *e = f.as<Call>(); e && e->fn == Builtin::Exp)
+    if (const Binary *d = e->args[0].as<Binary>(); d && d->op == BinaryOp::Sub)
+      if (const Select *s = d->a.as<Select>(); s && is(s->false_value, -std::numeric_limits<double>::infinity()))
+        return s->condition;
+  return std::nullopt;
+}
 
 // e with the lets of its scope written out.
 Expr expanded(Expr e, const std::map<std::string, Expr> &lets) {
@@ -209,26 +263,47 @@ class Skip : public IRMutator {
     return Seq::make(stmts);
   }
 
-  // The condition under which statement i of the step is needed, where it is one.
+  // The condition under which statement i of the step is needed, where it is one:
+  // where a masked read of what it computes may be let through, or, for an
+  // accumulation whose every term is 0 where its mask fails, where a term's mask may
+  // hold (or at L's first step, which leaves a row whose every term is masked the
+  // NaN of exp(-inf - -inf) that its unskipped steps would).
   std::optional<Expr> guard(const Seq &seq, size_t i, const Scope &scope, const std::set<std::string> &own) const {
     const Stmt &s = seq.stmts[i];
     if (!collect<Barrier>(s).empty() || !collect<AsyncCopy>(s).empty() || s.as<IfThenElse>()) return std::nullopt;
     std::set<std::string> inside, written;
     for (const Allocate *a : collect<Allocate>(s)) inside.insert(a->buffer);
-    for (const Store *st : collect<Store>(s)) {
-      if (!own.count(st->buffer) && !inside.count(st->buffer)) return std::nullopt;
-      if (own.count(st->buffer)) written.insert(st->buffer);
-    }
-    if (written.empty()) return std::nullopt;
     std::vector<MaskedReads::Read> reads;
-    for (size_t j = 0; j < seq.stmts.size(); ++j) {
-      if (j == i) continue;
-      MaskedReads finder(written, scope);
-      finder.dispatch(seq.stmts[j]);
-      if (finder.bare) return std::nullopt;
-      reads.insert(reads.end(), finder.reads.begin(), finder.reads.end());
+    bool accumulates = true;  // every store acc[p] = acc[p] + T, T 0 where its mask fails
+    bool outside = false;     // a store into a buffer the step does not own
+    Stores stores(scope);
+    stores.dispatch(s);
+    for (const Stores::At &at : stores.stores) {
+      const Store &st = *at.store;
+      if (own.count(st.buffer)) written.insert(st.buffer);
+      const Binary *add = st.value.as<Binary>();
+      const Load *acc = add && add->op == BinaryOp::Add ? add->a.as<Load>() : nullptr;
+      bool same = acc && acc->buffer == st.buffer && acc->indices.size() == st.indices.size() &&
+                  !own.count(st.buffer) && !inside.count(st.buffer);
+      for (size_t d = 0; same && d < st.indices.size(); ++d) same = equal(acc->indices[d], st.indices[d]);
+      std::optional<Expr> mask = same ? zero_unless(add->b) : std::nullopt;
+      if (mask) reads.push_back({{*mask}, at.scope});
+      accumulates = accumulates && mask;
+      outside = outside || (!own.count(st.buffer) && !inside.count(st.buffer));
     }
-    if (reads.empty()) return std::nullopt;
+    if (stores.stores.empty()) return std::nullopt;
+    if (!accumulates) {
+      if (written.empty() || outside) return std::nullopt;
+      reads.clear();
+      for (size_t j = 0; j < seq.stmts.size(); ++j) {
+        if (j == i) continue;
+        MaskedReads finder(written, scope);
+        finder.dispatch(seq.stmts[j]);
+        if (finder.bare) return std::nullopt;
+        reads.insert(reads.end(), finder.reads.begin(), finder.reads.end());
+      }
+      if (reads.empty()) return std::nullopt;
+    }
     // The step's fixed variables: the loops around it (L's too) that are not a
     // work-item's; the work-items' and the loops inside L range.
     Expr any;
@@ -247,6 +322,10 @@ class Skip : public IRMutator {
       needed = simplify(needed);
       if (seen.insert(print_expr(needed)).second)
         any = any.defined() ? Binary::make(BinaryOp::Or, any, needed) : needed;
+    }
+    if (accumulates) {
+      const Loop &l = scope_.loops.back();
+      any = Binary::make(BinaryOp::Or, Binary::make(BinaryOp::Eq, Var::make(l.type, l.var), make_int(0, l.type)), any);
     }
     return simplify(any);
   }
