@@ -26,21 +26,43 @@ struct Scope {
   std::map<std::string, Expr> lets;
 };
 
+// A walk that keeps its scope.
+class ScopedVisitor : public IRVisitor {
+ public:
+  explicit ScopedVisitor(Scope scope) : scope_(std::move(scope)) {}
+
+ protected:
+  using IRVisitor::visit;
+  void visit(const LetStmt *n) override {
+    dispatch(n->value);
+    const std::map<std::string, Expr> saved = scope_.lets;
+    scope_.lets[n->var] = n->value;
+    dispatch(n->body);
+    scope_.lets = saved;
+  }
+  void visit(const For *n) override {
+    scope_.loops.push_back({n->var, n->extent, n->kind, n->loop_var().type()});
+    dispatch(n->body);
+    scope_.loops.pop_back();
+  }
+  Scope scope_;
+};
+
 // The reads of `buffers` in a statement, each with the conditions it lies under (the
 // first branches of selects, the bodies of ifs) and its scope; `bare` where one lies
 // under none.
-class MaskedReads : public IRVisitor {
+class MaskedReads : public ScopedVisitor {
  public:
   struct Read {
     std::vector<Expr> conditions;
     Scope scope;
   };
-  MaskedReads(const std::set<std::string> &buffers, Scope scope) : buffers_(buffers), scope_(std::move(scope)) {}
+  MaskedReads(const std::set<std::string> &buffers, Scope scope) : ScopedVisitor(std::move(scope)), buffers_(buffers) {}
   std::vector<Read> reads;
   bool bare = false;
 
  protected:
-  using IRVisitor::visit;
+  using ScopedVisitor::visit;
   void visit(const Load *n) override {
     if (buffers_.count(n->buffer)) {
       if (conditions_.empty()) bare = true;
@@ -62,52 +84,25 @@ class MaskedReads : public IRVisitor {
     conditions_.pop_back();
     if (n->else_case.defined()) dispatch(n->else_case);
   }
-  void visit(const LetStmt *n) override {
-    dispatch(n->value);
-    const std::map<std::string, Expr> saved = scope_.lets;
-    scope_.lets[n->var] = n->value;
-    dispatch(n->body);
-    scope_.lets = saved;
-  }
-  void visit(const For *n) override {
-    scope_.loops.push_back({n->var, n->extent, n->kind, n->loop_var().type()});
-    dispatch(n->body);
-    scope_.loops.pop_back();
-  }
 
  private:
   const std::set<std::string> &buffers_;
-  Scope scope_;
   std::vector<Expr> conditions_;
 };
 
 // The stores of a statement, each with its scope.
-class Stores : public IRVisitor {
+class Stores : public ScopedVisitor {
  public:
   struct At {
     const Store *store;
     Scope scope;
   };
-  explicit Stores(Scope scope) : scope_(std::move(scope)) {}
+  using ScopedVisitor::ScopedVisitor;
   std::vector<At> stores;
 
  protected:
-  using IRVisitor::visit;
+  using ScopedVisitor::visit;
   void visit(const Store *n) override { stores.push_back({n, scope_}); }
-  void visit(const LetStmt *n) override {
-    const std::map<std::string, Expr> saved = scope_.lets;
-    scope_.lets[n->var] = n->value;
-    dispatch(n->body);
-    scope_.lets = saved;
-  }
-  void visit(const For *n) override {
-    scope_.loops.push_back({n->var, n->extent, n->kind, n->loop_var().type()});
-    dispatch(n->body);
-    scope_.loops.pop_back();
-  }
-
- private:
-  Scope scope_;
 };
 
 // The condition C of a term that is 0 where C fails, whatever else it reads holds
