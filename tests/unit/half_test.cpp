@@ -539,6 +539,24 @@ TEST(HalfTypes, AttentionInTwoPassesStoresNoScores) {
   EXPECT_NE(ptx.find("cp.async"), std::string::npos);
 }
 
+// Causal attention the same way (bench/mma/attention/attention_causal_two_pass_half_b64x16.sched):
+// the panels of scores above the diagonal not computed in either kernel, nor summed in
+// the weighted sum (skip-masked-steps), the conditions around the warps' instructions
+// the whole group's (the matrix tile allows them).
+TEST(HalfTypes, CausalAttentionInTwoPassesSkipsThePanelsAboveTheDiagonal) {
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/attention_causal.ks";
+  const std::string bf16 = frontend::with_dtype(read_source_file(path, "spec"), DType::BF16);
+  const std::string sched =
+      read_source_file(std::string(KS_SOURCE_DIR) + "/bench/mma/attention/attention_causal_two_pass_half_b64x16.sched",
+                       "schedule")
+          ->text;
+  const Program p = run_pipeline(test::graph_of(bf16), parse_schedule(test::source(sched, "a.sched")));
+  const std::string ptx = generate_opencl_c(p, AsyncCopies::Ptx, "", MatrixUnits::Ptx).source;
+  EXPECT_EQ(test::count(ptx, "bf16 operands"), 3) << ptx;
+  EXPECT_EQ(test::count(ptx, "if ((long)io * 64L + (long)ko * -16L + 63L >= 0L) {"), 2) << ptx;
+  EXPECT_EQ(test::count(ptx, "if (ko == 0 || (long)io * 64L + (long)ko * -16L + 63L >= 0L) {"), 1) << ptx;
+}
+
 // conv_transpose3d_batch_norm_pool's transposed convolution at bf16
 // (bench/mma/conv/conv_transpose3d_batch_norm_pool_128x4x40_w64x40_c16_half.sched): the
 // weight's panel w[c, o] runs along o, so each of a warp's four m tiles loads A by one
