@@ -524,14 +524,17 @@ TEST(HalfTypes, FoldedTemporariesKeepTheirFormat) {
 // of its loop over j; no buffer of scores; the weighted sum's second contraction on tiles
 // too. Checked against the interpreter on the H200 (bench/results.md, "Attention in two
 // passes"); here its structure, and on PoCL the emulated tiles (too slow for the suite).
-TEST(HalfTypes, AttentionInTwoPassesStoresNoScores) {
-  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/attention.ks";
+// An attention example at bf16 under one of bench/mma/attention's schedules.
+Program bf16_attention(const std::string &example, const std::string &schedule) {
+  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/" + example + ".ks";
   const std::string bf16 = frontend::with_dtype(read_source_file(path, "spec"), DType::BF16);
   const std::string sched =
-      read_source_file(std::string(KS_SOURCE_DIR) + "/bench/mma/attention/attention_two_pass_half_b64x16.sched",
-                       "schedule")
-          ->text;
-  const Program p = run_pipeline(test::graph_of(bf16), parse_schedule(test::source(sched, "a.sched")));
+      read_source_file(std::string(KS_SOURCE_DIR) + "/bench/mma/attention/" + schedule, "schedule")->text;
+  return run_pipeline(test::graph_of(bf16), parse_schedule(test::source(sched, "a.sched")));
+}
+
+TEST(HalfTypes, AttentionInTwoPassesStoresNoScores) {
+  const Program p = bf16_attention("attention", "attention_two_pass_half_b64x16.sched");
   ASSERT_EQ(p.kernels.size(), 2u);
   for (const TensorDecl &b : p.buffers) EXPECT_EQ(b.role == TensorRole::Temp, b.name == "row_max_lse") << b.name;
   const std::string ptx = generate_opencl_c(p, AsyncCopies::Ptx, "", MatrixUnits::Ptx).source;
@@ -544,13 +547,7 @@ TEST(HalfTypes, AttentionInTwoPassesStoresNoScores) {
 // the weighted sum (skip-masked-steps), the conditions around the warps' instructions
 // the whole group's (the matrix tile allows them).
 TEST(HalfTypes, CausalAttentionInTwoPassesSkipsThePanelsAboveTheDiagonal) {
-  const std::string path = std::string(KS_SOURCE_DIR) + "/examples/attention_causal.ks";
-  const std::string bf16 = frontend::with_dtype(read_source_file(path, "spec"), DType::BF16);
-  const std::string sched =
-      read_source_file(std::string(KS_SOURCE_DIR) + "/bench/mma/attention/attention_causal_two_pass_half_b64x16.sched",
-                       "schedule")
-          ->text;
-  const Program p = run_pipeline(test::graph_of(bf16), parse_schedule(test::source(sched, "a.sched")));
+  const Program p = bf16_attention("attention_causal", "attention_causal_two_pass_half_b64x16.sched");
   const std::string ptx = generate_opencl_c(p, AsyncCopies::Ptx, "", MatrixUnits::Ptx).source;
   EXPECT_EQ(test::count(ptx, "bf16 operands"), 3) << ptx;
   EXPECT_EQ(test::count(ptx, "if ((long)io * 64L + (long)ko * -16L + 63L >= 0L) {"), 2) << ptx;

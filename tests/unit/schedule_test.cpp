@@ -610,6 +610,20 @@ TEST(ComputeAt, AStatisticReadsWhatItsGroupWrote) {
       << refused;
 }
 
+// A schedule checked on a device against the interpreter at `sizes` (not timed, one
+// trial, asynchronous copies in order), the record shown where it is wrong.
+void expect_agrees(const frontend::Spec &spec, const std::string &path, runtime::Device &device, const std::string &api,
+                   const std::string &schedule, const std::string &sizes) {
+  EvalOptions options;
+  options.time = false;
+  options.trials = 1;
+  options.async_copies_in_order = true;
+  options.schedule = schedule_of(schedule);
+  frontend::parse_size_assignments(sizes, &options.check_sizes);
+  EvalRecord r = evaluate(spec, path, device, options);
+  EXPECT_TRUE(r.ok()) << api << " at " << sizes << ":\n" << schedule << r.to_json().dump(2);
+}
+
 // The fused kernel on the devices here (PoCL, lavapipe) agrees with the interpreter,
 // where the tiles overhang the sizes (the guards evaluated in the group check) and
 // where they fit.
@@ -636,13 +650,7 @@ TEST(ComputeAtOnDevice, AStatisticReadsWhatItsGroupWrote) {
                                      {"j 4 4", "j " + t + " " + t},
                                      {"total_rf.i 4", "total_rf.i " + t}})
         schedule.replace(schedule.find(from), from.size(), to);
-      EvalOptions options;
-      options.time = false;
-      options.trials = 1;
-      options.schedule = schedule_of(schedule);
-      frontend::parse_size_assignments(sizes, &options.check_sizes);
-      EvalRecord r = evaluate(spec, "tile_statistic.ks", *device, options);
-      EXPECT_TRUE(r.ok()) << api << " at " << sizes << ":\n" << schedule << r.to_json().dump(2);
+      expect_agrees(spec, "tile_statistic.ks", *device, api, schedule, sizes);
     }
   }
 }
@@ -784,16 +792,7 @@ TEST(ComputeAtOnDevice, TwoPassAttentionAgreesWithTheInterpreter) {
       std::uniform_int_distribution<int> t(rows + 1, 4 * rows + 3), d(3, 17);
       cases.emplace_back(schedule, "T=" + std::to_string(t(rng)) + ",D=" + std::to_string(d(rng)));
     }
-    for (const auto &[schedule, sizes] : cases) {
-      EvalOptions options;
-      options.time = false;
-      options.trials = 1;
-      options.async_copies_in_order = true;
-      options.schedule = schedule_of(schedule);
-      frontend::parse_size_assignments(sizes, &options.check_sizes);
-      EvalRecord r = evaluate(spec, "two_pass.ks", *device, options);
-      EXPECT_TRUE(r.ok()) << api << " at " << sizes << ":\n" << schedule << r.to_json().dump(2);
-    }
+    for (const auto &[schedule, sizes] : cases) expect_agrees(spec, "two_pass.ks", *device, api, schedule, sizes);
   }
 }
 
@@ -853,16 +852,8 @@ TEST(SkipMaskedStepsOnDevice, CausalTwoPassAttentionAgreesWithTheInterpreter) {
     }
     auto device = runtime::open_device("", api);
     for (const std::string &schedule : {causal_two_pass(kTwoPassSchedule), causal_two_pass(two_pass_with_copies())})
-      for (const std::string sizes : {"T=13,D=5", "T=64,D=16", "T=45,D=7"}) {
-        EvalOptions options;
-        options.time = false;
-        options.trials = 1;
-        options.async_copies_in_order = true;
-        options.schedule = schedule_of(schedule);
-        frontend::parse_size_assignments(sizes, &options.check_sizes);
-        EvalRecord r = evaluate(spec, "causal.ks", *device, options);
-        EXPECT_TRUE(r.ok()) << api << " at " << sizes << ":\n" << schedule << r.to_json().dump(2);
-      }
+      for (const std::string sizes : {"T=13,D=5", "T=64,D=16", "T=45,D=7"})
+        expect_agrees(spec, "causal.ks", *device, api, schedule, sizes);
   }
 }
 
