@@ -12,6 +12,28 @@
 
 namespace ks {
 
+namespace {
+
+// The passes after the schedule's steps, in order.
+struct FinishingPass {
+  const char *name;
+  Program (*run)(const Program &);
+};
+const FinishingPass kFinishingPasses[] = {
+    {"bind-unbound-kernels", bind_unbound_kernels},
+    {"unguard-accumulators", [](const Program &p) { return unguard_accumulators(p); }},  // (its default)
+    {"max-then-sum", max_then_sum},
+    {"skip-masked-steps", skip_masked_steps},
+};
+
+}  // namespace
+
+std::vector<std::string> finishing_pass_names() {
+  std::vector<std::string> out;
+  for (const FinishingPass &pass : kFinishingPasses) out.push_back(pass.name);
+  return out;
+}
+
 Program run_pipeline(const Graph &graph, const Schedule &schedule, const PassObserver &observer,
                      const GraphObserver &graph_observer) {
   auto start = std::chrono::steady_clock::now();
@@ -40,14 +62,10 @@ Program run_pipeline(const Graph &graph, const Schedule &schedule, const PassObs
     program = apply_primitive(program, step);
     after("schedule: " + print_primitive(step), program);
   }
-  program = bind_unbound_kernels(program);
-  after("bind-unbound-kernels", program);
-  program = unguard_accumulators(program);
-  after("unguard-accumulators", program);
-  program = max_then_sum(program);
-  after("max-then-sum", program);
-  program = skip_masked_steps(program);
-  after("skip-masked-steps", program);
+  for (const FinishingPass &pass : kFinishingPasses) {
+    program = pass.run(program);
+    after(pass.name, program);
+  }
   return program;
 }
 

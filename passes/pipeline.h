@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "ir/graph.h"
 #include "ir/loop_ir.h"
@@ -26,6 +27,11 @@ using GraphObserver = std::function<void(const std::string &pass, const Graph &g
 /// its line.
 Program run_pipeline(const Graph &graph, const Schedule &schedule = {}, const PassObserver &observer = nullptr,
                      const GraphObserver &graph_observer = nullptr);
+
+/// The passes after the schedule's steps, by name, in the order run_pipeline runs them
+/// ("bind-unbound-kernels", ..., "skip-masked-steps"): what `ksmith inspect
+/// --print-after` names besides the front end's and the code generator's.
+std::vector<std::string> finishing_pass_names();
 
 /// The reference at the timed sizes: the naive program, every kernel given the default
 /// binding, its sums and products accumulated in f64 where wide (lower's wide

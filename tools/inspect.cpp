@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
-#include <iterator>
 
 #include "codegen/glsl.h"
 #include "frontend/parser.h"
@@ -24,19 +23,24 @@ struct InspectOptions {
   std::string after;  // a pass name; "schedule" matches every schedule step
 };
 
-// The passes --print-after names, in the order they run (passes/pipeline.cpp's).
-const char *const kPasses[] = {
-    "elaborate",    "canonicalize",      "rewrite", "lower", "schedule", "bind-unbound-kernels", "unguard-accumulators",
-    "max-then-sum", "skip-masked-steps", "codegen"};
+// The passes --print-after names, in the order they run: the front end's, the
+// pipeline's (passes/pipeline.h), the code generator.
+std::vector<std::string> pass_names() {
+  std::vector<std::string> out{"elaborate", "canonicalize", "rewrite", "lower", "schedule"};
+  for (const std::string &name : finishing_pass_names()) out.push_back(name);
+  out.push_back("codegen");
+  return out;
+}
 
 std::string pass_list() {
   std::string out;
-  for (const char *p : kPasses) out += (out.empty() ? "" : ", ") + std::string(p);
+  for (const std::string &p : pass_names()) out += (out.empty() ? "" : ", ") + p;
   return out;
 }
 
 int inspect(const InspectOptions &o) {
-  if (!o.after.empty() && std::find(std::begin(kPasses), std::end(kPasses), o.after) == std::end(kPasses))
+  const std::vector<std::string> passes = pass_names();
+  if (!o.after.empty() && std::find(passes.begin(), passes.end(), o.after) == passes.end())
     throw UserError("error: --print-after: unknown pass '" + o.after + "'; passes are " + pass_list());
   frontend::Spec spec = frontend::load_spec(o.spec);
   Schedule schedule = schedule_from(o.schedule);

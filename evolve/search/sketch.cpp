@@ -1354,8 +1354,9 @@ const KnownRewrites &known_rewrites(const Graph &graph) {
       };
       const Rewrite scores{RewriteKind::Recompute, s.output, {}, {}, 0, {}};
       if (read_by_both(s.output)) k.recompute.push_back({scores});
+      if (readers_of(graph, s.output) != 1) continue;
       for (const Stage &m : graph.stages)
-        if (m.reduce == ReduceOp::None && reads_buffer(m.body, s.output) && readers_of(graph, s.output) == 1 &&
+        if (m.reduce == ReduceOp::None && reads_buffer(m.body, s.output) &&
             graph.find_tensor(m.output)->role == TensorRole::Temp && read_by_both(m.output))
           k.recompute.push_back({Rewrite{RewriteKind::Recompute, m.output, {}, {}, 0, {}}, scores});
     }

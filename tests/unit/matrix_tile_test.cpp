@@ -401,13 +401,8 @@ TEST(MatrixTileAccuracy, AShortReductionStaysWithinTheFp32Bound) {
   std::string schedule = layout("c", "i", "j", "k", 16, 8, 16, 8, 16) + "pad c.a_s 8\npad c.b_s 8\ntensorize c.ki\n";
   schedule.replace(schedule.find("reorder c io"), 12, "reorder c z io");
   schedule.replace(schedule.find("bind c.io"), 9, "bind c.z group.z\nbind c.io");
-  for (const std::string api : {"opencl", "vulkan"}) {
-    if (!test::has_device(api)) {
-      std::printf("SKIP %s: %s\n", api.c_str(), test::missing_device(api).c_str());
-      continue;
-    }
-    auto device = runtime::open_device("", api);
-    if (device->info().matrix_units) continue;  // not emulated there
+  test::on_each_device([&](const std::string &api, runtime::Device &device) {
+    if (device.info().matrix_units) return;  // not emulated there
     EvalOptions options;
     options.time = false;
     options.trials = 1;
@@ -415,10 +410,10 @@ TEST(MatrixTileAccuracy, AShortReductionStaysWithinTheFp32Bound) {
     options.emulate_matrix_units = true;
     options.schedule = parse_schedule(test::source(schedule, "short_k.sched"));
     frontend::parse_size_assignments("B=64,K=13,M=9,N=127", &options.check_sizes);
-    EvalRecord r = evaluate(frontend::load_spec(path), path, *device, options);
+    EvalRecord r = evaluate(frontend::load_spec(path), path, device, options);
     EXPECT_TRUE(r.ok()) << api << ": " << r.verdict() << "\n" << schedule;
     EXPECT_LT(r.check.worst_fraction, 1.0) << api;
-  }
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Contractions, MatrixTileOnDevice,

@@ -73,12 +73,7 @@ TEST(MaxThenSum, LeavesWhatIsNoChain) {
 // value, the last overhanging C) and one work-item's strided share of a row.
 TEST(MaxThenSumOnDevice, AgreesWithTheInterpreter) {
   const frontend::Spec spec = frontend::parse_spec(test::source(kRowLogSumExp, "lse.ks"));
-  for (const std::string api : {"opencl", "vulkan"}) {
-    if (!test::has_device(api)) {
-      std::printf("SKIP %s: %s\n", api.c_str(), test::missing_device(api).c_str());
-      continue;
-    }
-    auto device = runtime::open_device("", api);
+  test::on_each_device([&](const std::string &api, runtime::Device &device) {
     for (const std::string schedule :
          {std::string(kLogSumExpChunks) + "unroll row_max_lse.ci\n",
           std::string("rewrite online_softmax total\ninline w\nbind row_max_lse.n group.x\n"
@@ -87,10 +82,10 @@ TEST(MaxThenSumOnDevice, AgreesWithTheInterpreter) {
       options.time = false;
       options.trials = 2;
       options.schedule = parse_schedule(test::source(schedule, "lse.sched"));
-      EvalRecord r = evaluate(spec, "lse.ks", *device, options);
+      EvalRecord r = evaluate(spec, "lse.ks", device, options);
       EXPECT_TRUE(r.ok()) << api << ":\n" << schedule << r.to_json().dump(2);
     }
-  }
+  });
 }
 
 }  // namespace

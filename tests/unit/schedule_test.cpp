@@ -629,12 +629,7 @@ void expect_agrees(const frontend::Spec &spec, const std::string &path, runtime:
 // where they fit.
 TEST(ComputeAtOnDevice, AStatisticReadsWhatItsGroupWrote) {
   const frontend::Spec spec = frontend::parse_spec(test::source(kTileStatistic, "tile_statistic.ks"));
-  for (const std::string api : {"opencl", "vulkan"}) {
-    if (!test::has_device(api)) {
-      std::printf("SKIP %s: %s\n", api.c_str(), test::missing_device(api).c_str());
-      continue;
-    }
-    auto device = runtime::open_device("", api);
+  test::on_each_device([&](const std::string &api, runtime::Device &device) {
     // The schedule's tiles of 4 and tiles of 2, 3 and 8 at random sizes (a part's last
     // columns past N read c's last column, which the group's tile must have written).
     std::mt19937 rng(11);
@@ -650,9 +645,9 @@ TEST(ComputeAtOnDevice, AStatisticReadsWhatItsGroupWrote) {
                                      {"j 4 4", "j " + t + " " + t},
                                      {"total_rf.i 4", "total_rf.i " + t}})
         schedule.replace(schedule.find(from), from.size(), to);
-      expect_agrees(spec, "tile_statistic.ks", *device, api, schedule, sizes);
+      expect_agrees(spec, "tile_statistic.ks", device, api, schedule, sizes);
     }
-  }
+  });
 }
 
 // Attention in two passes over the scores, as flash attention's backward pass runs:
@@ -770,12 +765,7 @@ TEST(ComputeAt, InsideAReductionTheProducersCopiesJoinTheRing) {
 // 16 rows overhang T, and with other tiles at random sizes.
 TEST(ComputeAtOnDevice, TwoPassAttentionAgreesWithTheInterpreter) {
   const frontend::Spec spec = frontend::parse_spec(test::source(kTwoPassAttention, "two_pass.ks"));
-  for (const std::string api : {"opencl", "vulkan"}) {
-    if (!test::has_device(api)) {
-      std::printf("SKIP %s: %s\n", api.c_str(), test::missing_device(api).c_str());
-      continue;
-    }
-    auto device = runtime::open_device("", api);
+  test::on_each_device([&](const std::string &api, runtime::Device &device) {
     // The schedules' 16 rows and panels of 8, and other tiles at random sizes (the
     // folded block's extent, a panel past T, rows past T in the guards sunk into ko).
     std::vector<std::pair<std::string, std::string>> cases;
@@ -792,8 +782,8 @@ TEST(ComputeAtOnDevice, TwoPassAttentionAgreesWithTheInterpreter) {
       std::uniform_int_distribution<int> t(rows + 1, 4 * rows + 3), d(3, 17);
       cases.emplace_back(schedule, "T=" + std::to_string(t(rng)) + ",D=" + std::to_string(d(rng)));
     }
-    for (const auto &[schedule, sizes] : cases) expect_agrees(spec, "two_pass.ks", *device, api, schedule, sizes);
-  }
+    for (const auto &[schedule, sizes] : cases) expect_agrees(spec, "two_pass.ks", device, api, schedule, sizes);
+  });
 }
 
 // Causal attention in the same two passes: the mask's copies inline (recompute m, then
@@ -845,16 +835,11 @@ TEST(SkipMaskedSteps, PanelsTheMaskHidesAreNotComputed) {
 // groups skip panels and at the check sizes, without local copies and with the ring.
 TEST(SkipMaskedStepsOnDevice, CausalTwoPassAttentionAgreesWithTheInterpreter) {
   const frontend::Spec spec = frontend::parse_spec(test::source(kCausalTwoPassAttention, "causal.ks"));
-  for (const std::string api : {"opencl", "vulkan"}) {
-    if (!test::has_device(api)) {
-      std::printf("SKIP %s: %s\n", api.c_str(), test::missing_device(api).c_str());
-      continue;
-    }
-    auto device = runtime::open_device("", api);
+  test::on_each_device([&](const std::string &api, runtime::Device &device) {
     for (const std::string &schedule : {causal_two_pass(kTwoPassSchedule), causal_two_pass(two_pass_with_copies())})
       for (const std::string sizes : {"T=13,D=5", "T=64,D=16", "T=45,D=7"})
-        expect_agrees(spec, "causal.ks", *device, api, schedule, sizes);
-  }
+        expect_agrees(spec, "causal.ks", device, api, schedule, sizes);
+  });
 }
 
 const char *kTiled =
@@ -986,12 +971,7 @@ TEST(CacheReadOnDevice, BoxesInPartsAgreeWithTheInterpreter) {
     const std::string from = "split " + std::string(stage) + ".d 4 ", to = "split " + std::string(stage) + ".d 8 ";
     bf16_schedule.replace(bf16_schedule.find(from), from.size(), to);
   }
-  for (const std::string api : {"opencl", "vulkan"}) {
-    if (!test::has_device(api)) {
-      std::printf("SKIP %s: %s\n", api.c_str(), test::missing_device(api).c_str());
-      continue;
-    }
-    auto device = runtime::open_device("", api);
+  test::on_each_device([&](const std::string &api, runtime::Device &device) {
     for (const DType type : {DType::F32, DType::BF16}) {
       const std::string text = frontend::with_dtype(test::source(kSoftmaxWide, "wide.ks"), type);
       const frontend::Spec spec = frontend::parse_spec(test::source(text, "wide.ks"));
@@ -1001,11 +981,11 @@ TEST(CacheReadOnDevice, BoxesInPartsAgreeWithTheInterpreter) {
         options.trials = 1;
         options.schedule = schedule_of(type == DType::F32 ? std::string(kInterleavedChunks) : bf16_schedule);
         frontend::parse_size_assignments(sizes, &options.check_sizes);
-        EvalRecord r = evaluate(spec, "wide.ks", *device, options);
+        EvalRecord r = evaluate(spec, "wide.ks", device, options);
         EXPECT_TRUE(r.ok()) << api << " " << dtype_name(type) << " at " << sizes << ":\n" << r.to_json().dump(2);
       }
     }
-  }
+  });
 }
 
 TEST(CacheRead, Refusals) {

@@ -59,6 +59,20 @@ inline std::string missing_device(const std::string &api) {
                          : "no OpenCL device on this machine (install pocl-opencl-icd)";
 }
 
+/// f(api, device) on the first device of each API here (OpenCL, Vulkan); a SKIP line
+/// for an API without one.
+template <typename F>
+void on_each_device(F &&f) {
+  for (const std::string api : {"opencl", "vulkan"}) {
+    if (!has_device(api)) {
+      std::printf("SKIP %s: %s\n", api.c_str(), missing_device(api).c_str());
+      continue;
+    }
+    std::unique_ptr<runtime::Device> device = runtime::open_device("", api);
+    f(api, *device);
+  }
+}
+
 /// The largest difference of b's outputs from a's (the float64 interpreter, random inputs
 /// from seed), relative to each output's largest value: two graphs that compute one thing.
 inline double output_error(const Graph &a, const Graph &b, uint64_t seed) {
