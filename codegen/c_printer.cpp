@@ -149,6 +149,9 @@ struct CPrinter::Impl : public IRVisitorStrict {
     int64_t extent, period, count;
   };
   std::map<const For *, MatrixRun> runs;
+  // A matrix loop's operand (true: A) whose fragments were loaded before a serial loop
+  // around it (hoist_invariant_operands): the registers' array, step by step.
+  std::map<std::pair<const For *, bool>, std::string> hoisted;
 
   explicit Impl(CPrinter &printer) : p(printer) {
     for (const TensorDecl &b : p.program_.buffers) {
@@ -741,6 +744,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     unrolled.erase(n->var);
   }
   void loop(const For *n, const std::string &var, const std::string &type) {
+    if (n->kind == ForKind::Serial && n->extent > 1) hoist_invariant_operands(n);
     std::optional<MatrixRun> run = n->kind == ForKind::Serial ? matrix_run_across(n) : std::nullopt;
     if (run) {
       out << line() << "{  // " << p.c_name(run->matrix->var) << "'s instructions accumulate over " << run->period
@@ -837,7 +841,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
     ++indent;
     matrix_helpers(tile->operands, direct);
     if (p.target_.matrix_units == MatrixUnits::Ptx && half)
-      matrix_step_ptx_half(*tile, lane, step, direct);
+      matrix_step_ptx_half(n, *tile, lane, step, direct);
     else if (p.target_.matrix_units == MatrixUnits::Ptx)
       matrix_step_ptx(*tile, lane, step, f32);
     else
@@ -1247,14 +1251,117 @@ struct CPrinter::Impl : public IRVisitorStrict {
     if (equal(x->b, y->b)) return offset_between(x->a, y->a);
     return std::nullopt;
   }
-  // One step of 16-bit operands as mma.sync.m16n8k16: each lane reads a row's four
-  // neighbouring k points of A (elements 2h, 2h + 1, 2h + 4, 2h + 5 of row half h)
-  // and a column's four of B (by ldmatrix where it can: ldmatrix_row), packs each two
-  // as one register, and the warp multiplies, into ks_d or (direct) the accumulators.
-  void matrix_step_ptx_half(const MatrixTile &tile, const Expr &lane, const Expr &step, bool direct) {
+  // The fragments of a 16-bit matrix operand that is the same at every iteration of the
+  // serial loop around it, loaded once before the loop into registers (at most
+  // kMaxHoistedRegisters a lane), as flash attention keeps its block of q: attention's
+  // q panel is copied to local memory once a group, then read again at every step over
+  // the panels of j. Taken where every fragment value is a load of a local panel of the
+  // operands' format whose indices use no variable of the loop's body, and the panel is
+  // written only before the loop, a barrier between (written_before). On the H200, the
+  // two-pass attention's kernels took 0.378 and 0.435 ms reading q's fragments at each
+  // step, 0.347 and 0.374 so (bench/results.md, "Packed stores, q's fragments ...").
+  static constexpr int64_t kMaxHoistedRegisters = 64;
+  void hoist_invariant_operands(const For *loop) {
+    if (p.target_.matrix_units != MatrixUnits::Ptx) return;
+    std::set<std::string> inside{loop->var};  // the variables the loop's body defines
+    for (const For *f : collect<For>(loop->body)) inside.insert(f->var);
+    for (const LetStmt *l : collect<LetStmt>(loop->body)) inside.insert(l->var);
+    for (const For *m : collect<For>(loop->body)) {
+      if (m->kind != ForKind::Matrix) continue;
+      std::string reason;
+      const std::optional<MatrixTile> tile = printed_tile(*m, &reason);
+      if (!tile || tile->operands == DType::F32) continue;
+      const Expr lane = Var::make(index_type_for(32), tile->lane);
+      const Expr step = matrix_var("ks_step", tile->steps());
+      for (const bool a_side : {true, false}) {
+        const int64_t count = a_side ? tile->m_tiles() * 4 : tile->n_tiles() * 2;
+        if (hoisted.count({m, a_side}) || count * tile->steps() > kMaxHoistedRegisters) continue;
+        bool invariant = true;
+        std::set<std::string> panels;
+        for (int64_t t = 0; t < (a_side ? tile->m_tiles() : tile->n_tiles()); ++t)
+          for (int e = 0; e < (a_side ? 8 : 4); ++e) {
+            const Expr v = a_side ? tile->a_fragment(lane, make_int(t), make_int(e), step)
+                                  : tile->b_fragment(lane, make_int(t), make_int(e), step);
+            const Load *l = v.as<Load>();
+            auto scope_of = l ? scopes.find(l->buffer) : scopes.end();
+            if (scope_of == scopes.end() || scope_of->second != MemoryScope::Local || l->pad ||
+                buffers.at(l->buffer).type != tile->operands || mentions(v, inside)) {
+              invariant = false;
+              break;
+            }
+            panels.insert(l->buffer);
+          }
+        for (const std::string &panel : panels) invariant = invariant && written_before(root, loop, panel);
+        if (!invariant) continue;
+        const std::string name = p.c_name(std::string(a_side ? "ks_a_" : "ks_b_") + m->var);
+        const std::string regs = a_side ? "ks_a" : "ks_b", k = p.c_name("ks_step");
+        out << line() << "uint " << name << "[" << count * tile->steps() << "];  // " << (a_side ? "A" : "B")
+            << "'s fragments of " << p.c_name(m->var) << ", the same at every " << p.c_name(loop->var) << "\n"
+            << line() << p.target_.unroll_pragma << "\n"
+            << line() << "for (int " << k << " = 0; " << k << " < " << tile->steps() << "; ++" << k << ") {\n";
+        ++indent;
+        out << line() << "uint " << regs << "[" << count << "];\n";
+        operand_loads(*tile, lane, step, a_side);
+        for (int64_t r = 0; r < count; ++r)
+          out << line() << name << "[" << k << " * " << count << " + " << r << "] = " << regs << "[" << r << "];\n";
+        --indent;
+        out << line() << "}\n";
+        hoisted[{m, a_side}] = name;
+      }
+      scope.vars.erase("ks_step");
+    }
+  }
+  // Whether every write of `buffer` in the kernel comes before `loop`, outside the loops
+  // around it and outside asynchronous copies, with a barrier between the last and the
+  // loop: what a work-item reads of it just before the loop is what each step reads.
+  static bool written_before(const Stmt &root, const For *loop, const std::string &buffer) {
+    struct Walk : IRVisitor {
+      const For *loop;
+      const std::string &buffer;
+      std::vector<const For *> loops;  // the serial, unrolled and vectorized loops around
+      std::set<const For *> around_loop;
+      std::vector<std::vector<const For *>> writes;
+      bool reached = false, unsynchronized = false, refused = false, in_copy = false;
+      Walk(const For *loop, const std::string &buffer) : loop(loop), buffer(buffer) {}
+      using IRVisitor::visit;
+      void visit(const For *n) override {
+        if (n == loop) {
+          reached = true;
+          around_loop.insert(loops.begin(), loops.end());
+          refused = refused || unsynchronized;
+        }
+        const bool counts =
+            n->kind == ForKind::Serial || n->kind == ForKind::Unrolled || n->kind == ForKind::Vectorized;
+        if (counts) loops.push_back(n);
+        IRVisitor::visit(n);
+        if (counts) loops.pop_back();
+      }
+      void visit(const AsyncCopy *n) override {
+        in_copy = true;
+        IRVisitor::visit(n);
+        in_copy = false;
+      }
+      void visit(const Barrier *) override { unsynchronized = false; }
+      void visit(const Store *n) override {
+        IRVisitor::visit(n);
+        if (n->buffer != buffer) return;
+        refused = refused || reached || in_copy;
+        unsynchronized = true;
+        writes.push_back(loops);
+      }
+    } walk(loop, buffer);
+    walk.dispatch(root);
+    if (!walk.reached || walk.refused || walk.writes.empty()) return false;
+    for (const std::vector<const For *> &w : walk.writes)
+      for (const For *f : w)
+        if (walk.around_loop.count(f)) return false;
+    return true;
+  }
+  // One operand's fragment registers at step `step` (A: ks_a, B: ks_b, declared by the
+  // caller), as matrix_step_ptx_half loads them.
+  void operand_loads(const MatrixTile &tile, const Expr &lane, const Expr &step, bool a_side) {
     const int64_t mt = tile.m_tiles(), nt = tile.n_tiles();
     const std::string pack = "ks_pack_" + std::string(dtype_name(tile.operands));
-    out << line() << "uint ks_a[" << mt * 4 << "], ks_b[" << nt * 2 << "];\n";
     // Registers r0 and r1 from four values: the first two, the last two. From a 16-bit
     // copy of the format, its bits: one 8-byte load where the four are neighbours.
     auto load = [&](const std::string &name, int64_t r0, int64_t r1, const std::vector<Expr> &vs) {
@@ -1303,7 +1410,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
             << "xyzw"[r] << ";\n";
       out << line() << "}\n";
     };
-    for (int64_t i = 0; i < mt; ++i) {
+    for (int64_t i = 0; a_side && i < mt; ++i) {
       auto a = [&](const Expr &l, const Expr &e) { return tile.a_fragment(l, make_int(i), e, step); };
       if (const Expr row = ldmatrix_row(a, 4, lane, tile.operands); row.defined()) {
         ldmatrix("ks_a", i * 4, row, 4);
@@ -1315,7 +1422,7 @@ struct CPrinter::Impl : public IRVisitorStrict {
         load("ks_a", i * 4 + h, i * 4 + h + 2, vs);
       }
     }
-    for (int64_t j = 0; j < nt; ++j) {
+    for (int64_t j = 0; !a_side && j < nt; ++j) {
       auto b = [&](const Expr &l, const Expr &e) { return tile.b_fragment(l, make_int(j), e, step); };
       if (const Expr row = ldmatrix_row(b, 2, lane, tile.operands); row.defined()) {
         ldmatrix("ks_b", j * 2, row, 2);
@@ -1324,6 +1431,25 @@ struct CPrinter::Impl : public IRVisitorStrict {
       std::vector<Expr> vs;
       for (int e = 0; e < 4; ++e) vs.push_back(tile.b_fragment(lane, make_int(j), make_int(e), step));
       load("ks_b", j * 2, j * 2 + 1, vs);
+    }
+  }
+  // One step of 16-bit operands as mma.sync.m16n8k16: each lane reads a row's four
+  // neighbouring k points of A (elements 2h, 2h + 1, 2h + 4, 2h + 5 of row half h)
+  // and a column's four of B (by ldmatrix where it can: ldmatrix_row), packs each two
+  // as one register, and the warp multiplies, into ks_d or (direct) the accumulators.
+  void matrix_step_ptx_half(const For *loop, const MatrixTile &tile, const Expr &lane, const Expr &step, bool direct) {
+    const int64_t mt = tile.m_tiles(), nt = tile.n_tiles();
+    out << line() << "uint ks_a[" << mt * 4 << "], ks_b[" << nt * 2 << "];\n";
+    for (const bool a_side : {true, false}) {
+      auto h = hoisted.find({loop, a_side});
+      if (h == hoisted.end()) {
+        operand_loads(tile, lane, step, a_side);
+        continue;
+      }
+      const int64_t count = a_side ? mt * 4 : nt * 2;
+      for (int64_t r = 0; r < count; ++r)
+        out << line() << (a_side ? "ks_a[" : "ks_b[") << r << "] = " << h->second << "[" << p.c_name("ks_step") << " * "
+            << count << " + " << r << "];\n";
     }
     const std::string format = dtype_name(tile.operands), mma = "ks_mma_" + format;
     for (int64_t i = 0; i < mt; ++i)

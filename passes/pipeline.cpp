@@ -7,6 +7,7 @@
 #include "passes/bind_unbound_kernels.h"
 #include "passes/lower.h"
 #include "passes/max_then_sum.h"
+#include "passes/pack_half_stores.h"
 #include "passes/skip_masked_steps.h"
 #include "passes/unguard_accumulators.h"
 
@@ -24,6 +25,7 @@ const FinishingPass kFinishingPasses[] = {
     {"unguard-accumulators", [](const Program &p) { return unguard_accumulators(p); }},  // (its default)
     {"max-then-sum", max_then_sum},
     {"skip-masked-steps", skip_masked_steps},
+    {"pack-half-stores", pack_half_stores},
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "ir/interpreter.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "ir/visitor.h"
 #include "passes/pipeline.h"
 #include "passes/rewrite.h"
 #include "passes/schedule.h"
@@ -232,6 +233,29 @@ TEST(HalfTypes, MatrixTilesOfHalfOperandsAreSixteenPointInstructions) {
   const std::string ptx = generate_opencl_c(p, AsyncCopies::Refused, "", MatrixUnits::Ptx).source;
   EXPECT_NE(ptx.find("m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
   EXPECT_EQ(ptx.find("m16n8k16"), std::string::npos);
+}
+
+// The tile's write-back stores its accumulators' pairs (cc) as one 4-byte word each: a
+// finishing pass vectorizes the copy loop of 16-bit stores (pack_half_stores.h). An f32
+// output keeps its loop. (MatrixTilesAgreeWithTheInterpreter runs the packed form.)
+TEST(HalfTypes, ATilesWriteBackStoresItsPairsAsOneWord) {
+  for (const std::string t : {"f16", "bf16"}) {
+    SCOPED_TRACE(t);
+    const Program p = run_pipeline(test::graph_of(half_spec(kHalfGemm, t.c_str())),
+                                   parse_schedule(test::source(kHalfGemmTile, "mma.sched")));
+    int packed = 0;
+    for (const For *f : collect<For>(p.kernels[0].body))
+      if (f->var == "cc_out") packed += f->kind == ForKind::Vectorized;
+    EXPECT_EQ(packed, 1) << print_stmt(p.kernels[0].body);
+    const std::string ptx = generate_opencl_c(p, AsyncCopies::Refused, "", MatrixUnits::Ptx).source;
+    const std::string c = t == "f16" ? "((__global ushort *)c)" : "c";
+    EXPECT_NE(ptx.find("*(__global uint *)&" + c + "[i_out * 32 + j_out] = ks_pack_" + t + "_2((float2)("),
+              std::string::npos)
+        << ptx;
+  }
+  const Program f32_out = run_pipeline(test::graph_of(half_spec(kHalfRoundedGemm, "bf16")),
+                                       parse_schedule(test::source(kHalfGemmTile, "mma.sched")));
+  for (const For *f : collect<For>(f32_out.kernels[0].body)) EXPECT_NE(f->kind, ForKind::Vectorized) << f->var;
 }
 
 // A's panel transposed (rows of m, as a convolution's weight panel w[c, o] comes): each m
@@ -540,6 +564,25 @@ TEST(HalfTypes, AttentionInTwoPassesStoresNoScores) {
   const std::string ptx = generate_opencl_c(p, AsyncCopies::Ptx, "", MatrixUnits::Ptx).source;
   EXPECT_EQ(test::count(ptx, "bf16 operands"), 3) << ptx;  // the scores twice, the weighted sum
   EXPECT_NE(ptx.find("cp.async"), std::string::npos);
+  // q's fragments, the same at every step over j, are loaded once before that loop in
+  // both kernels (the scores' A operand); k's and v's, copied at each step, are not.
+  EXPECT_EQ(test::count(ptx, "uint ks_a_ki1_[32];  // A's fragments of ki1, the same at every ko"), 2) << ptx;
+  EXPECT_EQ(test::count(ptx, "&q_s2["), 4) << ptx;  // y's four loads a step, once
+  EXPECT_EQ(test::count(ptx, "&q_s3["), 4) << ptx;
+  EXPECT_EQ(ptx.find("ks_b_"), std::string::npos) << ptx;
+  EXPECT_LT(ptx.find("ks_a_ki1_[ks_step_ * 8 + 7] = ks_a[7];"), ptx.find("for (int ko = 0;")) << ptx;
+  // Not on the emulated tiles (each lane reads its operands where the layout puts them).
+  const std::string emulated = generate_opencl_c(p, AsyncCopies::InOrder, "", MatrixUnits::Emulated).source;
+  EXPECT_EQ(emulated.find("the same at every"), std::string::npos) << emulated;
+}
+
+// A GEMM's panels are copied at every step of its loop over k: nothing is hoisted.
+TEST(HalfTypes, PanelsWrittenInTheLoopAreNotHoisted) {
+  const Program p = run_pipeline(test::graph_of(half_spec(kHalfGemm, "bf16")),
+                                 parse_schedule(test::source(half_gemm_ring(), "ring.sched")));
+  const std::string ptx = generate_opencl_c(p, AsyncCopies::Ptx, "", MatrixUnits::Ptx).source;
+  EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos) << ptx;
+  EXPECT_EQ(ptx.find("the same at every"), std::string::npos) << ptx;
 }
 
 // Causal attention the same way (bench/mma/attention/attention_causal_two_pass_half_b64x16.sched):
