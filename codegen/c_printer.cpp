@@ -1312,8 +1312,8 @@ struct CPrinter::Impl : public IRVisitorStrict {
     }
   }
   // Whether every write of `buffer` in the kernel comes before `loop`, outside the loops
-  // around it and outside asynchronous copies, with a barrier between the last and the
-  // loop: what a work-item reads of it just before the loop is what each step reads.
+  // around it and outside asynchronous copies, with a local barrier between the last and
+  // the loop: what a work-item reads of it just before the loop is what each step reads.
   static bool written_before(const Stmt &root, const For *loop, const std::string &buffer) {
     struct Walk : IRVisitor {
       const For *loop;
@@ -1341,7 +1341,9 @@ struct CPrinter::Impl : public IRVisitorStrict {
         IRVisitor::visit(n);
         in_copy = false;
       }
-      void visit(const Barrier *) override { unsynchronized = false; }
+      void visit(const Barrier *n) override {  // (a global barrier's fence orders no local memory)
+        if (n->scope == MemoryScope::Local) unsynchronized = false;
+      }
       void visit(const Store *n) override {
         IRVisitor::visit(n);
         if (n->buffer != buffer) return;
