@@ -1263,10 +1263,11 @@ struct CPrinter::Impl : public IRVisitorStrict {
   static constexpr int64_t kMaxHoistedRegisters = 64;
   void hoist_invariant_operands(const For *loop) {
     if (p.target_.matrix_units != MatrixUnits::Ptx) return;
+    const std::vector<const For *> loops = collect<For>(loop->body);
     std::set<std::string> inside{loop->var};  // the variables the loop's body defines
-    for (const For *f : collect<For>(loop->body)) inside.insert(f->var);
+    for (const For *f : loops) inside.insert(f->var);
     for (const LetStmt *l : collect<LetStmt>(loop->body)) inside.insert(l->var);
-    for (const For *m : collect<For>(loop->body)) {
+    for (const For *m : loops) {
       if (m->kind != ForKind::Matrix) continue;
       std::string reason;
       const std::optional<MatrixTile> tile = printed_tile(*m, &reason);

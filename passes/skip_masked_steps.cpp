@@ -20,10 +20,12 @@ struct Loop {
   DType type;
 };
 
-// Where a walk is: the loops and lets around it.
+// Where a walk is: the loops and lets around it, each let's value with the lets
+// before it written out (bind).
 struct Scope {
   std::vector<Loop> loops;
   std::map<std::string, Expr> lets;
+  void bind(const std::string &var, const Expr &value) { lets[var] = substitute(value, lets); }
 };
 
 // A walk that keeps its scope.
@@ -36,7 +38,7 @@ class ScopedVisitor : public IRVisitor {
   void visit(const LetStmt *n) override {
     dispatch(n->value);
     const std::map<std::string, Expr> saved = scope_.lets;
-    scope_.lets[n->var] = n->value;
+    scope_.bind(n->var, n->value);
     dispatch(n->body);
     scope_.lets = saved;
   }
@@ -128,17 +130,6 @@ std::optional<Expr> zero_unless(const Expr &term) {
   return std::nullopt;
 }
 
-// e with the lets of its scope written out.
-Expr expanded(Expr e, const std::map<std::string, Expr> &lets) {
-  for (int depth = 0; depth < 64; ++depth) {
-    bool uses = false;
-    for (const std::string &v : vars_in(e)) uses = uses || lets.count(v);
-    if (!uses) break;
-    e = substitute(e, lets);
-  }
-  return e;
-}
-
 // The variables of a step: those that range over it (the work-items' and the loops
 // inside L) and those fixed for it (the others around it), each with its interval
 // and, for the fixed, its type.
@@ -220,9 +211,10 @@ class Skip : public IRMutator {
  protected:
   using IRMutator::visit;
   Stmt visit(const LetStmt *n, const Stmt &self) override {
-    scope_.lets[n->var] = n->value;
+    const std::map<std::string, Expr> saved = scope_.lets;
+    scope_.bind(n->var, n->value);
     Stmt out = IRMutator::visit(n, self);
-    scope_.lets.erase(n->var);
+    scope_.lets = saved;
     return out;
   }
   Stmt visit(const For *n, const Stmt &self) override {
@@ -247,7 +239,7 @@ class Skip : public IRMutator {
       return Allocate::make(a->buffer, a->type, a->shape, a->scope, step(a->body, scope, own));
     }
     if (const LetStmt *l = body.as<LetStmt>()) {
-      scope.lets[l->var] = l->value;
+      scope.bind(l->var, l->value);
       return LetStmt::make(l->var, l->value, step(l->body, scope, own));
     }
     const Seq *seq = body.as<Seq>();
@@ -312,7 +304,7 @@ class Skip : public IRMutator {
         vars.types[loop.var] = loop.type;
       }
       Expr needed;
-      for (const Expr &c : r.conditions) needed = both(needed, may_hold(expanded(c, r.scope.lets), vars));
+      for (const Expr &c : r.conditions) needed = both(needed, may_hold(substitute(c, r.scope.lets), vars));
       if (!needed.defined()) return std::nullopt;  // read at every step
       needed = simplify(needed);
       if (seen.insert(print_expr(needed)).second)

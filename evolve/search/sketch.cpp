@@ -910,11 +910,7 @@ struct Drawer {
     // C as its kernel computes it: the elementwise stages drawn inline read in place
     // (a causal mask's select around the scores).
     Stage c = as_written;
-    for (int depth = 0; depth < 4; ++depth)
-      c.body = replace_loads(c.body, [&](const Load &load, const Expr &) {
-        std::optional<size_t> at = inlined.count(load.buffer) ? stage_index(graph, load.buffer) : std::nullopt;
-        return at ? instantiate(graph.stages[*at], load.indices) : Expr();
-      });
+    c.body = as_computed(c.body);
     for (const Load *l : collect<Load>(c.body)) {
       std::optional<size_t> at = stage_index(graph, l->buffer);
       if (!at || done.count(l->buffer)) continue;
